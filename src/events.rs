@@ -1,0 +1,59 @@
+//! The lock domain's event vocabulary: what designs write into the journal.
+//!
+//! The oracle and the renderers read these events and nothing else, so a
+//! design (bundled or user-written) that emits them is checked like any other.
+//! Every event is a [`sim::journal::Event`] whose `node` is the emitting node
+//! and whose `kind` is one of the constants below, with the fields listed.
+//! Fields marked *optional* are absent when they do not apply (for example
+//! `token` when the lock hands out no tokens).
+//!
+//! Client events (`node` = the client's name):
+//! - [`ACQUIRED`] `lease: u64`, `token: u64` *optional*, `ttl_ms: u64`: the
+//!   client now believes it holds the lock. This is a **grant**; grants are
+//!   ordered by their position in the journal (true time).
+//! - [`DENIED`]: the lock said no; the client will retry.
+//! - [`READ`] `value: i64`, `version: u64` *optional*: a read answered.
+//! - [`WROTE`] `write: str`, `token: u64` *optional*, `value: i64`, `op: str`
+//!   (`put` or `increment`): the client sent write `write` under its current
+//!   grant. Write ids are unique in a run (`client1/1`, `client1/2`, …).
+//! - [`ACKED`] `write: str`, `ok: bool`, `op: str`: the storage answered.
+//! - [`RELEASED`] `lease: u64`: the client gave the lock up (it no longer
+//!   believes it holds it).
+//!
+//! Lock service events (`node` = `lock` or `lock1` … `lockN`):
+//! - [`GRANTED`] `client: str`, `lease: u64`, `token: u64` *optional*.
+//! - [`EXPIRED`] `client: str`, `lease: u64`: the lease ran out on the lock's clock.
+//! - [`RELEASED`] `client: str`, `lease: u64`: the holder released it.
+//!
+//! Storage events (`node` = `storage`):
+//! - [`ACCEPTED`] `write: str`, `client: str`, `token: u64` *optional*,
+//!   `value: i64`, `key: str`.
+//! - [`REJECTED`] `write: str`, `client: str`, `token: u64` *optional*,
+//!   `reason: str`, `max_token: u64` *optional*, `key: str`.
+
+/// Client: the lock was granted to it.
+pub const ACQUIRED: &str = "acquired";
+/// Client: the lock refused it.
+pub const DENIED: &str = "denied";
+/// Client: a read was answered.
+pub const READ: &str = "read";
+/// Client: a write was sent.
+pub const WROTE: &str = "wrote";
+/// Client: the storage answered a write.
+pub const ACKED: &str = "acked";
+/// Client or lock: the lock was released.
+pub const RELEASED: &str = "released";
+/// Lock: a lease was granted.
+pub const GRANTED: &str = "granted";
+/// Lock: a lease expired.
+pub const EXPIRED: &str = "expired";
+/// Storage: a write was applied.
+pub const ACCEPTED: &str = "accepted";
+/// Storage: a write was refused.
+pub const REJECTED: &str = "rejected";
+
+/// Event kinds that a design emits (the world adds its own: see
+/// [`sim::WORLD_EVENTS`]). `after = "node:kind"` triggers may name any of them.
+pub const DOMAIN_EVENTS: &[&str] = &[
+    ACQUIRED, DENIED, READ, WROTE, ACKED, RELEASED, GRANTED, EXPIRED, ACCEPTED, REJECTED,
+];
