@@ -201,7 +201,12 @@ impl Event {
 
     /// Appends the canonical JSON form of the event (no trailing newline).
     pub fn write_json(&self, out: &mut String) {
-        write!(out, "{{\"seq\":{},\"t_ns\":{},\"node\":", self.seq, self.t_ns).unwrap();
+        write!(
+            out,
+            "{{\"seq\":{},\"t_ns\":{},\"node\":",
+            self.seq, self.t_ns
+        )
+        .unwrap();
         write_json_str(out, &self.node);
         write!(out, ",\"local_ns\":{},\"kind\":", self.local_ns).unwrap();
         write_json_str(out, &self.kind);

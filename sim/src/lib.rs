@@ -2,7 +2,8 @@
 //! clocks, a network with per-link faults, scheduled and event-triggered
 //! faults, and a journal of everything that happened.
 //!
-//! This crate knows nothing of locks: it runs actors and records events.
+//! This crate knows nothing of locks: it runs actors and records events. See
+//! [`run()`] for a complete example.
 #![deny(missing_docs)]
 
 #[cfg(not(madsim))]
@@ -12,10 +13,38 @@ compile_error!(
      that setting: unset it, or add `--cfg madsim` to it."
 );
 
+pub mod actor;
+pub mod capture;
+pub mod clock;
+pub mod fault;
 pub mod journal;
+pub mod net;
+pub mod run;
+pub mod world;
+
+pub use actor::{Actor, Context, Message, NodeId, TimerId};
+pub use journal::{Event, Journal, Value};
+pub use net::{LinkConfig, NetConfig};
+pub use run::{run, Limits, Outcome, RunResult};
+pub use world::WorldBuilder;
 
 /// Event kinds the world itself writes into the journal.
 pub const WORLD_EVENTS: &[&str] = &[
-    "send", "deliver", "drop", "duplicate", "pause", "resume", "clock", "crash", "restart",
-    "partition", "heal", "link",
+    "send",
+    "deliver",
+    "drop",
+    "duplicate",
+    "pause",
+    "resume",
+    "clock",
+    "crash",
+    "restart",
+    "partition",
+    "heal",
+    "link",
 ];
+
+#[doc(hidden)]
+pub mod __private {
+    pub use tracing;
+}

@@ -1,0 +1,167 @@
+//! Actors: the sans-IO state machines that nodes host.
+//!
+//! An actor never performs I/O. Each handler gets a [`Context`] that reads the
+//! node's clocks and collects outputs (messages to send, timers to set); the
+//! world carries them out after the handler returns. Journal events are emitted
+//! with [`crate::emit!`] from inside a handler. The same actor can therefore
+//! be driven by hand in a unit test (see [`crate::testing::Harness`]) or hosted
+//! by the world.
+//!
+//! ```
+//! use sim::{Actor, Context, Message, NodeId, TimerId};
+//! #[derive(Clone, Debug)]
+//! struct Ping;
+//! impl Message for Ping {
+//!     fn summary(&self) -> String { "ping".into() }
+//! }
+//! /// Answers every ping with a ping.
+//! struct Echo;
+//! impl Actor<Ping> for Echo {
+//!     fn on_start(&mut self, _ctx: &mut Context<'_, Ping>) {}
+//!     fn on_message(&mut self, ctx: &mut Context<'_, Ping>, from: NodeId, msg: Ping) {
+//!         sim::emit!("echoed", from = ctx.name_of(from));
+//!         ctx.send(from, msg);
+//!     }
+//!     fn on_timer(&mut self, _ctx: &mut Context<'_, Ping>, _id: TimerId, _tag: u64) {}
+//! }
+//! ```
+
+use std::fmt::Debug;
+use std::time::Duration;
+
+use rand::RngCore;
+
+/// Index of a node in its world, in the order nodes were added.
+pub type NodeId = usize;
+
+/// Identifies a timer set by an actor; unique within a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TimerId(pub u64);
+
+/// What actors send each other.
+pub trait Message: Clone + Debug + 'static {
+    /// A short human summary for the journal (`"grant lease=1 token=33"`).
+    fn summary(&self) -> String;
+}
+
+/// A state machine hosted by a node.
+pub trait Actor<M: Message>: 'static {
+    /// The node starts, or restarts after a crash.
+    fn on_start(&mut self, ctx: &mut Context<'_, M>);
+    /// A message arrived.
+    fn on_message(&mut self, ctx: &mut Context<'_, M>, from: NodeId, msg: M);
+    /// A timer set with [`Context::set_timer`] fired.
+    fn on_timer(&mut self, ctx: &mut Context<'_, M>, id: TimerId, tag: u64);
+    /// The node crashed: forget what would not survive (volatile state), keep
+    /// what is durable. `on_start` follows on restart. Timers are already gone.
+    fn on_crash(&mut self) {}
+    /// Whether this actor has finished its work. A run completes when every
+    /// actor is done; servers are always done.
+    fn is_done(&self) -> bool {
+        true
+    }
+}
+
+/// A timer operation requested by a handler.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum TimerOp {
+    Set {
+        id: TimerId,
+        after: Duration,
+        tag: u64,
+    },
+    Cancel(TimerId),
+}
+
+/// What a handler asked for; carried out by the world after it returns.
+#[derive(Debug)]
+pub(crate) struct Outputs<M> {
+    pub sends: Vec<(NodeId, M)>,
+    pub timers: Vec<TimerOp>,
+}
+
+impl<M> Default for Outputs<M> {
+    fn default() -> Self {
+        Outputs {
+            sends: Vec::new(),
+            timers: Vec::new(),
+        }
+    }
+}
+
+/// A handler's view of its node: clocks, peers, randomness and outputs.
+pub struct Context<'a, M> {
+    pub(crate) me: NodeId,
+    pub(crate) names: &'a [String],
+    pub(crate) mono_ns: i64,
+    pub(crate) wall_ns: i64,
+    pub(crate) out: &'a mut Outputs<M>,
+    pub(crate) next_timer: &'a mut u64,
+    pub(crate) rng: &'a mut dyn RngCore,
+}
+
+impl<'a, M: Message> Context<'a, M> {
+    /// This node's id.
+    pub fn me(&self) -> NodeId {
+        self.me
+    }
+
+    /// This node's name.
+    pub fn name(&self) -> &str {
+        &self.names[self.me]
+    }
+
+    /// The name of node `id`.
+    pub fn name_of(&self, id: NodeId) -> &str {
+        &self.names[id]
+    }
+
+    /// The id of the node called `name`, if there is one.
+    pub fn node(&self, name: &str) -> Option<NodeId> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    /// The node's monotonic clock: starts at 0, runs at the node's rate,
+    /// never steps. Use it for timeouts and lease durations.
+    pub fn now(&self) -> Duration {
+        Duration::from_nanos(self.mono_ns.max(0) as u64)
+    }
+
+    /// The node's monotonic clock in nanoseconds.
+    pub fn mono_ns(&self) -> i64 {
+        self.mono_ns
+    }
+
+    /// The node's wall clock in nanoseconds since the world's epoch: skewed,
+    /// drifting, and able to jump forward or back (negative after a jump
+    /// before the epoch).
+    pub fn wall_ns(&self) -> i64 {
+        self.wall_ns
+    }
+
+    /// Sends `msg` to node `to` through the simulated network.
+    pub fn send(&mut self, to: NodeId, msg: M) {
+        assert!(to < self.names.len(), "send to unknown node {to}");
+        self.out.sends.push((to, msg));
+    }
+
+    /// Sets a timer that fires after `after` on this node's monotonic clock
+    /// (so a fast clock fires it early in true time, and a paused node late).
+    /// `tag` comes back in [`Actor::on_timer`].
+    pub fn set_timer(&mut self, after: Duration, tag: u64) -> TimerId {
+        let id = TimerId(*self.next_timer);
+        *self.next_timer += 1;
+        self.out.timers.push(TimerOp::Set { id, after, tag });
+        id
+    }
+
+    /// Cancels a timer; cancelling one that already fired does nothing.
+    pub fn cancel_timer(&mut self, id: TimerId) {
+        self.out.timers.push(TimerOp::Cancel(id));
+    }
+
+    /// The run's seeded random number generator.
+    pub fn rng(&mut self) -> &mut dyn RngCore {
+        self.rng
+    }
+}

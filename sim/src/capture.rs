@@ -1,0 +1,180 @@
+//! Captures actors' `tracing` events into the journal.
+//!
+//! Actors emit events with [`crate::emit!`], a thin wrapper over
+//! `tracing::info!` with target `sim` and a `kind` field. A
+//! `tracing-subscriber` layer, installed per run as the thread's default
+//! dispatcher, collects them into a thread-local buffer; the world drains the
+//! buffer after each handler and stamps every event with its node and times.
+//! Because the dispatcher is thread-scoped and every seed has its own thread,
+//! parallel seeds never mix.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use tracing::field::{Field, Visit};
+use tracing::{Event as TracingEvent, Metadata, Subscriber};
+use tracing_subscriber::layer::{Context as LayerContext, Layer};
+
+use crate::journal::Value;
+
+/// Target of the events the journal records.
+pub const TARGET: &str = "sim";
+
+/// An actor event before the world stamps it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct RawEvent {
+    pub kind: String,
+    pub fields: Vec<(String, Value)>,
+}
+
+thread_local! {
+    static BUFFER: RefCell<Vec<RawEvent>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Takes the events captured on this thread since the last call.
+pub(crate) fn drain() -> Vec<RawEvent> {
+    BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut()))
+}
+
+/// Whether events were captured since the last drain.
+#[cfg(test)]
+pub(crate) fn is_empty() -> bool {
+    BUFFER.with(|b| b.borrow().is_empty())
+}
+
+/// The layer that records `sim` events.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JournalLayer;
+
+impl<S: Subscriber> Layer<S> for JournalLayer {
+    fn enabled(&self, metadata: &Metadata<'_>, _ctx: LayerContext<'_, S>) -> bool {
+        metadata.target() == TARGET
+    }
+
+    fn on_event(&self, event: &TracingEvent<'_>, _ctx: LayerContext<'_, S>) {
+        if event.metadata().target() != TARGET {
+            return;
+        }
+        let mut visitor = Collect::default();
+        event.record(&mut visitor);
+        let Some(kind) = visitor.kind else {
+            return;
+        };
+        BUFFER.with(|b| {
+            b.borrow_mut().push(RawEvent {
+                kind,
+                fields: visitor.fields,
+            })
+        });
+    }
+}
+
+/// Installs the journal layer as this thread's default dispatcher until the
+/// guard drops.
+pub fn install() -> tracing::subscriber::DefaultGuard {
+    use tracing_subscriber::layer::SubscriberExt;
+    drain();
+    tracing::subscriber::set_default(tracing_subscriber::registry().with(JournalLayer))
+}
+
+#[derive(Default)]
+struct Collect {
+    kind: Option<String>,
+    fields: Vec<(String, Value)>,
+}
+
+impl Collect {
+    fn put(&mut self, field: &Field, value: Value) {
+        match (field.name(), value) {
+            ("kind", Value::Str(s)) => self.kind = Some(s),
+            (name, value) => self.fields.push((name.to_owned(), value)),
+        }
+    }
+}
+
+impl Visit for Collect {
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.put(field, Value::U64(value));
+    }
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.put(field, Value::I64(value));
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.put(field, Value::Bool(value));
+    }
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.put(field, Value::F64(value));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.put(field, Value::Str(value.to_owned()));
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        // `%x` (Display) arrives here too, already formatted as Display.
+        self.put(field, Value::Str(format!("{value:?}")));
+    }
+}
+
+/// Emits a journal event from inside an actor handler.
+///
+/// The first argument is the event kind; the rest are `tracing` fields
+/// (`name = value`, `name = %display`, `name = ?debug`). `Option` values are
+/// recorded only when `Some`.
+///
+/// ```
+/// # let (lease, token) = (1u64, Some(33u64));
+/// sim::emit!("acquired", lease = lease, token = token, client = "client1");
+/// ```
+#[macro_export]
+macro_rules! emit {
+    ($kind:expr $(, $($fields:tt)*)?) => {
+        $crate::__private::tracing::info!(target: "sim", kind = $kind $(, $($fields)*)?)
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_typed_fields_in_order_and_skips_none() {
+        let _guard = install();
+        let none: Option<u64> = None;
+        crate::emit!(
+            "acquired",
+            lease = 1u64,
+            token = Some(33u64),
+            missing = none,
+            who = "c1",
+            ok = true,
+            skew = -5i64
+        );
+        tracing::info!(target: "other", kind = "ignored");
+        let events = drain();
+        assert_eq!(
+            events,
+            vec![RawEvent {
+                kind: "acquired".into(),
+                fields: vec![
+                    ("lease".into(), Value::U64(1)),
+                    ("token".into(), Value::U64(33)),
+                    ("who".into(), Value::Str("c1".into())),
+                    ("ok".into(), Value::Bool(true)),
+                    ("skew".into(), Value::I64(-5)),
+                ],
+            }]
+        );
+    }
+
+    #[test]
+    fn other_threads_do_not_see_this_threads_events() {
+        let _guard = install();
+        std::thread::spawn(|| {
+            let _guard = install();
+            crate::emit!("elsewhere");
+            assert_eq!(drain().len(), 1);
+        })
+        .join()
+        .unwrap();
+        assert!(is_empty());
+    }
+}

@@ -1,0 +1,41 @@
+//! Crash: the node stops, loses its volatile state (the actor decides what is
+//! durable), its timers and its queued messages; messages to it are lost until
+//! it restarts. Maps onto madsim's kill and restart.
+
+use std::time::Duration;
+
+use crate::actor::{Message, NodeId};
+use crate::fault::FollowUp;
+use crate::world::World;
+
+/// Crash `node`, and restart it after `restart_after` if given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Crash {
+    /// The node to crash.
+    pub node: String,
+    /// When to restart it; `None`: down for good.
+    pub restart_after: Option<Duration>,
+}
+
+impl Crash {
+    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+        let id = w.node_id(&self.node);
+        if !w.nodes[id].up {
+            return;
+        }
+        w.crash_node(id);
+        w.record(Some(id), "crash", vec![]);
+        if let Some(after) = self.restart_after {
+            let at = w.now_ns() + after.as_nanos() as u64;
+            w.schedule_follow_up(at, FollowUp::Restart(id));
+        }
+    }
+}
+
+pub(crate) fn restart<M: Message>(w: &mut World<M>, id: NodeId) {
+    if w.nodes[id].up {
+        return;
+    }
+    w.record(Some(id), "restart", vec![]);
+    w.restart_node(id);
+}

@@ -1,0 +1,200 @@
+//! Faults: a closed set of kinds, each in its own file, each fired at a true
+//! time or right after a journal event.
+//!
+//! ```
+//! use sim::fault::{Fault, Pause, ScheduledFault, Trigger};
+//! use std::time::Duration;
+//! // Pause client1 for 15 s right after its first `acquired` event. The pause
+//! // takes effect before client1's next action.
+//! let f = ScheduledFault {
+//!     fault: Fault::Pause(Pause { node: "client1".into(), duration: Duration::from_secs(15) }),
+//!     trigger: Trigger::after("client1", "acquired"),
+//! };
+//! assert_eq!(f.fault.kind(), "pause");
+//! ```
+
+mod clock;
+mod crash;
+mod delay;
+mod drop;
+mod duplicate;
+mod partition;
+mod pause;
+
+use std::time::Duration;
+
+pub use clock::ClockChange;
+pub use crash::Crash;
+pub use delay::Delay;
+pub use drop::Drop;
+pub use duplicate::Duplicate;
+pub use partition::Partition;
+pub use pause::Pause;
+
+use crate::actor::{Message, NodeId};
+use crate::world::World;
+
+/// How many messages, or for how long, a link fault applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// The next `n` messages on the link.
+    Count(u64),
+    /// Every message sent on the link during this window.
+    Window(Duration),
+}
+
+impl Default for Scope {
+    fn default() -> Self {
+        Scope::Count(1)
+    }
+}
+
+/// One fault.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fault {
+    /// The node stops running (a GC pause, a VM freeze).
+    Pause(Pause),
+    /// The node's clock changes: skew, drift or a jump.
+    Clock(ClockChange),
+    /// Messages on a link are held back.
+    Delay(Delay),
+    /// Messages on a link are lost.
+    Drop(Drop),
+    /// Messages on a link are delivered twice.
+    Duplicate(Duplicate),
+    /// Groups of nodes cannot reach each other.
+    Partition(Partition),
+    /// The node crashes, and may restart.
+    Crash(Crash),
+}
+
+impl Fault {
+    /// The kind's name, as in scenario files.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Fault::Pause(_) => "pause",
+            Fault::Clock(_) => "clock",
+            Fault::Delay(_) => "delay",
+            Fault::Drop(_) => "drop",
+            Fault::Duplicate(_) => "duplicate",
+            Fault::Partition(_) => "partition",
+            Fault::Crash(_) => "crash",
+        }
+    }
+
+    /// Every node name the fault refers to.
+    pub fn nodes(&self) -> Vec<&str> {
+        match self {
+            Fault::Pause(f) => vec![&f.node],
+            Fault::Clock(f) => vec![&f.node],
+            Fault::Crash(f) => vec![&f.node],
+            Fault::Delay(f) => vec![&f.from, &f.to],
+            Fault::Drop(f) => vec![&f.from, &f.to],
+            Fault::Duplicate(f) => vec![&f.from, &f.to],
+            Fault::Partition(f) => f.groups.iter().flatten().map(String::as_str).collect(),
+        }
+    }
+
+    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+        match self {
+            Fault::Pause(f) => f.apply(w),
+            Fault::Clock(f) => f.apply(w),
+            Fault::Delay(f) => f.apply(w),
+            Fault::Drop(f) => f.apply(w),
+            Fault::Duplicate(f) => f.apply(w),
+            Fault::Partition(f) => f.apply(w),
+            Fault::Crash(f) => f.apply(w),
+        }
+    }
+}
+
+/// When a fault fires.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// At this true time since the start of the run.
+    At(Duration),
+    /// `delay` after the `nth` (from 1) event of `kind` on `node`.
+    After {
+        /// Node whose event triggers the fault.
+        node: String,
+        /// Event kind (`acquired`, `accepted`, `pause`, …).
+        kind: String,
+        /// Which occurrence, from 1.
+        nth: u32,
+        /// How long after the event (zero: before the node's next action).
+        delay: Duration,
+    },
+}
+
+impl Trigger {
+    /// Right after the first `kind` event on `node`.
+    pub fn after(node: &str, kind: &str) -> Trigger {
+        Trigger::After {
+            node: node.to_owned(),
+            kind: kind.to_owned(),
+            nth: 1,
+            delay: Duration::ZERO,
+        }
+    }
+}
+
+/// A fault with its trigger.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScheduledFault {
+    /// What happens.
+    pub fault: Fault,
+    /// When.
+    pub trigger: Trigger,
+}
+
+/// The second half of a fault that lasts: undone or ended later.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum FollowUp {
+    Resume(NodeId),
+    Heal {
+        pairs: Vec<(NodeId, NodeId)>,
+        groups: String,
+    },
+    Restart(NodeId),
+    Disarm(u64),
+}
+
+impl FollowUp {
+    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+        match self {
+            FollowUp::Resume(node) => pause::resume(w, *node),
+            FollowUp::Heal { pairs, groups } => partition::heal(w, pairs, groups),
+            FollowUp::Restart(node) => crash::restart(w, *node),
+            FollowUp::Disarm(rule) => w.net.disarm(*rule),
+        }
+    }
+}
+
+/// Arms a link rule for a delay, drop or duplicate fault.
+pub(crate) fn arm_link<M: Message>(
+    w: &mut World<M>,
+    from: &str,
+    to: &str,
+    action: crate::net::RuleAction,
+    scope: Scope,
+) {
+    let (from_id, to_id) = (w.node_id(from), w.node_id(to));
+    let now = w.now_ns();
+    let (remaining, until) = match scope {
+        Scope::Count(n) => (Some(n), None),
+        Scope::Window(d) => (None, Some(now + d.as_nanos() as u64)),
+    };
+    let rule = w.net.arm(from_id, to_id, action, remaining, until);
+    let mut fields = vec![("rule", action.name().into()), ("to", to.into())];
+    if let crate::net::RuleAction::Delay(extra) = action {
+        fields.push(("extra_ms", (extra.as_millis() as u64).into()));
+    }
+    match scope {
+        Scope::Count(n) => fields.push(("count", n.into())),
+        Scope::Window(d) => fields.push(("duration_ms", (d.as_millis() as u64).into())),
+    }
+    w.record(Some(from_id), "link", fields);
+    if let Some(until) = until {
+        w.schedule_follow_up(until, FollowUp::Disarm(rule));
+    }
+}

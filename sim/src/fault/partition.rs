@@ -1,0 +1,101 @@
+//! Partition: nodes in different groups cannot reach each other for a while;
+//! nodes named in no group reach everyone. One-way partitions cut only the
+//! messages leaving the first group. A message sent across a cut is lost.
+
+use std::time::Duration;
+
+use crate::actor::{Message, NodeId};
+use crate::fault::FollowUp;
+use crate::world::World;
+
+/// Split the network into `groups` for `duration`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Partition {
+    /// Groups of node names; no node in two groups.
+    pub groups: Vec<Vec<String>>,
+    /// How long the partition lasts.
+    pub duration: Duration,
+    /// Cut only messages from the first group to the others.
+    pub one_way: bool,
+}
+
+impl Partition {
+    /// The directed links this partition cuts, as node-name pairs.
+    pub fn cut_pairs(&self) -> Vec<(&str, &str)> {
+        let mut pairs = Vec::new();
+        for (i, a) in self.groups.iter().enumerate() {
+            for (j, b) in self.groups.iter().enumerate() {
+                if i == j || (self.one_way && i != 0) {
+                    continue;
+                }
+                for x in a {
+                    for y in b {
+                        pairs.push((x.as_str(), y.as_str()));
+                    }
+                }
+            }
+        }
+        pairs
+    }
+
+    fn describe(&self) -> String {
+        let groups: Vec<String> = self.groups.iter().map(|g| g.join(",")).collect();
+        groups.join(if self.one_way { " -/-> " } else { " | " })
+    }
+
+    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+        let pairs: Vec<(NodeId, NodeId)> = self
+            .cut_pairs()
+            .into_iter()
+            .map(|(a, b)| (w.node_id(a), w.node_id(b)))
+            .collect();
+        for &(a, b) in &pairs {
+            w.net.cut(a, b, false);
+        }
+        let groups = self.describe();
+        let ms = self.duration.as_millis() as u64;
+        w.record(
+            None,
+            "partition",
+            vec![
+                ("groups", groups.clone().into()),
+                ("duration_ms", ms.into()),
+            ],
+        );
+        let until = w.now_ns() + self.duration.as_nanos() as u64;
+        w.schedule_follow_up(until, FollowUp::Heal { pairs, groups });
+    }
+}
+
+pub(crate) fn heal<M: Message>(w: &mut World<M>, pairs: &[(NodeId, NodeId)], groups: &str) {
+    for &(a, b) in pairs {
+        w.net.cut(a, b, true);
+    }
+    w.record(None, "heal", vec![("groups", groups.into())]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(one_way: bool) -> Partition {
+        Partition {
+            groups: vec![vec!["a".into()], vec!["b".into(), "c".into()]],
+            duration: Duration::from_secs(1),
+            one_way,
+        }
+    }
+
+    #[test]
+    fn symmetric_cuts_both_ways() {
+        assert_eq!(
+            p(false).cut_pairs(),
+            vec![("a", "b"), ("a", "c"), ("b", "a"), ("c", "a")]
+        );
+    }
+
+    #[test]
+    fn one_way_cuts_only_from_the_first_group() {
+        assert_eq!(p(true).cut_pairs(), vec![("a", "b"), ("a", "c")]);
+    }
+}

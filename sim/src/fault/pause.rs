@@ -1,0 +1,45 @@
+//! Pause: the node runs nothing for a while (a GC pause, a VM freeze, a
+//! preempted container). Messages to it queue up; its timers fire late; its
+//! clocks keep running. Maps onto madsim's node pause.
+
+use std::time::Duration;
+
+use crate::actor::{Message, NodeId};
+use crate::fault::FollowUp;
+use crate::world::World;
+
+/// Pause `node` for `duration`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pause {
+    /// The node to pause.
+    pub node: String,
+    /// How long it stays paused (true time).
+    pub duration: Duration,
+}
+
+impl Pause {
+    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+        let id = w.node_id(&self.node);
+        if !w.nodes[id].up {
+            return;
+        }
+        w.nodes[id].pauses += 1;
+        w.madsim_pause(id, true);
+        let ms = self.duration.as_millis() as u64;
+        w.record(Some(id), "pause", vec![("duration_ms", ms.into())]);
+        let until = w.now_ns() + self.duration.as_nanos() as u64;
+        w.schedule_follow_up(until, FollowUp::Resume(id));
+    }
+}
+
+pub(crate) fn resume<M: Message>(w: &mut World<M>, id: NodeId) {
+    // A crash in between already ended the pause.
+    if w.nodes[id].pauses == 0 {
+        return;
+    }
+    w.nodes[id].pauses -= 1;
+    if w.nodes[id].pauses == 0 {
+        w.madsim_pause(id, false);
+        w.record(Some(id), "resume", vec![]);
+    }
+}

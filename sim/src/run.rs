@@ -1,0 +1,228 @@
+//! Running a world: one seed, one fresh OS thread, one madsim runtime.
+//!
+//! madsim seeds std's hasher once per thread, and the journal layer is the
+//! thread's default dispatcher, so every run gets a thread of its own; runs on
+//! different threads share nothing. A panic inside an actor ends that run as
+//! [`Outcome::Crashed`], with the journal up to the panic, and never the caller.
+//!
+//! ```
+//! use sim::{run, Actor, Context, Limits, Message, NodeId, Outcome, TimerId, WorldBuilder};
+//! use std::time::Duration;
+//! #[derive(Clone, Debug)]
+//! struct Tick;
+//! impl Message for Tick {
+//!     fn summary(&self) -> String { "tick".into() }
+//! }
+//! struct Once { done: bool }
+//! impl Actor<Tick> for Once {
+//!     fn on_start(&mut self, ctx: &mut Context<'_, Tick>) { ctx.set_timer(Duration::from_secs(1), 0); }
+//!     fn on_message(&mut self, _: &mut Context<'_, Tick>, _: NodeId, _: Tick) {}
+//!     fn on_timer(&mut self, _: &mut Context<'_, Tick>, _: TimerId, _: u64) {
+//!         sim::emit!("ticked");
+//!         self.done = true;
+//!     }
+//!     fn is_done(&self) -> bool { self.done }
+//! }
+//! let result = run(7, || {
+//!     let mut world = WorldBuilder::new(Limits::default());
+//!     world.node("a", Once { done: false });
+//!     world
+//! });
+//! assert_eq!(result.outcome, Outcome::Completed);
+//! assert_eq!(result.journal.events()[0].kind, "ticked");
+//! ```
+
+use std::cell::RefCell;
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use crate::actor::Message;
+use crate::journal::Journal;
+use crate::world::{run_world, take_current, WorldBuilder};
+
+/// Bounds on one run: every run ends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Simulated (true) time limit.
+    pub duration: Duration,
+    /// Journal length limit.
+    pub max_events: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            duration: Duration::from_secs(60),
+            max_events: 100_000,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every actor finished its work and no message was in flight.
+    Completed,
+    /// Work was pending but nothing could ever happen again.
+    Stalled,
+    /// The simulated time limit was reached.
+    TimeLimit,
+    /// The journal reached its length limit.
+    EventLimit,
+    /// An actor (or the world's set-up) panicked.
+    Crashed {
+        /// The node whose handler panicked, if it was one.
+        node: Option<String>,
+        /// The panic message and location.
+        message: String,
+    },
+}
+
+impl Outcome {
+    /// A short name: `completed`, `stalled`, `time_limit`, `event_limit`, `crashed`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Outcome::Completed => "completed",
+            Outcome::Stalled => "stalled",
+            Outcome::TimeLimit => "time_limit",
+            Outcome::EventLimit => "event_limit",
+            Outcome::Crashed { .. } => "crashed",
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Crashed {
+                node: Some(node),
+                message,
+            } => write!(f, "crashed: panic in {node}: {message}"),
+            Outcome::Crashed {
+                node: None,
+                message,
+            } => write!(f, "crashed: {message}"),
+            other => f.write_str(other.as_str()),
+        }
+    }
+}
+
+/// What a run produced.
+#[derive(Clone, Debug)]
+pub struct RunResult {
+    /// The seed it ran with.
+    pub seed: u64,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Everything that happened.
+    pub journal: Journal,
+    /// Simulated time at the end.
+    pub sim_time: Duration,
+    /// Wall-clock time the run took (reporting only; never reaches the journal).
+    pub wall_time: Duration,
+}
+
+/// Runs the world that `build` makes with `seed`, on a fresh thread.
+///
+/// `build` runs on that thread, so actors need not be `Send`.
+pub fn run<M, F>(seed: u64, build: F) -> RunResult
+where
+    M: Message,
+    F: FnOnce() -> WorldBuilder<M> + Send + 'static,
+{
+    install_panic_hook();
+    let started = Instant::now();
+    let handle = std::thread::Builder::new()
+        .name(format!("{THREAD_PREFIX}{seed}"))
+        .spawn(move || run_here(seed, build))
+        .expect("spawn a thread for the run");
+    let (outcome, journal, sim_time) = handle
+        .join()
+        .expect("a run's thread panicked outside its simulation");
+    RunResult {
+        seed,
+        outcome,
+        journal,
+        sim_time,
+        wall_time: started.elapsed(),
+    }
+}
+
+const THREAD_PREFIX: &str = "fencesim-seed-";
+
+fn run_here<M, F>(seed: u64, build: F) -> (Outcome, Journal, Duration)
+where
+    M: Message,
+    F: FnOnce() -> WorldBuilder<M>,
+{
+    let _dispatch = crate::capture::install();
+    let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        runtime.block_on(async move { run_world(build()).await })
+    }));
+    let world = take_current::<M>();
+    let (journal, node, sim_time) = match &world {
+        Some(w) => {
+            let w = w.borrow();
+            let node = w.current.map(|id| w.names[id].clone());
+            (
+                w.journal.clone(),
+                node,
+                Duration::from_nanos(w.now_ns_outside()),
+            )
+        }
+        None => (Journal::default(), None, Duration::ZERO),
+    };
+    drop(world);
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(payload) => Outcome::Crashed {
+            node,
+            message: LAST_PANIC
+                .with(|p| p.borrow_mut().take())
+                .unwrap_or_else(|| panic_text(&*payload)),
+        },
+    };
+    (outcome, journal, sim_time)
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_owned()
+    }
+}
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Panics on run threads are reported in the run's outcome, not printed: a
+/// sweep over thousands of seeds stays readable. Other threads keep the
+/// previous hook.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            let on_run_thread = std::thread::current()
+                .name()
+                .is_some_and(|n| n.starts_with(THREAD_PREFIX));
+            if on_run_thread {
+                let location = info
+                    .location()
+                    .map(|l| format!(" at {}:{}", l.file(), l.line()))
+                    .unwrap_or_default();
+                let text = panic_text(info.payload());
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{text}{location}")));
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
