@@ -20,6 +20,7 @@ pub mod fault;
 pub mod journal;
 pub mod net;
 pub mod run;
+pub mod testing;
 pub mod world;
 
 pub use actor::{Actor, Context, Message, NodeId, TimerId};

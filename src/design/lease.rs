@@ -1,0 +1,216 @@
+//! `lease`: a single lock server handing out TTL leases, the lock service of
+//! DDIA's figure 9-6 (Kleppmann & Riccomini, *Designing Data-Intensive
+//! Applications*, ch. 9).
+//!
+//! A lease expires after `ttl` on the **lock's** monotonic clock, whatever the
+//! holder is doing; with `tokens`, each grant carries a fencing token from a
+//! counter starting at `first_token`. With `durable = false` the counter lives
+//! in memory only and starts again at `first_token` after a crash, so tokens
+//! go back: the oracle reports that as a token regression.
+
+use std::time::Duration;
+
+use sim::{Actor, Context, NodeId, TimerId};
+
+use crate::events;
+use crate::protocol::Msg;
+
+/// Settings of the `lease` lock service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseConfig {
+    /// Lease duration on the lock's clock.
+    pub ttl: Duration,
+    /// Whether grants carry fencing tokens.
+    pub tokens: bool,
+    /// The first token handed out.
+    pub first_token: u64,
+    /// Whether the token counter survives a crash.
+    pub durable: bool,
+}
+
+impl Default for LeaseConfig {
+    fn default() -> Self {
+        LeaseConfig {
+            ttl: Duration::from_secs(10),
+            tokens: true,
+            first_token: 1,
+            durable: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Holder {
+    client: NodeId,
+    lease: u64,
+    timer: TimerId,
+}
+
+/// The `lease` lock service.
+#[derive(Debug)]
+pub struct LeaseLock {
+    config: LeaseConfig,
+    holder: Option<Holder>,
+    next_token: u64,
+    next_lease: u64,
+}
+
+impl LeaseLock {
+    /// A lock service with these settings.
+    pub fn new(config: LeaseConfig) -> Self {
+        LeaseLock {
+            next_token: config.first_token,
+            next_lease: 1,
+            holder: None,
+            config,
+        }
+    }
+
+    fn grant(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, req: u64) {
+        let lease = self.next_lease;
+        self.next_lease += 1;
+        let token = self.config.tokens.then(|| {
+            self.next_token += 1;
+            self.next_token - 1
+        });
+        let timer = ctx.set_timer(self.config.ttl, lease);
+        self.holder = Some(Holder {
+            client,
+            lease,
+            timer,
+        });
+        sim::emit!(
+            events::GRANTED,
+            client = ctx.name_of(client),
+            lease = lease,
+            token = token
+        );
+        let ttl = self.config.ttl;
+        ctx.send(
+            client,
+            Msg::Granted {
+                req,
+                lease,
+                token,
+                ttl,
+            },
+        );
+    }
+}
+
+impl Actor<Msg> for LeaseLock {
+    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
+
+    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
+        match msg {
+            Msg::Acquire { req } => match &self.holder {
+                None => self.grant(ctx, from, req),
+                Some(_) => ctx.send(from, Msg::Denied { req }),
+            },
+            Msg::Release { lease } => {
+                if let Some(h) = self.holder.clone() {
+                    if h.client == from && h.lease == lease {
+                        ctx.cancel_timer(h.timer);
+                        self.holder = None;
+                        sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = lease);
+                    }
+                }
+                ctx.send(from, Msg::ReleaseAck { lease });
+            }
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, lease: u64) {
+        if let Some(h) = self.holder.clone() {
+            if h.timer == id {
+                self.holder = None;
+                sim::emit!(events::EXPIRED, client = ctx.name_of(h.client), lease = lease);
+            }
+        }
+    }
+
+    fn on_crash(&mut self) {
+        // Leases live in memory: a crash forgets who held the lock.
+        self.holder = None;
+        if !self.config.durable {
+            self.next_token = self.config.first_token;
+            self.next_lease = 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::testing::Harness;
+
+    const CLIENT1: NodeId = 1;
+    const CLIENT2: NodeId = 2;
+
+    fn harness() -> Harness {
+        Harness::new(&["lock", "client1", "client2"], 0)
+    }
+
+    fn lock() -> LeaseLock {
+        LeaseLock::new(LeaseConfig {
+            first_token: 33,
+            ..LeaseConfig::default()
+        })
+    }
+
+    #[test]
+    fn grants_increasing_tokens_and_denies_while_held() {
+        let (mut h, mut l) = (harness(), lock());
+        let s = h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        assert!(matches!(s.sends[0], (CLIENT1, Msg::Granted { token: Some(33), .. })));
+        assert_eq!(s.timers[0].1, Duration::from_secs(10));
+        let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(s.sends, vec![(CLIENT2, Msg::Denied { req: 1 })]);
+        let timer = TimerId(0);
+        let s = h.timer(&mut l, timer, 1);
+        assert_eq!(s.events[0].0, "expired");
+        let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 2 });
+        assert!(matches!(s.sends[0], (CLIENT2, Msg::Granted { token: Some(34), .. })));
+    }
+
+    #[test]
+    fn a_stale_release_does_not_free_the_next_holders_lease() {
+        let (mut h, mut l) = (harness(), lock());
+        h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        h.timer(&mut l, TimerId(0), 1);
+        h.message(&mut l, CLIENT2, Msg::Acquire { req: 1 });
+        let s = h.message(&mut l, CLIENT1, Msg::Release { lease: 1 });
+        assert!(s.event("released").is_none());
+        let s = h.message(&mut l, CLIENT1, Msg::Acquire { req: 2 });
+        assert!(matches!(s.sends[0], (CLIENT1, Msg::Denied { .. })));
+    }
+
+    #[test]
+    fn a_volatile_counter_starts_over_after_a_crash() {
+        let (mut h, mut l) = (
+            harness(),
+            LeaseLock::new(LeaseConfig {
+                durable: false,
+                ..LeaseConfig::default()
+            }),
+        );
+        h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        l.on_crash();
+        let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 1 });
+        assert!(matches!(s.sends[0], (CLIENT2, Msg::Granted { token: Some(1), .. })));
+    }
+
+    #[test]
+    fn without_tokens_grants_carry_none() {
+        let (mut h, mut l) = (
+            harness(),
+            LeaseLock::new(LeaseConfig {
+                tokens: false,
+                ..LeaseConfig::default()
+            }),
+        );
+        let s = h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        assert!(matches!(s.sends[0], (CLIENT1, Msg::Granted { token: None, .. })));
+    }
+}

@@ -1,0 +1,136 @@
+//! The messages clients, lock services and storages exchange.
+//!
+//! Every design speaks this protocol, so a user's lock service works with the
+//! bundled clients and storages, and the other way round.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+/// How a write changes the stored value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Blind write of a value.
+    Put,
+    /// Read-modify-write: the value read plus one.
+    Increment,
+}
+
+impl Op {
+    /// `put` or `increment`, as in the journal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Put => "put",
+            Op::Increment => "increment",
+        }
+    }
+}
+
+/// One message.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Msg {
+    /// Client → lock: may I have the lock? `req` identifies the request.
+    Acquire {
+        /// Request id, echoed in the answer.
+        req: u64,
+    },
+    /// Lock → client: yes, until `ttl` has passed on the lock's clock.
+    Granted {
+        /// The request answered.
+        req: u64,
+        /// The lease's id at this lock.
+        lease: u64,
+        /// Fencing token, when the lock hands them out.
+        token: Option<u64>,
+        /// Lease duration.
+        ttl: Duration,
+    },
+    /// Lock → client: no, someone else holds it.
+    Denied {
+        /// The request answered.
+        req: u64,
+    },
+    /// Client → lock: I give lease `lease` up.
+    Release {
+        /// The lease released.
+        lease: u64,
+    },
+    /// Lock → client: the release was handled.
+    ReleaseAck {
+        /// The lease released.
+        lease: u64,
+    },
+    /// Client → storage: read `key`.
+    Read {
+        /// Request id, echoed in the answer.
+        req: u64,
+        /// The key read.
+        key: String,
+    },
+    /// Storage → client: the value of a key.
+    ReadReply {
+        /// The request answered.
+        req: u64,
+        /// The stored value (0 if never written).
+        value: i64,
+        /// How many writes the key has taken.
+        version: u64,
+    },
+    /// Client → storage: write `value` to `key` under the sender's grant.
+    Write {
+        /// Write id, unique in a run (`client1/1`).
+        write: String,
+        /// The grant's fencing token, if any.
+        token: Option<u64>,
+        /// The key written.
+        key: String,
+        /// The new value.
+        value: i64,
+        /// Blind write or increment.
+        op: Op,
+    },
+    /// Storage → client: the write was applied (`ok`) or refused.
+    WriteReply {
+        /// The write answered.
+        write: String,
+        /// Whether it was applied.
+        ok: bool,
+    },
+}
+
+impl sim::Message for Msg {
+    fn summary(&self) -> String {
+        let mut s = String::new();
+        let token = |s: &mut String, t: &Option<u64>| {
+            if let Some(t) = t {
+                write!(s, " token={t}").unwrap();
+            }
+        };
+        match self {
+            Msg::Acquire { req } => write!(s, "acquire req={req}").unwrap(),
+            Msg::Granted {
+                lease, token: t, ttl, ..
+            } => {
+                write!(s, "grant lease={lease}").unwrap();
+                token(&mut s, t);
+                write!(s, " ttl={}", humantime::format_duration(*ttl)).unwrap();
+            }
+            Msg::Denied { .. } => s.push_str("deny"),
+            Msg::Release { lease } => write!(s, "release lease={lease}").unwrap(),
+            Msg::ReleaseAck { lease } => write!(s, "released lease={lease}").unwrap(),
+            Msg::Read { key, .. } => write!(s, "read {key}").unwrap(),
+            Msg::ReadReply { value, .. } => write!(s, "value {value}").unwrap(),
+            Msg::Write {
+                write, token: t, value, ..
+            } => {
+                write!(s, "write {write}").unwrap();
+                token(&mut s, t);
+                write!(s, " value={value}").unwrap();
+            }
+            Msg::WriteReply { write, ok } => {
+                write!(s, "{} {write}", if *ok { "ok" } else { "rejected" }).unwrap()
+            }
+        }
+        s
+    }
+}
