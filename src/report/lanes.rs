@@ -1,0 +1,428 @@
+//! Terminal lanes, like DDIA's figure 9-6: one column per node, time flowing
+//! down, one row per journal event.
+//!
+//! ```
+//! use fencesim::report::lanes::{lanes, LanesOptions};
+//! use sim::journal::{Event, Journal};
+//!
+//! let journal = Journal::from_events([
+//!     Event::new(0, 4_000_000, "client1", 4_000_000, "acquired")
+//!         .with("lease", 1u64)
+//!         .with("token", 33u64),
+//!     Event::new(0, 4_000_000, "client1", 4_000_000, "pause").with("duration_ms", 15_000u64),
+//!     Event::new(0, 10_004_000_000, "lock", 10_004_000_000, "expired")
+//!         .with("client", "client1")
+//!         .with("lease", 1u64),
+//!     Event::new(0, 15_004_000_000, "client1", 15_004_000_000, "resume"),
+//! ]);
+//! let nodes = ["client1".to_owned(), "lock".to_owned()];
+//! let options = LanesOptions { width: 28, ..LanesOptions::default() };
+//! let out = lanes(&journal, &nodes, &options);
+//! assert_eq!(out.lines().collect::<Vec<_>>(), [
+//!     "   time  client1                       lock",
+//!     "───────  ────────────────────────────  ────────────────────────────",
+//!     " 0.004s  acquired lease 1, token 33    │",
+//!     " 0.004s  ⏸ paused 15.000s              │",
+//!     "10.004s  ┊                             lease 1 of client1 expired",
+//!     "15.004s  ▶ resumed                     │",
+//! ]);
+//! ```
+//!
+//! Reading the lanes:
+//! - `│` marks an idle lane, `┊` a lane whose node is paused (from `pause`
+//!   to `resume`) or down (from `crash` to `restart`): the band shows how long
+//!   the node was out while the world went on.
+//! - A message appears in its sender's lane (`→ storage: write …`); its
+//!   delivery (`← client1: …`, in the receiver's lane) only with
+//!   [`LanesOptions::deliveries`].
+//! - Upper case marks what a reader must not miss: `REJECTED` writes, and
+//!   `⚠ ACCEPTED` for an acceptance whose token is lower than one the same
+//!   node already accepted (a stale write). `⚠ accepted` (lower case) marks
+//!   an acceptance whose token is lower than a newer client grant: it looks
+//!   like a zombie's write. These are hints from tokens alone; the oracle
+//!   gives the verdict.
+//! - Events of nodes not given as lanes (the world's `partition` and `heal`)
+//!   go in a trailing `world` column, shown only when there are such events.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use sim::journal::{Event, Journal, Value};
+
+use crate::events;
+
+/// How [`lanes`] draws.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LanesOptions {
+    /// Width of each node's column, in chars (at least 2); longer phrases are
+    /// cut with `…`. Columns are separated by two spaces.
+    pub width: usize,
+    /// Show `deliver` rows (message handling at the receiver).
+    pub deliveries: bool,
+    /// Colour phrases with ANSI escapes: red for rejections, stale-looking
+    /// acceptances and crashes, yellow for faults and expiries, green for
+    /// grants and acceptances.
+    pub color: bool,
+}
+
+impl Default for LanesOptions {
+    fn default() -> Self {
+        LanesOptions {
+            width: 24,
+            deliveries: false,
+            color: false,
+        }
+    }
+}
+
+/// Below this a column cannot hold one char and the `…`.
+const MIN_WIDTH: usize = 2;
+const GUTTER: &str = "  ";
+const IDLE: &str = "│";
+const OUT: &str = "┊";
+
+/// Renders the journal as lanes, one column per node of `nodes` in that
+/// order, plus a trailing `world` column when some shown event happened on a
+/// node not in `nodes`. Every line ends with `\n` and has no trailing spaces.
+pub fn lanes(journal: &Journal, nodes: &[String], options: &LanesOptions) -> String {
+    let width = options.width.max(MIN_WIDTH);
+    let mut node_lanes: Vec<&str> = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        if !node_lanes.contains(&node.as_str()) {
+            node_lanes.push(node);
+        }
+    }
+    let shown = |e: &Event| options.deliveries || e.kind != "deliver";
+    let lane_of = |e: &Event| node_lanes.iter().position(|n| *n == e.node);
+    let mut lane_names = node_lanes.clone();
+    if journal
+        .events()
+        .iter()
+        .any(|e| shown(e) && lane_of(e).is_none())
+    {
+        lane_names.push(if node_lanes.contains(&"world") {
+            "other"
+        } else {
+            "world"
+        });
+    }
+    let node_count = node_lanes.len();
+    let time_width = journal
+        .events()
+        .iter()
+        .filter(|e| shown(e))
+        .map(|e| seconds(e.t_ns).len())
+        .max()
+        .unwrap_or(0)
+        .max("time".len());
+
+    let mut out = String::new();
+    let mut row = format!("{:>time_width$}", "time");
+    for name in &lane_names {
+        row.push_str(GUTTER);
+        push_cell(&mut row, &fit(name, width), width, Tone::Plain, false);
+    }
+    end_line(&mut out, row);
+    let mut row = "─".repeat(time_width);
+    for _ in &lane_names {
+        row.push_str(GUTTER);
+        row.push_str(&"─".repeat(width));
+    }
+    end_line(&mut out, row);
+
+    // Whether each node lane is paused or down, as of the current row.
+    let mut out_of_play = vec![false; node_count];
+    let mut fences = Fences::default();
+    for e in journal.events() {
+        // Every event feeds the stale-looking check, shown or not.
+        let (phrase, tone) = fences.phrase(e);
+        if !shown(e) {
+            continue;
+        }
+        let lane = lane_of(e);
+        let mut row = format!("{:>time_width$}", seconds(e.t_ns));
+        for i in 0..lane_names.len() {
+            row.push_str(GUTTER);
+            match lane {
+                Some(l) if l == i => {
+                    push_cell(&mut row, &fit(&phrase, width), width, tone, options.color)
+                }
+                None if i == node_count => {
+                    let phrase = if e.node == "world" {
+                        phrase.clone()
+                    } else {
+                        format!("{}: {phrase}", e.node)
+                    };
+                    push_cell(&mut row, &fit(&phrase, width), width, tone, options.color)
+                }
+                _ if out_of_play.get(i) == Some(&true) => {
+                    push_cell(&mut row, OUT, width, Tone::Plain, false)
+                }
+                _ => push_cell(&mut row, IDLE, width, Tone::Plain, false),
+            }
+        }
+        end_line(&mut out, row);
+        if let Some(l) = lane {
+            match e.kind.as_str() {
+                "pause" | "crash" => out_of_play[l] = true,
+                "resume" | "restart" => out_of_play[l] = false,
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// A short human phrase for one event: `acquired lease 1, token 33`,
+/// `→ storage: write client1/1 token=33`, `REJECTED client1/1 (token 33 < 34)`.
+/// Kinds it does not know read `kind field=value …`. Always one line.
+pub fn describe(event: &Event) -> String {
+    let phrase = known_phrase(event).unwrap_or_else(|| {
+        if event.fields.is_empty() {
+            event.kind.clone()
+        } else {
+            format!("{} {}", event.kind, event.fields_text())
+        }
+    });
+    // A newline in a message summary must not break the table.
+    let one_line: String = phrase
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    one_line.trim().to_owned()
+}
+
+/// The phrase of a kind this module knows, or `None` (unknown kind, or a
+/// known kind missing a field it needs) so that [`describe`] falls back to
+/// the generic form.
+fn known_phrase(e: &Event) -> Option<String> {
+    let token = e.u64("token");
+    let text = |name: &str| e.get(name).map(Value::to_string);
+    Some(match e.kind.as_str() {
+        "send" => format!("→ {}: {}", e.str("to")?, message(e)?),
+        "deliver" => format!("← {}: {}", e.str("from")?, message(e)?),
+        "drop" => {
+            let mut s = format!("✂ dropped msg {} to {}", e.u64("id")?, e.str("to")?);
+            if let Some(reason) = e.str("reason") {
+                write!(s, " ({reason})").unwrap();
+            }
+            s
+        }
+        "duplicate" => format!("duplicated msg {} to {}", e.u64("id")?, e.str("to")?),
+        "pause" => match e.u64("duration_ms") {
+            Some(ms) => format!("⏸ paused {}", seconds_ms(ms)),
+            None => "⏸ paused".to_owned(),
+        },
+        "resume" => "▶ resumed".to_owned(),
+        "crash" => "✗ crashed".to_owned(),
+        "restart" => "↻ restarted".to_owned(),
+        "clock" => {
+            let mut parts = Vec::new();
+            if let Some(ns) = e.i64("offset_ns") {
+                parts.push(format!("offset {}", signed_seconds(ns)));
+            }
+            if let Some(rate) = e.get("rate") {
+                parts.push(format!("rate {rate}"));
+            }
+            if let Some(ns) = e.i64("jump_ns") {
+                parts.push(format!("jump {}", signed_seconds(ns)));
+            }
+            if parts.is_empty() {
+                return None;
+            }
+            format!("clock {}", parts.join(", "))
+        }
+        "partition" => format!("✂ partition {}", text("groups")?),
+        "heal" => match text("groups") {
+            Some(groups) => format!("healed {groups}"),
+            None => "healed".to_owned(),
+        },
+        "link" => {
+            let mut s = format!("⚑ link → {}: {}", e.str("to")?, text("rule")?);
+            for (name, value) in &e.fields {
+                if name != "to" && name != "rule" {
+                    write!(s, " {name}={value}").unwrap();
+                }
+            }
+            s
+        }
+        events::ACQUIRED => match token {
+            Some(t) => format!("acquired lease {}, token {t}", e.u64("lease")?),
+            None => format!("acquired lease {}", e.u64("lease")?),
+        },
+        events::DENIED => "denied".to_owned(),
+        events::READ => match e.u64("version") {
+            Some(v) => format!("read value {} (version {v})", text("value")?),
+            None => format!("read value {}", text("value")?),
+        },
+        events::WROTE => {
+            let verb = if e.str("op") == Some("increment") {
+                "incremented"
+            } else {
+                "wrote"
+            };
+            with_token(format!("{verb} {}", e.str("write")?), token)
+        }
+        events::ACKED => {
+            let verdict = if e.bool("ok")? { "ok" } else { "REFUSED" };
+            format!("ack {} {verdict}", e.str("write")?)
+        }
+        events::RELEASED => match e.str("client") {
+            Some(client) => format!("lease {} of {client} released", e.u64("lease")?),
+            None => format!("released lease {}", e.u64("lease")?),
+        },
+        events::GRANTED => match token {
+            Some(t) => format!("granted {} token {t}", e.str("client")?),
+            None => format!("granted {} lease {}", e.str("client")?, e.u64("lease")?),
+        },
+        events::EXPIRED => format!("lease {} of {} expired", e.u64("lease")?, e.str("client")?),
+        events::ACCEPTED => with_token(format!("accepted {}", e.str("write")?), token),
+        events::REJECTED => {
+            let write = e.str("write")?;
+            match (token, e.u64("max_token"), e.str("reason")) {
+                (Some(t), Some(max), _) => format!("REJECTED {write} (token {t} < {max})"),
+                (Some(t), None, _) => format!("REJECTED {write} (token {t})"),
+                (None, _, Some(reason)) => format!("REJECTED {write} ({reason})"),
+                (None, _, None) => format!("REJECTED {write}"),
+            }
+        }
+        _ => return None,
+    })
+}
+
+fn message(e: &Event) -> Option<String> {
+    match (e.str("msg"), e.u64("id")) {
+        (Some(msg), _) => Some(msg.to_owned()),
+        (None, Some(id)) => Some(format!("msg {id}")),
+        (None, None) => None,
+    }
+}
+
+fn with_token(s: String, token: Option<u64>) -> String {
+    match token {
+        Some(t) => format!("{s} (token {t})"),
+        None => s,
+    }
+}
+
+/// How a phrase is coloured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tone {
+    Plain,
+    Good,
+    Warn,
+    Bad,
+}
+
+impl Tone {
+    fn of(e: &Event) -> Tone {
+        match e.kind.as_str() {
+            events::REJECTED | "crash" => Tone::Bad,
+            "pause"
+            | "drop"
+            | "clock"
+            | "partition"
+            | "link"
+            | events::EXPIRED
+            | events::DENIED => Tone::Warn,
+            events::ACKED if e.bool("ok") == Some(false) => Tone::Warn,
+            events::ACQUIRED | events::GRANTED | events::ACCEPTED => Tone::Good,
+            _ => Tone::Plain,
+        }
+    }
+
+    fn ansi(self) -> Option<&'static str> {
+        match self {
+            Tone::Plain => None,
+            Tone::Good => Some("\x1b[32m"),
+            Tone::Warn => Some("\x1b[33m"),
+            Tone::Bad => Some("\x1b[31m"),
+        }
+    }
+}
+
+/// The tokens seen so far, to flag acceptances that look stale. It reads
+/// only the journal, in order, like every renderer.
+#[derive(Default)]
+struct Fences {
+    /// Highest token of any client grant (`acquired`).
+    newest_grant: Option<u64>,
+    /// Per storage node, the highest token it accepted (or said it holds,
+    /// through a rejection's `max_token`).
+    highest_accepted: BTreeMap<String, u64>,
+}
+
+impl Fences {
+    /// The event's phrase and tone, with the marker of a stale-looking
+    /// acceptance; then records the event's tokens.
+    fn phrase(&mut self, e: &Event) -> (String, Tone) {
+        let mut phrase = describe(e);
+        let mut tone = Tone::of(e);
+        let token = e.u64("token");
+        match e.kind.as_str() {
+            events::ACQUIRED => self.newest_grant = self.newest_grant.max(token),
+            events::ACCEPTED => {
+                if let (Some(t), Some(write)) = (token, e.str("write")) {
+                    let accepted = self.highest_accepted.get(&e.node).copied();
+                    if let Some(max) = accepted.filter(|max| t < *max) {
+                        phrase = format!("⚠ ACCEPTED {write} (token {t} < {max})");
+                        tone = Tone::Bad;
+                    } else if let Some(newest) = self.newest_grant.filter(|n| t < *n) {
+                        phrase = format!("⚠ accepted {write} (token {t} < {newest})");
+                        tone = Tone::Warn;
+                    }
+                }
+                self.note_accepted(&e.node, token);
+            }
+            events::REJECTED => self.note_accepted(&e.node, e.u64("max_token")),
+            _ => {}
+        }
+        (phrase, tone)
+    }
+
+    fn note_accepted(&mut self, node: &str, token: Option<u64>) {
+        if let Some(t) = token {
+            let max = self.highest_accepted.entry(node.to_owned()).or_insert(t);
+            *max = (*max).max(t);
+        }
+    }
+}
+
+/// `text` cut to at most `width` chars, ending in `…` when cut.
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{}…", head.trim_end())
+}
+
+/// Appends a cell holding `text` (already fitted), padded to `width` chars.
+fn push_cell(row: &mut String, text: &str, width: usize, tone: Tone, color: bool) {
+    match tone.ansi().filter(|_| color) {
+        Some(code) => write!(row, "{code}{text}\x1b[0m").unwrap(),
+        None => row.push_str(text),
+    }
+    let used = text.chars().count();
+    row.extend(std::iter::repeat(' ').take(width.saturating_sub(used)));
+}
+
+fn end_line(out: &mut String, row: String) {
+    out.push_str(row.trim_end());
+    out.push('\n');
+}
+
+/// True time as seconds with 3 decimals (`16.012s`), truncated to the
+/// millisecond: integer arithmetic, so it reads the same everywhere.
+fn seconds(ns: u64) -> String {
+    seconds_ms(ns / 1_000_000)
+}
+
+fn seconds_ms(ms: u64) -> String {
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}
+
+fn signed_seconds(ns: i64) -> String {
+    let sign = if ns < 0 { '-' } else { '+' };
+    format!("{sign}{}", seconds(ns.unsigned_abs()))
+}

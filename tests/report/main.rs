@@ -1,0 +1,3 @@
+//! Reports rendered from hand-built journals.
+
+mod lanes;
