@@ -2,4 +2,6 @@
 //! and fencing tokens.
 #![deny(missing_docs)]
 
+pub mod design;
 pub mod events;
+pub mod scenario;

@@ -1,0 +1,4 @@
+//! Lock services and storages, and the metadata that scenarios and the CLI
+//! read about them.
+
+pub mod catalog;
