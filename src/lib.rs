@@ -2,5 +2,8 @@
 //! and fencing tokens.
 #![deny(missing_docs)]
 
+pub mod design;
 pub mod events;
+pub mod protocol;
 pub mod report;
+pub mod scenario;

@@ -1,0 +1,299 @@
+//! What designs exist and which scenario keys each one takes.
+//!
+//! The scenario loader validates `[lock]` and `[storage]` tables against this
+//! catalog and fills in defaults; `fencesim designs` prints it. A user's own
+//! design is described once here, with [`Registry::add`], and gets the same
+//! validation and documentation as a bundled one.
+//!
+//! ```
+//! use fencesim::design::catalog::{Registry, Role};
+//!
+//! let registry = Registry::builtin();
+//! let lease = registry.get(Role::Lock, "lease").unwrap();
+//! assert!(lease.keys.iter().any(|key| key.name == "ttl"));
+//! ```
+
+use std::fmt;
+
+/// Which part of the system a design plays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Role {
+    /// A lock service: the `[lock]` table.
+    Lock,
+    /// A storage service: the `[storage]` table.
+    Storage,
+}
+
+impl Role {
+    /// The role's name as the scenario file spells its table: `lock` or `storage`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Lock => "lock",
+            Role::Storage => "storage",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The type, and bounds, of a design's key.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum KeyKind {
+    /// A humantime string such as `"10s"`, at most 24 hours.
+    Duration,
+    /// `true` or `false`.
+    Bool,
+    /// An integer in `min..=max`.
+    U64 {
+        /// Smallest accepted value.
+        min: u64,
+        /// Largest accepted value.
+        max: u64,
+    },
+    /// A float (or integer) in `min..=max`.
+    F64 {
+        /// Smallest accepted value.
+        min: f64,
+        /// Largest accepted value.
+        max: f64,
+    },
+    /// One of the listed strings.
+    Choice(&'static [&'static str]),
+}
+
+impl fmt::Display for KeyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyKind::Duration => f.write_str("duration"),
+            KeyKind::Bool => f.write_str("bool"),
+            KeyKind::U64 { min, max } => write!(f, "integer {min}..={max}"),
+            KeyKind::F64 { min, max } => write!(f, "float {min}..={max}"),
+            KeyKind::Choice(choices) => f.write_str(&choices.join(" | ")),
+        }
+    }
+}
+
+/// One key a design accepts in its table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KeySpec {
+    /// The key as written in the scenario file.
+    pub name: &'static str,
+    /// Its type and bounds.
+    pub kind: KeyKind,
+    /// The default, written as it would be in TOML (`"\"10s\""`, `"true"`,
+    /// `"1"`); `None` makes the key required.
+    pub default: Option<&'static str>,
+    /// One line for `fencesim designs`.
+    pub doc: &'static str,
+}
+
+/// A design's name, role, one-line summary and keys.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DesignInfo {
+    /// The value of `design = "…"`.
+    pub name: &'static str,
+    /// Lock service or storage.
+    pub role: Role,
+    /// One line for `fencesim designs`.
+    pub summary: &'static str,
+    /// Keys its table takes besides `design`, in documentation order.
+    pub keys: &'static [KeySpec],
+}
+
+impl DesignInfo {
+    /// The key named `name`, if the design takes it.
+    pub fn key(&self, name: &str) -> Option<&KeySpec> {
+        self.keys.iter().find(|key| key.name == name)
+    }
+}
+
+/// Lock service: a TTL lease with optional fencing tokens.
+const LEASE: DesignInfo = DesignInfo {
+    name: "lease",
+    role: Role::Lock,
+    summary: "single server TTL lease, optionally handing out fencing tokens",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: KeyKind::Duration,
+            default: Some("\"10s\""),
+            doc: "how long a grant lasts on the lock's clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some("true"),
+            doc: "hand out fencing tokens with each grant",
+        },
+        KeySpec {
+            name: "first_token",
+            kind: KeyKind::U64 {
+                min: 0,
+                max: u64::MAX,
+            },
+            default: Some("1"),
+            doc: "the token of the first grant",
+        },
+        KeySpec {
+            name: "durable",
+            kind: KeyKind::Bool,
+            default: Some("true"),
+            doc: "does the token counter survive a crash",
+        },
+    ],
+};
+
+/// Storage: no check at all, the baseline that shows why fencing matters.
+const UNCHECKED: DesignInfo = DesignInfo {
+    name: "unchecked",
+    role: Role::Storage,
+    summary: "accepts every write",
+    keys: &[],
+};
+
+/// Storage: rejects writes whose token is below the highest seen.
+const FENCED: DesignInfo = DesignInfo {
+    name: "fenced",
+    role: Role::Storage,
+    summary: "rejects a write whose token is lower than the highest it has seen",
+    keys: &[KeySpec {
+        name: "durable",
+        kind: KeyKind::Bool,
+        default: Some("true"),
+        doc: "does the highest token survive a crash",
+    }],
+};
+
+/// Bundled designs, in the order `fencesim designs` lists them. Adding a
+/// design means adding its `const` above and naming it here.
+const BUILTIN: &[DesignInfo] = &[LEASE, UNCHECKED, FENCED];
+
+/// The designs a scenario may name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Registry {
+    designs: Vec<DesignInfo>,
+}
+
+impl Registry {
+    /// A registry with no designs; see [`Registry::builtin`] for the bundled ones.
+    pub fn empty() -> Registry {
+        Registry {
+            designs: Vec::new(),
+        }
+    }
+
+    /// The bundled designs.
+    pub fn builtin() -> Registry {
+        let mut registry = Registry::empty();
+        for info in BUILTIN {
+            registry.add(*info);
+        }
+        registry
+    }
+
+    /// Adds a design (a user's own, typically).
+    ///
+    /// # Panics
+    /// If a design with the same name and role is already registered, or if a
+    /// key's default does not satisfy its own kind: both are mistakes in the
+    /// program, not in a scenario file.
+    pub fn add(&mut self, info: DesignInfo) {
+        assert!(
+            self.get(info.role, info.name).is_none(),
+            "design `{}` is already registered as a {}",
+            info.name,
+            info.role
+        );
+        for (i, key) in info.keys.iter().enumerate() {
+            assert!(
+                key.name != "design" && info.keys[..i].iter().all(|k| k.name != key.name),
+                "design `{}`: key `{}` is reserved or listed twice",
+                info.name,
+                key.name
+            );
+            if let Err(message) = crate::scenario::check_default(key) {
+                panic!(
+                    "design `{}`: default of key `{}`: {message}",
+                    info.name, key.name
+                );
+            }
+        }
+        self.designs.push(info);
+    }
+
+    /// The design called `name` in `role`.
+    pub fn get(&self, role: Role, name: &str) -> Option<&DesignInfo> {
+        self.designs
+            .iter()
+            .find(|d| d.role == role && d.name == name)
+    }
+
+    /// Every design, in the order they were added.
+    pub fn designs(&self) -> &[DesignInfo] {
+        &self.designs
+    }
+
+    /// The names of the designs in `role`, in the order they were added.
+    pub fn names(&self, role: Role) -> Vec<&'static str> {
+        self.designs
+            .iter()
+            .filter(|d| d.role == role)
+            .map(|d| d.name)
+            .collect()
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::builtin()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_designs_are_listed_by_role_in_order() {
+        let registry = Registry::builtin();
+        assert_eq!(registry.names(Role::Lock), ["lease"]);
+        assert_eq!(registry.names(Role::Storage), ["unchecked", "fenced"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "already registered")]
+    fn adding_a_duplicate_design_panics() {
+        Registry::builtin().add(FENCED);
+    }
+
+    #[test]
+    fn the_same_name_may_serve_two_roles() {
+        let mut registry = Registry::builtin();
+        registry.add(DesignInfo {
+            role: Role::Lock,
+            ..FENCED
+        });
+        assert!(registry.get(Role::Lock, "fenced").is_some());
+    }
+
+    #[test]
+    #[should_panic(expected = "default of key `ttl`")]
+    fn a_default_that_breaks_its_kind_panics() {
+        let keys: &'static [KeySpec] = &[KeySpec {
+            name: "ttl",
+            kind: KeyKind::Duration,
+            default: Some("10"),
+            doc: "",
+        }];
+        Registry::empty().add(DesignInfo {
+            name: "x",
+            role: Role::Lock,
+            summary: "",
+            keys,
+        });
+    }
+}

@@ -1,0 +1,392 @@
+//! From a parsed document to a [`Scenario`]: every table except `[[faults]]`.
+
+use std::time::Duration;
+
+use super::faults;
+use super::model::{
+    ClientSpec, DesignSpec, Expect, LinkSpec, NetworkSpec, ParamValue, Params, Scenario, Verdict,
+    Workload,
+};
+use super::reader::{did_you_mean, Field, Result, Source, Table};
+use crate::design::catalog::{KeyKind, KeySpec, Registry, Role};
+
+const TOP_KEYS: &[&str] = &[
+    "name",
+    "description",
+    "seed",
+    "duration",
+    "max_events",
+    "strict",
+    "lock",
+    "storage",
+    "network",
+    "clients",
+    "faults",
+    "expect",
+];
+const NETWORK_KEYS: &[&str] = &["latency", "loss", "duplicate", "links"];
+const LINK_KEYS: &[&str] = &["from", "to", "latency", "loss", "duplicate"];
+const CLIENT_KEYS: &[&str] = &[
+    "name", "start", "rounds", "work", "workload", "retry", "timeout",
+];
+const EXPECT_KEYS: &[&str] = &[
+    "verdict",
+    "stale_writes",
+    "zombie_writes",
+    "accepted_writes",
+    "rejected_writes",
+    "token_regressions",
+    "lost_updates",
+];
+const MAX_CLIENTS: usize = 64;
+
+pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario> {
+    let doc = src.parse()?;
+    let mut top = Table::root(src, &doc);
+    top.accept(TOP_KEYS)?;
+
+    let name_field = top.require("name")?;
+    let name = name_field.str()?;
+    if name.trim().is_empty() {
+        return Err(name_field.error("`name` must not be empty"));
+    }
+    let description = optional(top.get("description"), |f| f.str())?.unwrap_or("");
+    let seed = optional(top.get("seed"), Field::u64)?.unwrap_or(1);
+    let duration = optional(top.get("duration"), |f| f.positive_duration("`duration`"))?
+        .unwrap_or(Duration::from_secs(60));
+    let max_events =
+        optional(top.get("max_events"), |f| f.u64_in(1, 10_000_000))?.unwrap_or(100_000);
+    let strict = optional(top.get("strict"), Field::bool)?.unwrap_or(false);
+
+    let lock_field = required_table(&mut top, "lock")?;
+    let lock = design(registry, Role::Lock, &lock_field)?;
+    let storage_field = required_table(&mut top, "storage")?;
+    let storage = design(registry, Role::Storage, &storage_field)?;
+    let clients = clients(&mut top)?;
+
+    let mut scenario = Scenario {
+        file: src.file.to_string(),
+        name: name.to_string(),
+        description: description.to_string(),
+        seed,
+        duration,
+        max_events,
+        strict,
+        lock,
+        storage,
+        network: NetworkSpec::default(),
+        clients,
+        faults: Vec::new(),
+        expect: Expect::default(),
+    };
+    // Links and faults name nodes, so they are read once every node is known.
+    let nodes = scenario.node_names();
+    if let Some(field) = top.get("network") {
+        scenario.network = network(&field, &nodes)?;
+    }
+    if let Some(field) = top.get("faults") {
+        scenario.faults = faults::faults(&field, &nodes)?;
+    }
+    if let Some(field) = top.get("expect") {
+        scenario.expect = expect(&field)?;
+    }
+    top.finish()?;
+    Ok(scenario)
+}
+
+fn optional<'a, T>(
+    field: Option<Field<'a>>,
+    read: impl FnOnce(&Field<'a>) -> Result<T>,
+) -> Result<Option<T>> {
+    field.as_ref().map(read).transpose()
+}
+
+fn required_table<'a>(top: &mut Table<'a>, key: &'static str) -> Result<Field<'a>> {
+    top.get(key).ok_or_else(|| {
+        top.error(format!(
+            "missing required table [{key}] (with at least `design = \"…\"`)"
+        ))
+    })
+}
+
+fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSpec> {
+    let mut table = field.table(&format!("[{role}]"))?;
+    let known = registry.names(role);
+    let Some(design_field) = table.get("design") else {
+        // A misspelt `design` reads better as an unknown key than as a
+        // missing one, so check keys against every design of the role first.
+        let mut any_key = vec!["design"];
+        let role_keys = registry
+            .designs()
+            .iter()
+            .filter(|d| d.role == role)
+            .flat_map(|d| d.keys);
+        for key in role_keys {
+            if !any_key.contains(&key.name) {
+                any_key.push(key.name);
+            }
+        }
+        table.accept(&any_key)?;
+        return Err(table.error(format!(
+            "missing required key `design` in [{role}]; known {role} designs: {}",
+            known.join(", ")
+        )));
+    };
+    let name = design_field.str()?;
+    let Some(info) = registry.get(role, name) else {
+        return Err(design_field.error(format!(
+            "unknown {role} design `{name}`{}; known {role} designs: {}",
+            did_you_mean(name, &known),
+            known.join(", ")
+        )));
+    };
+    let mut accepted = vec!["design"];
+    accepted.extend(info.keys.iter().map(|k| k.name));
+    table.what = format!("[{role}] (design `{name}`)");
+    table.accept(&accepted)?;
+
+    let mut params = Vec::new();
+    for key in info.keys {
+        let value = match (table.get(key.name), key.default) {
+            (Some(field), _) => param_value(&key.kind, &field)?,
+            (None, Some(_)) => default_value(key).unwrap_or_else(|e| {
+                panic!("design `{name}`: Registry::add let a bad default through: {e}")
+            }),
+            (None, None) => {
+                return Err(table.error(format!(
+                    "missing required key `{}` in {} ({}, {})",
+                    key.name, table.what, key.kind, key.doc
+                )))
+            }
+        };
+        params.push((key.name.to_string(), value));
+    }
+    table.finish()?;
+    Ok(DesignSpec {
+        design: name.to_string(),
+        params: Params::new(params),
+    })
+}
+
+fn param_value(kind: &KeyKind, field: &Field<'_>) -> Result<ParamValue> {
+    Ok(match *kind {
+        KeyKind::Duration => ParamValue::Duration(field.duration()?),
+        KeyKind::Bool => ParamValue::Bool(field.bool()?),
+        KeyKind::U64 { min, max } => ParamValue::U64(field.u64_in(min, max)?),
+        KeyKind::F64 { min, max } => {
+            let value = field.f64()?;
+            if !(min..=max).contains(&value) {
+                return Err(field.error(format!("{value} is out of range: expected {min}..={max}")));
+            }
+            ParamValue::F64(value)
+        }
+        KeyKind::Choice(choices) => ParamValue::Str(choice(field, choices)?.to_string()),
+    })
+}
+
+/// A catalog key's default, read through the same checks as a file's value.
+pub(crate) fn default_value(key: &KeySpec) -> std::result::Result<ParamValue, String> {
+    let default = key
+        .default
+        .ok_or("the key is required and has no default")?;
+    let text = format!("value = {default}");
+    let src = Source {
+        file: "<default>",
+        text: &text,
+    };
+    let doc = src.parse().map_err(|e| e.message)?;
+    let mut table = Table::root(src, &doc);
+    let field = table.require("value").map_err(|e| e.message)?;
+    param_value(&key.kind, &field).map_err(|e| format!("{default}: {}", e.message))
+}
+
+fn choice<'a>(field: &Field<'a>, choices: &[&str]) -> Result<&'a str> {
+    let value = field.str()?;
+    if choices.contains(&value) {
+        return Ok(value);
+    }
+    Err(field.error(format!(
+        "unknown value \"{value}\"{}; expected one of: {}",
+        did_you_mean(value, choices),
+        choices.join(", ")
+    )))
+}
+
+/// A node name that must be one of `nodes`.
+pub(crate) fn node(field: &Field<'_>, nodes: &[String]) -> Result<String> {
+    let name = field.str()?;
+    if nodes.iter().any(|n| n == name) {
+        return Ok(name.to_string());
+    }
+    let names: Vec<&str> = nodes.iter().map(String::as_str).collect();
+    Err(field.error(format!(
+        "unknown node `{name}`{}; known nodes: {}",
+        did_you_mean(name, &names),
+        names.join(", ")
+    )))
+}
+
+fn network(field: &Field<'_>, nodes: &[String]) -> Result<NetworkSpec> {
+    let mut table = field.table("[network]")?;
+    table.accept(NETWORK_KEYS)?;
+    let mut spec = NetworkSpec::default();
+    if let Some(latency) = optional(table.get("latency"), latency)? {
+        spec.latency = latency;
+    }
+    spec.loss = optional(table.get("loss"), |f| probability(f, "loss"))?.unwrap_or(0.0);
+    spec.duplicate =
+        optional(table.get("duplicate"), |f| probability(f, "duplicate"))?.unwrap_or(0.0);
+    if let Some(links) = table.get("links") {
+        for link_table in links.tables("network.links")? {
+            spec.links.push(link(link_table, nodes)?);
+        }
+    }
+    table.finish()?;
+    Ok(spec)
+}
+
+fn link(mut table: Table<'_>, nodes: &[String]) -> Result<LinkSpec> {
+    table.accept(LINK_KEYS)?;
+    let from = node(&table.require("from")?, nodes)?;
+    let to_field = table.require("to")?;
+    let to = node(&to_field, nodes)?;
+    if from == to {
+        return Err(to_field.error(format!(
+            "`from` and `to` are both `{to}`: a link joins two different nodes"
+        )));
+    }
+    let spec = LinkSpec {
+        from,
+        to,
+        latency: optional(table.get("latency"), latency)?,
+        loss: optional(table.get("loss"), |f| probability(f, "loss"))?,
+        duplicate: optional(table.get("duplicate"), |f| probability(f, "duplicate"))?,
+    };
+    table.finish()?;
+    Ok(spec)
+}
+
+fn latency(field: &Field<'_>) -> Result<(Duration, Duration)> {
+    let bounds = field.array()?;
+    let [min, max] = bounds.as_slice() else {
+        return Err(field.error(format!(
+            "expected [min, max], two durations such as [\"1ms\", \"5ms\"], found {} values",
+            bounds.len()
+        )));
+    };
+    let (min, max) = (min.duration()?, max.duration()?);
+    if min > max {
+        return Err(field.error(format!("latency min {min:?} is greater than max {max:?}")));
+    }
+    Ok((min, max))
+}
+
+fn probability(field: &Field<'_>, what: &str) -> Result<f64> {
+    let p = field.f64()?;
+    if !(0.0..1.0).contains(&p) {
+        return Err(field.error(format!("`{what}` is a probability in [0, 1), found {p}")));
+    }
+    Ok(p)
+}
+
+fn clients(top: &mut Table<'_>) -> Result<Vec<ClientSpec>> {
+    let field = top
+        .get("clients")
+        .ok_or_else(|| top.error("missing [[clients]]: a scenario needs at least one client"))?;
+    let tables = field.tables("clients")?;
+    if tables.is_empty() {
+        return Err(field.error("a scenario needs at least one client"));
+    }
+    if let Some(extra) = tables.get(MAX_CLIENTS) {
+        return Err(extra.error(format!("too many clients: at most {MAX_CLIENTS}")));
+    }
+    let mut clients = Vec::with_capacity(tables.len());
+    for table in tables {
+        let client = client(table, &clients)?;
+        clients.push(client);
+    }
+    Ok(clients)
+}
+
+fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
+    table.accept(CLIENT_KEYS)?;
+    let name_field = table.require("name")?;
+    let name = name_field.str()?;
+    if let Some(problem) = client_name_problem(name) {
+        return Err(name_field.error(problem));
+    }
+    if earlier.iter().any(|c| c.name == name) {
+        return Err(name_field.error(format!(
+            "duplicate client name `{name}`: client names must be unique"
+        )));
+    }
+    let duration = |table: &mut Table<'_>, key, default| -> Result<Duration> {
+        Ok(optional(table.get(key), Field::duration)?.unwrap_or(default))
+    };
+    let positive = |table: &mut Table<'_>, key: &'static str, default| -> Result<Duration> {
+        Ok(
+            optional(table.get(key), |f| f.positive_duration(&format!("`{key}`")))?
+                .unwrap_or(default),
+        )
+    };
+    let spec = ClientSpec {
+        name: name.to_string(),
+        start: duration(&mut table, "start", Duration::ZERO)?,
+        rounds: optional(table.get("rounds"), |f| f.u64_in(1, 100_000))?.unwrap_or(1),
+        work: duration(&mut table, "work", Duration::from_secs(1))?,
+        workload: match optional(table.get("workload"), |f| {
+            choice(f, &["write", "increment"])
+        })? {
+            Some("increment") => Workload::Increment,
+            _ => Workload::Write,
+        },
+        retry: positive(&mut table, "retry", Duration::from_millis(500))?,
+        timeout: positive(&mut table, "timeout", Duration::from_secs(5))?,
+    };
+    table.finish()?;
+    Ok(spec)
+}
+
+/// Why `name` cannot name a client, if it cannot.
+fn client_name_problem(name: &str) -> Option<String> {
+    let mut chars = name.chars();
+    let well_formed = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !well_formed {
+        return Some(format!(
+            "invalid client name \"{name}\": a name starts with a letter and continues with letters, \
+             digits, `_` or `-`"
+        ));
+    }
+    let lock_n = name
+        .strip_prefix("lock")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if name == "lock" || name == "storage" || lock_n {
+        return Some(format!(
+            "client name `{name}` is reserved for a server node (lock, lockN, storage)"
+        ));
+    }
+    None
+}
+
+fn expect(field: &Field<'_>) -> Result<Expect> {
+    let mut table = field.table("[expect]")?;
+    table.accept(EXPECT_KEYS)?;
+    let mut count = |key| optional(table.get(key), Field::u64);
+    let expect = Expect {
+        verdict: None,
+        stale_writes: count("stale_writes")?,
+        zombie_writes: count("zombie_writes")?,
+        accepted_writes: count("accepted_writes")?,
+        rejected_writes: count("rejected_writes")?,
+        token_regressions: count("token_regressions")?,
+        lost_updates: count("lost_updates")?,
+    };
+    let verdict = match optional(table.get("verdict"), |f| choice(f, &["safe", "violation"]))? {
+        Some("safe") => Some(Verdict::Safe),
+        Some(_) => Some(Verdict::Violation),
+        None => None,
+    };
+    table.finish()?;
+    Ok(Expect { verdict, ..expect })
+}

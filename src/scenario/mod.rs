@@ -1,0 +1,71 @@
+//! Scenario files: TOML in the format of DESIGN.md ("Scenario format,
+//! version 1"), loaded into a validated [`Scenario`].
+//!
+//! Every mistake in a file is a [`ScenarioError`] naming the file, line and
+//! column of the offending key or value; the loader never panics on input.
+//! Defaults are filled in, so a [`Scenario`] needs no further checking.
+//!
+//! ```
+//! use fencesim::design::catalog::Registry;
+//! use fencesim::scenario::{load_str, Trigger};
+//!
+//! let text = r#"
+//! name = "pause-after-acquire"
+//! [lock]
+//! design = "lease"
+//! [storage]
+//! design = "fenced"
+//! [[clients]]
+//! name = "client1"
+//! [[faults]]
+//! kind = "pause"
+//! node = "client1"
+//! after = "client1:acquired"
+//! duration = "15s"
+//! "#;
+//! let scenario = load_str(&Registry::builtin(), "example.toml", text).unwrap();
+//! assert_eq!(scenario.node_names(), ["client1", "lock", "storage"]);
+//! assert!(matches!(scenario.faults[0].trigger, Trigger::After { nth: 1, .. }));
+//!
+//! let error = load_str(&Registry::builtin(), "bad.toml", "name = 3").unwrap_err();
+//! assert_eq!(error.location(), "bad.toml:1:8");
+//! ```
+
+use std::path::Path;
+
+use crate::design::catalog::{KeySpec, Registry};
+
+pub mod error;
+mod faults;
+mod load;
+pub mod model;
+mod reader;
+
+pub use error::ScenarioError;
+pub use model::{
+    ClientSpec, DesignSpec, Expect, FaultKind, FaultSpec, LinkSpec, NetworkSpec, ParamValue,
+    Params, Scenario, Trigger, Verdict, Workload,
+};
+
+/// Reads and validates the scenario file at `path`, checking its designs
+/// against `registry`. A file that cannot be read is an error at line 0.
+pub fn load_file(registry: &Registry, path: &Path) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ScenarioError::new(&file, 0, 0, format!("cannot read scenario file: {e}")))?;
+    load_str(registry, &file, &text)
+}
+
+/// Validates the scenario `text`; `file` names it in errors and in
+/// [`Scenario::file`].
+pub fn load_str(registry: &Registry, file: &str, text: &str) -> Result<Scenario, ScenarioError> {
+    load::scenario(registry, reader::Source { file, text })
+}
+
+/// Whether a catalog key's default passes its own kind's checks.
+pub(crate) fn check_default(key: &KeySpec) -> Result<(), String> {
+    match key.default {
+        None => Ok(()),
+        Some(_) => load::default_value(key).map(drop),
+    }
+}

@@ -1,0 +1,387 @@
+//! The validated scenario: what the loader returns and the world is built from.
+//!
+//! Every value here has passed validation and has its default filled in, so
+//! consumers never re-check the file's rules.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A loaded and validated scenario file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// The file it was loaded from, as named to the loader.
+    pub file: String,
+    /// `name`: non-empty.
+    pub name: String,
+    /// `description`, `""` when absent.
+    pub description: String,
+    /// `seed`, default 1 (a `--seed` flag overrides it).
+    pub seed: u64,
+    /// `duration`: the simulated time limit, default 1 minute, > 0.
+    pub duration: Duration,
+    /// `max_events`: the journal's event limit, default 100 000.
+    pub max_events: u64,
+    /// `strict`: zombie writes count toward the verdict; default false.
+    pub strict: bool,
+    /// `[lock]`.
+    pub lock: DesignSpec,
+    /// `[storage]`.
+    pub storage: DesignSpec,
+    /// `[network]`.
+    pub network: NetworkSpec,
+    /// `[[clients]]`, in file order (1 to 64).
+    pub clients: Vec<ClientSpec>,
+    /// `[[faults]]`, in file order.
+    pub faults: Vec<FaultSpec>,
+    /// `[expect]`.
+    pub expect: Expect,
+}
+
+impl Scenario {
+    /// The lock service's node names: `lock`, or `lock1` … `lockN` when the
+    /// lock design has a `nodes` parameter greater than 1.
+    pub fn lock_nodes(&self) -> Vec<String> {
+        match self.lock.params.get("nodes") {
+            Some(ParamValue::U64(n)) if *n > 1 => (1..=*n).map(|i| format!("lock{i}")).collect(),
+            _ => vec!["lock".to_string()],
+        }
+    }
+
+    /// Every node: the clients in file order, then the lock node(s), then
+    /// `storage`.
+    pub fn node_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.clients.iter().map(|c| c.name.clone()).collect();
+        names.extend(self.lock_nodes());
+        names.push("storage".to_string());
+        names
+    }
+}
+
+/// A `[lock]` or `[storage]` table: the design and its parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DesignSpec {
+    /// `design = "…"`, a name from the registry.
+    pub design: String,
+    /// Every key the design takes (see the catalog), defaults filled in.
+    pub params: Params,
+}
+
+/// A design's parameters, checked against the catalog, with defaults filled in.
+///
+/// The typed getters panic when the key is missing or of another type: the
+/// loader guarantees every catalog key is present with its declared kind, so
+/// that can only be a design asking for a key its catalog entry lacks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Params(BTreeMap<String, ParamValue>);
+
+/// One parameter's value, typed by its catalog kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParamValue {
+    /// From a duration key.
+    Duration(Duration),
+    /// From a bool key.
+    Bool(bool),
+    /// From an integer key.
+    U64(u64),
+    /// From a float key.
+    F64(f64),
+    /// From a choice key.
+    Str(String),
+}
+
+impl Params {
+    /// Parameters from `(key, value)` pairs.
+    pub fn new(values: impl IntoIterator<Item = (String, ParamValue)>) -> Params {
+        Params(values.into_iter().collect())
+    }
+
+    /// The value of `key`, if the design has it.
+    pub fn get(&self, key: &str) -> Option<&ParamValue> {
+        self.0.get(key)
+    }
+
+    /// All parameters, ordered by key.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &ParamValue)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    fn expect(&self, key: &str, kind: &str) -> &ParamValue {
+        match self.0.get(key) {
+            Some(value) => value,
+            None => panic!(
+                "design parameter `{key}` ({kind}) is missing: is it in the design's catalog entry? \
+                 present: {:?}",
+                self.0.keys().collect::<Vec<_>>()
+            ),
+        }
+    }
+
+    /// The duration `key`. Panics if it is missing or not a duration.
+    pub fn duration(&self, key: &str) -> Duration {
+        match self.expect(key, "duration") {
+            ParamValue::Duration(d) => *d,
+            other => panic!("design parameter `{key}` is {other:?}, not a duration"),
+        }
+    }
+
+    /// The bool `key`. Panics if it is missing or not a bool.
+    pub fn bool(&self, key: &str) -> bool {
+        match self.expect(key, "bool") {
+            ParamValue::Bool(b) => *b,
+            other => panic!("design parameter `{key}` is {other:?}, not a bool"),
+        }
+    }
+
+    /// The integer `key`. Panics if it is missing or not an integer.
+    pub fn u64(&self, key: &str) -> u64 {
+        match self.expect(key, "integer") {
+            ParamValue::U64(n) => *n,
+            other => panic!("design parameter `{key}` is {other:?}, not an integer"),
+        }
+    }
+
+    /// The float `key`. Panics if it is missing or not a float.
+    pub fn f64(&self, key: &str) -> f64 {
+        match self.expect(key, "float") {
+            ParamValue::F64(f) => *f,
+            other => panic!("design parameter `{key}` is {other:?}, not a float"),
+        }
+    }
+
+    /// The choice `key`. Panics if it is missing or not a choice.
+    pub fn str(&self, key: &str) -> &str {
+        match self.expect(key, "choice") {
+            ParamValue::Str(s) => s,
+            other => panic!("design parameter `{key}` is {other:?}, not a choice"),
+        }
+    }
+}
+
+/// `[network]`: the latency, loss and duplication of every link, with
+/// per-link overrides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetworkSpec {
+    /// `latency = [min, max]`: uniform, min ≤ max; default 1ms to 5ms.
+    pub latency: (Duration, Duration),
+    /// `loss`: probability in [0, 1) that a message is lost; default 0.
+    pub loss: f64,
+    /// `duplicate`: probability in [0, 1) that a message is delivered twice; default 0.
+    pub duplicate: f64,
+    /// `[[network.links]]`, in file order.
+    pub links: Vec<LinkSpec>,
+}
+
+impl Default for NetworkSpec {
+    fn default() -> Self {
+        NetworkSpec {
+            latency: (Duration::from_millis(1), Duration::from_millis(5)),
+            loss: 0.0,
+            duplicate: 0.0,
+            links: Vec::new(),
+        }
+    }
+}
+
+/// `[[network.links]]`: overrides for the messages from one node to another
+/// (one direction).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    /// Sending node.
+    pub from: String,
+    /// Receiving node, different from `from`.
+    pub to: String,
+    /// Overrides the network's latency range.
+    pub latency: Option<(Duration, Duration)>,
+    /// Overrides the network's loss probability.
+    pub loss: Option<f64>,
+    /// Overrides the network's duplication probability.
+    pub duplicate: Option<f64>,
+}
+
+/// `[[clients]]`: one client node and its workload.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientSpec {
+    /// The node's name: unique, `[A-Za-z][A-Za-z0-9_-]*`, not a server's name.
+    pub name: String,
+    /// When it first tries to acquire; default 0s.
+    pub start: Duration,
+    /// Acquire → work → write → release cycles, 1 to 100 000; default 1.
+    pub rounds: u64,
+    /// Time inside the critical section before the write; default 1s.
+    pub work: Duration,
+    /// What the write does; default blind write.
+    pub workload: Workload,
+    /// Wait before retrying a denied acquire; default 500ms, > 0.
+    pub retry: Duration,
+    /// How long the client waits for any answer; default 5s, > 0.
+    pub timeout: Duration,
+}
+
+/// What a client's write does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workload {
+    /// `"write"`: a blind put of a new value.
+    Write,
+    /// `"increment"`: read, add one, write back (lost updates show up here).
+    Increment,
+}
+
+/// `[[faults]]`: one fault and when it fires.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FaultSpec {
+    /// What happens.
+    pub kind: FaultKind,
+    /// When it happens.
+    pub trigger: Trigger,
+    /// The line of the fault's `[[faults]]` header, for reports.
+    pub line: usize,
+}
+
+/// When a fault fires.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Trigger {
+    /// `at = "5s"`: at this true (simulated) time.
+    At(Duration),
+    /// `after = "node:event[:N]"` (plus an optional `delay`): after the
+    /// `nth` event of kind `event` on `node`.
+    After {
+        /// The node whose event triggers the fault.
+        node: String,
+        /// The event kind (a domain or world event).
+        event: String,
+        /// Which occurrence, 1-based; default 1.
+        nth: u32,
+        /// How long after the event; default 0.
+        delay: Duration,
+    },
+}
+
+/// What a fault does. Durations named `duration` in the file are `duration`
+/// or `window` here.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    /// The node runs nothing for `duration`.
+    Pause {
+        /// The paused node.
+        node: String,
+        /// How long, > 0.
+        duration: Duration,
+    },
+    /// The node's clock changes from the trigger on (at least one field is set).
+    Clock {
+        /// The node whose clock changes.
+        node: String,
+        /// Shifts both clocks by this many nanoseconds.
+        offset: Option<i64>,
+        /// Clock rate, in (0, 100]: 1.5 runs 50% fast.
+        rate: Option<f64>,
+        /// Steps the wall clock by this many nanoseconds.
+        jump: Option<i64>,
+    },
+    /// Messages on the link `from` → `to` are held back for `extra`.
+    Delay {
+        /// Sending node.
+        from: String,
+        /// Receiving node.
+        to: String,
+        /// Added latency, > 0.
+        extra: Duration,
+        /// The next `count` messages. Exactly one of `count` and `window` is
+        /// set: `count` is `Some(1)` when the file gives neither.
+        count: Option<u64>,
+        /// Every message sent during this window (the file's `duration`).
+        window: Option<Duration>,
+    },
+    /// Messages on the link `from` → `to` are lost.
+    Drop {
+        /// Sending node.
+        from: String,
+        /// Receiving node.
+        to: String,
+        /// As for [`FaultKind::Delay`].
+        count: Option<u64>,
+        /// As for [`FaultKind::Delay`].
+        window: Option<Duration>,
+    },
+    /// Messages on the link `from` → `to` are delivered twice.
+    Duplicate {
+        /// Sending node.
+        from: String,
+        /// Receiving node.
+        to: String,
+        /// As for [`FaultKind::Delay`].
+        count: Option<u64>,
+        /// As for [`FaultKind::Delay`].
+        window: Option<Duration>,
+    },
+    /// The network is cut between groups for `duration`.
+    Partition {
+        /// At least two non-empty, disjoint groups; nodes in no group stay
+        /// connected to all.
+        groups: Vec<Vec<String>>,
+        /// How long, > 0.
+        duration: Duration,
+        /// Cut only the messages from the first group to the others.
+        one_way: bool,
+    },
+    /// The node crashes, losing its volatile state.
+    Crash {
+        /// The crashed node.
+        node: String,
+        /// Restart after this long; `None` keeps it down for good.
+        restart_after: Option<Duration>,
+    },
+}
+
+impl FaultKind {
+    /// The kind as the file spells it: `pause`, `clock`, ….
+    pub fn name(&self) -> &'static str {
+        match self {
+            FaultKind::Pause { .. } => "pause",
+            FaultKind::Clock { .. } => "clock",
+            FaultKind::Delay { .. } => "delay",
+            FaultKind::Drop { .. } => "drop",
+            FaultKind::Duplicate { .. } => "duplicate",
+            FaultKind::Partition { .. } => "partition",
+            FaultKind::Crash { .. } => "crash",
+        }
+    }
+}
+
+/// `[expect]`: what the run should show; `None` is not checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Expect {
+    /// The verdict.
+    pub verdict: Option<Verdict>,
+    /// Number of stale writes.
+    pub stale_writes: Option<u64>,
+    /// Number of zombie writes.
+    pub zombie_writes: Option<u64>,
+    /// Number of writes the storage accepted.
+    pub accepted_writes: Option<u64>,
+    /// Number of writes the storage rejected.
+    pub rejected_writes: Option<u64>,
+    /// Number of token regressions.
+    pub token_regressions: Option<u64>,
+    /// Number of lost updates.
+    pub lost_updates: Option<u64>,
+}
+
+/// A run's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No violation.
+    Safe,
+    /// A stale write, token regression or lost update (or, when strict, a zombie write).
+    Violation,
+}
+
+impl Verdict {
+    /// `"safe"` or `"violation"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Safe => "safe",
+            Verdict::Violation => "violation",
+        }
+    }
+}
