@@ -4,6 +4,7 @@
 mod counts;
 mod journal;
 mod lost_update;
+mod reference;
 mod stale;
 mod tokens;
 mod zombie;
