@@ -99,12 +99,12 @@ impl<'a> History<'a> {
         self.writes.get(write_id)
     }
 
-    /// The grant `index` was superseded by a newer one strictly before `seq`.
+    /// The grant that superseded grant `index`, if it came strictly before `seq`.
     pub fn newer_grant_before(&self, index: usize, seq: u64) -> Option<&Grant<'a>> {
         self.grants.get(index + 1).filter(|g| g.seq < seq)
     }
 
-    /// The grant `index` had ended at the lock strictly before `seq`.
+    /// How grant `index` ended at the lock, if it did strictly before `seq`.
     pub fn ended_before(&self, index: usize, seq: u64) -> Option<End> {
         self.grants[index].end.filter(|e| e.seq < seq)
     }
