@@ -4,6 +4,7 @@
 
 pub mod design;
 pub mod events;
+pub mod oracle;
 pub mod protocol;
 pub mod report;
 pub mod scenario;

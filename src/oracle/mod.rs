@@ -1,0 +1,226 @@
+//! The oracle: reads a journal, and only a journal, and judges it.
+//!
+//! ```
+//! use fencesim::oracle::{check, OracleConfig, Verdict};
+//! use sim::journal::{Event, Journal};
+//!
+//! // Figure 9-6 without fencing: client1 (token 33) pauses, its lease
+//! // expires, client2 (token 34) writes, then client1's write lands.
+//! let s = 1_000_000_000u64;
+//! let e = |t: u64, node: &str, kind: &str| Event::new(0, t, node, t as i64, kind);
+//! let journal = Journal::from_events([
+//!     e(0, "client1", "acquired").with("lease", 1u64).with("token", 33u64),
+//!     e(10 * s, "lock", "expired").with("client", "client1").with("lease", 1u64),
+//!     e(10 * s, "client2", "acquired").with("lease", 2u64).with("token", 34u64),
+//!     e(11 * s, "client2", "wrote").with("write", "client2/1").with("token", 34u64),
+//!     e(11 * s, "storage", "accepted").with("write", "client2/1").with("client", "client2"),
+//!     e(15 * s, "client1", "wrote").with("write", "client1/1").with("token", 33u64),
+//!     e(16 * s, "storage", "accepted").with("write", "client1/1").with("client", "client1"),
+//! ]);
+//! let report = check(&journal, &OracleConfig::default());
+//! assert_eq!(report.verdict, Verdict::Violation);
+//! assert_eq!(report.stale_writes, 1);
+//! assert_eq!(report.overlapping_leases, 1);
+//! assert!(report.violations[0].explanation.contains("token 33"));
+//! ```
+//!
+//! Definitions (see DESIGN.md, "Oracle"):
+//! - A **grant** is a client's `acquired` event; grants are ordered by their
+//!   position in the journal, and a later grant is *newer*.
+//! - A **write** is made under its client's latest grant before its `wrote`
+//!   event. A storage outcome for a write with no `wrote` event, or written
+//!   before any grant, is counted but judged by no grant-based check.
+//! - A grant **ends** at the lock with the lock's first `expired` or
+//!   `released` naming its client and lease (matched to that client's latest
+//!   grant of that lease). An end logged before the client's `acquired` (the
+//!   grant reached the client after its lease had run out) ends the grant
+//!   from the start.
+//! - [`ViolationKind`] describes each finding; [`Report`] lists the counts.
+//!
+//! One pass indexes the journal (`history.rs`); each concern is then a small
+//! pass over those indexes, in its own module.
+
+use std::fmt;
+
+use serde::Serialize;
+use sim::journal::Journal;
+
+mod counts;
+mod history;
+mod lost_update;
+mod stale;
+mod tokens;
+mod zombie;
+
+use history::History;
+
+/// How strictly to judge.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OracleConfig {
+    /// Count zombie writes toward the verdict (by default they are reported
+    /// but do not make a run a violation: fencing tokens cannot stop them).
+    pub strict: bool,
+}
+
+/// The judgement of one run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// No violation found.
+    Safe,
+    /// At least one violation counted toward the verdict.
+    Violation,
+}
+
+impl Verdict {
+    /// `"safe"` or `"violation"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Safe => "safe",
+            Verdict::Violation => "violation",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What kind of finding a [`Violation`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViolationKind {
+    /// The storage accepted a write after accepting one made under a newer grant.
+    StaleWrite,
+    /// The storage accepted a write whose grant was no longer current, before
+    /// any newer holder had written.
+    ZombieWrite,
+    /// The lock handed out a token not greater than an earlier grant's.
+    TokenRegression,
+    /// A key's final value is below the number of acknowledged increments.
+    LostUpdate,
+}
+
+impl ViolationKind {
+    /// `"stale_write"`, `"zombie_write"`, `"token_regression"` or `"lost_update"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ViolationKind::StaleWrite => "stale_write",
+            ViolationKind::ZombieWrite => "zombie_write",
+            ViolationKind::TokenRegression => "token_regression",
+            ViolationKind::LostUpdate => "lost_update",
+        }
+    }
+}
+
+impl fmt::Display for ViolationKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One finding, tied to the journal event that shows it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// What was found.
+    pub kind: ViolationKind,
+    /// Journal `seq` of the event that shows it (for a lost update: the last
+    /// acceptance or acknowledgement of the key).
+    pub seq: u64,
+    /// True time of that event, in nanoseconds.
+    pub t_ns: u64,
+    /// One or two sentences for humans, with true times in seconds.
+    pub explanation: String,
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (seq {}): {}", self.kind, self.seq, self.explanation)
+    }
+}
+
+/// Everything the oracle found in one journal.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// `violation` when stale writes, token regressions or lost updates were
+    /// found (or zombie writes, with [`OracleConfig::strict`]).
+    pub verdict: Verdict,
+    /// Acceptances of a write after one made under a newer grant.
+    pub stale_writes: u64,
+    /// Acceptances of a write whose grant was no longer current, not stale.
+    pub zombie_writes: u64,
+    /// Grants whose token was not greater than an earlier grant's.
+    pub token_regressions: u64,
+    /// Acknowledged increments missing from the final values.
+    pub lost_updates: u64,
+    /// Storage `accepted` events.
+    pub accepted_writes: u64,
+    /// Storage `rejected` events.
+    pub rejected_writes: u64,
+    /// Rejections of a write whose grant was current (newest and not ended).
+    pub false_rejections: u64,
+    /// Pairs of grants to different clients where the later one was acquired
+    /// while the earlier client still believed it held the lock.
+    pub overlapping_leases: u64,
+    /// Every finding in journal order, zombie writes included even when they
+    /// do not count toward the verdict.
+    pub violations: Vec<Violation>,
+}
+
+/// Judges `journal`. Reads nothing but the journal's events.
+pub fn check(journal: &Journal, config: &OracleConfig) -> Report {
+    let history = History::index(journal);
+    let mut violations = Vec::new();
+    let stale_writes = stale::check(&history, &mut violations);
+    let zombie_writes = zombie::check(&history, &mut violations);
+    let token_regressions = tokens::check(&history, &mut violations);
+    let lost_updates = lost_update::check(&history, &mut violations);
+    let counts = counts::count(&history);
+    // Stable: findings at the same event keep the order of the checks above.
+    violations.sort_by_key(|v| v.seq);
+    let violated = stale_writes > 0
+        || token_regressions > 0
+        || lost_updates > 0
+        || (config.strict && zombie_writes > 0);
+    Report {
+        verdict: if violated {
+            Verdict::Violation
+        } else {
+            Verdict::Safe
+        },
+        stale_writes,
+        zombie_writes,
+        token_regressions,
+        lost_updates,
+        accepted_writes: counts.accepted_writes,
+        rejected_writes: counts.rejected_writes,
+        false_rejections: counts.false_rejections,
+        overlapping_leases: counts.overlapping_leases,
+        violations,
+    }
+}
+
+/// A true time in seconds with 3 decimals (`16.012s`), by integer arithmetic
+/// so that every platform prints the same text.
+pub(crate) struct Secs(pub u64);
+
+impl fmt::Display for Secs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = self.0 / 1_000_000;
+        write!(f, "{}.{:03}s", ms / 1000, ms % 1000)
+    }
+}
+
+/// `token 33` or `no token`.
+pub(crate) struct TokenText(pub Option<u64>);
+
+impl fmt::Display for TokenText {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(t) => write!(f, "token {t}"),
+            None => f.write_str("no token"),
+        }
+    }
+}

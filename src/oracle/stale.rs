@@ -1,0 +1,66 @@
+//! `stale_write`: the storage accepts a write after it has already accepted a
+//! write made under a newer grant. The headline check; every design is held
+//! to it, with tokens or without.
+
+use super::history::{History, Outcome};
+use super::{Secs, TokenText, Violation, ViolationKind};
+
+/// Whether acceptance `outcome` is stale: it returns the earlier acceptance
+/// whose grant is newer.
+pub(super) fn superseding<'h, 'a>(
+    history: &'h History<'a>,
+    outcome: &Outcome<'a>,
+) -> Option<&'h Outcome<'a>> {
+    let grant = outcome.grant?;
+    let prior = &history.outcomes[outcome.newest_prior?];
+    (prior.grant? > grant).then_some(prior)
+}
+
+/// Counts stale acceptances and appends one violation for each.
+pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u64 {
+    let mut count = 0;
+    for outcome in history.outcomes.iter().filter(|o| o.accepted) {
+        let Some(prior) = superseding(history, outcome) else {
+            continue;
+        };
+        count += 1;
+        violations.push(Violation {
+            kind: ViolationKind::StaleWrite,
+            seq: outcome.seq,
+            t_ns: outcome.t_ns,
+            explanation: format!(
+                "{} accepted {} at {}, after it had already accepted {} made under a newer \
+                 grant ({}): a stale write.",
+                outcome.node,
+                write_text(history, outcome),
+                Secs(outcome.t_ns),
+                write_name(prior),
+                grant_text(history, prior),
+            ),
+        });
+    }
+    count
+}
+
+/// `client1's write client1/1`.
+pub(super) fn write_name(outcome: &Outcome<'_>) -> String {
+    format!("{}'s write {}", outcome.client, outcome.write_id)
+}
+
+/// `token 33, granted at 0.004s` for the write of `outcome`, which has a grant.
+pub(super) fn grant_text(history: &History<'_>, outcome: &Outcome<'_>) -> String {
+    let token = history.write(outcome.write_id).and_then(|w| w.token);
+    match outcome.grant {
+        Some(g) => format!(
+            "{}, granted at {}",
+            TokenText(token),
+            Secs(history.grants[g].t_ns)
+        ),
+        None => TokenText(token).to_string(),
+    }
+}
+
+/// `client1's write client1/1 (token 33, granted at 0.004s)`.
+fn write_text(history: &History<'_>, outcome: &Outcome<'_>) -> String {
+    format!("{} ({})", write_name(outcome), grant_text(history, outcome))
+}
