@@ -2,9 +2,11 @@
 //! and fencing tokens.
 #![deny(missing_docs)]
 
+pub mod cli;
 pub mod design;
 pub mod events;
 pub mod oracle;
 pub mod protocol;
 pub mod report;
+pub mod runner;
 pub mod scenario;

@@ -1,1 +1,7 @@
-fn main() {}
+//! The `fencesim` command line. See `fencesim --help`.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    fencesim::cli::main()
+}

@@ -109,11 +109,10 @@ impl sim::Message for Msg {
         match self {
             Msg::Acquire { req } => write!(s, "acquire req={req}").unwrap(),
             Msg::Granted {
-                lease, token: t, ttl, ..
+                lease, token: t, ..
             } => {
                 write!(s, "grant lease={lease}").unwrap();
                 token(&mut s, t);
-                write!(s, " ttl={}", humantime::format_duration(*ttl)).unwrap();
             }
             Msg::Denied { .. } => s.push_str("deny"),
             Msg::Release { lease } => write!(s, "release lease={lease}").unwrap(),
@@ -121,11 +120,10 @@ impl sim::Message for Msg {
             Msg::Read { key, .. } => write!(s, "read {key}").unwrap(),
             Msg::ReadReply { value, .. } => write!(s, "value {value}").unwrap(),
             Msg::Write {
-                write, token: t, value, ..
+                write, token: t, ..
             } => {
                 write!(s, "write {write}").unwrap();
                 token(&mut s, t);
-                write!(s, " value={value}").unwrap();
             }
             Msg::WriteReply { write, ok } => {
                 write!(s, "{} {write}", if *ok { "ok" } else { "rejected" }).unwrap()

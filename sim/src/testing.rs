@@ -126,12 +126,22 @@ impl Harness {
     }
 
     /// Calls `on_message` with a message from node `from`.
-    pub fn message<M: Message>(&mut self, actor: &mut dyn Actor<M>, from: NodeId, msg: M) -> Step<M> {
+    pub fn message<M: Message>(
+        &mut self,
+        actor: &mut dyn Actor<M>,
+        from: NodeId,
+        msg: M,
+    ) -> Step<M> {
         self.call(|ctx| actor.on_message(ctx, from, msg))
     }
 
     /// Calls `on_timer`.
-    pub fn timer<M: Message>(&mut self, actor: &mut dyn Actor<M>, id: TimerId, tag: u64) -> Step<M> {
+    pub fn timer<M: Message>(
+        &mut self,
+        actor: &mut dyn Actor<M>,
+        id: TimerId,
+        tag: u64,
+    ) -> Step<M> {
         self.call(|ctx| actor.on_timer(ctx, id, tag))
     }
 }

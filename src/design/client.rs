@@ -171,7 +171,15 @@ impl Actor<Msg> for Client {
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         match (msg, self.phase.clone()) {
-            (Msg::Granted { req, lease, token, ttl }, Phase::Acquiring { req: want }) if req == want => {
+            (
+                Msg::Granted {
+                    req,
+                    lease,
+                    token,
+                    ttl,
+                },
+                Phase::Acquiring { req: want },
+            ) if req == want => {
                 self.disarm_timeout(ctx);
                 sim::emit!(
                     events::ACQUIRED,
@@ -192,11 +200,20 @@ impl Actor<Msg> for Client {
                 self.phase = Phase::Idle;
                 ctx.set_timer(self.config.retry, TAG_ACQUIRE);
             }
-            (Msg::ReadReply { req, value, version }, Phase::Reading { req: want, grant }) if req == want => {
+            (
+                Msg::ReadReply {
+                    req,
+                    value,
+                    version,
+                },
+                Phase::Reading { req: want, grant },
+            ) if req == want => {
                 sim::emit!(events::READ, value = value, version = version);
                 self.write(ctx, grant, value + 1);
             }
-            (Msg::WriteReply { write, ok }, Phase::Writing { write: want, grant }) if write == want => {
+            (Msg::WriteReply { write, ok }, Phase::Writing { write: want, grant })
+                if write == want =>
+            {
                 sim::emit!(
                     events::ACKED,
                     write = write.as_str(),
@@ -221,7 +238,10 @@ impl Actor<Msg> for Client {
                     self.requests += 1;
                     let req = self.requests;
                     let key = self.config.key.clone();
-                    ctx.send(Self::peer(ctx, &self.config.storage), Msg::Read { req, key });
+                    ctx.send(
+                        Self::peer(ctx, &self.config.storage),
+                        Msg::Read { req, key },
+                    );
                     self.phase = Phase::Reading { req, grant };
                     self.arm_timeout(ctx);
                 }
@@ -281,8 +301,17 @@ mod tests {
         let (work, after, tag) = s.timers[0];
         assert_eq!(after, Duration::from_secs(1));
         let s = h.timer(&mut c, work, tag);
-        assert!(matches!(&s.sends[0], (STORAGE, Msg::Write { token: Some(33), write, .. }) if write == "client1/1"));
-        let s = h.message(&mut c, STORAGE, Msg::WriteReply { write: "client1/1".into(), ok: false });
+        assert!(
+            matches!(&s.sends[0], (STORAGE, Msg::Write { token: Some(33), write, .. }) if write == "client1/1")
+        );
+        let s = h.message(
+            &mut c,
+            STORAGE,
+            Msg::WriteReply {
+                write: "client1/1".into(),
+                ok: false,
+            },
+        );
         assert_eq!(s.sends, vec![(LOCK, Msg::Release { lease: 7 })]);
         assert!(c.is_done());
     }
@@ -310,11 +339,34 @@ mod tests {
         let (mut h, mut c) = (harness(), Client::new(config));
         let s = h.start(&mut c);
         h.timer(&mut c, s.timers[0].0, s.timers[0].2);
-        let granted = Msg::Granted { req: 1, lease: 1, token: None, ttl: Duration::from_secs(10) };
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 1,
+            token: None,
+            ttl: Duration::from_secs(10),
+        };
         let s = h.message(&mut c, LOCK, granted);
         let s = h.timer(&mut c, s.timers[0].0, s.timers[0].2);
         assert!(matches!(s.sends[0], (STORAGE, Msg::Read { req: 2, .. })));
-        let s = h.message(&mut c, STORAGE, Msg::ReadReply { req: 2, value: 41, version: 3 });
-        assert!(matches!(s.sends[0], (STORAGE, Msg::Write { value: 42, op: Op::Increment, .. })));
+        let s = h.message(
+            &mut c,
+            STORAGE,
+            Msg::ReadReply {
+                req: 2,
+                value: 41,
+                version: 3,
+            },
+        );
+        assert!(matches!(
+            s.sends[0],
+            (
+                STORAGE,
+                Msg::Write {
+                    value: 42,
+                    op: Op::Increment,
+                    ..
+                }
+            )
+        ));
     }
 }

@@ -125,7 +125,11 @@ impl Actor<Msg> for LeaseLock {
         if let Some(h) = self.holder.clone() {
             if h.timer == id {
                 self.holder = None;
-                sim::emit!(events::EXPIRED, client = ctx.name_of(h.client), lease = lease);
+                sim::emit!(
+                    events::EXPIRED,
+                    client = ctx.name_of(h.client),
+                    lease = lease
+                );
             }
         }
     }
@@ -163,7 +167,16 @@ mod tests {
     fn grants_increasing_tokens_and_denies_while_held() {
         let (mut h, mut l) = (harness(), lock());
         let s = h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
-        assert!(matches!(s.sends[0], (CLIENT1, Msg::Granted { token: Some(33), .. })));
+        assert!(matches!(
+            s.sends[0],
+            (
+                CLIENT1,
+                Msg::Granted {
+                    token: Some(33),
+                    ..
+                }
+            )
+        ));
         assert_eq!(s.timers[0].1, Duration::from_secs(10));
         let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 1 });
         assert_eq!(s.sends, vec![(CLIENT2, Msg::Denied { req: 1 })]);
@@ -171,7 +184,16 @@ mod tests {
         let s = h.timer(&mut l, timer, 1);
         assert_eq!(s.events[0].0, "expired");
         let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 2 });
-        assert!(matches!(s.sends[0], (CLIENT2, Msg::Granted { token: Some(34), .. })));
+        assert!(matches!(
+            s.sends[0],
+            (
+                CLIENT2,
+                Msg::Granted {
+                    token: Some(34),
+                    ..
+                }
+            )
+        ));
     }
 
     #[test]
@@ -198,7 +220,10 @@ mod tests {
         h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
         l.on_crash();
         let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 1 });
-        assert!(matches!(s.sends[0], (CLIENT2, Msg::Granted { token: Some(1), .. })));
+        assert!(matches!(
+            s.sends[0],
+            (CLIENT2, Msg::Granted { token: Some(1), .. })
+        ));
     }
 
     #[test]
@@ -211,6 +236,9 @@ mod tests {
             }),
         );
         let s = h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
-        assert!(matches!(s.sends[0], (CLIENT1, Msg::Granted { token: None, .. })));
+        assert!(matches!(
+            s.sends[0],
+            (CLIENT1, Msg::Granted { token: None, .. })
+        ));
     }
 }

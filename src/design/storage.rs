@@ -125,7 +125,14 @@ impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
         match msg {
             Msg::Read { req, key } => {
                 let (value, version) = self.data.get(&key).copied().unwrap_or((0, 0));
-                ctx.send(from, Msg::ReadReply { req, value, version });
+                ctx.send(
+                    from,
+                    Msg::ReadReply {
+                        req,
+                        value,
+                        version,
+                    },
+                );
             }
             Msg::Write {
                 write,
@@ -210,7 +217,13 @@ mod tests {
         assert_eq!(step.events[0].0, "rejected");
         assert_eq!(
             step.sends,
-            vec![(1, Msg::WriteReply { write: "client1/1".into(), ok: false })]
+            vec![(
+                1,
+                Msg::WriteReply {
+                    write: "client1/1".into(),
+                    ok: false
+                }
+            )]
         );
     }
 
@@ -230,10 +243,24 @@ mod tests {
         let mut s = StorageNode::new(Unchecked);
         h.message(&mut s, 1, write("a", Some(34)));
         h.message(&mut s, 1, write("b", Some(1)));
-        let step = h.message(&mut s, 1, Msg::Read { req: 7, key: "x".into() });
+        let step = h.message(
+            &mut s,
+            1,
+            Msg::Read {
+                req: 7,
+                key: "x".into(),
+            },
+        );
         assert_eq!(
             step.sends,
-            vec![(1, Msg::ReadReply { req: 7, value: 1, version: 2 })]
+            vec![(
+                1,
+                Msg::ReadReply {
+                    req: 7,
+                    value: 1,
+                    version: 2
+                }
+            )]
         );
     }
 }

@@ -1,0 +1,185 @@
+//! `fencesim check [PATH…]`: every scenario under the paths, run twice with
+//! its own seed; the two traces must be identical.
+
+use std::path::{Path, PathBuf};
+
+use sim::Outcome;
+
+use super::{load, repro_command, Status};
+use crate::design::catalog::Registry;
+use crate::runner::{self, ScenarioRun};
+
+pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
+    let default = [PathBuf::from("scenarios")];
+    let paths = if paths.is_empty() {
+        &default[..]
+    } else {
+        paths
+    };
+    let mut files = Vec::new();
+    let mut status = Status::Ok;
+    for path in paths {
+        if let Err(e) = collect(path, &mut files) {
+            eprintln!("error: {}: {e}", path.display());
+            status = status.max(Status::Invalid);
+        }
+    }
+    let mut rows = Vec::new();
+    let mut failures = Vec::new();
+    for file in &files {
+        let scenario = match load(registry, file) {
+            Ok(s) => s,
+            Err(e) => {
+                eprint!("{e}");
+                status = status.max(Status::Invalid);
+                continue;
+            }
+        };
+        let first = runner::run(&scenario, scenario.seed);
+        let second = runner::run(&scenario, scenario.seed);
+        let deterministic = first.trace_hash == second.trace_hash;
+        let row_status = row_status(&first, deterministic);
+        status = status.max(row_status);
+        if row_status != Status::Ok {
+            failures.push(failure(&scenario.file, &first, deterministic));
+        }
+        rows.push(Row {
+            name: scenario.name.clone(),
+            run: first,
+            deterministic,
+            status: row_status,
+        });
+    }
+    print!("{}", table(&rows));
+    for f in &failures {
+        println!("{f}");
+    }
+    if files.is_empty() && status == Status::Ok {
+        eprintln!("error: no scenario files (*.toml) found");
+        status = Status::Invalid;
+    }
+    status
+}
+
+fn row_status(run: &ScenarioRun, deterministic: bool) -> Status {
+    if !deterministic || matches!(run.result.outcome, Outcome::Crashed { .. }) {
+        Status::Internal
+    } else if run.expectations_met {
+        Status::Ok
+    } else {
+        Status::Failed
+    }
+}
+
+fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
+    let mut why = Vec::new();
+    if !deterministic {
+        why.push("non-deterministic: two runs with the same seed gave different traces".to_owned());
+    }
+    if let Outcome::Crashed { .. } = run.result.outcome {
+        why.push(run.result.outcome.to_string());
+    }
+    for e in run.expectations.iter().filter(|e| !e.met()) {
+        why.push(format!(
+            "expected {} = {}, got {}",
+            e.key, e.expected, e.actual
+        ));
+    }
+    if run.expectations.is_empty() && run.report.verdict == crate::oracle::Verdict::Violation {
+        why.push("violation found".to_owned());
+    }
+    format!(
+        "FAIL {file}: {}\n  repro: {}",
+        why.join("; "),
+        repro_command(file, run.result.seed)
+    )
+}
+
+/// Adds `path` (a file) or every `*.toml` under it (a directory), sorted.
+fn collect(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<_, _>>()?;
+        entries.sort();
+        for entry in entries {
+            if entry.is_dir() || entry.extension().is_some_and(|x| x == "toml") {
+                collect(&entry, files)?;
+            }
+        }
+        Ok(())
+    } else if path.exists() {
+        files.push(path.to_owned());
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            "no such file or directory",
+        ))
+    }
+}
+
+struct Row {
+    name: String,
+    run: ScenarioRun,
+    deterministic: bool,
+    status: Status,
+}
+
+fn table(rows: &[Row]) -> String {
+    let header = [
+        "scenario", "verdict", "stale", "zombie", "accepted", "rejected", "regress", "lost",
+        "outcome", "determ.", "result",
+    ];
+    let cells: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| {
+            let rep = &r.run.report;
+            vec![
+                r.name.clone(),
+                rep.verdict.as_str().to_owned(),
+                rep.stale_writes.to_string(),
+                rep.zombie_writes.to_string(),
+                rep.accepted_writes.to_string(),
+                rep.rejected_writes.to_string(),
+                rep.token_regressions.to_string(),
+                rep.lost_updates.to_string(),
+                r.run.result.outcome.as_str().to_owned(),
+                if r.deterministic { "yes" } else { "NO" }.to_owned(),
+                match r.status {
+                    Status::Ok => "ok",
+                    Status::Failed => "FAIL",
+                    _ => "ERROR",
+                }
+                .to_owned(),
+            ]
+        })
+        .collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in &cells {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cols: &[String]| {
+        let mut s = String::new();
+        for (i, (c, w)) in cols.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            if i == 0 {
+                s.push_str(&format!("{c:<w$}"));
+            } else {
+                s.push_str(&format!("{c:>w$}"));
+            }
+        }
+        s.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(&header.map(String::from));
+    for row in &cells {
+        out.push_str(&line(row));
+    }
+    let ok = rows.iter().filter(|r| r.status == Status::Ok).count();
+    out.push_str(&format!("\n{ok} of {} scenarios passed\n", rows.len()));
+    out
+}

@@ -1,0 +1,128 @@
+//! The `fencesim` command line: `run`, `check`, `designs`.
+//!
+//! Exit codes, for every subcommand: 0 expectations met (without `[expect]`:
+//! no violation); 1 an expectation failed or a violation was found; 2 invalid
+//! input (a bad file or flag); 3 an internal error, a crashed run, or
+//! non-determinism.
+
+mod check;
+mod output;
+mod run;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::design::catalog::Registry;
+use crate::scenario::{self, Scenario, ScenarioError};
+
+/// Exit status of a command, ordered by severity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// Expectations met.
+    Ok = 0,
+    /// An expectation failed or a violation was found.
+    Failed = 1,
+    /// Invalid input.
+    Invalid = 2,
+    /// Internal error, crash or non-determinism.
+    Internal = 3,
+}
+
+impl From<Status> for ExitCode {
+    fn from(s: Status) -> ExitCode {
+        ExitCode::from(s as u8)
+    }
+}
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "fencesim",
+    version,
+    about = "Deterministic simulation testing for distributed locks, leases and fencing tokens",
+    after_help = "Exit codes: 0 expectations met, 1 expectation failed or violation found, \
+                  2 invalid input, 3 internal error or non-determinism."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run one scenario with one seed: verdict, violations, lanes, repro command.
+    Run {
+        /// The scenario file.
+        file: PathBuf,
+        /// Seed (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print one JSON object instead of the human report.
+        #[arg(long)]
+        json: bool,
+        /// Show message deliveries in the lanes too.
+        #[arg(long)]
+        deliveries: bool,
+        /// Width of each lane, in characters.
+        #[arg(long, default_value_t = 36, value_parser = clap::value_parser!(u16).range(8..=200))]
+        width: u16,
+    },
+    /// Run every scenario under the paths (twice, to check determinism) and
+    /// print a table.
+    Check {
+        /// Scenario files or directories (default: scenarios/).
+        paths: Vec<PathBuf>,
+    },
+    /// List the designs and their keys.
+    Designs,
+}
+
+/// Runs the command line and returns its exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with status 0; usage errors to
+            // stderr with status 2, as the contract says.
+            let _ = e.print();
+            return if e.use_stderr() {
+                Status::Invalid.into()
+            } else {
+                Status::Ok.into()
+            };
+        }
+    };
+    let registry = Registry::builtin();
+    let status = match cli.command {
+        Command::Run {
+            file,
+            seed,
+            json,
+            deliveries,
+            width,
+        } => run::run(&registry, &file, seed, json, deliveries, width as usize),
+        Command::Check { paths } => check::check(&registry, &paths),
+        Command::Designs => {
+            print!("{}", output::designs(&registry));
+            Status::Ok
+        }
+    };
+    status.into()
+}
+
+/// Loads a scenario, printing the error on failure.
+fn load(registry: &Registry, file: &std::path::Path) -> Result<Scenario, ScenarioError> {
+    scenario::load_file(registry, file)
+}
+
+/// The command that replays `file` with `seed` exactly. Under `cargo run`
+/// (the README's way in) it is spelled as a cargo command.
+pub fn repro_command(file: &str, seed: u64) -> String {
+    let prefix = if std::env::var_os("CARGO").is_some() {
+        "cargo run --release --"
+    } else {
+        "fencesim"
+    };
+    format!("{prefix} run {file} --seed {seed}")
+}

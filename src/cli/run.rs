@@ -1,0 +1,47 @@
+//! `fencesim run FILE [--seed N] [--json]`.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use sim::Outcome;
+
+use super::{load, output, repro_command, Status};
+use crate::design::catalog::Registry;
+use crate::report::lanes::LanesOptions;
+use crate::runner;
+
+pub(super) fn run(
+    registry: &Registry,
+    file: &Path,
+    seed: Option<u64>,
+    json: bool,
+    deliveries: bool,
+    width: usize,
+) -> Status {
+    let scenario = match load(registry, file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprint!("{e}");
+            return Status::Invalid;
+        }
+    };
+    let seed = seed.unwrap_or(scenario.seed);
+    let run = runner::run(&scenario, seed);
+    let repro = repro_command(&scenario.file, seed);
+    if json {
+        println!("{}", output::run_json(&scenario, &run, &repro));
+    } else {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let options = LanesOptions {
+            width,
+            deliveries,
+            color,
+        };
+        print!("{}", output::run_human(&scenario, &run, &options, &repro));
+    }
+    match (&run.result.outcome, run.expectations_met) {
+        (Outcome::Crashed { .. }, _) => Status::Internal,
+        (_, true) => Status::Ok,
+        (_, false) => Status::Failed,
+    }
+}

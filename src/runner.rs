@@ -1,0 +1,313 @@
+//! Runs a scenario: builds its world, runs one seed, judges the journal and
+//! checks the scenario's `[expect]`.
+//!
+//! ```no_run
+//! use fencesim::design::catalog::Registry;
+//! use fencesim::{runner, scenario};
+//! let s = scenario::load_file(&Registry::builtin(), "scenarios/figure-9-6.toml".as_ref()).unwrap();
+//! let run = runner::run(&s, s.seed);
+//! assert!(run.expectations_met);
+//! ```
+
+use std::time::Duration;
+
+use sim::fault::{self, Fault, ScheduledFault, Scope};
+use sim::{Actor, Limits, LinkConfig, NetConfig, Outcome, RunResult, WorldBuilder};
+
+use crate::design::client::{Client, ClientConfig};
+use crate::design::lease::{LeaseConfig, LeaseLock};
+use crate::design::storage::{Fenced, StorageNode, Unchecked};
+use crate::oracle::{self, OracleConfig, Report};
+use crate::protocol::{Msg, Op};
+use crate::scenario::{DesignSpec, FaultKind, Scenario, Trigger, Workload};
+
+/// One run of a scenario, judged.
+#[derive(Clone, Debug)]
+pub struct ScenarioRun {
+    /// The run itself: seed, outcome, journal, times.
+    pub result: RunResult,
+    /// The oracle's findings.
+    pub report: Report,
+    /// Each `[expect]` key, checked.
+    pub expectations: Vec<Expectation>,
+    /// Whether every expectation held (without `[expect]`: no violation), and
+    /// the run did not crash.
+    pub expectations_met: bool,
+    /// Node names, clients first, for lanes.
+    pub nodes: Vec<String>,
+    /// The journal's hash.
+    pub trace_hash: String,
+}
+
+/// One `[expect]` key compared with what happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expectation {
+    /// The key (`verdict`, `stale_writes`, …).
+    pub key: &'static str,
+    /// What the file expects.
+    pub expected: String,
+    /// What the run gave.
+    pub actual: String,
+}
+
+impl Expectation {
+    /// Whether it held.
+    pub fn met(&self) -> bool {
+        self.expected == self.actual
+    }
+}
+
+/// Runs `scenario` with `seed` on a fresh thread and judges it.
+pub fn run(scenario: &Scenario, seed: u64) -> ScenarioRun {
+    let s = scenario.clone();
+    let result = sim::run(seed, move || world(&s));
+    judge(scenario, result)
+}
+
+/// Judges a finished run of `scenario`.
+pub fn judge(scenario: &Scenario, result: RunResult) -> ScenarioRun {
+    let config = OracleConfig {
+        strict: scenario.strict,
+    };
+    let report = oracle::check(&result.journal, &config);
+    let expectations = expectations(scenario, &report);
+    let crashed = matches!(result.outcome, Outcome::Crashed { .. });
+    let expectations_met = !crashed
+        && if expectations.is_empty() {
+            report.verdict == oracle::Verdict::Safe
+        } else {
+            expectations.iter().all(Expectation::met)
+        };
+    ScenarioRun {
+        trace_hash: result.journal.hash(),
+        nodes: scenario.node_names(),
+        result,
+        report,
+        expectations,
+        expectations_met,
+    }
+}
+
+fn expectations(scenario: &Scenario, report: &Report) -> Vec<Expectation> {
+    let e = &scenario.expect;
+    let mut out = Vec::new();
+    if let Some(v) = e.verdict {
+        out.push(Expectation {
+            key: "verdict",
+            expected: v.as_str().to_owned(),
+            actual: report.verdict.as_str().to_owned(),
+        });
+    }
+    let counts = [
+        ("stale_writes", e.stale_writes, report.stale_writes),
+        ("zombie_writes", e.zombie_writes, report.zombie_writes),
+        ("accepted_writes", e.accepted_writes, report.accepted_writes),
+        ("rejected_writes", e.rejected_writes, report.rejected_writes),
+        (
+            "token_regressions",
+            e.token_regressions,
+            report.token_regressions,
+        ),
+        ("lost_updates", e.lost_updates, report.lost_updates),
+    ];
+    for (key, expected, actual) in counts {
+        if let Some(expected) = expected {
+            out.push(Expectation {
+                key,
+                expected: expected.to_string(),
+                actual: actual.to_string(),
+            });
+        }
+    }
+    out
+}
+
+/// The world a scenario describes: clients, lock node(s), storage, network
+/// and faults.
+pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
+    let mut w = WorldBuilder::new(Limits {
+        duration: s.duration,
+        max_events: s.max_events,
+    });
+    for c in &s.clients {
+        let config = ClientConfig {
+            start: c.start,
+            rounds: c.rounds,
+            work: c.work,
+            op: match c.workload {
+                Workload::Write => Op::Put,
+                Workload::Increment => Op::Increment,
+            },
+            retry: c.retry,
+            timeout: c.timeout,
+            ..ClientConfig::default()
+        };
+        w.node(c.name.clone(), Client::new(config));
+    }
+    for name in s.lock_nodes() {
+        add_boxed(&mut w, name, lock(&s.lock));
+    }
+    add_boxed(&mut w, "storage".to_owned(), storage(&s.storage));
+    let link = |latency: (Duration, Duration), loss, duplicate| LinkConfig {
+        latency_min: latency.0,
+        latency_max: latency.1,
+        loss,
+        duplicate,
+    };
+    let n = &s.network;
+    w.network(NetConfig {
+        default: link(n.latency, n.loss, n.duplicate),
+        links: n
+            .links
+            .iter()
+            .map(|l| {
+                let cfg = link(
+                    l.latency.unwrap_or(n.latency),
+                    l.loss.unwrap_or(n.loss),
+                    l.duplicate.unwrap_or(n.duplicate),
+                );
+                (l.from.clone(), l.to.clone(), cfg)
+            })
+            .collect(),
+    });
+    for f in &s.faults {
+        w.fault(ScheduledFault {
+            fault: to_fault(&f.kind),
+            trigger: match &f.trigger {
+                Trigger::At(at) => fault::Trigger::At(*at),
+                Trigger::After {
+                    node,
+                    event,
+                    nth,
+                    delay,
+                } => fault::Trigger::After {
+                    node: node.clone(),
+                    kind: event.clone(),
+                    nth: *nth,
+                    delay: *delay,
+                },
+            },
+        });
+    }
+    w
+}
+
+/// Boxed actors go in through a forwarding wrapper: `WorldBuilder::node`
+/// takes `impl Actor`, and designs are chosen at run time.
+struct Boxed(Box<dyn Actor<Msg>>);
+
+impl Actor<Msg> for Boxed {
+    fn on_start(&mut self, ctx: &mut sim::Context<'_, Msg>) {
+        self.0.on_start(ctx)
+    }
+    fn on_message(&mut self, ctx: &mut sim::Context<'_, Msg>, from: sim::NodeId, msg: Msg) {
+        self.0.on_message(ctx, from, msg)
+    }
+    fn on_timer(&mut self, ctx: &mut sim::Context<'_, Msg>, id: sim::TimerId, tag: u64) {
+        self.0.on_timer(ctx, id, tag)
+    }
+    fn on_crash(&mut self) {
+        self.0.on_crash()
+    }
+    fn is_done(&self) -> bool {
+        self.0.is_done()
+    }
+}
+
+fn add_boxed(w: &mut WorldBuilder<Msg>, name: String, actor: Box<dyn Actor<Msg>>) {
+    w.node(name, Boxed(actor));
+}
+
+fn lock(spec: &DesignSpec) -> Box<dyn Actor<Msg>> {
+    let p = &spec.params;
+    match spec.design.as_str() {
+        "lease" => Box::new(LeaseLock::new(LeaseConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            first_token: p.u64("first_token"),
+            durable: p.bool("durable"),
+        })),
+        other => panic!("lock design {other:?} is in the catalog but cannot be built"),
+    }
+}
+
+fn storage(spec: &DesignSpec) -> Box<dyn Actor<Msg>> {
+    match spec.design.as_str() {
+        "unchecked" => Box::new(StorageNode::new(Unchecked)),
+        "fenced" => Box::new(StorageNode::new(Fenced::new(spec.params.bool("durable")))),
+        other => panic!("storage design {other:?} is in the catalog but cannot be built"),
+    }
+}
+
+fn scope(count: Option<u64>, window: Option<Duration>) -> Scope {
+    match (count, window) {
+        (_, Some(w)) => Scope::Window(w),
+        (Some(n), None) => Scope::Count(n),
+        (None, None) => Scope::Count(1),
+    }
+}
+
+fn to_fault(kind: &FaultKind) -> Fault {
+    match kind.clone() {
+        FaultKind::Pause { node, duration } => Fault::Pause(fault::Pause { node, duration }),
+        FaultKind::Clock {
+            node,
+            offset,
+            rate,
+            jump,
+        } => Fault::Clock(fault::ClockChange {
+            node,
+            offset_ns: offset,
+            rate,
+            jump_ns: jump,
+        }),
+        FaultKind::Delay {
+            from,
+            to,
+            extra,
+            count,
+            window,
+        } => Fault::Delay(fault::Delay {
+            from,
+            to,
+            extra,
+            scope: scope(count, window),
+        }),
+        FaultKind::Drop {
+            from,
+            to,
+            count,
+            window,
+        } => Fault::Drop(fault::Drop {
+            from,
+            to,
+            scope: scope(count, window),
+        }),
+        FaultKind::Duplicate {
+            from,
+            to,
+            count,
+            window,
+        } => Fault::Duplicate(fault::Duplicate {
+            from,
+            to,
+            scope: scope(count, window),
+        }),
+        FaultKind::Partition {
+            groups,
+            duration,
+            one_way,
+        } => Fault::Partition(fault::Partition {
+            groups,
+            duration,
+            one_way,
+        }),
+        FaultKind::Crash {
+            node,
+            restart_after,
+        } => Fault::Crash(fault::Crash {
+            node,
+            restart_after,
+        }),
+    }
+}
