@@ -446,42 +446,50 @@ impl<M: Message> World<M> {
         for raw in capture::drain() {
             self.record_owned(Some(id), raw.kind, raw.fields);
         }
-        for op in out.timers {
-            match op {
-                TimerOp::Set {
-                    id: timer,
-                    after,
-                    tag,
-                } => {
-                    let node = &mut self.nodes[id];
-                    node.live_timers.insert(timer);
-                    let at = now + node.clock.true_after(after).as_nanos() as u64;
-                    let epoch = node.epoch;
-                    self.schedule(
-                        at,
-                        Item::Timer {
-                            node: id,
-                            epoch,
-                            id: timer,
-                            tag,
-                        },
-                    );
-                }
-                TimerOp::Cancel(timer) => {
-                    self.nodes[id].live_timers.remove(&timer);
-                }
+        // Faults fired by this step's events take effect now, before the
+        // node's next step and before this step's messages leave: "delay
+        // the next message after `client1:wrote`" delays the write itself.
+        // What the step produced still happens: a pause or crash fired here
+        // does not unsend its messages.
+        let epoch = self.nodes[id].epoch;
+        for fault in std::mem::take(&mut self.fired) {
+            let fault = self.faults[fault].fault.clone();
+            fault.apply(self);
+        }
+        if self.nodes[id].epoch == epoch {
+            for op in out.timers {
+                self.timer_op(id, op, now);
             }
         }
         for (to, msg) in out.sends {
             self.send(id, to, msg, now);
         }
-        // Faults fired by this step's events take effect now: after the step,
-        // before the node's next one.
-        for fault in std::mem::take(&mut self.fired) {
-            let fault = self.faults[fault].fault.clone();
-            fault.apply(self);
-        }
         self.check_end();
+    }
+
+    fn timer_op(&mut self, id: NodeId, op: TimerOp, now: u64) {
+        match op {
+            TimerOp::Set {
+                id: timer,
+                after,
+                tag,
+            } => {
+                let node = &mut self.nodes[id];
+                node.live_timers.insert(timer);
+                let at = now + node.clock.true_after(after).as_nanos() as u64;
+                let epoch = node.epoch;
+                let item = Item::Timer {
+                    node: id,
+                    epoch,
+                    id: timer,
+                    tag,
+                };
+                self.schedule(at, item);
+            }
+            TimerOp::Cancel(timer) => {
+                self.nodes[id].live_timers.remove(&timer);
+            }
+        }
     }
 
     fn send(&mut self, from: NodeId, to: NodeId, msg: M, now: u64) {
