@@ -142,7 +142,7 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
     };
     let mut accepted = vec!["design"];
     accepted.extend(info.keys.iter().map(|k| k.name));
-    table.what = format!("[{role}] (design `{name}`)");
+    table.what = format!("[{role}] for design `{name}`");
     table.accept(&accepted)?;
 
     let mut params = Vec::new();

@@ -379,7 +379,7 @@ pub(crate) fn parse_signed_duration(text: &str) -> std::result::Result<i64, Stri
     Ok(sign * duration.as_nanos() as i64)
 }
 
-/// "; did you mean `x`?" for the closest candidate within an edit distance
+/// " (did you mean `x`?)" for the closest candidate within an edit distance
 /// of 2, else "". Like rustc, short words get a tighter bound (a third of
 /// their length) so that `zz` is not "corrected" to `a`.
 pub(crate) fn did_you_mean(word: &str, candidates: &[&str]) -> String {
@@ -391,7 +391,7 @@ pub(crate) fn did_you_mean(word: &str, candidates: &[&str]) -> String {
             best = Some((distance, candidate));
         }
     }
-    best.map_or(String::new(), |(_, c)| format!("; did you mean `{c}`?"))
+    best.map_or(String::new(), |(_, c)| format!(" (did you mean `{c}`?)"))
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -446,11 +446,11 @@ mod tests {
     fn suggestions_need_a_close_match() {
         assert_eq!(
             did_you_mean("ttll", &["design", "ttl"]),
-            "; did you mean `ttl`?"
+            " (did you mean `ttl`?)"
         );
         assert_eq!(
             did_you_mean("desing", &["design", "ttl"]),
-            "; did you mean `design`?"
+            " (did you mean `design`?)"
         );
         assert_eq!(did_you_mean("zz", &["a"]), "");
         assert_eq!(edit_distance("kitten", "sitting"), 3);
