@@ -198,9 +198,10 @@ impl Registry {
     /// Adds a design (a user's own, typically).
     ///
     /// # Panics
-    /// If a design with the same name and role is already registered, or if a
-    /// key's default does not satisfy its own kind: both are mistakes in the
-    /// program, not in a scenario file.
+    /// If a design with the same name and role is already registered, if a
+    /// key is named `design` or listed twice, or if a key's default does not
+    /// satisfy its own kind: all mistakes in the program, not in a scenario
+    /// file, so they fail at startup rather than when a file is loaded.
     pub fn add(&mut self, info: DesignInfo) {
         assert!(
             self.get(info.role, info.name).is_none(),

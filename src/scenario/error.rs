@@ -11,7 +11,7 @@ use std::ops::Range;
 /// Its `Display` renders like rustc, with the offending line underlined:
 ///
 /// ```text
-/// error: unknown key `ttll` in [lock]: did you mean `ttl`? accepted keys: design, ttl, …
+/// error: unknown key `ttll` in [lock] for design `lease` (did you mean `ttl`?); accepted keys: …
 ///   --> scenarios/figure-9-6.toml:12:1
 ///    |
 /// 12 | ttll = "10s"

@@ -59,7 +59,7 @@ fn fault(mut table: Table<'_>, nodes: &[String]) -> Result<FaultSpec> {
             kind_names().join(", ")
         )));
     };
-    table.what = format!("{} (kind = \"{kind_name}\")", table.what);
+    table.what = format!("{} of kind `{kind_name}`", table.what);
     let mut accepted = TRIGGER_KEYS.to_vec();
     accepted.extend_from_slice(keys);
     table.accept(&accepted)?;

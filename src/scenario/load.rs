@@ -142,7 +142,7 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
     };
     let mut accepted = vec!["design"];
     accepted.extend(info.keys.iter().map(|k| k.name));
-    table.what = format!("[{role}] (design `{name}`)");
+    table.what = format!("[{role}] for design `{name}`");
     table.accept(&accepted)?;
 
     let mut params = Vec::new();
@@ -176,7 +176,8 @@ fn param_value(kind: &KeyKind, field: &Field<'_>) -> Result<ParamValue> {
         KeyKind::F64 { min, max } => {
             let value = field.f64()?;
             if !(min..=max).contains(&value) {
-                return Err(field.error(format!("{value} is out of range: expected {min}..={max}")));
+                let message = format!("{value} is out of range: expected {min}..={max}");
+                return Err(field.error(field.named(message)));
             }
             ParamValue::F64(value)
         }
@@ -205,11 +206,11 @@ fn choice<'a>(field: &Field<'a>, choices: &[&str]) -> Result<&'a str> {
     if choices.contains(&value) {
         return Ok(value);
     }
-    Err(field.error(format!(
+    Err(field.error(field.named(format_args!(
         "unknown value \"{value}\"{}; expected one of: {}",
         did_you_mean(value, choices),
         choices.join(", ")
-    )))
+    ))))
 }
 
 /// A node name that must be one of `nodes`.

@@ -54,6 +54,8 @@ pub(crate) struct Table<'a> {
 #[derive(Clone)]
 pub(crate) struct Field<'a> {
     src: Source<'a>,
+    /// The key it was found under (an array's elements inherit the array's).
+    key: Option<&'a str>,
     key_span: Option<Range<usize>>,
     node: Node<'a>,
 }
@@ -129,6 +131,7 @@ impl<'a> Table<'a> {
         self.used.push(key);
         Some(Field {
             src: self.src,
+            key: Some(key),
             key_span: k.span(),
             node: Node::Item(item),
         })
@@ -201,8 +204,20 @@ impl<'a> Field<'a> {
         }
     }
 
+    /// `message` prefixed with the key, for messages that do not name it
+    /// themselves: "`rounds`: expected an integer, found a string".
+    pub fn named(&self, message: impl std::fmt::Display) -> String {
+        match self.key {
+            Some(key) => format!("`{key}`: {message}"),
+            None => message.to_string(),
+        }
+    }
+
     fn expected(&self, expected: &str) -> ScenarioError {
-        self.error(format!("expected {expected}, found {}", self.type_name()))
+        self.error(self.named(format_args!(
+            "expected {expected}, found {}",
+            self.type_name()
+        )))
     }
 
     pub fn str(&self) -> Result<&'a str> {
@@ -224,10 +239,13 @@ impl<'a> Field<'a> {
             return Err(self.expected("an integer"));
         };
         let i = *i.value();
-        let n = u64::try_from(i)
-            .map_err(|_| self.error(format!("expected a non-negative integer, found {i}")))?;
+        let n = u64::try_from(i).map_err(|_| {
+            self.error(self.named(format_args!("expected a non-negative integer, found {i}")))
+        })?;
         if n < min || n > max {
-            return Err(self.error(format!("{n} is out of range: expected {min}..={max}")));
+            return Err(
+                self.error(self.named(format_args!("{n} is out of range: expected {min}..={max}")))
+            );
         }
         Ok(n)
     }
@@ -240,9 +258,10 @@ impl<'a> Field<'a> {
     pub fn f64(&self) -> Result<f64> {
         match self.value() {
             Some(Value::Float(f)) if f.value().is_finite() => Ok(*f.value()),
-            Some(Value::Float(f)) => {
-                Err(self.error(format!("expected a finite number, found {}", f.value())))
-            }
+            Some(Value::Float(f)) => Err(self.error(self.named(format_args!(
+                "expected a finite number, found {}",
+                f.value()
+            )))),
             // Exact for every integer a scenario could sensibly hold.
             Some(Value::Integer(i)) => Ok(*i.value() as f64),
             _ => Err(self.expected("a number")),
@@ -251,7 +270,7 @@ impl<'a> Field<'a> {
 
     pub fn duration(&self) -> Result<Duration> {
         let text = self.duration_str()?;
-        parse_duration(text).map_err(|m| self.error(m))
+        parse_duration(text).map_err(|m| self.error(self.named(m)))
     }
 
     /// A duration that must be greater than zero; `what` names it in the message.
@@ -266,7 +285,7 @@ impl<'a> Field<'a> {
     /// A signed duration (`"+20s"`, `"-5s"`, `"3s"`) in nanoseconds.
     pub fn signed_duration(&self) -> Result<i64> {
         let text = self.duration_str()?;
-        parse_signed_duration(text).map_err(|m| self.error(m))
+        parse_signed_duration(text).map_err(|m| self.error(self.named(m)))
     }
 
     fn duration_str(&self) -> Result<&'a str> {
@@ -282,6 +301,7 @@ impl<'a> Field<'a> {
                 .iter()
                 .map(|value| Field {
                     src: self.src,
+                    key: self.key,
                     key_span: None,
                     node: Node::Value(value),
                 })
@@ -379,7 +399,7 @@ pub(crate) fn parse_signed_duration(text: &str) -> std::result::Result<i64, Stri
     Ok(sign * duration.as_nanos() as i64)
 }
 
-/// "; did you mean `x`?" for the closest candidate within an edit distance
+/// " (did you mean `x`?)" for the closest candidate within an edit distance
 /// of 2, else "". Like rustc, short words get a tighter bound (a third of
 /// their length) so that `zz` is not "corrected" to `a`.
 pub(crate) fn did_you_mean(word: &str, candidates: &[&str]) -> String {
@@ -391,7 +411,7 @@ pub(crate) fn did_you_mean(word: &str, candidates: &[&str]) -> String {
             best = Some((distance, candidate));
         }
     }
-    best.map_or(String::new(), |(_, c)| format!("; did you mean `{c}`?"))
+    best.map_or(String::new(), |(_, c)| format!(" (did you mean `{c}`?)"))
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -446,11 +466,11 @@ mod tests {
     fn suggestions_need_a_close_match() {
         assert_eq!(
             did_you_mean("ttll", &["design", "ttl"]),
-            "; did you mean `ttl`?"
+            " (did you mean `ttl`?)"
         );
         assert_eq!(
             did_you_mean("desing", &["design", "ttl"]),
-            "; did you mean `design`?"
+            " (did you mean `design`?)"
         );
         assert_eq!(did_you_mean("zz", &["a"]), "");
         assert_eq!(edit_distance("kitten", "sitting"), 3);
@@ -481,7 +501,7 @@ mod tests {
     fn type_errors_point_at_the_value_and_name_both_types() {
         let error = with_root("n = \"3\"", |mut t| t.get("n").unwrap().u64().unwrap_err());
         assert_eq!((error.line, error.col), (1, 5));
-        assert_eq!(error.message, "expected an integer, found a string");
+        assert_eq!(error.message, "`n`: expected an integer, found a string");
         let error = with_root("n = -3", |mut t| t.get("n").unwrap().u64().unwrap_err());
         assert!(error.message.contains("non-negative"));
     }
