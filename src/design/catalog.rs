@@ -70,6 +70,7 @@ impl fmt::Display for KeyKind {
         match self {
             KeyKind::Duration => f.write_str("duration"),
             KeyKind::Bool => f.write_str("bool"),
+            KeyKind::U64 { min, max: u64::MAX } => write!(f, "integer >= {min}"),
             KeyKind::U64 { min, max } => write!(f, "integer {min}..={max}"),
             KeyKind::F64 { min, max } => write!(f, "float {min}..={max}"),
             KeyKind::Choice(choices) => f.write_str(&choices.join(" | ")),
