@@ -67,6 +67,9 @@ enum Command {
         /// Width of each lane, in characters.
         #[arg(long, default_value_t = 36, value_parser = clap::value_parser!(u16).range(8..=200))]
         width: u16,
+        /// Also write the journal (the whole trace) to this file, as JSON Lines.
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
     },
     /// Run every scenario under the paths (twice, to check determinism) and
     /// print a table.
@@ -101,7 +104,18 @@ pub fn main() -> ExitCode {
             json,
             deliveries,
             width,
-        } => run::run(&registry, &file, seed, json, deliveries, width as usize),
+            trace,
+        } => run::run(
+            &registry,
+            &file,
+            run::Options {
+                seed,
+                json,
+                deliveries,
+                width: width as usize,
+                trace,
+            },
+        ),
         Command::Check { paths } => check::check(&registry, &paths),
         Command::Designs => {
             print!("{}", output::designs(&registry));

@@ -1,7 +1,7 @@
 //! `fencesim run FILE [--seed N] [--json]`.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sim::Outcome;
 
@@ -10,14 +10,22 @@ use crate::design::catalog::Registry;
 use crate::report::lanes::LanesOptions;
 use crate::runner;
 
-pub(super) fn run(
-    registry: &Registry,
-    file: &Path,
-    seed: Option<u64>,
-    json: bool,
-    deliveries: bool,
-    width: usize,
-) -> Status {
+pub(super) struct Options {
+    pub seed: Option<u64>,
+    pub json: bool,
+    pub deliveries: bool,
+    pub width: usize,
+    pub trace: Option<PathBuf>,
+}
+
+pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status {
+    let Options {
+        seed,
+        json,
+        deliveries,
+        width,
+        trace,
+    } = options;
     let scenario = match load(registry, file) {
         Ok(s) => s,
         Err(e) => {
@@ -28,6 +36,12 @@ pub(super) fn run(
     let seed = seed.unwrap_or(scenario.seed);
     let run = runner::run(&scenario, seed);
     let repro = repro_command(&scenario.file, seed);
+    if let Some(path) = trace {
+        if let Err(e) = std::fs::write(&path, run.result.journal.to_jsonl()) {
+            eprintln!("error: cannot write the trace to {}: {e}", path.display());
+            return Status::Invalid;
+        }
+    }
     if json {
         println!("{}", output::run_json(&scenario, &run, &repro));
     } else {
