@@ -367,21 +367,5 @@ pub struct Expect {
     pub lost_updates: Option<u64>,
 }
 
-/// A run's verdict.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// No violation.
-    Safe,
-    /// A stale write, token regression or lost update (or, when strict, a zombie write).
-    Violation,
-}
-
-impl Verdict {
-    /// `"safe"` or `"violation"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Safe => "safe",
-            Verdict::Violation => "violation",
-        }
-    }
-}
+/// `[expect] verdict` uses the oracle's verdict.
+pub use crate::oracle::Verdict;
