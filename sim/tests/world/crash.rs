@@ -134,3 +134,45 @@ fn a_node_crashed_by_its_own_event_stops_at_once() {
     assert_eq!(fired.len(), 1);
     assert_at(fired[0].t_ns, 5_610);
 }
+
+#[test]
+#[ignore = "bug: crash_node clears the inbox without a journal event, so messages queued at a paused node vanish (send, no deliver, no drop)"]
+fn messages_queued_at_a_crashing_node_are_journalled_as_dropped() {
+    // c is paused at 100 ms; the ping sent at 200 ms waits in its inbox from
+    // 210 ms; c crashes at 500 ms. The journal must account for the ping.
+    let r = run(3, || {
+        let mut w = WorldBuilder::<Msg>::new(limits(ms(10_000)));
+        w.node(
+            "c",
+            Counters {
+                durable: 0,
+                volatile: 0,
+                timer_after: ms(5_000),
+            },
+        );
+        w.node("p", Pinger::new("c", &[200, 3_000].map(ms)));
+        w.network(net_fixed(ms(10)));
+        w.fault(at(
+            ms(100),
+            Fault::Pause(sim::fault::Pause {
+                node: "c".into(),
+                duration: ms(2_000),
+            }),
+        ));
+        w.fault(at(
+            ms(500),
+            Fault::Crash(Crash {
+                node: "c".into(),
+                restart_after: Some(ms(100)),
+            }),
+        ));
+        w
+    });
+    let j = &r.journal;
+    let ping = find(j, "p", "send")[0].u64("id");
+    let accounted = j
+        .events()
+        .iter()
+        .any(|e| (e.kind == "deliver" || e.kind == "drop") && e.u64("id") == ping);
+    assert!(accounted, "ping 0 vanished:\n{}", j.to_jsonl());
+}
