@@ -186,3 +186,50 @@ fn help_and_version_exit_0() {
     out.expect_code(0);
     assert!(out.stdout.starts_with("fencesim "), "{}", out.stdout);
 }
+
+#[test]
+fn crlf_line_endings_keep_the_position_right() {
+    let (text, line) = figure_9_6_with("ttl = \"10s\"", "ttll = \"10s\"");
+    let crlf = text.replace('\n', "\r\n");
+    assert_rejected("crlf", &crlf, line, 1, "unknown key `ttll`");
+}
+
+#[test]
+fn values_out_of_range_are_input_errors_not_crashes() {
+    let cases = [
+        (
+            "duration = \"15s\"",
+            "duration = \"1000000years\"",
+            12,
+            "too long",
+        ),
+        (
+            "latency = [\"1ms\", \"5ms\"]",
+            "latency = [\"5ms\", \"1ms\"]",
+            11,
+            "greater than max",
+        ),
+        ("first_token = 33", "first_token = -33", 15, "-33"),
+        ("seed = 1", "seed = 18446744073709551616", 8, "too large"),
+    ];
+    for (i, (old, new, col, message)) in cases.into_iter().enumerate() {
+        let (text, line) = figure_9_6_with(old, new);
+        assert_rejected(&format!("range-{i}"), &text, line, col, message);
+    }
+}
+
+#[test]
+fn a_directory_or_a_binary_file_is_not_a_scenario() {
+    let dir = TempDir::new("not-a-scenario");
+    let binary = dir.path().join("binary.toml");
+    std::fs::write(&binary, b"name = \"\xff\"\n").unwrap();
+    for path in [dir.path(), binary.as_path()] {
+        let out = fencesim(&["run", arg(path)]);
+        out.expect_code(2);
+        assert!(
+            out.stderr.contains("cannot read scenario file") && out.stderr.contains(arg(path)),
+            "{}",
+            out.stderr
+        );
+    }
+}
