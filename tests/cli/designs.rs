@@ -1,0 +1,57 @@
+//! `fencesim designs`: what a scenario's `design = "…"` can name, with keys.
+
+use crate::fencesim;
+
+/// The lines of the design `name`'s entry: its summary line and its keys,
+/// up to the next design or section.
+fn entry<'a>(stdout: &'a str, name: &str) -> Vec<&'a str> {
+    let mut lines = stdout.lines().skip_while(|l| {
+        l.strip_prefix("  ")
+            .and_then(|l| l.split_whitespace().next())
+            != Some(name)
+    });
+    let Some(first) = lines.next() else {
+        panic!("`designs` lists {name}:\n{stdout}");
+    };
+    // Keys are indented deeper than designs.
+    std::iter::once(first)
+        .chain(lines.take_while(|l| l.starts_with("      ")))
+        .collect()
+}
+
+fn keys<'a>(entry: &[&'a str]) -> Vec<&'a str> {
+    entry[1..]
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect()
+}
+
+#[test]
+fn lists_the_builtin_designs_with_their_keys() {
+    let out = fencesim(&["designs"]);
+    out.expect_code(0);
+    let lease = entry(&out.stdout, "lease");
+    assert_eq!(keys(&lease), ["ttl", "tokens", "first_token", "durable"]);
+    let unchecked = entry(&out.stdout, "unchecked");
+    assert!(keys(&unchecked).is_empty(), "{unchecked:#?}");
+    let fenced = entry(&out.stdout, "fenced");
+    assert_eq!(keys(&fenced), ["durable"]);
+    // Each key shows its default, as the scenario format relies on them.
+    assert!(lease
+        .iter()
+        .any(|l| l.contains("ttl") && l.contains("\"10s\"")));
+}
+
+#[test]
+fn lock_and_storage_designs_are_apart() {
+    let out = fencesim(&["designs"]);
+    out.expect_code(0);
+    let lock = out.stdout.find("lock designs:").expect("a lock section");
+    let storage = out
+        .stdout
+        .find("storage designs:")
+        .expect("a storage section");
+    let at = |name: &str| out.stdout.find(&format!("  {name} ")).unwrap();
+    assert!(lock < at("lease") && at("lease") < storage);
+    assert!(storage < at("unchecked") && storage < at("fenced"));
+}
