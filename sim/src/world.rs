@@ -110,9 +110,9 @@ pub(crate) struct Node<M> {
     waker: Option<Waker>,
     pub(crate) up: bool,
     pub(crate) pauses: u32,
-    /// Bumped on every crash, so that a dead incarnation's timers and task
-    /// recognise themselves.
-    epoch: u64,
+    /// Bumped on every crash, so that a dead incarnation's timers, task and
+    /// pauses recognise themselves.
+    pub(crate) epoch: u64,
     madsim_id: Option<madsim::task::NodeId>,
 }
 
@@ -376,11 +376,28 @@ impl<M: Message> World<M> {
     }
 
     pub(crate) fn crash_node(&mut self, id: NodeId) {
+        // Messages that arrived but were not handled yet die with the node.
+        let queued: Vec<Input<M>> = self.nodes[id].inbox.drain(..).collect();
+        for input in queued {
+            if let Input::Message {
+                id: msg_id,
+                from,
+                msg,
+            } = input
+            {
+                let fields = vec![
+                    ("id", msg_id.into()),
+                    ("to", self.names[id].as_str().into()),
+                    ("msg", msg.summary().into()),
+                    ("reason", "node down".into()),
+                ];
+                self.record(Some(from), "drop", fields);
+            }
+        }
         let node = &mut self.nodes[id];
         node.up = false;
         node.pauses = 0;
         node.epoch += 1;
-        node.inbox.clear();
         node.live_timers.clear();
         node.waker = None;
         node.actor.on_crash();
@@ -452,10 +469,7 @@ impl<M: Message> World<M> {
         // What the step produced still happens: a pause or crash fired here
         // does not unsend its messages.
         let epoch = self.nodes[id].epoch;
-        for fault in std::mem::take(&mut self.fired) {
-            let fault = self.faults[fault].fault.clone();
-            fault.apply(self);
-        }
+        self.apply_fired();
         if self.nodes[id].epoch == epoch {
             for op in out.timers {
                 self.timer_op(id, op, now);
@@ -464,7 +478,19 @@ impl<M: Message> World<M> {
         for (to, msg) in out.sends {
             self.send(id, to, msg, now);
         }
+        // The world's events of this step (`send`, `drop`) can fire faults too.
+        self.apply_fired();
         self.check_end();
+    }
+
+    /// Applies the faults that events fired, and those their events fire.
+    fn apply_fired(&mut self) {
+        while !self.fired.is_empty() {
+            for fault in std::mem::take(&mut self.fired) {
+                let fault = self.faults[fault].fault.clone();
+                fault.apply(self);
+            }
+        }
     }
 
     fn timer_op(&mut self, id: NodeId, op: TimerOp, now: u64) {
@@ -586,6 +612,8 @@ impl<M: Message> World<M> {
                 }
                 Item::FollowUp(f) => f.apply(self),
             }
+            // The world's own events (pause, crash, …) can trigger faults too.
+            self.apply_fired();
         }
         self.check_end();
     }
@@ -606,7 +634,17 @@ pub(crate) async fn run_world<M: Message>(builder: WorldBuilder<M>) -> Outcome {
             .name(name)
             .init(move || node_main::<M>(id))
             .build();
-        world.borrow_mut().nodes[id].madsim_id = Some(node.id());
+        let mut w = world.borrow_mut();
+        w.nodes[id].madsim_id = Some(node.id());
+        // A pause that began before the node existed (at time zero) holds it
+        // from its first action on.
+        if w.nodes[id].pauses > 0 {
+            handle.pause(node.id());
+        }
+        // Likewise a crash at time zero: the node starts down.
+        if !w.nodes[id].up {
+            handle.kill(node.id());
+        }
     }
     let limit_ns = world.borrow().limits.duration.as_nanos() as u64;
     loop {

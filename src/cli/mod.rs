@@ -138,5 +138,18 @@ pub fn repro_command(file: &str, seed: u64) -> String {
     } else {
         "fencesim"
     };
-    format!("{prefix} run {file} --seed {seed}")
+    format!("{prefix} run {} --seed {seed}", shell_quote(file))
+}
+
+/// `file` as one shell word: unchanged when it is plain, else single-quoted.
+fn shell_quote(file: &str) -> String {
+    let plain = !file.is_empty()
+        && file
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@=%".contains(c));
+    if plain {
+        file.to_owned()
+    } else {
+        format!("'{}'", file.replace('\'', "'\\''"))
+    }
 }

@@ -271,7 +271,6 @@ fn the_repro_line_pasted_into_a_shell_replays_the_same_trace() {
 
 #[cfg(unix)]
 #[test]
-#[ignore = "bug: repro_command (src/cli/mod.rs) does not quote the file, so a path with a space is not replayable"]
 fn the_repro_line_works_for_a_path_with_a_space() {
     let dir = TempDir::new("repro-space");
     let file = dir.write("my scenarios/unfenced.toml", &unfenced("unfenced", ""));

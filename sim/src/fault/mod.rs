@@ -150,7 +150,12 @@ pub struct ScheduledFault {
 /// The second half of a fault that lasts: undone or ended later.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum FollowUp {
-    Resume(NodeId),
+    /// Ends a pause of the node's incarnation `epoch` (a crash in between
+    /// already ended it).
+    Resume {
+        node: NodeId,
+        epoch: u64,
+    },
     Heal {
         pairs: Vec<(NodeId, NodeId)>,
         groups: String,
@@ -162,7 +167,7 @@ pub(crate) enum FollowUp {
 impl FollowUp {
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
         match self {
-            FollowUp::Resume(node) => pause::resume(w, *node),
+            FollowUp::Resume { node, epoch } => pause::resume(w, *node, *epoch),
             FollowUp::Heal { pairs, groups } => partition::heal(w, pairs, groups),
             FollowUp::Restart(node) => crash::restart(w, *node),
             FollowUp::Disarm(rule) => w.net.disarm(*rule),

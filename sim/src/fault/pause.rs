@@ -28,13 +28,15 @@ impl Pause {
         let ms = self.duration.as_millis() as u64;
         w.record(Some(id), "pause", vec![("duration_ms", ms.into())]);
         let until = w.now_ns() + self.duration.as_nanos() as u64;
-        w.schedule_follow_up(until, FollowUp::Resume(id));
+        let epoch = w.nodes[id].epoch;
+        w.schedule_follow_up(until, FollowUp::Resume { node: id, epoch });
     }
 }
 
-pub(crate) fn resume<M: Message>(w: &mut World<M>, id: NodeId) {
-    // A crash in between already ended the pause.
-    if w.nodes[id].pauses == 0 {
+pub(crate) fn resume<M: Message>(w: &mut World<M>, id: NodeId, epoch: u64) {
+    // A crash in between already ended the pause (and maybe a later pause
+    // of the restarted node is running: that one is not ours to end).
+    if w.nodes[id].epoch != epoch || w.nodes[id].pauses == 0 {
         return;
     }
     w.nodes[id].pauses -= 1;

