@@ -244,7 +244,7 @@ fn clock(table: &mut Table<'_>, nodes: &[String]) -> Result<FaultKind> {
 }
 
 /// `from` and `to` of a link fault: two different, known nodes.
-fn link(table: &mut Table<'_>, nodes: &[String]) -> Result<(String, String)> {
+pub(crate) fn link(table: &mut Table<'_>, nodes: &[String]) -> Result<(String, String)> {
     let from = node(&table.require("from")?, nodes)?;
     let to_field = table.require("to")?;
     let to = node(&to_field, nodes)?;

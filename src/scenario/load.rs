@@ -248,14 +248,7 @@ fn network(field: &Field<'_>, nodes: &[String]) -> Result<NetworkSpec> {
 
 fn link(mut table: Table<'_>, nodes: &[String]) -> Result<LinkSpec> {
     table.accept(LINK_KEYS)?;
-    let from = node(&table.require("from")?, nodes)?;
-    let to_field = table.require("to")?;
-    let to = node(&to_field, nodes)?;
-    if from == to {
-        return Err(to_field.error(format!(
-            "`from` and `to` are both `{to}`: a link joins two different nodes"
-        )));
-    }
+    let (from, to) = faults::link(&mut table, nodes)?;
     let spec = LinkSpec {
         from,
         to,
