@@ -19,6 +19,8 @@
 //! - [`ACKED`] `write: str`, `ok: bool`, `op: str`: the storage answered.
 //! - [`RELEASED`] `lease: u64`: the client gave the lock up (it no longer
 //!   believes it holds it).
+//! - [`LOST`]: the lock service told the client it lost the lock (a session
+//!   expired); it gives up the round without writing.
 //!
 //! Lock service events (`node` = `lock` or `lock1` … `lockN`):
 //! - [`GRANTED`] `client: str`, `lease: u64`, `token: u64` *optional*.
@@ -41,6 +43,9 @@ pub const READ: &str = "read";
 pub const WROTE: &str = "wrote";
 /// Client: the storage answered a write.
 pub const ACKED: &str = "acked";
+/// Client: the lock service told it that it lost the lock (a session
+/// expired, ownership lost), before it wrote.
+pub const LOST: &str = "lost";
 /// Client or lock: the lock was released.
 pub const RELEASED: &str = "released";
 /// Lock: a lease was granted.
@@ -55,5 +60,5 @@ pub const REJECTED: &str = "rejected";
 /// Event kinds that a design emits (the world adds its own: see
 /// [`sim::WORLD_EVENTS`]). `after = "node:kind"` triggers may name any of them.
 pub const DOMAIN_EVENTS: &[&str] = &[
-    ACQUIRED, DENIED, READ, WROTE, ACKED, RELEASED, GRANTED, EXPIRED, ACCEPTED, REJECTED,
+    ACQUIRED, DENIED, LOST, READ, WROTE, ACKED, RELEASED, GRANTED, EXPIRED, ACCEPTED, REJECTED,
 ];

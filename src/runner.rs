@@ -14,12 +14,11 @@ use std::time::Duration;
 use sim::fault::{self, Fault, ScheduledFault, Scope};
 use sim::{Actor, Limits, LinkConfig, NetConfig, Outcome, RunResult, WorldBuilder};
 
+use crate::design::catalog::Registry;
 use crate::design::client::{Client, ClientConfig};
-use crate::design::lease::{LeaseConfig, LeaseLock};
-use crate::design::storage::{Fenced, StorageNode, Unchecked};
 use crate::oracle::{self, OracleConfig, Report};
 use crate::protocol::{Msg, Op};
-use crate::scenario::{DesignSpec, FaultKind, Scenario, Trigger, Workload};
+use crate::scenario::{FaultKind, Scenario, Trigger, Workload};
 
 /// One run of a scenario, judged.
 #[derive(Clone, Debug)]
@@ -57,10 +56,17 @@ impl Expectation {
     }
 }
 
-/// Runs `scenario` with `seed` on a fresh thread and judges it.
+/// Runs `scenario` with `seed` on a fresh thread, with the bundled designs,
+/// and judges it.
 pub fn run(scenario: &Scenario, seed: u64) -> ScenarioRun {
-    let s = scenario.clone();
-    let result = sim::run(seed, move || world(&s));
+    run_with(&Registry::builtin(), scenario, seed)
+}
+
+/// Runs `scenario` with `seed`, building its designs from `registry` (which
+/// must hold those the scenario was loaded with), and judges it.
+pub fn run_with(registry: &Registry, scenario: &Scenario, seed: u64) -> ScenarioRun {
+    let (s, r) = (scenario.clone(), registry.clone());
+    let result = sim::run(seed, move || world(&r, &s));
     judge(scenario, result)
 }
 
@@ -124,7 +130,24 @@ fn expectations(scenario: &Scenario, report: &Report) -> Vec<Expectation> {
 
 /// The world a scenario describes: clients, lock node(s), storage, network
 /// and faults.
-pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
+///
+/// # Panics
+/// If `registry` cannot build one of the scenario's designs (it was loaded
+/// with another registry, or a design was added as metadata only).
+pub fn world(registry: &Registry, s: &Scenario) -> WorldBuilder<Msg> {
+    let lock = registry.lock(&s.lock.design).unwrap_or_else(|| {
+        panic!(
+            "no builder for lock design {:?} in the registry",
+            s.lock.design
+        )
+    });
+    let storage = registry.storage(&s.storage.design).unwrap_or_else(|| {
+        panic!(
+            "no builder for storage design {:?} in the registry",
+            s.storage.design
+        )
+    });
+    let lock_nodes = s.lock_nodes();
     let mut w = WorldBuilder::new(Limits {
         duration: s.duration,
         max_events: s.max_events,
@@ -142,12 +165,13 @@ pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
             timeout: c.timeout,
             ..ClientConfig::default()
         };
-        w.node(c.name.clone(), Client::new(config));
+        let protocol = lock.client(&s.lock.params, &lock_nodes);
+        w.node(c.name.clone(), Client::with_protocol(config, protocol));
     }
-    for name in s.lock_nodes() {
-        add_boxed(&mut w, name, lock(&s.lock));
+    for (index, name) in lock_nodes.iter().enumerate() {
+        w.node(name.clone(), Boxed(lock.server(&s.lock.params, index)));
     }
-    add_boxed(&mut w, "storage".to_owned(), storage(&s.storage));
+    w.node("storage", Boxed(storage.server(&s.storage.params)));
     let link = |latency: (Duration, Duration), loss, duplicate| LinkConfig {
         latency_min: latency.0,
         latency_max: latency.1,
@@ -192,8 +216,8 @@ pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
     w
 }
 
-/// Boxed actors go in through a forwarding wrapper: `WorldBuilder::node`
-/// takes `impl Actor`, and designs are chosen at run time.
+/// Designs come boxed from the registry; `WorldBuilder::node` takes an
+/// `impl Actor`, so they go in through this forwarding wrapper.
 struct Boxed(Box<dyn Actor<Msg>>);
 
 impl Actor<Msg> for Boxed {
@@ -211,31 +235,6 @@ impl Actor<Msg> for Boxed {
     }
     fn is_done(&self) -> bool {
         self.0.is_done()
-    }
-}
-
-fn add_boxed(w: &mut WorldBuilder<Msg>, name: String, actor: Box<dyn Actor<Msg>>) {
-    w.node(name, Boxed(actor));
-}
-
-fn lock(spec: &DesignSpec) -> Box<dyn Actor<Msg>> {
-    let p = &spec.params;
-    match spec.design.as_str() {
-        "lease" => Box::new(LeaseLock::new(LeaseConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-            first_token: p.u64("first_token"),
-            durable: p.bool("durable"),
-        })),
-        other => panic!("lock design {other:?} is in the catalog but cannot be built"),
-    }
-}
-
-fn storage(spec: &DesignSpec) -> Box<dyn Actor<Msg>> {
-    match spec.design.as_str() {
-        "unchecked" => Box::new(StorageNode::new(Unchecked)),
-        "fenced" => Box::new(StorageNode::new(Fenced::new(spec.params.bool("durable")))),
-        other => panic!("storage design {other:?} is in the catalog but cannot be built"),
     }
 }
 

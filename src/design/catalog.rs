@@ -14,6 +14,9 @@
 //! ```
 
 use std::fmt;
+use std::sync::Arc;
+
+use crate::design::{LockDesign, StorageDesign};
 
 /// Which part of the system a design plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -113,7 +116,7 @@ impl DesignInfo {
 }
 
 /// Lock service: a TTL lease with optional fencing tokens.
-const LEASE: DesignInfo = DesignInfo {
+pub const LEASE: DesignInfo = DesignInfo {
     name: "lease",
     role: Role::Lock,
     summary: "single server TTL lease, optionally handing out fencing tokens",
@@ -149,7 +152,7 @@ const LEASE: DesignInfo = DesignInfo {
 };
 
 /// Storage: no check at all, the baseline that shows why fencing matters.
-const UNCHECKED: DesignInfo = DesignInfo {
+pub const UNCHECKED: DesignInfo = DesignInfo {
     name: "unchecked",
     role: Role::Storage,
     summary: "accepts every write",
@@ -157,7 +160,7 @@ const UNCHECKED: DesignInfo = DesignInfo {
 };
 
 /// Storage: rejects writes whose token is below the highest seen.
-const FENCED: DesignInfo = DesignInfo {
+pub const FENCED: DesignInfo = DesignInfo {
     name: "fenced",
     role: Role::Storage,
     summary: "rejects a write whose token is lower than the highest it has seen",
@@ -169,14 +172,20 @@ const FENCED: DesignInfo = DesignInfo {
     }],
 };
 
-/// Bundled designs, in the order `fencesim designs` lists them. Adding a
-/// design means adding its `const` above and naming it here.
-const BUILTIN: &[DesignInfo] = &[LEASE, UNCHECKED, FENCED];
-
-/// The designs a scenario may name.
-#[derive(Clone, Debug, PartialEq)]
+/// The designs a scenario may name: their metadata, and how to build them.
+#[derive(Clone)]
 pub struct Registry {
     designs: Vec<DesignInfo>,
+    locks: Vec<Arc<dyn LockDesign>>,
+    storages: Vec<Arc<dyn StorageDesign>>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("designs", &self.designs)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Registry {
@@ -184,19 +193,69 @@ impl Registry {
     pub fn empty() -> Registry {
         Registry {
             designs: Vec::new(),
+            locks: Vec::new(),
+            storages: Vec::new(),
         }
     }
 
-    /// The bundled designs.
+    /// The bundled designs, in the order `fencesim designs` lists them.
     pub fn builtin() -> Registry {
         let mut registry = Registry::empty();
-        for info in BUILTIN {
-            registry.add(*info);
-        }
+        registry.add_lock(crate::design::lease::Lease);
+        registry.add_storage(crate::design::storage::UncheckedDesign);
+        registry.add_storage(crate::design::storage::FencedDesign);
         registry
     }
 
-    /// Adds a design (a user's own, typically).
+    /// Adds a lock design that scenarios can name and runs can build.
+    ///
+    /// # Panics
+    /// As [`Registry::add`].
+    pub fn add_lock(&mut self, design: impl LockDesign) {
+        let info = design.info();
+        assert_eq!(
+            info.role,
+            Role::Lock,
+            "design `{}` is not a lock",
+            info.name
+        );
+        self.add(info);
+        self.locks.push(Arc::new(design));
+    }
+
+    /// Adds a storage design that scenarios can name and runs can build.
+    ///
+    /// # Panics
+    /// As [`Registry::add`].
+    pub fn add_storage(&mut self, design: impl StorageDesign) {
+        let info = design.info();
+        assert_eq!(
+            info.role,
+            Role::Storage,
+            "design `{}` is not a storage",
+            info.name
+        );
+        self.add(info);
+        self.storages.push(Arc::new(design));
+    }
+
+    /// The lock design called `name`, if one was added with
+    /// [`Registry::add_lock`].
+    pub fn lock(&self, name: &str) -> Option<Arc<dyn LockDesign>> {
+        self.locks.iter().find(|d| d.info().name == name).cloned()
+    }
+
+    /// The storage design called `name`, if one was added with
+    /// [`Registry::add_storage`].
+    pub fn storage(&self, name: &str) -> Option<Arc<dyn StorageDesign>> {
+        self.storages
+            .iter()
+            .find(|d| d.info().name == name)
+            .cloned()
+    }
+
+    /// Adds a design's metadata only: scenarios can name it, but runs need a
+    /// builder ([`Registry::add_lock`], [`Registry::add_storage`]).
     ///
     /// # Panics
     /// If a design with the same name and role is already registered, if a

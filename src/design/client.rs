@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
+use crate::design::lock_client::{Grant, LockClient, LockEvent, SingleServer, PROTOCOL_TAG};
 use crate::events;
 use crate::protocol::{Msg, Op};
 
@@ -32,8 +33,6 @@ pub struct ClientConfig {
     pub timeout: Duration,
     /// The key written.
     pub key: String,
-    /// The lock node's name.
-    pub lock: String,
     /// The storage node's name.
     pub storage: String,
 }
@@ -48,7 +47,6 @@ impl Default for ClientConfig {
             retry: Duration::from_millis(500),
             timeout: Duration::from_secs(5),
             key: "x".into(),
-            lock: "lock".into(),
             storage: "storage".into(),
         }
     }
@@ -59,24 +57,18 @@ const TAG_WORK: u64 = 1;
 const TAG_TIMEOUT: u64 = 2;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Grant {
-    lease: u64,
-    token: Option<u64>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
     Idle,
-    Acquiring { req: u64 },
+    Acquiring,
     Working(Grant),
     Reading { req: u64, grant: Grant },
     Writing { write: String, grant: Grant },
 }
 
 /// The bundled lock client.
-#[derive(Debug)]
 pub struct Client {
     config: ClientConfig,
+    lock: Box<dyn LockClient>,
     phase: Phase,
     timeout: Option<TimerId>,
     /// Completed rounds; kept across a crash so the run ends.
@@ -87,10 +79,17 @@ pub struct Client {
 }
 
 impl Client {
-    /// A client with these settings.
+    /// A client with these settings, speaking to the single lock server
+    /// called `lock`.
     pub fn new(config: ClientConfig) -> Self {
+        Client::with_protocol(config, Box::new(SingleServer::new("lock")))
+    }
+
+    /// A client with these settings, speaking the lock protocol `lock`.
+    pub fn with_protocol(config: ClientConfig, lock: Box<dyn LockClient>) -> Self {
         Client {
             config,
+            lock,
             phase: Phase::Idle,
             timeout: None,
             round: 0,
@@ -118,11 +117,38 @@ impl Client {
     }
 
     fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.requests += 1;
-        let req = self.requests;
-        self.phase = Phase::Acquiring { req };
-        ctx.send(Self::peer(ctx, &self.config.lock), Msg::Acquire { req });
+        self.phase = Phase::Acquiring;
+        self.lock.acquire(ctx);
         self.arm_timeout(ctx);
+    }
+
+    fn lock_event(&mut self, ctx: &mut Context<'_, Msg>, event: LockEvent) {
+        match (event, self.phase.clone()) {
+            (LockEvent::Acquired(grant), Phase::Acquiring) => {
+                self.disarm_timeout(ctx);
+                sim::emit!(
+                    events::ACQUIRED,
+                    lease = grant.lease,
+                    token = grant.token,
+                    ttl_ms = grant.ttl.as_millis() as u64
+                );
+                self.phase = Phase::Working(grant);
+                ctx.set_timer(self.config.work, TAG_WORK);
+            }
+            (LockEvent::Acquired(_), _) => self.lock.release(ctx),
+            (LockEvent::Denied, Phase::Acquiring) => {
+                self.disarm_timeout(ctx);
+                sim::emit!(events::DENIED);
+                self.phase = Phase::Idle;
+                ctx.set_timer(self.config.retry, TAG_ACQUIRE);
+            }
+            (LockEvent::Lost, Phase::Working(grant)) => {
+                // Told in time: the work is abandoned, nothing is written.
+                sim::emit!(events::LOST);
+                self.release(ctx, grant);
+            }
+            _ => {}
+        }
     }
 
     fn write(&mut self, ctx: &mut Context<'_, Msg>, grant: Grant, value: i64) {
@@ -150,8 +176,7 @@ impl Client {
 
     fn release(&mut self, ctx: &mut Context<'_, Msg>, grant: Grant) {
         self.disarm_timeout(ctx);
-        let lock = Self::peer(ctx, &self.config.lock);
-        ctx.send(lock, Msg::Release { lease: grant.lease });
+        self.lock.release(ctx);
         sim::emit!(events::RELEASED, lease = grant.lease);
         self.round += 1;
         self.phase = Phase::Idle;
@@ -170,36 +195,12 @@ impl Actor<Msg> for Client {
     }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
+        if ctx.name_of(from) != self.config.storage {
+            let event = self.lock.on_message(ctx, from, &msg);
+            self.lock_event(ctx, event);
+            return;
+        }
         match (msg, self.phase.clone()) {
-            (
-                Msg::Granted {
-                    req,
-                    lease,
-                    token,
-                    ttl,
-                },
-                Phase::Acquiring { req: want },
-            ) if req == want => {
-                self.disarm_timeout(ctx);
-                sim::emit!(
-                    events::ACQUIRED,
-                    lease = lease,
-                    token = token,
-                    ttl_ms = ttl.as_millis() as u64
-                );
-                self.phase = Phase::Working(Grant { lease, token });
-                ctx.set_timer(self.config.work, TAG_WORK);
-            }
-            (Msg::Granted { lease, .. }, _) => {
-                // A grant for a request already given up: hand it back.
-                ctx.send(from, Msg::Release { lease });
-            }
-            (Msg::Denied { req }, Phase::Acquiring { req: want }) if req == want => {
-                self.disarm_timeout(ctx);
-                sim::emit!(events::DENIED);
-                self.phase = Phase::Idle;
-                ctx.set_timer(self.config.retry, TAG_ACQUIRE);
-            }
             (
                 Msg::ReadReply {
                     req,
@@ -227,6 +228,11 @@ impl Actor<Msg> for Client {
     }
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, tag: u64) {
+        if tag >= PROTOCOL_TAG {
+            let event = self.lock.on_timer(ctx, tag);
+            self.lock_event(ctx, event);
+            return;
+        }
         match (tag, self.phase.clone()) {
             (TAG_ACQUIRE, Phase::Idle) => self.acquire(ctx),
             (TAG_WORK, Phase::Working(grant)) => match self.config.op {
@@ -249,7 +255,11 @@ impl Actor<Msg> for Client {
             (TAG_TIMEOUT, phase) if self.timeout == Some(id) => {
                 self.timeout = None;
                 match phase {
-                    Phase::Acquiring { .. } => self.acquire(ctx),
+                    Phase::Acquiring => {
+                        // Unanswered: give the attempt up and ask again.
+                        self.lock.release(ctx);
+                        self.acquire(ctx);
+                    }
                     Phase::Reading { grant, .. } | Phase::Writing { grant, .. } => {
                         self.release(ctx, grant)
                     }
@@ -264,6 +274,7 @@ impl Actor<Msg> for Client {
         // The process forgets its grant and whatever it was doing.
         self.phase = Phase::Idle;
         self.timeout = None;
+        self.lock.on_crash();
     }
 
     fn is_done(&self) -> bool {
@@ -347,12 +358,12 @@ mod tests {
         };
         let s = h.message(&mut c, LOCK, granted);
         let s = h.timer(&mut c, s.timers[0].0, s.timers[0].2);
-        assert!(matches!(s.sends[0], (STORAGE, Msg::Read { req: 2, .. })));
+        assert!(matches!(s.sends[0], (STORAGE, Msg::Read { req: 1, .. })));
         let s = h.message(
             &mut c,
             STORAGE,
             Msg::ReadReply {
-                req: 2,
+                req: 1,
                 value: 41,
                 version: 3,
             },

@@ -12,8 +12,35 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
+use crate::design::catalog::{self, DesignInfo};
+use crate::design::lock_client::{LockClient, SingleServer};
+use crate::design::LockDesign;
 use crate::events;
 use crate::protocol::Msg;
+use crate::scenario::Params;
+
+/// The `lease` design as the registry knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Lease;
+
+impl LockDesign for Lease {
+    fn info(&self) -> DesignInfo {
+        catalog::LEASE
+    }
+
+    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(LeaseLock::new(LeaseConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            first_token: p.u64("first_token"),
+            durable: p.bool("durable"),
+        }))
+    }
+
+    fn client(&self, _params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        Box::new(SingleServer::new(lock_nodes[0].clone()))
+    }
+}
 
 /// Settings of the `lease` lock service.
 #[derive(Clone, Debug, PartialEq, Eq)]

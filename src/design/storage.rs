@@ -6,8 +6,39 @@ use std::collections::BTreeMap;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
+use crate::design::catalog::{self, DesignInfo};
+use crate::design::StorageDesign;
 use crate::events;
 use crate::protocol::{Msg, Op};
+use crate::scenario::Params;
+
+/// The `unchecked` design as the registry knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UncheckedDesign;
+
+impl StorageDesign for UncheckedDesign {
+    fn info(&self) -> DesignInfo {
+        catalog::UNCHECKED
+    }
+
+    fn server(&self, _params: &Params) -> Box<dyn Actor<Msg>> {
+        Box::new(StorageNode::new(Unchecked))
+    }
+}
+
+/// The `fenced` design as the registry knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FencedDesign;
+
+impl StorageDesign for FencedDesign {
+    fn info(&self) -> DesignInfo {
+        catalog::FENCED
+    }
+
+    fn server(&self, params: &Params) -> Box<dyn Actor<Msg>> {
+        Box::new(StorageNode::new(Fenced::new(params.bool("durable"))))
+    }
+}
 
 /// A write as the storage sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -1,0 +1,140 @@
+//! The client side of a lock protocol, as a sans-IO state machine the bundled
+//! [`crate::design::client::Client`] drives.
+//!
+//! A lock service is two halves: the server actor(s) on the lock node(s), and
+//! the protocol a client speaks to them (one request to one server; a majority
+//! of N servers for Redlock; a session kept alive by heartbeats for ZooKeeper).
+//! A lock design provides both (see [`crate::design::LockDesign`]); the client
+//! workload (acquire → work → write → release) is the same for all.
+//!
+//! Timers a protocol sets must use tags at or above [`PROTOCOL_TAG`]: the
+//! client hands those back to [`LockClient::on_timer`].
+
+use std::time::Duration;
+
+use sim::{Context, NodeId};
+
+use crate::protocol::Msg;
+
+/// Timer tags at or above this belong to the lock protocol.
+pub const PROTOCOL_TAG: u64 = 1 << 32;
+
+/// What a client holds after acquiring.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grant {
+    /// The lease's id (at the lock service).
+    pub lease: u64,
+    /// The fencing token, when the service hands them out.
+    pub token: Option<u64>,
+    /// How long the client may believe it holds the lock, on its own clock,
+    /// from the moment it learnt of the grant.
+    pub ttl: Duration,
+}
+
+/// What a protocol step means for the client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockEvent {
+    /// Nothing the workload needs to know.
+    Nothing,
+    /// The lock is ours.
+    Acquired(Grant),
+    /// Not now: someone else holds it. The workload retries later.
+    Denied,
+    /// The service told us we lost the lock (session expired, ownership lost).
+    Lost,
+}
+
+/// The client half of a lock protocol.
+pub trait LockClient: 'static {
+    /// Start acquiring (again). Answers come through `on_message`.
+    fn acquire(&mut self, ctx: &mut Context<'_, Msg>);
+    /// Give up the lock (or an acquisition in progress).
+    fn release(&mut self, ctx: &mut Context<'_, Msg>);
+    /// A message from a lock node.
+    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent;
+    /// One of this protocol's timers (tag ≥ [`PROTOCOL_TAG`]) fired.
+    fn on_timer(&mut self, _ctx: &mut Context<'_, Msg>, _tag: u64) -> LockEvent {
+        LockEvent::Nothing
+    }
+    /// Extend the current lease; `false` if the protocol cannot renew.
+    fn renew(&mut self, _ctx: &mut Context<'_, Msg>) -> bool {
+        false
+    }
+    /// The client crashed: forget everything volatile.
+    fn on_crash(&mut self) {}
+}
+
+/// One request to one lock server (`lease`, and any design whose server
+/// answers [`Msg::Acquire`] with [`Msg::Granted`] or [`Msg::Denied`]).
+#[derive(Debug)]
+pub struct SingleServer {
+    lock: String,
+    req: u64,
+    waiting: Option<u64>,
+    lease: Option<u64>,
+}
+
+impl SingleServer {
+    /// Talks to the lock node called `lock`.
+    pub fn new(lock: impl Into<String>) -> Self {
+        SingleServer {
+            lock: lock.into(),
+            req: 0,
+            waiting: None,
+            lease: None,
+        }
+    }
+
+    fn lock(&self, ctx: &Context<'_, Msg>) -> NodeId {
+        ctx.node(&self.lock)
+            .unwrap_or_else(|| panic!("no lock node named {:?}", self.lock))
+    }
+}
+
+impl LockClient for SingleServer {
+    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.req += 1;
+        self.waiting = Some(self.req);
+        let lock = self.lock(ctx);
+        ctx.send(lock, Msg::Acquire { req: self.req });
+    }
+
+    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.waiting = None;
+        if let Some(lease) = self.lease.take() {
+            let lock = self.lock(ctx);
+            ctx.send(lock, Msg::Release { lease });
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
+        match *msg {
+            Msg::Granted {
+                req,
+                lease,
+                token,
+                ttl,
+            } => {
+                if self.waiting == Some(req) {
+                    self.waiting = None;
+                    self.lease = Some(lease);
+                    LockEvent::Acquired(Grant { lease, token, ttl })
+                } else {
+                    // A grant for a request given up already: hand it back.
+                    ctx.send(from, Msg::Release { lease });
+                    LockEvent::Nothing
+                }
+            }
+            Msg::Denied { req } if self.waiting == Some(req) => {
+                self.waiting = None;
+                LockEvent::Denied
+            }
+            _ => LockEvent::Nothing,
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.waiting = None;
+        self.lease = None;
+    }
+}
