@@ -151,6 +151,87 @@ pub const LEASE: DesignInfo = DesignInfo {
     ],
 };
 
+/// Lock service: one Redis node, `SET NX PX` on its wall clock.
+pub const REDIS: DesignInfo = DesignInfo {
+    name: "redis",
+    role: Role::Lock,
+    summary: "one Redis node: SET NX PX with the key's expiry on the node's wall clock",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: KeyKind::Duration,
+            default: Some("\"10s\""),
+            doc: "the key's PX, on the node's wall clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some("false"),
+            doc: "take a token from an INCR counter with each grant",
+        },
+        KeySpec {
+            name: "first_token",
+            kind: KeyKind::U64 {
+                min: 0,
+                max: u64::MAX,
+            },
+            default: Some("1"),
+            doc: "the counter's first token",
+        },
+        KeySpec {
+            name: "durable",
+            kind: KeyKind::Bool,
+            default: Some("true"),
+            doc: "persistence: do the key and the counter survive a crash",
+        },
+    ],
+};
+
+/// Lock service: Redlock over N independent Redis nodes.
+pub const REDLOCK: DesignInfo = DesignInfo {
+    name: "redlock",
+    role: Role::Lock,
+    summary: "Redlock: a majority of N Redis nodes, validity = ttl - elapsed - drift",
+    keys: &[
+        KeySpec {
+            name: "nodes",
+            kind: KeyKind::U64 { min: 1, max: 15 },
+            default: Some("5"),
+            doc: "how many Redis nodes (lock1 … lockN)",
+        },
+        KeySpec {
+            name: "ttl",
+            kind: KeyKind::Duration,
+            default: Some("\"10s\""),
+            doc: "the keys' PX, on each node's wall clock",
+        },
+        KeySpec {
+            name: "timeout",
+            kind: KeyKind::Duration,
+            default: Some("\"50ms\""),
+            doc: "how long the client waits for the nodes' answers",
+        },
+        KeySpec {
+            name: "drift_factor",
+            kind: KeyKind::F64 { min: 0.0, max: 1.0 },
+            default: Some("0.01"),
+            doc: "clock drift allowed per unit of ttl (plus 2 ms)",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some("false"),
+            doc: "INCR counter per node; the token is the majority's largest (not a fence)",
+        },
+        KeySpec {
+            name: "durable",
+            kind: KeyKind::Bool,
+            default: Some("true"),
+            doc: "persistence: do each node's key and counter survive a crash",
+        },
+    ],
+};
+
 /// Storage: no check at all, the baseline that shows why fencing matters.
 pub const UNCHECKED: DesignInfo = DesignInfo {
     name: "unchecked",
@@ -202,6 +283,8 @@ impl Registry {
     pub fn builtin() -> Registry {
         let mut registry = Registry::empty();
         registry.add_lock(crate::design::lease::Lease);
+        registry.add_lock(crate::design::redis::Redis);
+        registry.add_lock(crate::design::redlock::Redlock);
         registry.add_storage(crate::design::storage::UncheckedDesign);
         registry.add_storage(crate::design::storage::FencedDesign);
         registry
@@ -321,7 +404,7 @@ mod tests {
     #[test]
     fn builtin_designs_are_listed_by_role_in_order() {
         let registry = Registry::builtin();
-        assert_eq!(registry.names(Role::Lock), ["lease"]);
+        assert_eq!(registry.names(Role::Lock), ["lease", "redis", "redlock"]);
         assert_eq!(registry.names(Role::Storage), ["unchecked", "fenced"]);
     }
 

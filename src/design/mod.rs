@@ -10,6 +10,8 @@ pub mod catalog;
 pub mod client;
 pub mod lease;
 pub mod lock_client;
+pub mod redis;
+pub mod redlock;
 pub mod storage;
 
 use sim::Actor;

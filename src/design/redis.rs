@@ -1,0 +1,398 @@
+//! `redis`: a single Redis node used as a lock with `SET key value NX PX ttl`,
+//! the pattern of the Redis documentation's `SET` page and of countless
+//! batch-job runners; also the node Redlock runs on (see
+//! [`crate::design::redlock`]).
+//!
+//! The key's expiry is a deadline on the node's **wall** clock, as Redis
+//! stores an absolute Unix time in milliseconds: a wall clock that jumps
+//! forward (NTP, an operator) expires keys early, the failure at the heart of
+//! Kleppmann's "How to do distributed locking" (2016). Like Redis, the node
+//! notices an expired key in two ways: *lazily*, when a request touches it,
+//! and *actively*, in an expire cycle that runs every [`EXPIRE_CYCLE`] (Redis'
+//! default `hz 10`) on the monotonic clock while a key exists. It emits
+//! `expired` when it notices, so the journal shows the expiry up to 100 ms
+//! after the wall-clock deadline, never before.
+//!
+//! The value stored under the key is the client's request id, unique per
+//! client and attempt (Redis clients store a random string): it is the
+//! `lease` of the `granted`, `expired` and `released` events, and a release
+//! deletes the key only if it still holds that value and that client (the
+//! compare-and-delete Lua script).
+//!
+//! With `tokens`, each grant also takes `INCR` on a counter key, starting at
+//! `first_token`. With `durable = false` the node runs without persistence: a
+//! crash loses the lock key **and** the counter, so a restarted node lets a
+//! second client in while the first still believes it holds the lock, and the
+//! counter hands out its first token again (Kleppmann 2016). The restarted
+//! node reports the lost key as `expired` (with `reason = "restart"`) so the
+//! journal shows where the grant ended; a real Redis says nothing. With
+//! `durable = true` (AOF with `fsync always`) key, deadline and counter
+//! survive a crash.
+
+use std::time::Duration;
+
+use sim::{Actor, Context, NodeId, TimerId};
+
+use crate::design::catalog::{self, DesignInfo};
+use crate::design::lock_client::{LockClient, SingleServer};
+use crate::design::LockDesign;
+use crate::events;
+use crate::protocol::Msg;
+use crate::scenario::Params;
+
+/// How often the active expire cycle looks at the key, on the monotonic
+/// clock (Redis' default `hz 10`).
+pub const EXPIRE_CYCLE: Duration = Duration::from_millis(100);
+
+/// The `redis` design as the registry knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Redis;
+
+impl LockDesign for Redis {
+    fn info(&self) -> DesignInfo {
+        catalog::REDIS
+    }
+
+    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(RedisLock::new(RedisConfig::from_params(p)))
+    }
+
+    fn client(&self, _params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        Box::new(SingleServer::new(lock_nodes[0].clone()))
+    }
+}
+
+/// Settings of one Redis lock node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RedisConfig {
+    /// `PX`: how long the key lives, on the node's wall clock.
+    pub ttl: Duration,
+    /// Whether each grant takes a token from an `INCR` counter.
+    pub tokens: bool,
+    /// The counter's first value.
+    pub first_token: u64,
+    /// Whether the key and the counter survive a crash.
+    pub durable: bool,
+}
+
+impl RedisConfig {
+    /// The `ttl`, `tokens`, `first_token` and `durable` keys of `p`.
+    pub fn from_params(p: &Params) -> Self {
+        RedisConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            first_token: p.u64("first_token"),
+            durable: p.bool("durable"),
+        }
+    }
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        RedisConfig {
+            ttl: Duration::from_secs(10),
+            tokens: false,
+            first_token: 1,
+            durable: true,
+        }
+    }
+}
+
+/// The lock key: who set it, with which value, until when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Key {
+    client: NodeId,
+    /// The value the client stored: its request id.
+    lease: u64,
+    /// Wall-clock deadline, nanoseconds.
+    deadline_wall_ns: i64,
+}
+
+/// One Redis node holding one lock key.
+#[derive(Debug)]
+pub struct RedisLock {
+    config: RedisConfig,
+    key: Option<Key>,
+    /// The next value `INCR` returns.
+    next_token: u64,
+    /// The pending expire-cycle timer, while a key exists.
+    cycle: Option<TimerId>,
+    /// A key lost in a crash without persistence, reported on restart.
+    lost: Option<Key>,
+}
+
+impl RedisLock {
+    /// A node with these settings and an empty keyspace.
+    pub fn new(config: RedisConfig) -> Self {
+        RedisLock {
+            next_token: config.first_token,
+            key: None,
+            cycle: None,
+            lost: None,
+            config,
+        }
+    }
+
+    /// Deletes the key if its wall-clock deadline has passed, and says so.
+    fn expire_if_due(&mut self, ctx: &mut Context<'_, Msg>) {
+        let Some(key) = &self.key else { return };
+        if ctx.wall_ns() < key.deadline_wall_ns {
+            return;
+        }
+        let key = self.key.take().expect("checked above");
+        sim::emit!(
+            events::EXPIRED,
+            client = ctx.name_of(key.client),
+            lease = key.lease
+        );
+    }
+
+    /// Keeps the expire cycle running exactly while a key exists.
+    fn arm_cycle(&mut self, ctx: &mut Context<'_, Msg>) {
+        match (&self.key, self.cycle) {
+            (Some(_), None) => self.cycle = Some(ctx.set_timer(EXPIRE_CYCLE, 0)),
+            (None, Some(timer)) => {
+                ctx.cancel_timer(timer);
+                self.cycle = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// `SET lock <req> NX PX ttl`, then `INCR counter` if it succeeded.
+    fn acquire(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, req: u64) {
+        if self.key.is_some() {
+            ctx.send(client, Msg::Denied { req });
+            return;
+        }
+        let ttl = self.config.ttl;
+        let ttl_ns = i64::try_from(ttl.as_nanos()).unwrap_or(i64::MAX);
+        self.key = Some(Key {
+            client,
+            lease: req,
+            deadline_wall_ns: ctx.wall_ns().saturating_add(ttl_ns),
+        });
+        let token = self.config.tokens.then(|| {
+            self.next_token += 1;
+            self.next_token - 1
+        });
+        sim::emit!(
+            events::GRANTED,
+            client = ctx.name_of(client),
+            lease = req,
+            token = token
+        );
+        let granted = Msg::Granted {
+            req,
+            lease: req,
+            token,
+            ttl,
+        };
+        ctx.send(client, granted);
+    }
+
+    /// The compare-and-delete script: `DEL` only if the key still holds the
+    /// releasing client's value.
+    fn release(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, lease: u64) {
+        if let Some(key) = &self.key {
+            if key.client == client && key.lease == lease {
+                self.key = None;
+                sim::emit!(
+                    events::RELEASED,
+                    client = ctx.name_of(client),
+                    lease = lease
+                );
+            }
+        }
+        ctx.send(client, Msg::ReleaseAck { lease });
+    }
+}
+
+impl Actor<Msg> for RedisLock {
+    fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
+        if let Some(key) = self.lost.take() {
+            sim::emit!(
+                events::EXPIRED,
+                client = ctx.name_of(key.client),
+                lease = key.lease,
+                reason = "restart"
+            );
+        }
+        // A durable key may have run out while the node was down.
+        self.expire_if_due(ctx);
+        self.arm_cycle(ctx);
+    }
+
+    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
+        // Lazy expiry: every command on the key first checks its deadline.
+        self.expire_if_due(ctx);
+        match msg {
+            Msg::Acquire { req } => self.acquire(ctx, from, req),
+            Msg::Release { lease } => self.release(ctx, from, lease),
+            _ => {}
+        }
+        self.arm_cycle(ctx);
+    }
+
+    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, _tag: u64) {
+        if self.cycle != Some(id) {
+            return;
+        }
+        self.cycle = None;
+        self.expire_if_due(ctx);
+        self.arm_cycle(ctx);
+    }
+
+    fn on_crash(&mut self) {
+        self.cycle = None;
+        if !self.config.durable {
+            // No persistence: the keyspace restarts empty.
+            self.lost = self.key.take();
+            self.next_token = self.config.first_token;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::testing::Harness;
+
+    const CLIENT1: NodeId = 1;
+    const CLIENT2: NodeId = 2;
+    const S: i64 = 1_000_000_000;
+
+    fn harness() -> Harness {
+        Harness::new(&["lock", "client1", "client2"], 0)
+    }
+
+    fn redis(tokens: bool, durable: bool) -> RedisLock {
+        RedisLock::new(RedisConfig {
+            tokens,
+            durable,
+            ..RedisConfig::default()
+        })
+    }
+
+    fn granted_token(step: &sim::testing::Step<Msg>) -> Option<Option<u64>> {
+        match step.sends.first() {
+            Some((_, Msg::Granted { token, .. })) => Some(*token),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn set_nx_grants_once_and_stores_the_request_id_as_the_lease() {
+        let (mut h, mut r) = (harness(), redis(false, true));
+        let s = h.message(&mut r, CLIENT1, Msg::Acquire { req: 7 });
+        assert_eq!(
+            s.sends,
+            vec![(
+                CLIENT1,
+                Msg::Granted {
+                    req: 7,
+                    lease: 7,
+                    token: None,
+                    ttl: Duration::from_secs(10)
+                }
+            )]
+        );
+        assert!(s.event("granted").is_some());
+        assert_eq!(s.timers[0].1, EXPIRE_CYCLE);
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(s.sends, vec![(CLIENT2, Msg::Denied { req: 1 })]);
+    }
+
+    #[test]
+    fn the_key_expires_on_the_wall_clock_when_the_cycle_notices() {
+        let (mut h, mut r) = (harness(), redis(false, true));
+        let s = h.message(&mut r, CLIENT1, Msg::Acquire { req: 1 });
+        let (cycle, _, tag) = s.timers[0];
+        h.advance(EXPIRE_CYCLE);
+        let s = h.timer(&mut r, cycle, tag);
+        assert!(s.event("expired").is_none());
+        let (cycle, _, tag) = s.timers[0];
+        // The wall clock jumps 20 s forward: the key is past its deadline
+        // although the monotonic clock says 200 ms.
+        h.wall_ns += 20 * S;
+        h.mono_ns += EXPIRE_CYCLE.as_nanos() as i64;
+        let s = h.timer(&mut r, cycle, tag);
+        assert!(s.event("expired").is_some());
+        assert!(s.timers.is_empty(), "no cycle without a key");
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(granted_token(&s), Some(None));
+    }
+
+    #[test]
+    fn a_request_notices_an_expired_key_lazily() {
+        let (mut h, mut r) = (harness(), redis(false, true));
+        h.message(&mut r, CLIENT1, Msg::Acquire { req: 1 });
+        h.wall_ns += 11 * S;
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(s.events[0].0, "expired");
+        assert_eq!(s.events[1].0, "granted");
+        assert_eq!(granted_token(&s), Some(None));
+    }
+
+    #[test]
+    fn a_wall_clock_jumping_back_keeps_the_key_longer() {
+        let (mut h, mut r) = (harness(), redis(false, true));
+        h.message(&mut r, CLIENT1, Msg::Acquire { req: 1 });
+        h.advance(Duration::from_secs(11));
+        h.wall_ns -= 5 * S;
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(s.sends, vec![(CLIENT2, Msg::Denied { req: 1 })]);
+    }
+
+    #[test]
+    fn only_the_holder_with_its_value_can_delete_the_key() {
+        let (mut h, mut r) = (harness(), redis(false, true));
+        h.message(&mut r, CLIENT1, Msg::Acquire { req: 2 });
+        let s = h.message(&mut r, CLIENT2, Msg::Release { lease: 2 });
+        assert!(s.event("released").is_none());
+        let s = h.message(&mut r, CLIENT1, Msg::Release { lease: 1 });
+        assert!(s.event("released").is_none());
+        let s = h.message(&mut r, CLIENT1, Msg::Release { lease: 2 });
+        assert!(s.event("released").is_some());
+        assert_eq!(s.sends, vec![(CLIENT1, Msg::ReleaseAck { lease: 2 })]);
+        assert_eq!(s.cancelled.len(), 1, "the cycle stops with the key");
+    }
+
+    #[test]
+    fn incr_tokens_increase_with_each_grant() {
+        let (mut h, mut r) = (harness(), redis(true, true));
+        let s = h.message(&mut r, CLIENT1, Msg::Acquire { req: 1 });
+        assert_eq!(granted_token(&s), Some(Some(1)));
+        h.message(&mut r, CLIENT1, Msg::Release { lease: 1 });
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(granted_token(&s), Some(Some(2)));
+    }
+
+    #[test]
+    fn without_persistence_a_restart_forgets_the_key_and_the_counter() {
+        let (mut h, mut r) = (harness(), redis(true, false));
+        h.message(&mut r, CLIENT1, Msg::Acquire { req: 1 });
+        r.on_crash();
+        let s = h.start(&mut r);
+        let expired = s.event("expired").expect("the lost key is reported");
+        assert!(expired.contains(&("reason".into(), "restart".into())));
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(granted_token(&s), Some(Some(1)), "INCR starts over");
+    }
+
+    #[test]
+    fn with_persistence_a_restart_keeps_the_key_and_its_deadline() {
+        let (mut h, mut r) = (harness(), redis(true, true));
+        h.message(&mut r, CLIENT1, Msg::Acquire { req: 1 });
+        r.on_crash();
+        h.advance(Duration::from_secs(1));
+        let s = h.start(&mut r);
+        assert!(s.event("expired").is_none());
+        assert_eq!(s.timers.len(), 1, "the expire cycle runs again");
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(s.sends, vec![(CLIENT2, Msg::Denied { req: 1 })]);
+        h.advance(Duration::from_secs(10));
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 2 });
+        assert_eq!(granted_token(&s), Some(Some(2)));
+    }
+}

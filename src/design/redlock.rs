@@ -1,0 +1,477 @@
+//! `redlock`: the Redlock algorithm of the Redis documentation ("Distributed
+//! Locks with Redis"), a lock held on a majority of N independent Redis nodes
+//! named `lock1` … `lockN`, each a [`RedisLock`] with its key's expiry on its
+//! own wall clock.
+//!
+//! The client ([`RedlockClient`]) notes its monotonic clock, sends `Acquire`
+//! to every node at once, and waits for all the answers or for `timeout`
+//! (the per-node request timeout; the nodes are asked in parallel, as
+//! Redisson's `RedissonRedLock` and several other clients do, so one
+//! timeout bounds the whole round). It holds the lock iff a majority granted
+//! and the validity time is positive:
+//!
+//! ```text
+//! validity = ttl − elapsed − (ttl × drift_factor + 2 ms)
+//! ```
+//!
+//! and then believes it holds the lock for `validity`; otherwise it releases
+//! on every node and reports a denial. A release goes to every node.
+//!
+//! Known failures (Kleppmann, "How to do distributed locking", 2016): the
+//! algorithm assumes bounded clock error, network delay and process pauses.
+//! A node whose wall clock jumps forward expires its key early, so a second
+//! client can win a majority that overlaps the first one's in that node; a
+//! client paused after acquiring for longer than the validity comes back
+//! still believing it holds the lock; a node restarted without persistence
+//! forgets the key (`durable = false`). Redlock has no fencing tokens.
+//!
+//! **Tokens.** With `tokens = true` every node keeps its own `INCR` counter
+//! and the client takes the **maximum of the tokens its majority granted**.
+//! This is *not* a fence: the counters are independent, so a later majority
+//! can carry a smaller maximum (client A wins lock1–lock3 where lock1's
+//! counter stands at 10, client B then wins lock3–lock5 at 4: token 4 after
+//! token 10), and a node restarted without persistence counts from
+//! `first_token` again. The oracle reports such grants as token regressions.
+//!
+//! The lease of a Redlock grant is the client's request id, unique per client
+//! and attempt, stored as the key's value on every node: the nodes' `granted`,
+//! `expired` and `released` events name it, and the client's `acquired`
+//! (one per majority acquisition) carries it too.
+
+use std::time::Duration;
+
+use sim::{Actor, Context, NodeId};
+
+use crate::design::catalog::{self, DesignInfo};
+use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use crate::design::redis::{RedisConfig, RedisLock};
+use crate::design::LockDesign;
+use crate::protocol::Msg;
+use crate::scenario::Params;
+
+/// The clock drift allowance Redlock adds to `ttl × drift_factor`.
+pub const DRIFT_ALLOWANCE: Duration = Duration::from_millis(2);
+
+/// The `redlock` design as the registry knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Redlock;
+
+impl LockDesign for Redlock {
+    fn info(&self) -> DesignInfo {
+        catalog::REDLOCK
+    }
+
+    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(RedisLock::new(RedisConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            first_token: 1,
+            durable: p.bool("durable"),
+        }))
+    }
+
+    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        Box::new(RedlockClient::new(
+            RedlockConfig {
+                ttl: p.duration("ttl"),
+                timeout: p.duration("timeout"),
+                drift_factor: p.f64("drift_factor"),
+            },
+            lock_nodes.to_vec(),
+        ))
+    }
+}
+
+/// Settings of a Redlock client.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedlockConfig {
+    /// The keys' time to live on every node.
+    pub ttl: Duration,
+    /// How long to wait for the nodes' answers.
+    pub timeout: Duration,
+    /// The clock drift allowed per unit of `ttl`.
+    pub drift_factor: f64,
+}
+
+impl Default for RedlockConfig {
+    fn default() -> Self {
+        RedlockConfig {
+            ttl: Duration::from_secs(10),
+            timeout: Duration::from_millis(50),
+            drift_factor: 0.01,
+        }
+    }
+}
+
+/// One node's answer to the current attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    Pending,
+    Granted(Option<u64>),
+    Denied,
+}
+
+/// An acquisition in progress.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Attempt {
+    req: u64,
+    /// Monotonic reading when the requests went out.
+    start: Duration,
+    answers: Vec<Answer>,
+}
+
+/// The client half of Redlock: majority, timeout, validity.
+#[derive(Debug)]
+pub struct RedlockClient {
+    config: RedlockConfig,
+    nodes: Vec<String>,
+    /// Request ids, kept across a crash so that every attempt's value is new.
+    req: u64,
+    attempt: Option<Attempt>,
+    /// The lease (request id) held.
+    held: Option<u64>,
+}
+
+impl RedlockClient {
+    /// A client of the Redis nodes called `nodes`.
+    pub fn new(config: RedlockConfig, nodes: Vec<String>) -> Self {
+        assert!(!nodes.is_empty(), "redlock needs at least one node");
+        RedlockClient {
+            config,
+            nodes,
+            req: 0,
+            attempt: None,
+            held: None,
+        }
+    }
+
+    fn majority(&self) -> usize {
+        self.nodes.len() / 2 + 1
+    }
+
+    fn node_ids(&self, ctx: &Context<'_, Msg>) -> Vec<NodeId> {
+        self.nodes
+            .iter()
+            .map(|n| {
+                ctx.node(n)
+                    .unwrap_or_else(|| panic!("no lock node named {n:?}"))
+            })
+            .collect()
+    }
+
+    fn release_all(&self, ctx: &mut Context<'_, Msg>, lease: u64) {
+        for id in self.node_ids(ctx) {
+            ctx.send(id, Msg::Release { lease });
+        }
+    }
+
+    /// The validity left after `elapsed`, if any: ttl − elapsed − drift.
+    fn validity(&self, elapsed: Duration) -> Option<Duration> {
+        let ttl = self.config.ttl;
+        // Rounded to the nanosecond once, so the arithmetic below is exact.
+        let drift_ns = (ttl.as_nanos() as f64 * self.config.drift_factor).round() as u64;
+        let drift = Duration::from_nanos(drift_ns) + DRIFT_ALLOWANCE;
+        ttl.checked_sub(elapsed)?
+            .checked_sub(drift)
+            .filter(|v| !v.is_zero())
+    }
+
+    /// Ends the current attempt: acquired on a majority in time, or released
+    /// everywhere and denied.
+    fn decide(&mut self, ctx: &mut Context<'_, Msg>) -> LockEvent {
+        let Some(attempt) = self.attempt.take() else {
+            return LockEvent::Nothing;
+        };
+        let tokens: Vec<Option<u64>> = attempt
+            .answers
+            .iter()
+            .filter_map(|a| match a {
+                Answer::Granted(token) => Some(*token),
+                _ => None,
+            })
+            .collect();
+        let elapsed = ctx.now().saturating_sub(attempt.start);
+        match self.validity(elapsed) {
+            Some(ttl) if tokens.len() >= self.majority() => {
+                self.held = Some(attempt.req);
+                LockEvent::Acquired(Grant {
+                    lease: attempt.req,
+                    // Not a fence: see the module documentation.
+                    token: tokens.iter().flatten().copied().max(),
+                    ttl,
+                })
+            }
+            _ => {
+                self.release_all(ctx, attempt.req);
+                LockEvent::Denied
+            }
+        }
+    }
+}
+
+impl LockClient for RedlockClient {
+    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.req += 1;
+        let req = self.req;
+        self.attempt = Some(Attempt {
+            req,
+            start: ctx.now(),
+            answers: vec![Answer::Pending; self.nodes.len()],
+        });
+        for id in self.node_ids(ctx) {
+            ctx.send(id, Msg::Acquire { req });
+        }
+        ctx.set_timer(self.config.timeout, PROTOCOL_TAG + req);
+    }
+
+    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+        let attempt = self.attempt.take().map(|a| a.req);
+        if let Some(lease) = self.held.take().or(attempt) {
+            self.release_all(ctx, lease);
+        }
+    }
+
+    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
+        let Some(index) = self.nodes.iter().position(|n| n == ctx.name_of(from)) else {
+            return LockEvent::Nothing;
+        };
+        let (req, answer) = match *msg {
+            Msg::Granted { req, token, .. } => (req, Answer::Granted(token)),
+            Msg::Denied { req } => (req, Answer::Denied),
+            _ => return LockEvent::Nothing,
+        };
+        match &mut self.attempt {
+            Some(attempt) if attempt.req == req => {
+                if attempt.answers[index] == Answer::Pending {
+                    attempt.answers[index] = answer;
+                }
+                if attempt.answers.iter().all(|a| *a != Answer::Pending) {
+                    return self.decide(ctx);
+                }
+            }
+            _ => {
+                // A grant for an attempt decided already: a node counted as
+                // timed out, or one answering a release's overtaken request.
+                // Hand it back unless it belongs to the lock we hold.
+                if matches!(answer, Answer::Granted(_)) && self.held != Some(req) {
+                    ctx.send(from, Msg::Release { lease: req });
+                }
+            }
+        }
+        LockEvent::Nothing
+    }
+
+    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent {
+        match &self.attempt {
+            Some(attempt) if PROTOCOL_TAG + attempt.req == tag => self.decide(ctx),
+            _ => LockEvent::Nothing,
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.attempt = None;
+        self.held = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::testing::{Harness, Step};
+    use sim::TimerId;
+
+    const NODES: [&str; 5] = ["lock1", "lock2", "lock3", "lock4", "lock5"];
+
+    /// Hosts the client as node 0 (lock1 … lock5 are nodes 1 … 5) and keeps
+    /// what each call told the workload. `on_start` runs `command`.
+    struct Host {
+        client: RedlockClient,
+        command: Command,
+        events: Vec<LockEvent>,
+    }
+
+    #[derive(Clone, Copy)]
+    enum Command {
+        Acquire,
+        Release,
+    }
+
+    impl Actor<Msg> for Host {
+        fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
+            match self.command {
+                Command::Acquire => self.client.acquire(ctx),
+                Command::Release => self.client.release(ctx),
+            }
+        }
+        fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
+            let event = self.client.on_message(ctx, from, &msg);
+            self.events.push(event);
+        }
+        fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _: TimerId, tag: u64) {
+            let event = self.client.on_timer(ctx, tag);
+            self.events.push(event);
+        }
+    }
+
+    impl Host {
+        fn run(&mut self, h: &mut Harness, command: Command) -> Step<Msg> {
+            self.command = command;
+            h.start(self)
+        }
+        fn last(&self) -> &LockEvent {
+            self.events.last().expect("an answer was handled")
+        }
+    }
+
+    fn setup() -> (Harness, Host) {
+        let mut names = vec!["client1"];
+        names.extend(NODES);
+        let client = RedlockClient::new(
+            RedlockConfig::default(),
+            NODES.iter().map(|n| n.to_string()).collect(),
+        );
+        let host = Host {
+            client,
+            command: Command::Acquire,
+            events: Vec::new(),
+        };
+        (Harness::new(&names, 0), host)
+    }
+
+    fn granted(req: u64, token: Option<u64>) -> Msg {
+        Msg::Granted {
+            req,
+            lease: req,
+            token,
+            ttl: Duration::from_secs(10),
+        }
+    }
+
+    fn releases(step: &Step<Msg>, lease: u64) -> Vec<NodeId> {
+        step.sends
+            .iter()
+            .filter(|(_, m)| *m == Msg::Release { lease })
+            .map(|(to, _)| *to)
+            .collect()
+    }
+
+    #[test]
+    fn asks_every_node_and_sets_the_request_timeout() {
+        let (mut h, mut c) = setup();
+        let s = c.run(&mut h, Command::Acquire);
+        let to: Vec<NodeId> = s.sends.iter().map(|(to, _)| *to).collect();
+        assert_eq!(to, [1, 2, 3, 4, 5]);
+        assert!(s.sends.iter().all(|(_, m)| *m == Msg::Acquire { req: 1 }));
+        assert_eq!(s.timers[0].1, Duration::from_millis(50));
+        assert!(s.timers[0].2 >= PROTOCOL_TAG);
+    }
+
+    #[test]
+    fn a_majority_in_time_acquires_with_the_validity_left() {
+        let (mut h, mut c) = setup();
+        c.run(&mut h, Command::Acquire);
+        h.advance(Duration::from_millis(4));
+        for node in 1..=4 {
+            h.message(&mut c, node, granted(1, None));
+            assert_eq!(*c.last(), LockEvent::Nothing);
+        }
+        h.message(&mut c, 5, Msg::Denied { req: 1 });
+        // 10 s − 4 ms elapsed − (10 s × 0.01 + 2 ms) = 9.894 s
+        assert_eq!(
+            *c.last(),
+            LockEvent::Acquired(Grant {
+                lease: 1,
+                token: None,
+                ttl: Duration::from_millis(9894),
+            })
+        );
+        let s = c.run(&mut h, Command::Release);
+        assert_eq!(releases(&s, 1), [1, 2, 3, 4, 5]);
+    }
+
+    #[test]
+    fn decides_at_the_timeout_with_the_answers_it_has() {
+        let (mut h, mut c) = setup();
+        let s = c.run(&mut h, Command::Acquire);
+        let (timer, after, tag) = s.timers[0];
+        for node in 1..=3 {
+            h.message(&mut c, node, granted(1, None));
+        }
+        h.advance(after);
+        h.timer(&mut c, timer, tag);
+        assert!(matches!(c.last(), LockEvent::Acquired(g) if g.lease == 1));
+        // lock4 answers late: the grant belongs to the lock we hold.
+        let s = h.message(&mut c, 4, granted(1, None));
+        assert!(s.sends.is_empty());
+    }
+
+    #[test]
+    fn a_minority_is_released_everywhere_and_denied() {
+        let (mut h, mut c) = setup();
+        c.run(&mut h, Command::Acquire);
+        h.message(&mut c, 1, granted(1, None));
+        h.message(&mut c, 2, granted(1, None));
+        h.message(&mut c, 3, Msg::Denied { req: 1 });
+        h.message(&mut c, 4, Msg::Denied { req: 1 });
+        let s = h.message(&mut c, 5, Msg::Denied { req: 1 });
+        assert_eq!(*c.last(), LockEvent::Denied);
+        assert_eq!(releases(&s, 1), [1, 2, 3, 4, 5]);
+        // The timeout of a decided attempt does nothing.
+        h.timer(&mut c, TimerId(0), PROTOCOL_TAG + 1);
+        assert_eq!(*c.last(), LockEvent::Nothing);
+    }
+
+    #[test]
+    fn a_majority_that_took_longer_than_the_ttl_is_not_valid() {
+        let (mut h, mut c) = setup();
+        c.run(&mut h, Command::Acquire);
+        // A pause while the answers are in flight: they are handled 15 s on.
+        h.advance(Duration::from_secs(15));
+        for node in 1..=5 {
+            h.message(&mut c, node, granted(1, None));
+        }
+        assert_eq!(*c.last(), LockEvent::Denied);
+    }
+
+    #[test]
+    fn the_validity_leaves_room_for_drift() {
+        let (_, c) = setup();
+        let v = |ms| c.client.validity(Duration::from_millis(ms));
+        assert_eq!(v(0), Some(Duration::from_millis(9898)));
+        assert_eq!(v(9897), Some(Duration::from_millis(1)));
+        assert_eq!(v(9898), None);
+        assert_eq!(v(20_000), None);
+    }
+
+    #[test]
+    fn a_grant_for_an_old_attempt_is_handed_back() {
+        let (mut h, mut c) = setup();
+        c.run(&mut h, Command::Acquire);
+        c.run(&mut h, Command::Release);
+        let s = h.message(&mut c, 3, granted(1, None));
+        assert_eq!(s.sends, vec![(3, Msg::Release { lease: 1 })]);
+        let s = c.run(&mut h, Command::Acquire);
+        assert!(s.sends.iter().all(|(_, m)| *m == Msg::Acquire { req: 2 }));
+    }
+
+    #[test]
+    fn the_token_is_the_largest_of_the_majority_and_no_fence() {
+        let (mut h, mut c) = setup();
+        c.run(&mut h, Command::Acquire);
+        h.message(&mut c, 1, granted(1, Some(10)));
+        h.message(&mut c, 2, granted(1, Some(3)));
+        h.message(&mut c, 3, granted(1, Some(3)));
+        h.message(&mut c, 4, Msg::Denied { req: 1 });
+        h.message(&mut c, 5, Msg::Denied { req: 1 });
+        assert!(matches!(c.last(), LockEvent::Acquired(g) if g.token == Some(10)));
+        c.run(&mut h, Command::Release);
+        // Another majority, whose counters stand lower: token 4 after 10.
+        c.run(&mut h, Command::Acquire);
+        h.message(&mut c, 1, Msg::Denied { req: 2 });
+        h.message(&mut c, 2, Msg::Denied { req: 2 });
+        h.message(&mut c, 3, granted(2, Some(4)));
+        h.message(&mut c, 4, granted(2, Some(1)));
+        h.message(&mut c, 5, granted(2, Some(1)));
+        assert!(matches!(c.last(), LockEvent::Acquired(g) if g.token == Some(4)));
+    }
+}
