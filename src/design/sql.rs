@@ -66,10 +66,12 @@ impl StorageDesign for SqlDesign {
     }
 
     fn validate(&self, params: &Params) -> Result<(), ParamError> {
-        Sql::new(params.str("update")).map(drop).map_err(|message| ParamError {
-            key: "update",
-            message,
-        })
+        Sql::new(params.str("update"))
+            .map(drop)
+            .map_err(|message| ParamError {
+                key: "update",
+                message,
+            })
     }
 }
 
@@ -202,7 +204,11 @@ mod tests {
         let mut node = StorageNode::new(Sql::new(update).unwrap());
         writes
             .iter()
-            .map(|&(id, token, value)| h.message(&mut node, 1, write(id, token, value)).events[0].0.clone())
+            .map(|&(id, token, value)| {
+                h.message(&mut node, 1, write(id, token, value)).events[0]
+                    .0
+                    .clone()
+            })
             .collect()
     }
 

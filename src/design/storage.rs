@@ -167,7 +167,8 @@ impl StoragePolicy for Fenced {
                 max_token: Some(max),
             },
             (Some(t), _) => {
-                self.max_token.insert(scope.to_owned(), max.map_or(t, |m| m.max(t)));
+                self.max_token
+                    .insert(scope.to_owned(), max.map_or(t, |m| m.max(t)));
                 Decision::Accept
             }
             (None, _) => Decision::Accept,

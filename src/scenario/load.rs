@@ -164,7 +164,10 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
     let params = Params::new(params);
     // A storage may check its keys further (the `sql` storage prepares its
     // statement): its objection is reported at the key.
-    if let Some(storage) = (role == Role::Storage).then(|| registry.storage(name)).flatten() {
+    if let Some(storage) = (role == Role::Storage)
+        .then(|| registry.storage(name))
+        .flatten()
+    {
         if let Err(e) = storage.validate(&params) {
             let message = format!("{}: {}", e.key, e.message);
             return Err(match table.get(e.key) {
