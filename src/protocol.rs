@@ -88,6 +88,12 @@ pub enum Msg {
         value: i64,
         /// Blind write or increment.
         op: Op,
+        /// The key's version the writer read (an increment passes the
+        /// version of its read; a blind write has none). A `cas` storage
+        /// applies the write only if the key is still at this version, like
+        /// S3's `If-Match` or GCS's `ifGenerationMatch`; other storages
+        /// ignore it.
+        expect_version: Option<u64>,
     },
     /// Storage → client: the write was applied (`ok`) or refused.
     WriteReply {
@@ -95,6 +101,30 @@ pub enum Msg {
         write: String,
         /// Whether it was applied.
         ok: bool,
+    },
+    /// Lock → client (`etcd`): a lease was created for acquire `req` (etcd's
+    /// `LeaseGrant`); the client keeps it alive with [`Msg::KeepAlive`] while
+    /// it waits for the lock and while it holds it.
+    LeaseCreated {
+        /// The acquire answered.
+        req: u64,
+        /// The lease's id.
+        lease: u64,
+        /// The lease's time to live on the server's clock.
+        ttl: Duration,
+    },
+    /// Client → lock (`etcd`): keep lease `lease` alive (`LeaseKeepAlive`).
+    KeepAlive {
+        /// The lease to refresh.
+        lease: u64,
+    },
+    /// Lock → client (`etcd`): the answer to a keep-alive; `ttl` is zero when
+    /// the lease is gone (expired or revoked), as etcd answers.
+    KeepAliveReply {
+        /// The lease refreshed.
+        lease: u64,
+        /// Its remaining time to live, zero if it no longer exists.
+        ttl: Duration,
     },
 }
 
@@ -120,14 +150,26 @@ impl sim::Message for Msg {
             Msg::Read { key, .. } => write!(s, "read {key}").unwrap(),
             Msg::ReadReply { value, .. } => write!(s, "value {value}").unwrap(),
             Msg::Write {
-                write, token: t, ..
+                write,
+                token: t,
+                expect_version,
+                ..
             } => {
                 write!(s, "write {write}").unwrap();
                 token(&mut s, t);
+                if let Some(v) = expect_version {
+                    write!(s, " if-version={v}").unwrap();
+                }
             }
             Msg::WriteReply { write, ok } => {
                 write!(s, "{} {write}", if *ok { "ok" } else { "rejected" }).unwrap()
             }
+            Msg::LeaseCreated { lease, .. } => write!(s, "lease {lease} created").unwrap(),
+            Msg::KeepAlive { lease } => write!(s, "keepalive lease={lease}").unwrap(),
+            Msg::KeepAliveReply { lease, ttl } if ttl.is_zero() => {
+                write!(s, "lease {lease} gone").unwrap()
+            }
+            Msg::KeepAliveReply { lease, .. } => write!(s, "lease {lease} kept").unwrap(),
         }
         s
     }

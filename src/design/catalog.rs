@@ -66,6 +66,9 @@ pub enum KeyKind {
     },
     /// One of the listed strings.
     Choice(&'static [&'static str]),
+    /// Any string (a design may check it further with
+    /// [`StorageDesign::validate`]).
+    Text,
 }
 
 impl fmt::Display for KeyKind {
@@ -77,6 +80,7 @@ impl fmt::Display for KeyKind {
             KeyKind::U64 { min, max } => write!(f, "integer {min}..={max}"),
             KeyKind::F64 { min, max } => write!(f, "float {min}..={max}"),
             KeyKind::Choice(choices) => f.write_str(&choices.join(" | ")),
+            KeyKind::Text => f.write_str("string"),
         }
     }
 }
@@ -245,12 +249,74 @@ pub const FENCED: DesignInfo = DesignInfo {
     name: "fenced",
     role: Role::Storage,
     summary: "rejects a write whose token is lower than the highest it has seen",
+    keys: &[
+        KeySpec {
+            name: "durable",
+            kind: KeyKind::Bool,
+            default: Some("true"),
+            doc: "does the highest token survive a crash",
+        },
+        KeySpec {
+            name: "scope",
+            kind: KeyKind::Choice(&["global", "key"]),
+            default: Some("\"global\""),
+            doc: "one highest token for the whole store, or one per key",
+        },
+    ],
+};
+
+/// Storage: a conditional write on the key's version (S3 If-Match).
+pub const CAS: DesignInfo = DesignInfo {
+    name: "cas",
+    role: Role::Storage,
+    summary: "applies a write only if the key is still at the version the writer read \
+              (S3 If-Match, GCS ifGenerationMatch); blind writes pass",
+    keys: &[],
+};
+
+/// Storage: a real SQLite running the user's conditional UPDATE.
+pub const SQL: DesignInfo = DesignInfo {
+    name: "sql",
+    role: Role::Storage,
+    summary: "an in-memory SQLite table kv(key, value, lock_token) written by your own \
+              UPDATE; a write is accepted when it changes a row",
     keys: &[KeySpec {
-        name: "durable",
-        kind: KeyKind::Bool,
-        default: Some("true"),
-        doc: "does the highest token survive a crash",
+        name: "update",
+        kind: KeyKind::Text,
+        default: Some(
+            "\"UPDATE kv SET value = :value, lock_token = :token \
+             WHERE key = :key AND lock_token <= :token\"",
+        ),
+        doc: "the statement run for each write, with :key, :value, :token, :version",
     }],
+};
+
+/// Lock service: an etcd lease with a lock key; the key's revision is the token.
+pub const ETCD: DesignInfo = DesignInfo {
+    name: "etcd",
+    role: Role::Lock,
+    summary: "etcd concurrency.Mutex: a lease kept alive by the client, a lock key \
+              on it; the lowest create revision holds, and is the token",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: KeyKind::Duration,
+            default: Some("\"10s\""),
+            doc: "the lease's time to live on the server's clock",
+        },
+        KeySpec {
+            name: "keepalive",
+            kind: KeyKind::Duration,
+            default: Some("\"0s\""),
+            doc: "how often the client refreshes its lease; 0s means ttl/3",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some("true"),
+            doc: "hand out the lock key's create revision as a fencing token",
+        },
+    ],
 };
 
 /// The designs a scenario may name: their metadata, and how to build them.
@@ -285,8 +351,11 @@ impl Registry {
         registry.add_lock(crate::design::lease::Lease);
         registry.add_lock(crate::design::redis::Redis);
         registry.add_lock(crate::design::redlock::Redlock);
+        registry.add_lock(crate::design::etcd::Etcd);
         registry.add_storage(crate::design::storage::UncheckedDesign);
         registry.add_storage(crate::design::storage::FencedDesign);
+        registry.add_storage(crate::design::storage::CasDesign);
+        registry.add_storage(crate::design::sql::SqlDesign);
         registry
     }
 
@@ -404,8 +473,14 @@ mod tests {
     #[test]
     fn builtin_designs_are_listed_by_role_in_order() {
         let registry = Registry::builtin();
-        assert_eq!(registry.names(Role::Lock), ["lease", "redis", "redlock"]);
-        assert_eq!(registry.names(Role::Storage), ["unchecked", "fenced"]);
+        assert_eq!(
+            registry.names(Role::Lock),
+            ["lease", "redis", "redlock", "etcd"]
+        );
+        assert_eq!(
+            registry.names(Role::Storage),
+            ["unchecked", "fenced", "cas", "sql"]
+        );
     }
 
     #[test]

@@ -151,7 +151,13 @@ impl Client {
         }
     }
 
-    fn write(&mut self, ctx: &mut Context<'_, Msg>, grant: Grant, value: i64) {
+    fn write(
+        &mut self,
+        ctx: &mut Context<'_, Msg>,
+        grant: Grant,
+        value: i64,
+        expect_version: Option<u64>,
+    ) {
         self.writes += 1;
         let write = format!("{}/{}", ctx.name(), self.writes);
         let op = self.config.op;
@@ -168,6 +174,7 @@ impl Client {
             key: self.config.key.clone(),
             value,
             op,
+            expect_version,
         };
         ctx.send(Self::peer(ctx, &self.config.storage), msg);
         self.phase = Phase::Writing { write, grant };
@@ -210,7 +217,7 @@ impl Actor<Msg> for Client {
                 Phase::Reading { req: want, grant },
             ) if req == want => {
                 sim::emit!(events::READ, value = value, version = version);
-                self.write(ctx, grant, value + 1);
+                self.write(ctx, grant, value + 1, Some(version));
             }
             (Msg::WriteReply { write, ok }, Phase::Writing { write: want, grant })
                 if write == want =>
@@ -238,7 +245,7 @@ impl Actor<Msg> for Client {
             (TAG_WORK, Phase::Working(grant)) => match self.config.op {
                 Op::Put => {
                     let value = self.writes as i64 + 1;
-                    self.write(ctx, grant, value);
+                    self.write(ctx, grant, value, None);
                 }
                 Op::Increment => {
                     self.requests += 1;

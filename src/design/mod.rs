@@ -8,10 +8,12 @@
 
 pub mod catalog;
 pub mod client;
+pub mod etcd;
 pub mod lease;
 pub mod lock_client;
 pub mod redis;
 pub mod redlock;
+pub mod sql;
 pub mod storage;
 
 use sim::Actor;
@@ -41,4 +43,19 @@ pub trait StorageDesign: Send + Sync + 'static {
     fn info(&self) -> DesignInfo;
     /// The storage node's actor.
     fn server(&self, params: &Params) -> Box<dyn Actor<Msg>>;
+    /// Checks parameters beyond their catalog kinds when a scenario is
+    /// loaded (the `sql` storage prepares its statement), so a bad value is
+    /// an error at its key rather than a panic at run time.
+    fn validate(&self, _params: &Params) -> Result<(), ParamError> {
+        Ok(())
+    }
+}
+
+/// A design's objection to one of its parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamError {
+    /// The key at fault.
+    pub key: &'static str,
+    /// What is wrong with it.
+    pub message: String,
 }

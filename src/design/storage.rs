@@ -1,6 +1,11 @@
 //! Storage nodes: a key-value store that asks a [`StoragePolicy`] whether to
 //! apply each write, and journals the answer (`accepted` / `rejected`) the
 //! same way for every policy, so the oracle judges them alike.
+//!
+//! Policies here: [`Unchecked`], [`Fenced`] (one highest token for the whole
+//! store, or one per key with `scope = "key"`) and [`Cas`] (a conditional
+//! write on the key's version, like S3 `If-Match`). The `sql` storage, a real
+//! SQLite running the user's statement, is in [`crate::design::sql`].
 
 use std::collections::BTreeMap;
 
@@ -36,7 +41,26 @@ impl StorageDesign for FencedDesign {
     }
 
     fn server(&self, params: &Params) -> Box<dyn Actor<Msg>> {
-        Box::new(StorageNode::new(Fenced::new(params.bool("durable"))))
+        let durable = params.bool("durable");
+        let fenced = match params.str("scope") {
+            "key" => Fenced::per_key(durable),
+            _ => Fenced::new(durable),
+        };
+        Box::new(StorageNode::new(fenced))
+    }
+}
+
+/// The `cas` design as the registry knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CasDesign;
+
+impl StorageDesign for CasDesign {
+    fn info(&self) -> DesignInfo {
+        catalog::CAS
+    }
+
+    fn server(&self, _params: &Params) -> Box<dyn Actor<Msg>> {
+        Box::new(StorageNode::new(Cas))
     }
 }
 
@@ -55,6 +79,10 @@ pub struct WriteRequest<'a> {
     pub value: i64,
     /// Blind write or increment.
     pub op: Op,
+    /// The version the writer read, if it sent one (see [`Msg::Write`]).
+    pub expect_version: Option<u64>,
+    /// The key's version at the storage now: how many writes it has taken.
+    pub stored_version: u64,
 }
 
 /// A policy's answer.
@@ -77,6 +105,11 @@ pub trait StoragePolicy: 'static {
     fn decide(&mut self, write: &WriteRequest<'_>) -> Decision;
     /// The storage crashed: forget what is not durable.
     fn on_crash(&mut self) {}
+    /// The value of `key`, for a policy that keeps the data itself (`sql`);
+    /// `None` lets the node answer from its own map.
+    fn read(&mut self, _key: &str) -> Option<i64> {
+        None
+    }
 }
 
 /// `unchecked`: accepts every write, like a plain database or file share.
@@ -93,32 +126,49 @@ impl StoragePolicy for Unchecked {
 /// has accepted (DDIA figure 9-6). Equal tokens pass, so a holder can write
 /// more than once; writes without a token have nothing to check and pass.
 /// With `durable = false` the highest token lives in memory and a crash
-/// forgets it.
+/// forgets it. With `scope = "key"` it keeps one highest token per key (a
+/// token seen on one key does not fence writes to another), as a store that
+/// keeps the token in each row does.
 #[derive(Clone, Debug)]
 pub struct Fenced {
     durable: bool,
-    max_token: Option<u64>,
+    per_key: bool,
+    /// Highest token accepted, per key (the key `""` when global).
+    max_token: BTreeMap<String, u64>,
 }
 
 impl Fenced {
-    /// A fenced policy; `durable`: does the highest token survive a crash.
+    /// A fenced policy with one highest token for the whole store;
+    /// `durable`: does it survive a crash.
     pub fn new(durable: bool) -> Self {
         Fenced {
             durable,
-            max_token: None,
+            per_key: false,
+            max_token: BTreeMap::new(),
+        }
+    }
+
+    /// A fenced policy with one highest token per key.
+    pub fn per_key(durable: bool) -> Self {
+        Fenced {
+            per_key: true,
+            ..Fenced::new(durable)
         }
     }
 }
 
 impl StoragePolicy for Fenced {
     fn decide(&mut self, write: &WriteRequest<'_>) -> Decision {
-        match (write.token, self.max_token) {
+        let scope = if self.per_key { write.key } else { "" };
+        let max = self.max_token.get(scope).copied();
+        match (write.token, max) {
             (Some(t), Some(max)) if t < max => Decision::Reject {
                 reason: format!("token {t} < {max}"),
                 max_token: Some(max),
             },
             (Some(t), _) => {
-                self.max_token = Some(self.max_token.map_or(t, |m| m.max(t)));
+                self.max_token
+                    .insert(scope.to_owned(), max.map_or(t, |m| m.max(t)));
                 Decision::Accept
             }
             (None, _) => Decision::Accept,
@@ -127,7 +177,29 @@ impl StoragePolicy for Fenced {
 
     fn on_crash(&mut self) {
         if !self.durable {
-            self.max_token = None;
+            self.max_token.clear();
+        }
+    }
+}
+
+/// `cas`: a conditional write on the key's version, like S3's `If-Match`
+/// on an ETag or GCS's `ifGenerationMatch`: a write that names the version
+/// it read is applied only if nobody wrote the key since. It needs no token:
+/// a zombie's read-modify-write fails because the next holder's write moved
+/// the version on. A blind write (no version) has nothing to compare and is
+/// applied, as S3 applies a PUT without `If-Match`. The versions live with
+/// the data, which is durable, so a crash forgets nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cas;
+
+impl StoragePolicy for Cas {
+    fn decide(&mut self, write: &WriteRequest<'_>) -> Decision {
+        match write.expect_version {
+            Some(v) if v != write.stored_version => Decision::Reject {
+                reason: format!("version {v} != {}", write.stored_version),
+                max_token: None,
+            },
+            _ => Decision::Accept,
         }
     }
 }
@@ -156,6 +228,7 @@ impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
         match msg {
             Msg::Read { req, key } => {
                 let (value, version) = self.data.get(&key).copied().unwrap_or((0, 0));
+                let value = self.policy.read(&key).unwrap_or(value);
                 ctx.send(
                     from,
                     Msg::ReadReply {
@@ -171,6 +244,7 @@ impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
                 key,
                 value,
                 op,
+                expect_version,
             } => {
                 let client = ctx.name_of(from).to_owned();
                 let request = WriteRequest {
@@ -180,6 +254,8 @@ impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
                     key: &key,
                     value,
                     op,
+                    expect_version,
+                    stored_version: self.data.get(&key).map_or(0, |e| e.1),
                 };
                 let ok = match self.policy.decide(&request) {
                     Decision::Accept => {
@@ -227,13 +303,54 @@ mod tests {
     use sim::testing::Harness;
 
     fn write(write: &str, token: Option<u64>) -> Msg {
+        write_to("x", write, token, None)
+    }
+
+    fn write_to(key: &str, write: &str, token: Option<u64>, version: Option<u64>) -> Msg {
         Msg::Write {
             write: write.into(),
             token,
-            key: "x".into(),
+            key: key.into(),
             value: 1,
-            op: Op::Put,
+            op: Op::Increment,
+            expect_version: version,
         }
+    }
+
+    #[test]
+    fn fenced_per_key_keeps_a_highest_token_for_each_key() {
+        let mut h = Harness::new(&["storage", "client1"], 0);
+        let mut global = StorageNode::new(Fenced::new(true));
+        let mut per_key = StorageNode::new(Fenced::per_key(true));
+        for s in [&mut global as &mut dyn Actor<Msg>, &mut per_key] {
+            h.message(s, 1, write_to("a", "w1", Some(34), None));
+        }
+        let step = h.message(&mut global, 1, write_to("b", "w2", Some(33), None));
+        assert_eq!(step.events[0].0, "rejected");
+        let step = h.message(&mut per_key, 1, write_to("b", "w2", Some(33), None));
+        assert_eq!(step.events[0].0, "accepted");
+        let step = h.message(&mut per_key, 1, write_to("a", "w3", Some(33), None));
+        assert_eq!(step.events[0].0, "rejected");
+    }
+
+    #[test]
+    fn cas_applies_a_write_only_at_the_version_it_read() {
+        let mut h = Harness::new(&["storage", "client1", "client2"], 0);
+        let mut s = StorageNode::new(Cas);
+        // Both read version 0; the first write moves it to 1.
+        let step = h.message(&mut s, 2, write_to("x", "client2/1", None, Some(0)));
+        assert_eq!(step.events[0].0, "accepted");
+        let step = h.message(&mut s, 1, write_to("x", "client1/1", None, Some(0)));
+        assert_eq!(step.events[0].0, "rejected");
+        assert!(matches!(
+            step.sends[0],
+            (1, Msg::WriteReply { ok: false, .. })
+        ));
+        let step = h.message(&mut s, 1, write_to("x", "client1/2", None, Some(1)));
+        assert_eq!(step.events[0].0, "accepted");
+        // A blind write has nothing to compare.
+        let step = h.message(&mut s, 1, write("client1/3", None));
+        assert_eq!(step.events[0].0, "accepted");
     }
 
     #[test]

@@ -161,10 +161,25 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
         };
         params.push((key.name.to_string(), value));
     }
+    let params = Params::new(params);
+    // A storage may check its keys further (the `sql` storage prepares its
+    // statement): its objection is reported at the key.
+    if let Some(storage) = (role == Role::Storage)
+        .then(|| registry.storage(name))
+        .flatten()
+    {
+        if let Err(e) = storage.validate(&params) {
+            let message = format!("{}: {}", e.key, e.message);
+            return Err(match table.get(e.key) {
+                Some(field) => field.error(message),
+                None => table.error(message),
+            });
+        }
+    }
     table.finish()?;
     Ok(DesignSpec {
         design: name.to_string(),
-        params: Params::new(params),
+        params,
     })
 }
 
@@ -182,6 +197,7 @@ fn param_value(kind: &KeyKind, field: &Field<'_>) -> Result<ParamValue> {
             ParamValue::F64(value)
         }
         KeyKind::Choice(choices) => ParamValue::Str(choice(field, choices)?.to_string()),
+        KeyKind::Text => ParamValue::Str(field.str()?.to_string()),
     })
 }
 

@@ -35,7 +35,11 @@ fn lists_the_builtin_designs_with_their_keys() {
     let unchecked = entry(&out.stdout, "unchecked");
     assert!(keys(&unchecked).is_empty(), "{unchecked:#?}");
     let fenced = entry(&out.stdout, "fenced");
-    assert_eq!(keys(&fenced), ["durable"]);
+    assert_eq!(keys(&fenced), ["durable", "scope"]);
+    let etcd = entry(&out.stdout, "etcd");
+    assert_eq!(keys(&etcd), ["ttl", "keepalive", "tokens"]);
+    assert!(keys(&entry(&out.stdout, "cas")).is_empty());
+    assert_eq!(keys(&entry(&out.stdout, "sql")), ["update"]);
     // Each key shows its default, as the scenario format relies on them.
     assert!(lease
         .iter()

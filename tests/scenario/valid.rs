@@ -51,7 +51,10 @@ fn the_design_example_loads_with_defaults_filled_in() {
         },
         storage: DesignSpec {
             design: "fenced".into(),
-            params: Params::new([("durable".into(), ParamValue::Bool(true))]),
+            params: Params::new([
+                ("durable".into(), ParamValue::Bool(true)),
+                ("scope".into(), ParamValue::Str("global".into())),
+            ]),
         },
         network: NetworkSpec {
             latency: (ms(1), ms(5)),
