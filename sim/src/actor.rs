@@ -74,10 +74,12 @@ pub(crate) enum TimerOp {
 }
 
 /// What a handler asked for; carried out by the world after it returns.
+/// Each output remembers how many events the handler had emitted before it
+/// (its mark), so that a fault fired by an event can cut the step there.
 #[derive(Debug)]
 pub(crate) struct Outputs<M> {
-    pub sends: Vec<(NodeId, M)>,
-    pub timers: Vec<TimerOp>,
+    pub sends: Vec<(usize, NodeId, M)>,
+    pub timers: Vec<(usize, TimerOp)>,
 }
 
 impl<M> Default for Outputs<M> {
@@ -142,7 +144,7 @@ impl<'a, M: Message> Context<'a, M> {
     /// Sends `msg` to node `to` through the simulated network.
     pub fn send(&mut self, to: NodeId, msg: M) {
         assert!(to < self.names.len(), "send to unknown node {to}");
-        self.out.sends.push((to, msg));
+        self.out.sends.push((crate::capture::len(), to, msg));
     }
 
     /// Sets a timer that fires after `after` on this node's monotonic clock
@@ -151,13 +153,17 @@ impl<'a, M: Message> Context<'a, M> {
     pub fn set_timer(&mut self, after: Duration, tag: u64) -> TimerId {
         let id = TimerId(*self.next_timer);
         *self.next_timer += 1;
-        self.out.timers.push(TimerOp::Set { id, after, tag });
+        self.out
+            .timers
+            .push((crate::capture::len(), TimerOp::Set { id, after, tag }));
         id
     }
 
     /// Cancels a timer; cancelling one that already fired does nothing.
     pub fn cancel_timer(&mut self, id: TimerId) {
-        self.out.timers.push(TimerOp::Cancel(id));
+        self.out
+            .timers
+            .push((crate::capture::len(), TimerOp::Cancel(id)));
     }
 
     /// The run's seeded random number generator.

@@ -36,10 +36,15 @@ pub(crate) fn drain() -> Vec<RawEvent> {
     BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut()))
 }
 
+/// How many events were captured since the last drain.
+pub(crate) fn len() -> usize {
+    BUFFER.with(|b| b.borrow().len())
+}
+
 /// Whether events were captured since the last drain.
 #[cfg(test)]
 pub(crate) fn is_empty() -> bool {
-    BUFFER.with(|b| b.borrow().is_empty())
+    len() == 0
 }
 
 /// The layer that records `sim` events.

@@ -103,7 +103,11 @@ impl Harness {
         };
         f(&mut ctx);
         let mut step = Step {
-            sends: out.sends,
+            sends: out
+                .sends
+                .into_iter()
+                .map(|(_, to, msg)| (to, msg))
+                .collect(),
             timers: Vec::new(),
             cancelled: Vec::new(),
             events: capture::drain()
@@ -111,7 +115,7 @@ impl Harness {
                 .map(|e| (e.kind, e.fields))
                 .collect(),
         };
-        for op in out.timers {
+        for (_, op) in out.timers {
             match op {
                 TimerOp::Set { id, after, tag } => step.timers.push((id, after, tag)),
                 TimerOp::Cancel(id) => step.cancelled.push(id),

@@ -81,8 +81,32 @@ impl<M: Message> WorldBuilder<M> {
 
 pub(crate) enum Input<M> {
     Start,
-    Message { id: u64, from: NodeId, msg: M },
-    Timer { id: TimerId, tag: u64 },
+    Message {
+        id: u64,
+        from: NodeId,
+        msg: M,
+        /// Its `deliver` is journalled already (a pause held its handling).
+        noted: bool,
+    },
+    Timer {
+        id: TimerId,
+        tag: u64,
+    },
+}
+
+/// What a step still has to do: events from the `first`-th on, and the
+/// outputs marked with the number of events emitted before them.
+pub(crate) struct Rest<M> {
+    events: Vec<capture::RawEvent>,
+    first: usize,
+    timers: Vec<(usize, TimerOp)>,
+    sends: Vec<(usize, NodeId, M)>,
+}
+
+impl<M> Rest<M> {
+    fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.timers.is_empty() && self.sends.is_empty()
+    }
 }
 
 enum Item<M> {
@@ -110,6 +134,8 @@ pub(crate) struct Node<M> {
     waker: Option<Waker>,
     pub(crate) up: bool,
     pub(crate) pauses: u32,
+    /// The rest of a step that a pause cut short.
+    deferred: Option<Rest<M>>,
     /// Bumped on every crash, so that a dead incarnation's timers, task and
     /// pauses recognise themselves.
     pub(crate) epoch: u64,
@@ -133,8 +159,12 @@ pub struct World<M> {
     pub(crate) journal: Journal,
     faults: Vec<ScheduledFault>,
     triggers: Vec<PendingTrigger>,
-    /// Faults fired by events of the step in progress: applied when it ends.
+    /// Faults fired by events, applied as soon as the event is journalled.
     fired: Vec<usize>,
+    /// Crashes of the stepping node, applied at the end of its step.
+    postponed: Vec<usize>,
+    /// The node whose step is being carried out.
+    stepping: Option<NodeId>,
     agenda: BTreeMap<(u64, u64), Item<M>>,
     agenda_seq: u64,
     agenda_waker: Option<Waker>,
@@ -216,6 +246,7 @@ impl<M: Message> World<M> {
                     waker: None,
                     up: true,
                     pauses: 0,
+                    deferred: None,
                     epoch: 0,
                     madsim_id: None,
                 })
@@ -226,6 +257,8 @@ impl<M: Message> World<M> {
             faults: builder.faults,
             triggers: Vec::new(),
             fired: Vec::new(),
+            postponed: Vec::new(),
+            stepping: None,
             agenda: BTreeMap::new(),
             agenda_seq: 0,
             agenda_waker: None,
@@ -383,6 +416,7 @@ impl<M: Message> World<M> {
                 id: msg_id,
                 from,
                 msg,
+                ..
             } = input
             {
                 let fields = vec![
@@ -397,6 +431,7 @@ impl<M: Message> World<M> {
         let node = &mut self.nodes[id];
         node.up = false;
         node.pauses = 0;
+        node.deferred = None;
         node.epoch += 1;
         node.live_timers.clear();
         node.waker = None;
@@ -424,6 +459,7 @@ impl<M: Message> World<M> {
                 id: msg_id,
                 from,
                 msg,
+                noted: false,
             } => {
                 let fields = vec![
                     ("id", (*msg_id).into()),
@@ -431,13 +467,37 @@ impl<M: Message> World<M> {
                     ("msg", msg.summary().into()),
                 ];
                 self.record(Some(id), "deliver", fields);
+                // A pause fired by the delivery holds its handling.
+                let epoch = self.nodes[id].epoch;
+                self.apply_fired();
+                if self.nodes[id].epoch != epoch {
+                    return;
+                }
+                if self.nodes[id].pauses > 0 {
+                    if let Input::Message {
+                        id: msg_id,
+                        from,
+                        msg,
+                        ..
+                    } = input
+                    {
+                        let again = Input::Message {
+                            id: msg_id,
+                            from,
+                            msg,
+                            noted: true,
+                        };
+                        self.nodes[id].inbox.push_front(again);
+                    }
+                    return;
+                }
             }
             Input::Timer { id: timer, .. } => {
                 if !self.nodes[id].live_timers.remove(timer) {
                     return; // cancelled
                 }
             }
-            Input::Start => {}
+            Input::Message { .. } | Input::Start => {}
         }
         if self.stop.is_some() {
             return;
@@ -460,35 +520,102 @@ impl<M: Message> World<M> {
             Input::Timer { id: timer, tag } => node.actor.on_timer(&mut ctx, timer, tag),
         }
         self.current = None;
-        for raw in capture::drain() {
-            self.record_owned(Some(id), raw.kind, raw.fields);
-        }
-        // Faults fired by this step's events take effect now, before the
-        // node's next step and before this step's messages leave: "delay
-        // the next message after `client1:wrote`" delays the write itself.
-        // What the step produced still happens: a pause or crash fired here
-        // does not unsend its messages.
+        let rest = Rest {
+            events: capture::drain(),
+            first: 0,
+            timers: out.timers,
+            sends: out.sends,
+        };
+        self.carry_out(id, rest);
+    }
+
+    /// Carries out what a handler produced, in order: its events are
+    /// journalled one by one, and a fault fired by one of them takes effect
+    /// right there. If it pauses the node, whatever the handler did after
+    /// that event (later events, messages, timers) happens when the node
+    /// resumes. So a pause fired by `client1:read` falls between the read and
+    /// the write the handler sends after it, and a delay armed by
+    /// `client1:wrote` applies to the write sent after `wrote`. A crash of
+    /// the node itself takes effect at the end of the step: the step's
+    /// messages leave (a crash fired by `lock:granted` lets the grant out),
+    /// its timers die with the node.
+    fn carry_out(&mut self, id: NodeId, rest: Rest<M>) {
+        let now = self.now_ns();
         let epoch = self.nodes[id].epoch;
-        self.apply_fired();
-        if self.nodes[id].epoch == epoch {
-            for op in out.timers {
+        self.stepping = Some(id);
+        let mut done = rest.first;
+        let mut events = rest.events.into_iter();
+        let mut cut = false;
+        for raw in events.by_ref() {
+            self.record_owned(Some(id), raw.kind, raw.fields);
+            done += 1;
+            self.apply_fired();
+            if self.nodes[id].pauses > 0 || self.nodes[id].epoch != epoch {
+                cut = true;
+                break;
+            }
+        }
+        let before_cut = |mark: usize| !cut || mark < done;
+        let (timers, later_timers): (Vec<_>, Vec<_>) =
+            rest.timers.into_iter().partition(|(m, _)| before_cut(*m));
+        let (sends, later_sends): (Vec<_>, Vec<_>) =
+            rest.sends.into_iter().partition(|(m, _, _)| before_cut(*m));
+        let alive = self.nodes[id].epoch == epoch;
+        if alive {
+            for (_, op) in timers {
                 self.timer_op(id, op, now);
             }
         }
-        for (to, msg) in out.sends {
+        for (_, to, msg) in sends {
             self.send(id, to, msg, now);
         }
         // The world's events of this step (`send`, `drop`) can fire faults too.
         self.apply_fired();
+        self.stepping = None;
+        for i in std::mem::take(&mut self.postponed) {
+            let fault = self.faults[i].fault.clone();
+            fault.apply(self);
+        }
+        self.apply_fired();
+        let alive = alive && self.nodes[id].epoch == epoch;
+        if cut && alive {
+            let later = Rest {
+                events: events.collect(),
+                first: done,
+                timers: later_timers,
+                sends: later_sends,
+            };
+            if !later.is_empty() {
+                self.nodes[id].deferred = Some(later);
+            }
+        }
         self.check_end();
     }
 
+    /// The node resumed: what its last step did after the pause began
+    /// happens now.
+    pub(crate) fn resume_deferred(&mut self, id: NodeId) {
+        if let Some(rest) = self.nodes[id].deferred.take() {
+            self.carry_out(id, rest);
+        }
+    }
+
     /// Applies the faults that events fired, and those their events fire.
+    /// A crash of the node whose step is being carried out waits for the end
+    /// of that step (see [`World::carry_out`]).
     fn apply_fired(&mut self) {
         while !self.fired.is_empty() {
-            for fault in std::mem::take(&mut self.fired) {
-                let fault = self.faults[fault].fault.clone();
-                fault.apply(self);
+            for i in std::mem::take(&mut self.fired) {
+                let fault = self.faults[i].fault.clone();
+                let own_crash = matches!(
+                    (&fault, self.stepping),
+                    (crate::fault::Fault::Crash(c), Some(node)) if self.names[node] == c.node
+                );
+                if own_crash {
+                    self.postponed.push(i);
+                } else {
+                    fault.apply(self);
+                }
             }
         }
     }
@@ -584,7 +711,13 @@ impl<M: Message> World<M> {
                 Item::Arrive { id, from, to, msg } => {
                     self.in_flight -= 1;
                     if self.nodes[to].up {
-                        self.deliver_input(to, Input::Message { id, from, msg });
+                        let input = Input::Message {
+                            id,
+                            from,
+                            msg,
+                            noted: false,
+                        };
+                        self.deliver_input(to, input);
                     } else {
                         let fields = vec![
                             ("id", id.into()),

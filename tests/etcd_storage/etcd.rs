@@ -133,7 +133,10 @@ fn issue_11456_the_revision_fences_the_late_grant_off() {
 }
 
 /// An etcd session lost in a GC pause (DDIA figure 9-6 on etcd): client1's
-/// lease expires while it is paused; client2's key is next and writes.
+/// lease expires while it is paused in the middle of its work; client2's key
+/// is next and writes. (Paused right after acquiring instead, client1 would
+/// resume before its work starts, and its next keep-alive would tell it the
+/// lease is gone before it writes.)
 fn session_lost_in_pause(storage: &str) -> String {
     format!(
         r#"name = "etcd-session-pause"
@@ -153,6 +156,7 @@ timeout = "30s"
 kind = "pause"
 node = "client1"
 after = "client1:acquired"
+delay = "500ms"
 duration = "15s"
 "#
     )

@@ -43,5 +43,6 @@ pub(crate) fn resume<M: Message>(w: &mut World<M>, id: NodeId, epoch: u64) {
     if w.nodes[id].pauses == 0 {
         w.madsim_pause(id, false);
         w.record(Some(id), "resume", vec![]);
+        w.resume_deferred(id);
     }
 }
