@@ -2,7 +2,9 @@
 //!
 //! With `workload = "write"` the write is blind (a value, no read); with
 //! `"increment"` the client reads the key and writes the value plus one, so a
-//! zombie's write loses another client's increment. A denied acquire is
+//! zombie's write loses another client's increment; the write is the step
+//! after the read (the "modify"), so a pause can fall between them. A denied
+//! acquire is
 //! retried after `retry`; a request unanswered after `timeout` is given up
 //! (an acquire is sent again; an unanswered read or write ends the round).
 //!
@@ -80,6 +82,7 @@ const TAG_WORK: u64 = 1;
 const TAG_TIMEOUT: u64 = 2;
 const TAG_RENEW: u64 = 3;
 const TAG_WRITE: u64 = 4;
+const TAG_MODIFY: u64 = 5;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
@@ -88,6 +91,7 @@ enum Phase {
     Fencing { write: String, grant: Grant },
     Working(Grant),
     Reading { req: u64, grant: Grant },
+    Modifying { value: i64, grant: Grant },
     Checked { value: i64, grant: Grant },
     Writing { write: String, grant: Grant },
 }
@@ -100,6 +104,7 @@ impl Phase {
             Phase::Fencing { grant, .. }
             | Phase::Working(grant)
             | Phase::Reading { grant, .. }
+            | Phase::Modifying { grant, .. }
             | Phase::Checked { grant, .. }
             | Phase::Writing { grant, .. } => Some(grant),
         }
@@ -207,6 +212,7 @@ impl Client {
                 Phase::Working(grant)
                 | Phase::Fencing { grant, .. }
                 | Phase::Reading { grant, .. }
+                | Phase::Modifying { grant, .. }
                 | Phase::Checked { grant, .. },
             ) => {
                 // Told in time: the work is abandoned, nothing is written.
@@ -347,7 +353,13 @@ impl Actor<Msg> for Client {
                 Phase::Reading { req: want, grant },
             ) if req == want => {
                 sim::emit!(events::READ, value = value, version = version);
-                self.before_write(ctx, grant, value + 1);
+                self.disarm_timeout(ctx);
+                // The write is the next step: a pause can fall in between.
+                self.phase = Phase::Modifying {
+                    value: value + 1,
+                    grant,
+                };
+                ctx.set_timer(Duration::ZERO, TAG_MODIFY);
             }
             (Msg::WriteReply { write, ok }, Phase::Fencing { write: want, grant })
                 if write == want =>
@@ -402,6 +414,7 @@ impl Actor<Msg> for Client {
                     self.before_write(ctx, grant, value);
                 }
             },
+            (TAG_MODIFY, Phase::Modifying { value, grant }) => self.before_write(ctx, grant, value),
             (TAG_WRITE, Phase::Checked { value, grant }) => self.write(ctx, grant, value),
             (TAG_RENEW, _) if self.renew_timer == Some(id) => self.renew(ctx),
             (TAG_TIMEOUT, phase) if self.timeout == Some(id) => {
@@ -415,7 +428,10 @@ impl Actor<Msg> for Client {
                     Phase::Fencing { grant, .. }
                     | Phase::Reading { grant, .. }
                     | Phase::Writing { grant, .. } => self.release(ctx, grant),
-                    Phase::Idle | Phase::Working(_) | Phase::Checked { .. } => {}
+                    Phase::Idle
+                    | Phase::Working(_)
+                    | Phase::Modifying { .. }
+                    | Phase::Checked { .. } => {}
                 }
             }
             _ => {}
@@ -523,6 +539,9 @@ mod tests {
                 version: 3,
             },
         );
+        assert!(s.sends.is_empty(), "the write is the next step");
+        let (modify, _, tag) = s.timers[s.timers.len() - 1];
+        let s = h.timer(&mut c, modify, tag);
         assert!(matches!(
             s.sends[0],
             (
