@@ -21,11 +21,23 @@
 //!   believes it holds it).
 //! - [`LOST`]: the lock service told the client it lost the lock (a session
 //!   expired); it gives up the round without writing.
+//! - [`CHECKED`] `lease: u64`, `remaining_ms: u64`: (`check_lease`) the
+//!   client's own clock says its lease has this long left; it writes next.
+//! - [`LAPSED`] `lease: u64`, `overdue_ms: u64`: (`check_lease`) the
+//!   client's own clock says its lease ran out; it gives up the round
+//!   without writing.
+//! - [`RENEWED`] `lease: u64`, `ttl_ms: u64`: (`renew`) the lock extended
+//!   the lease; the client believes it for `ttl_ms` from when it asked.
+//! - [`FENCED`] `write: str`, `token: u64`: (`fence_on_acquire`) the client
+//!   sent a token-only write (op `fence`), which is not a data write: the
+//!   oracle leaves it, and the storage's answer to it, out of every count.
+//!   Its answer is journaled as an [`ACKED`] with `op = "fence"`.
 //!
 //! Lock service events (`node` = `lock` or `lock1` … `lockN`):
 //! - [`GRANTED`] `client: str`, `lease: u64`, `token: u64` *optional*.
 //! - [`EXPIRED`] `client: str`, `lease: u64`: the lease ran out on the lock's clock.
 //! - [`RELEASED`] `client: str`, `lease: u64`: the holder released it.
+//! - [`RENEWED`] `client: str`, `lease: u64`: the holder extended it.
 //!
 //! Storage events (`node` = `storage`):
 //! - [`ACCEPTED`] `write: str`, `client: str`, `token: u64` *optional*,
@@ -46,6 +58,14 @@ pub const ACKED: &str = "acked";
 /// Client: the lock service told it that it lost the lock (a session
 /// expired, ownership lost), before it wrote.
 pub const LOST: &str = "lost";
+/// Client: its lease check passed, on its own clock (`check_lease`).
+pub const CHECKED: &str = "checked";
+/// Client: its lease check failed, on its own clock; no write this round.
+pub const LAPSED: &str = "lapsed";
+/// Client or lock: a lease was extended (`renew`).
+pub const RENEWED: &str = "renewed";
+/// Client: a token-only write was sent (`fence_on_acquire`).
+pub const FENCED: &str = "fenced";
 /// Client or lock: the lock was released.
 pub const RELEASED: &str = "released";
 /// Lock: a lease was granted.
@@ -61,4 +81,5 @@ pub const REJECTED: &str = "rejected";
 /// [`sim::WORLD_EVENTS`]). `after = "node:kind"` triggers may name any of them.
 pub const DOMAIN_EVENTS: &[&str] = &[
     ACQUIRED, DENIED, LOST, READ, WROTE, ACKED, RELEASED, GRANTED, EXPIRED, ACCEPTED, REJECTED,
+    CHECKED, LAPSED, RENEWED, FENCED,
 ];

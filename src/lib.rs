@@ -10,3 +10,4 @@ pub mod protocol;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod testkit;

@@ -13,6 +13,11 @@ pub enum Op {
     Put,
     /// Read-modify-write: the value read plus one.
     Increment,
+    /// A token-only write of no value (`fence_on_acquire`): the storage
+    /// checks and records the token as for any write but leaves the data
+    /// alone, so it learns a new holder's token before that holder's first
+    /// real write. The oracle does not count it as a data write.
+    Fence,
 }
 
 impl Op {
@@ -21,6 +26,7 @@ impl Op {
         match self {
             Op::Put => "put",
             Op::Increment => "increment",
+            Op::Fence => "fence",
         }
     }
 }
@@ -95,6 +101,21 @@ pub enum Msg {
         /// ignore it.
         expect_version: Option<u64>,
     },
+    /// Client → lock: extend lease `lease`, which I still hold (keep-alive).
+    Renew {
+        /// The lease to extend.
+        lease: u64,
+    },
+    /// Lock → client: the answer to [`Msg::Renew`].
+    RenewReply {
+        /// The lease the request named.
+        lease: u64,
+        /// Whether the lease was still the sender's and has been extended.
+        ok: bool,
+        /// The lease's new duration from now, on the lock's clock (zero when
+        /// refused).
+        ttl: Duration,
+    },
     /// Storage → client: the write was applied (`ok`) or refused.
     WriteReply {
         /// The write answered.
@@ -147,6 +168,11 @@ impl sim::Message for Msg {
             Msg::Denied { .. } => s.push_str("deny"),
             Msg::Release { lease } => write!(s, "release lease={lease}").unwrap(),
             Msg::ReleaseAck { lease } => write!(s, "released lease={lease}").unwrap(),
+            Msg::Renew { lease } => write!(s, "renew lease={lease}").unwrap(),
+            Msg::RenewReply { lease, ok, .. } => {
+                let what = if *ok { "renewed" } else { "renew refused" };
+                write!(s, "{what} lease={lease}").unwrap()
+            }
             Msg::Read { key, .. } => write!(s, "read {key}").unwrap(),
             Msg::ReadReply { value, .. } => write!(s, "value {value}").unwrap(),
             Msg::Write {

@@ -163,6 +163,9 @@ pub fn world(registry: &Registry, s: &Scenario) -> WorldBuilder<Msg> {
             },
             retry: c.retry,
             timeout: c.timeout,
+            check_lease: c.check_lease,
+            renew: c.renew,
+            fence_on_acquire: c.fence_on_acquire,
             ..ClientConfig::default()
         };
         let protocol = lock.client(&s.lock.params, &lock_nodes);

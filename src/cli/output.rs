@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use crate::design::catalog::{Registry, Role};
+use crate::design::catalog::{Registry, Role, CLIENT_KEYS};
 use crate::oracle::Verdict;
 use crate::report::lanes::{lanes, LanesOptions};
 use crate::runner::ScenarioRun;
@@ -164,37 +164,26 @@ pub(crate) fn designs(registry: &Registry) -> String {
         writeln!(out).unwrap();
     }
     writeln!(out, "client keys ([[clients]]):").unwrap();
-    for (key, default, doc) in CLIENT_KEYS {
-        writeln!(out, "      {key:<12} default {default:<9} {doc}").unwrap();
+    let name = ("name", "node name of the client, unique");
+    writeln!(
+        out,
+        "      {:<16} {:<18} default {:<9} {}",
+        name.0, "string", "(required)", name.1
+    )
+    .unwrap();
+    for k in CLIENT_KEYS {
+        writeln!(
+            out,
+            "      {:<16} {:<18} default {:<9} {}",
+            k.name,
+            k.kind.to_string(),
+            k.default.unwrap_or("(required)"),
+            k.doc
+        )
+        .unwrap();
     }
     out
 }
-
-const CLIENT_KEYS: &[(&str, &str, &str)] = &[
-    ("name", "(required)", "node name of the client"),
-    (
-        "start",
-        "\"0s\"",
-        "when it first tries to acquire, on its own clock",
-    ),
-    ("rounds", "1", "acquire → work → write → release cycles"),
-    (
-        "work",
-        "\"1s\"",
-        "time in the critical section before the write",
-    ),
-    (
-        "workload",
-        "\"write\"",
-        "write (blind write) | increment (read, add one, write)",
-    ),
-    (
-        "retry",
-        "\"500ms\"",
-        "wait after a denial before asking again",
-    ),
-    ("timeout", "\"5s\"", "how long to wait for any answer"),
-];
 
 /// `16.012s`, by integer arithmetic.
 pub(crate) fn secs(ns: u64) -> String {

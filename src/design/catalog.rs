@@ -319,6 +319,69 @@ pub const ETCD: DesignInfo = DesignInfo {
     ],
 };
 
+/// The keys of a `[[clients]]` table besides its required `name`, in
+/// documentation order: the one list the scenario loader validates against
+/// (and takes defaults from) and `fencesim designs` prints.
+pub const CLIENT_KEYS: &[KeySpec] = &[
+    KeySpec {
+        name: "start",
+        kind: KeyKind::Duration,
+        default: Some("\"0s\""),
+        doc: "when it first tries to acquire, on its own clock",
+    },
+    KeySpec {
+        name: "rounds",
+        kind: KeyKind::U64 {
+            min: 1,
+            max: 100_000,
+        },
+        default: Some("1"),
+        doc: "acquire → work → write → release cycles",
+    },
+    KeySpec {
+        name: "work",
+        kind: KeyKind::Duration,
+        default: Some("\"1s\""),
+        doc: "time in the critical section before the write",
+    },
+    KeySpec {
+        name: "workload",
+        kind: KeyKind::Choice(&["write", "increment"]),
+        default: Some("\"write\""),
+        doc: "write: a blind write; increment: read, add one, write back",
+    },
+    KeySpec {
+        name: "retry",
+        kind: KeyKind::Duration,
+        default: Some("\"500ms\""),
+        doc: "wait after a denial before asking again (> 0)",
+    },
+    KeySpec {
+        name: "timeout",
+        kind: KeyKind::Duration,
+        default: Some("\"5s\""),
+        doc: "how long to wait for any answer (> 0)",
+    },
+    KeySpec {
+        name: "check_lease",
+        kind: KeyKind::Bool,
+        default: Some("false"),
+        doc: "check the lease on its own clock before writing (check-then-act)",
+    },
+    KeySpec {
+        name: "renew",
+        kind: KeyKind::Bool,
+        default: Some("false"),
+        doc: "renew the lease every half ttl while holding it (keep-alive)",
+    },
+    KeySpec {
+        name: "fence_on_acquire",
+        kind: KeyKind::Bool,
+        default: Some("false"),
+        doc: "send a token-only write right after acquiring",
+    },
+];
+
 /// The designs a scenario may name: their metadata, and how to build them.
 #[derive(Clone)]
 pub struct Registry {
@@ -481,6 +544,18 @@ mod tests {
             registry.names(Role::Storage),
             ["unchecked", "fenced", "cas", "sql"]
         );
+    }
+
+    #[test]
+    fn client_key_defaults_satisfy_their_kinds() {
+        for key in CLIENT_KEYS {
+            crate::scenario::check_default(key).unwrap();
+            assert!(
+                key.default.is_some(),
+                "client key `{}` is optional",
+                key.name
+            );
+        }
     }
 
     #[test]

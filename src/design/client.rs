@@ -2,11 +2,27 @@
 //!
 //! With `workload = "write"` the write is blind (a value, no read); with
 //! `"increment"` the client reads the key and writes the value plus one, so a
-//! zombie's write loses another client's increment. A denied acquire is
+//! zombie's write loses another client's increment; the write is the step
+//! after the read (the "modify"), so a pause can fall between them. A denied
+//! acquire is
 //! retried after `retry`; a request unanswered after `timeout` is given up
 //! (an acquire is sent again; an unanswered read or write ends the round).
-//! The client never checks its lease before writing: it trusts the grant,
-//! like the client of DDIA's figure 9-6.
+//!
+//! By default the client trusts its grant, like the client of DDIA's figure
+//! 9-6. Three variants, each off by default:
+//! - `check_lease`: just before writing, it checks on its own monotonic clock
+//!   that its lease (acquired at + the grant's ttl, or renewed at + ttl) has
+//!   time left: `checked`, then the write one step later; or `lapsed`, and
+//!   the round ends without a write. The classic check-then-act: a pause
+//!   between the check and the write still lets a zombie write through.
+//! - `renew`: keep-alive. Every half ttl while it holds the lock it asks the
+//!   protocol to renew ([`LockClient::renew`]); an extension is journaled as
+//!   `renewed`, a refusal as `lost` (the round ends without a write).
+//! - `fence_on_acquire`: right after acquiring, a token-only write
+//!   ([`Op::Fence`], journaled `fenced`) so the storage learns the new token
+//!   before a zombie's delayed write can land; the work starts once the
+//!   storage has accepted it (a refusal ends the round). Grants without a
+//!   token have nothing to fence with and skip it.
 
 use std::time::Duration;
 
@@ -35,6 +51,12 @@ pub struct ClientConfig {
     pub key: String,
     /// The storage node's name.
     pub storage: String,
+    /// Check the lease on its own clock before writing.
+    pub check_lease: bool,
+    /// Renew the lease every half ttl while holding it.
+    pub renew: bool,
+    /// Send a token-only write right after acquiring.
+    pub fence_on_acquire: bool,
 }
 
 impl Default for ClientConfig {
@@ -48,6 +70,9 @@ impl Default for ClientConfig {
             timeout: Duration::from_secs(5),
             key: "x".into(),
             storage: "storage".into(),
+            check_lease: false,
+            renew: false,
+            fence_on_acquire: false,
         }
     }
 }
@@ -55,14 +80,35 @@ impl Default for ClientConfig {
 const TAG_ACQUIRE: u64 = 0;
 const TAG_WORK: u64 = 1;
 const TAG_TIMEOUT: u64 = 2;
+const TAG_RENEW: u64 = 3;
+const TAG_WRITE: u64 = 4;
+const TAG_MODIFY: u64 = 5;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
     Idle,
     Acquiring,
+    Fencing { write: String, grant: Grant },
     Working(Grant),
     Reading { req: u64, grant: Grant },
+    Modifying { value: i64, grant: Grant },
+    Checked { value: i64, grant: Grant },
     Writing { write: String, grant: Grant },
+}
+
+impl Phase {
+    /// The grant the client believes it holds in this phase.
+    fn grant(&self) -> Option<&Grant> {
+        match self {
+            Phase::Idle | Phase::Acquiring => None,
+            Phase::Fencing { grant, .. }
+            | Phase::Working(grant)
+            | Phase::Reading { grant, .. }
+            | Phase::Modifying { grant, .. }
+            | Phase::Checked { grant, .. }
+            | Phase::Writing { grant, .. } => Some(grant),
+        }
+    }
 }
 
 /// The bundled lock client.
@@ -71,11 +117,19 @@ pub struct Client {
     lock: Box<dyn LockClient>,
     phase: Phase,
     timeout: Option<TimerId>,
+    /// Until when, on its own monotonic clock, it believes its lease lasts.
+    held_until: Option<Duration>,
+    /// When the latest renewal was asked for.
+    renew_sent_at: Option<Duration>,
+    renew_timer: Option<TimerId>,
     /// Completed rounds; kept across a crash so the run ends.
     round: u64,
     /// Requests and writes sent; kept across a crash so ids stay unique.
     requests: u64,
     writes: u64,
+    /// The version of the last read, sent with the increment that follows
+    /// it (a `cas` storage applies the write only if it still matches).
+    read_version: Option<u64>,
 }
 
 impl Client {
@@ -92,9 +146,13 @@ impl Client {
             lock,
             phase: Phase::Idle,
             timeout: None,
+            held_until: None,
+            renew_sent_at: None,
+            renew_timer: None,
             round: 0,
             requests: 0,
             writes: 0,
+            read_version: None,
         }
     }
 
@@ -132,8 +190,19 @@ impl Client {
                     token = grant.token,
                     ttl_ms = grant.ttl.as_millis() as u64
                 );
-                self.phase = Phase::Working(grant);
-                ctx.set_timer(self.config.work, TAG_WORK);
+                self.held_until = Some(ctx.now() + grant.ttl);
+                if self.config.renew {
+                    self.renew_timer = Some(ctx.set_timer(grant.ttl / 2, TAG_RENEW));
+                }
+                match grant.token {
+                    Some(token) if self.config.fence_on_acquire => {
+                        let write = self.send_write(ctx, Some(token), 0, Op::Fence);
+                        sim::emit!(events::FENCED, write = write.as_str(), token = token);
+                        self.phase = Phase::Fencing { write, grant };
+                        self.arm_timeout(ctx);
+                    }
+                    _ => self.start_work(ctx, grant),
+                }
             }
             (LockEvent::Acquired(_), _) => self.lock.release(ctx),
             (LockEvent::Denied, Phase::Acquiring) => {
@@ -142,25 +211,91 @@ impl Client {
                 self.phase = Phase::Idle;
                 ctx.set_timer(self.config.retry, TAG_ACQUIRE);
             }
-            (LockEvent::Lost, Phase::Working(grant)) => {
+            (
+                LockEvent::Lost,
+                Phase::Working(grant)
+                | Phase::Fencing { grant, .. }
+                | Phase::Reading { grant, .. }
+                | Phase::Modifying { grant, .. }
+                | Phase::Checked { grant, .. },
+            ) => {
                 // Told in time: the work is abandoned, nothing is written.
                 sim::emit!(events::LOST);
                 self.release(ctx, grant);
+            }
+            (LockEvent::Renewed(ttl), phase) => {
+                if let Some(grant) = phase.grant() {
+                    let asked = self.renew_sent_at.unwrap_or_else(|| ctx.now());
+                    self.held_until = Some(asked + ttl);
+                    sim::emit!(
+                        events::RENEWED,
+                        lease = grant.lease,
+                        ttl_ms = ttl.as_millis() as u64
+                    );
+                }
             }
             _ => {}
         }
     }
 
-    fn write(
+    fn start_work(&mut self, ctx: &mut Context<'_, Msg>, grant: Grant) {
+        self.phase = Phase::Working(grant);
+        ctx.set_timer(self.config.work, TAG_WORK);
+    }
+
+    /// Sends a write to the storage and returns its id.
+    fn send_write(
         &mut self,
         ctx: &mut Context<'_, Msg>,
-        grant: Grant,
+        token: Option<u64>,
         value: i64,
-        expect_version: Option<u64>,
-    ) {
+        op: Op,
+    ) -> String {
         self.writes += 1;
         let write = format!("{}/{}", ctx.name(), self.writes);
+        let expect_version = match op {
+            Op::Increment => self.read_version.take(),
+            Op::Put | Op::Fence => None,
+        };
+        let msg = Msg::Write {
+            write: write.clone(),
+            token,
+            key: self.config.key.clone(),
+            value,
+            op,
+            expect_version,
+        };
+        ctx.send(Self::peer(ctx, &self.config.storage), msg);
+        write
+    }
+
+    /// The write is due: with `check_lease`, check first.
+    fn before_write(&mut self, ctx: &mut Context<'_, Msg>, grant: Grant, value: i64) {
+        if !self.config.check_lease {
+            return self.write(ctx, grant, value);
+        }
+        let now = ctx.now();
+        let until = self.held_until.unwrap_or(now);
+        if now < until {
+            let remaining_ms = (until - now).as_millis() as u64;
+            sim::emit!(
+                events::CHECKED,
+                lease = grant.lease,
+                remaining_ms = remaining_ms
+            );
+            // The write is the next step: a pause can fall in between.
+            self.phase = Phase::Checked { value, grant };
+            ctx.set_timer(Duration::ZERO, TAG_WRITE);
+        } else {
+            let overdue_ms = (now - until).as_millis() as u64;
+            sim::emit!(events::LAPSED, lease = grant.lease, overdue_ms = overdue_ms);
+            self.release(ctx, grant);
+        }
+    }
+
+    fn write(&mut self, ctx: &mut Context<'_, Msg>, grant: Grant, value: i64) {
         let op = self.config.op;
+        let write = format!("{}/{}", ctx.name(), self.writes + 1);
         sim::emit!(
             events::WROTE,
             write = write.as_str(),
@@ -168,27 +303,37 @@ impl Client {
             value = value,
             op = op.as_str()
         );
-        let msg = Msg::Write {
-            write: write.clone(),
-            token: grant.token,
-            key: self.config.key.clone(),
-            value,
-            op,
-            expect_version,
-        };
-        ctx.send(Self::peer(ctx, &self.config.storage), msg);
+        let sent = self.send_write(ctx, grant.token, value, op);
+        debug_assert_eq!(sent, write);
         self.phase = Phase::Writing { write, grant };
         self.arm_timeout(ctx);
     }
 
     fn release(&mut self, ctx: &mut Context<'_, Msg>, grant: Grant) {
         self.disarm_timeout(ctx);
+        if let Some(t) = self.renew_timer.take() {
+            ctx.cancel_timer(t);
+        }
+        self.held_until = None;
+        self.renew_sent_at = None;
         self.lock.release(ctx);
         sim::emit!(events::RELEASED, lease = grant.lease);
         self.round += 1;
         self.phase = Phase::Idle;
         if self.round < self.config.rounds {
             ctx.set_timer(self.config.retry, TAG_ACQUIRE);
+        }
+    }
+
+    fn renew(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.renew_timer = None;
+        let Some(grant) = self.phase.grant() else {
+            return;
+        };
+        let every = grant.ttl / 2;
+        if self.lock.renew(ctx) {
+            self.renew_sent_at = Some(ctx.now());
+            self.renew_timer = Some(ctx.set_timer(every, TAG_RENEW));
         }
     }
 }
@@ -217,7 +362,27 @@ impl Actor<Msg> for Client {
                 Phase::Reading { req: want, grant },
             ) if req == want => {
                 sim::emit!(events::READ, value = value, version = version);
-                self.write(ctx, grant, value + 1, Some(version));
+                self.disarm_timeout(ctx);
+                self.read_version = Some(version);
+                // The write is the next step: a pause can fall in between.
+                self.phase = Phase::Modifying {
+                    value: value + 1,
+                    grant,
+                };
+                ctx.set_timer(Duration::ZERO, TAG_MODIFY);
+            }
+            (Msg::WriteReply { write, ok }, Phase::Fencing { write: want, grant })
+                if write == want =>
+            {
+                self.disarm_timeout(ctx);
+                let op = Op::Fence.as_str();
+                sim::emit!(events::ACKED, write = write.as_str(), ok = ok, op = op);
+                if ok {
+                    self.start_work(ctx, grant);
+                } else {
+                    // A newer token is already in: this grant is fenced off.
+                    self.release(ctx, grant);
+                }
             }
             (Msg::WriteReply { write, ok }, Phase::Writing { write: want, grant })
                 if write == want =>
@@ -243,10 +408,6 @@ impl Actor<Msg> for Client {
         match (tag, self.phase.clone()) {
             (TAG_ACQUIRE, Phase::Idle) => self.acquire(ctx),
             (TAG_WORK, Phase::Working(grant)) => match self.config.op {
-                Op::Put => {
-                    let value = self.writes as i64 + 1;
-                    self.write(ctx, grant, value, None);
-                }
                 Op::Increment => {
                     self.requests += 1;
                     let req = self.requests;
@@ -258,7 +419,14 @@ impl Actor<Msg> for Client {
                     self.phase = Phase::Reading { req, grant };
                     self.arm_timeout(ctx);
                 }
+                Op::Put | Op::Fence => {
+                    let value = self.writes as i64 + 1;
+                    self.before_write(ctx, grant, value);
+                }
             },
+            (TAG_MODIFY, Phase::Modifying { value, grant }) => self.before_write(ctx, grant, value),
+            (TAG_WRITE, Phase::Checked { value, grant }) => self.write(ctx, grant, value),
+            (TAG_RENEW, _) if self.renew_timer == Some(id) => self.renew(ctx),
             (TAG_TIMEOUT, phase) if self.timeout == Some(id) => {
                 self.timeout = None;
                 match phase {
@@ -267,10 +435,13 @@ impl Actor<Msg> for Client {
                         self.lock.release(ctx);
                         self.acquire(ctx);
                     }
-                    Phase::Reading { grant, .. } | Phase::Writing { grant, .. } => {
-                        self.release(ctx, grant)
-                    }
-                    Phase::Idle | Phase::Working(_) => {}
+                    Phase::Fencing { grant, .. }
+                    | Phase::Reading { grant, .. }
+                    | Phase::Writing { grant, .. } => self.release(ctx, grant),
+                    Phase::Idle
+                    | Phase::Working(_)
+                    | Phase::Modifying { .. }
+                    | Phase::Checked { .. } => {}
                 }
             }
             _ => {}
@@ -281,6 +452,9 @@ impl Actor<Msg> for Client {
         // The process forgets its grant and whatever it was doing.
         self.phase = Phase::Idle;
         self.timeout = None;
+        self.held_until = None;
+        self.renew_sent_at = None;
+        self.renew_timer = None;
         self.lock.on_crash();
     }
 
@@ -375,6 +549,9 @@ mod tests {
                 version: 3,
             },
         );
+        assert!(s.sends.is_empty(), "the write is the next step");
+        let (modify, _, tag) = s.timers[s.timers.len() - 1];
+        let s = h.timer(&mut c, modify, tag);
         assert!(matches!(
             s.sends[0],
             (
@@ -386,5 +563,150 @@ mod tests {
                 }
             )
         ));
+    }
+
+    fn granted(token: Option<u64>) -> Msg {
+        Msg::Granted {
+            req: 1,
+            lease: 1,
+            token,
+            ttl: Duration::from_secs(10),
+        }
+    }
+
+    /// Starts `c` and hands it a grant; returns the step of the grant.
+    fn acquired(h: &mut Harness, c: &mut Client, token: Option<u64>) -> sim::testing::Step<Msg> {
+        let s = h.start(c);
+        h.timer(c, s.timers[0].0, s.timers[0].2);
+        h.message(c, LOCK, granted(token))
+    }
+
+    #[test]
+    fn check_lease_writes_one_step_after_a_passing_check() {
+        let config = ClientConfig {
+            check_lease: true,
+            ..ClientConfig::default()
+        };
+        let (mut h, mut c) = (harness(), Client::new(config));
+        let s = acquired(&mut h, &mut c, Some(33));
+        h.advance(Duration::from_secs(1));
+        let s = h.timer(&mut c, s.timers[0].0, s.timers[0].2);
+        assert!(s.sends.is_empty(), "the write waits for the next step");
+        let checked = s.event("checked").expect("checked");
+        assert!(checked.contains(&("remaining_ms".into(), sim::journal::Value::U64(9000))));
+        let (write, after, tag) = s.timers[0];
+        assert_eq!(after, Duration::ZERO);
+        let s = h.timer(&mut c, write, tag);
+        assert!(s.event("wrote").is_some());
+        assert!(matches!(
+            s.sends[0],
+            (STORAGE, Msg::Write { op: Op::Put, .. })
+        ));
+    }
+
+    #[test]
+    fn check_lease_gives_the_round_up_when_its_clock_says_the_lease_ran_out() {
+        let config = ClientConfig {
+            check_lease: true,
+            ..ClientConfig::default()
+        };
+        let (mut h, mut c) = (harness(), Client::new(config));
+        let s = acquired(&mut h, &mut c, Some(33));
+        h.advance(Duration::from_secs(15));
+        let s = h.timer(&mut c, s.timers[0].0, s.timers[0].2);
+        assert!(s.event("lapsed").is_some());
+        assert!(s.event("wrote").is_none());
+        assert_eq!(s.sends, vec![(LOCK, Msg::Release { lease: 1 })]);
+        assert!(c.is_done());
+    }
+
+    #[test]
+    fn fence_on_acquire_sends_a_token_only_write_before_working() {
+        let config = ClientConfig {
+            fence_on_acquire: true,
+            ..ClientConfig::default()
+        };
+        let (mut h, mut c) = (harness(), Client::new(config));
+        let s = acquired(&mut h, &mut c, Some(34));
+        assert!(s.event("fenced").is_some());
+        assert!(matches!(
+            &s.sends[0],
+            (STORAGE, Msg::Write { op: Op::Fence, token: Some(34), write, .. }) if write == "client1/1"
+        ));
+        let ok = Msg::WriteReply {
+            write: "client1/1".into(),
+            ok: true,
+        };
+        let s = h.message(&mut c, STORAGE, ok);
+        assert!(s.event("acked").is_some());
+        // Work starts now (after the timeout's cancellation).
+        assert_eq!(s.timers.last().unwrap().1, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_refused_fence_ends_the_round_without_a_write() {
+        let config = ClientConfig {
+            fence_on_acquire: true,
+            ..ClientConfig::default()
+        };
+        let (mut h, mut c) = (harness(), Client::new(config));
+        acquired(&mut h, &mut c, Some(33));
+        let refused = Msg::WriteReply {
+            write: "client1/1".into(),
+            ok: false,
+        };
+        let s = h.message(&mut c, STORAGE, refused);
+        assert_eq!(s.sends, vec![(LOCK, Msg::Release { lease: 1 })]);
+        assert!(c.is_done());
+    }
+
+    #[test]
+    fn without_a_token_there_is_nothing_to_fence_with() {
+        let config = ClientConfig {
+            fence_on_acquire: true,
+            ..ClientConfig::default()
+        };
+        let (mut h, mut c) = (harness(), Client::new(config));
+        let s = acquired(&mut h, &mut c, None);
+        assert!(s.sends.is_empty());
+        assert!(s.event("fenced").is_none());
+    }
+
+    #[test]
+    fn renew_asks_every_half_ttl_and_journals_the_extension() {
+        let config = ClientConfig {
+            renew: true,
+            check_lease: true,
+            work: Duration::from_secs(30),
+            ..ClientConfig::default()
+        };
+        let (mut h, mut c) = (harness(), Client::new(config));
+        let s = acquired(&mut h, &mut c, Some(1));
+        let (renew, after, tag) = s.timers[0];
+        assert_eq!(after, Duration::from_secs(5));
+        let work = s.timers[1];
+        h.advance(Duration::from_secs(5));
+        let s = h.timer(&mut c, renew, tag);
+        assert_eq!(s.sends, vec![(LOCK, Msg::Renew { lease: 1 })]);
+        let reply = Msg::RenewReply {
+            lease: 1,
+            ok: true,
+            ttl: Duration::from_secs(10),
+        };
+        let s = h.message(&mut c, LOCK, reply);
+        assert!(s.event("renewed").is_some());
+        // Believed until 5 s + 10 s: a check at 14 s passes.
+        h.advance(Duration::from_secs(9));
+        let s = h.timer(&mut c, work.0, work.2);
+        assert!(s.event("checked").is_some(), "{:?}", s.events);
+        // A refused renewal is a lost lock.
+        let refused = Msg::RenewReply {
+            lease: 1,
+            ok: false,
+            ttl: Duration::ZERO,
+        };
+        let s = h.message(&mut c, LOCK, refused);
+        assert!(s.event("lost").is_some());
+        assert!(c.is_done());
     }
 }

@@ -6,7 +6,10 @@
 //! holder is doing; with `tokens`, each grant carries a fencing token from a
 //! counter starting at `first_token`. With `durable = false` the counter lives
 //! in memory only and starts again at `first_token` after a crash, so tokens
-//! go back: the oracle reports that as a token regression.
+//! go back: the oracle reports that as a token regression. The holder may
+//! extend its lease with [`Msg::Renew`] (keep-alive): the lock restarts the
+//! TTL and answers [`Msg::RenewReply`]; a lease that has already ended is
+//! refused, which tells the client it lost the lock.
 
 use std::time::Duration;
 
@@ -144,6 +147,22 @@ impl Actor<Msg> for LeaseLock {
                 }
                 ctx.send(from, Msg::ReleaseAck { lease });
             }
+            Msg::Renew { lease } => {
+                let ttl = self.config.ttl;
+                let ok = match &mut self.holder {
+                    Some(h) if h.client == from && h.lease == lease => {
+                        ctx.cancel_timer(h.timer);
+                        h.timer = ctx.set_timer(ttl, lease);
+                        true
+                    }
+                    _ => false,
+                };
+                if ok {
+                    sim::emit!(events::RENEWED, client = ctx.name_of(from), lease = lease);
+                }
+                let ttl = if ok { ttl } else { Duration::ZERO };
+                ctx.send(from, Msg::RenewReply { lease, ok, ttl });
+            }
             _ => {}
         }
     }
@@ -250,6 +269,31 @@ mod tests {
         assert!(matches!(
             s.sends[0],
             (CLIENT2, Msg::Granted { token: Some(1), .. })
+        ));
+    }
+
+    #[test]
+    fn a_renewal_restarts_the_ttl_and_a_late_one_is_refused() {
+        let (mut h, mut l) = (harness(), lock());
+        h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        let s = h.message(&mut l, CLIENT1, Msg::Renew { lease: 1 });
+        assert!(s.event("renewed").is_some());
+        assert_eq!(s.cancelled, vec![TimerId(0)]);
+        assert_eq!(s.timers, vec![(TimerId(1), Duration::from_secs(10), 1)]);
+        let reply = Msg::RenewReply {
+            lease: 1,
+            ok: true,
+            ttl: Duration::from_secs(10),
+        };
+        assert_eq!(s.sends, vec![(CLIENT1, reply)]);
+        // The old timer no longer ends the lease; the new one does.
+        assert!(h.timer(&mut l, TimerId(0), 1).events.is_empty());
+        assert_eq!(h.timer(&mut l, TimerId(1), 1).events[0].0, "expired");
+        let s = h.message(&mut l, CLIENT1, Msg::Renew { lease: 1 });
+        assert!(s.event("renewed").is_none());
+        assert!(matches!(
+            s.sends[0],
+            (CLIENT1, Msg::RenewReply { ok: false, .. })
         ));
     }
 

@@ -9,6 +9,18 @@
 //!
 //! Timers a protocol sets must use tags at or above [`PROTOCOL_TAG`]: the
 //! client hands those back to [`LockClient::on_timer`].
+//!
+//! # Contract
+//!
+//! A `LockClient` emits **no** journal events: the client workload journals
+//! `acquired`, `denied`, `lost`, `renewed` and `released` from the
+//! [`LockEvent`]s it returns, so every protocol is journaled alike. It sends
+//! only to lock nodes (the client routes every message from a node other
+//! than the storage to [`LockClient::on_message`]), reads time only from the
+//! [`Context`], and keeps nothing across [`LockClient::on_crash`] that a real
+//! process would lose. [`Grant::ttl`] is what the client believes, counted on
+//! its own monotonic clock from the moment it learnt of the grant: the
+//! `check_lease` and `renew` client variants rely on it.
 
 use std::time::Duration;
 
@@ -42,6 +54,9 @@ pub enum LockEvent {
     Denied,
     /// The service told us we lost the lock (session expired, ownership lost).
     Lost,
+    /// The lease was extended (an answer to [`LockClient::renew`]): the
+    /// client may believe it for this long from when it asked.
+    Renewed(Duration),
 }
 
 /// The client half of a lock protocol.
@@ -56,7 +71,10 @@ pub trait LockClient: 'static {
     fn on_timer(&mut self, _ctx: &mut Context<'_, Msg>, _tag: u64) -> LockEvent {
         LockEvent::Nothing
     }
-    /// Extend the current lease; `false` if the protocol cannot renew.
+    /// Extend the current lease; `false` if the protocol cannot renew (the
+    /// client then stops asking). The answer comes back through
+    /// `on_message` as [`LockEvent::Renewed`], or [`LockEvent::Lost`] when
+    /// the lease was no longer ours.
     fn renew(&mut self, _ctx: &mut Context<'_, Msg>) -> bool {
         false
     }
@@ -66,6 +84,8 @@ pub trait LockClient: 'static {
 
 /// One request to one lock server (`lease`, and any design whose server
 /// answers [`Msg::Acquire`] with [`Msg::Granted`] or [`Msg::Denied`]).
+/// Renews with [`Msg::Renew`], expecting a [`Msg::RenewReply`]; a server
+/// that ignores `Renew` simply never extends the lease.
 #[derive(Debug)]
 pub struct SingleServer {
     lock: String,
@@ -129,12 +149,87 @@ impl LockClient for SingleServer {
                 self.waiting = None;
                 LockEvent::Denied
             }
+            Msg::RenewReply { lease, ok, ttl } if self.lease == Some(lease) => {
+                if ok {
+                    LockEvent::Renewed(ttl)
+                } else {
+                    self.lease = None;
+                    LockEvent::Lost
+                }
+            }
             _ => LockEvent::Nothing,
         }
+    }
+
+    fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
+        let Some(lease) = self.lease else {
+            return false;
+        };
+        let lock = self.lock(ctx);
+        ctx.send(lock, Msg::Renew { lease });
+        true
     }
 
     fn on_crash(&mut self) {
         self.waiting = None;
         self.lease = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::testing::Harness;
+    use sim::{Actor, TimerId};
+
+    /// Hosts the protocol: timer tag 0 acquires, tag 1 renews.
+    struct Host(SingleServer, Vec<LockEvent>);
+
+    impl Actor<Msg> for Host {
+        fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
+        fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
+            let event = self.0.on_message(ctx, from, &msg);
+            self.1.push(event);
+        }
+        fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _: TimerId, tag: u64) {
+            match tag {
+                0 => self.0.acquire(ctx),
+                _ => assert!(self.0.renew(ctx)),
+            }
+        }
+    }
+
+    #[test]
+    fn renews_the_lease_it_holds_and_reports_a_refusal_as_lost() {
+        const LOCK: NodeId = 1;
+        let ttl = Duration::from_secs(10);
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let mut host = Host(SingleServer::new("lock"), Vec::new());
+        h.timer(&mut host, TimerId(0), 0);
+        let grant = Msg::Granted {
+            req: 1,
+            lease: 4,
+            token: None,
+            ttl,
+        };
+        h.message(&mut host, LOCK, grant);
+        let s = h.timer(&mut host, TimerId(1), 1);
+        assert_eq!(s.sends, vec![(LOCK, Msg::Renew { lease: 4 })]);
+        let ok = Msg::RenewReply {
+            lease: 4,
+            ok: true,
+            ttl,
+        };
+        h.message(&mut host, LOCK, ok);
+        assert_eq!(host.1.last(), Some(&LockEvent::Renewed(ttl)));
+        let refused = Msg::RenewReply {
+            lease: 4,
+            ok: false,
+            ttl: Duration::ZERO,
+        };
+        h.message(&mut host, LOCK, refused);
+        assert_eq!(host.1.last(), Some(&LockEvent::Lost));
+        // Nothing left to renew.
+        assert_eq!(host.0.lease, None);
     }
 }

@@ -26,7 +26,20 @@ use crate::scenario::Params;
 /// A lock service: its metadata, its server actor(s) and the client half of
 /// its protocol. Register one with
 /// [`Registry::add_lock`](catalog::Registry::add_lock) to name it in
-/// scenario files.
+/// scenario files (`examples/custom_lock.rs` is a complete one).
+///
+/// Contract for the server actor: it journals, with [`sim::emit!`],
+/// [`granted`](crate::events::GRANTED) `{client, lease, token?}` for each
+/// grant, [`expired`](crate::events::EXPIRED) `{client, lease}` when a lease
+/// runs out on its own clock and [`released`](crate::events::RELEASED)
+/// `{client, lease}` when the holder gives it up: the oracle matches these to
+/// the clients' `acquired` events by (client, lease). Lease ids are unique per
+/// client. What survives [`sim::Actor::on_crash`] is what the modelled
+/// service keeps on disk (say which in the design's doc). Its timer tags are
+/// its own; the client protocol's tags must be at or above
+/// [`lock_client::PROTOCOL_TAG`]. Read time only from the context's clocks
+/// (`now()` for leases, `wall_ns()` if the real system uses the wall clock)
+/// and randomness only from `ctx.rng()`.
 pub trait LockDesign: Send + Sync + 'static {
     /// Name, summary and keys (validated by the scenario loader).
     fn info(&self) -> DesignInfo;
@@ -37,7 +50,11 @@ pub trait LockDesign: Send + Sync + 'static {
     fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient>;
 }
 
-/// A storage: its metadata and its server actor.
+/// A storage: its metadata and its server actor. The simplest is a
+/// [`storage::StorageNode`] around your own [`storage::StoragePolicy`],
+/// which journals `accepted`/`rejected` for you; a hand-written actor must
+/// journal them itself (see [`crate::events`]) and answer each
+/// [`Msg::Write`] with a [`Msg::WriteReply`].
 pub trait StorageDesign: Send + Sync + 'static {
     /// Name, summary and keys (validated by the scenario loader).
     fn info(&self) -> DesignInfo;

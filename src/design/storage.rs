@@ -6,6 +6,10 @@
 //! store, or one per key with `scope = "key"`) and [`Cas`] (a conditional
 //! write on the key's version, like S3 `If-Match`). The `sql` storage, a real
 //! SQLite running the user's statement, is in [`crate::design::sql`].
+//!
+//! A write with [`Op::Fence`] (a token-only write, `fence_on_acquire`) goes
+//! through the policy like any other, so a fenced storage records its token,
+//! but it changes no data, and its `accepted` event carries no `value`.
 
 use std::collections::BTreeMap;
 
@@ -100,6 +104,14 @@ pub enum Decision {
 }
 
 /// Decides which writes a storage applies: the part a storage design varies.
+///
+/// Contract: [`StorageNode`] hosts a policy and does the rest (reads, data,
+/// replies, the `accepted`/`rejected` events), so a policy emits no events
+/// and sends nothing. `decide` sees every write in arrival order, including
+/// token-only [`Op::Fence`] writes, which should update whatever the policy
+/// tracks (a highest token) exactly as a data write would. What the policy
+/// keeps across [`StoragePolicy::on_crash`] is what the modelled storage
+/// keeps on disk; the data itself is always durable.
 pub trait StoragePolicy: 'static {
     /// Whether to apply `write`. Called once per arriving write, in order.
     fn decide(&mut self, write: &WriteRequest<'_>) -> Decision;
@@ -259,8 +271,12 @@ impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
                 };
                 let ok = match self.policy.decide(&request) {
                     Decision::Accept => {
-                        let entry = self.data.entry(key.clone()).or_insert((0, 0));
-                        *entry = (value, entry.1 + 1);
+                        // A fence carries a token and no value.
+                        let value = (op != Op::Fence).then_some(value);
+                        if let Some(value) = value {
+                            let entry = self.data.entry(key.clone()).or_insert((0, 0));
+                            *entry = (value, entry.1 + 1);
+                        }
                         sim::emit!(
                             events::ACCEPTED,
                             write = write.as_str(),
@@ -383,6 +399,37 @@ mod tests {
         s.on_crash();
         let step = h.message(&mut s, 1, write("b", Some(33)));
         assert_eq!(step.events[0].0, "accepted");
+    }
+
+    #[test]
+    fn a_fence_raises_the_highest_token_and_leaves_the_data_alone() {
+        let mut h = Harness::new(&["storage", "client1", "client2"], 0);
+        let mut s = StorageNode::new(Fenced::new(true));
+        h.message(&mut s, 1, write("client1/1", Some(33)));
+        let fence = Msg::Write {
+            write: "client2/1".into(),
+            token: Some(34),
+            key: "x".into(),
+            value: 0,
+            op: Op::Fence,
+        };
+        let step = h.message(&mut s, 2, fence);
+        let (kind, fields) = &step.events[0];
+        assert_eq!(kind, "accepted");
+        assert!(fields.iter().all(|(k, _)| k != "value"), "{fields:?}");
+        let step = h.message(&mut s, 1, write("client1/2", Some(33)));
+        assert_eq!(step.events[0].0, "rejected");
+        let read = Msg::Read {
+            req: 1,
+            key: "x".into(),
+        };
+        let step = h.message(&mut s, 1, read);
+        let reply = Msg::ReadReply {
+            req: 1,
+            value: 1,
+            version: 1,
+        };
+        assert_eq!(step.sends, vec![(1, reply)]);
     }
 
     #[test]

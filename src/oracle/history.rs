@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use sim::journal::{Event, Journal};
 
-use crate::events::{ACCEPTED, ACKED, ACQUIRED, EXPIRED, REJECTED, RELEASED, WROTE};
+use crate::events::{ACCEPTED, ACKED, ACQUIRED, EXPIRED, FENCED, REJECTED, RELEASED, WROTE};
 
 /// How a grant ended at the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +91,9 @@ pub(crate) struct History<'a> {
     pub acks: Vec<Ack<'a>>,
     /// Whether any `wrote` event has `op = "increment"`.
     pub has_increments: bool,
+    /// Token-only writes (`fenced` events, or `wrote` with `op = "fence"`):
+    /// not data writes, so their storage outcomes are left out of every check.
+    pub fences: std::collections::BTreeSet<&'a str>,
 }
 
 impl<'a> History<'a> {
@@ -138,7 +141,9 @@ impl<'a> Indexer<'a> {
     fn event(&mut self, e: &'a Event) {
         match e.kind.as_str() {
             ACQUIRED => self.acquired(e),
+            WROTE if e.str("op") == Some("fence") => self.fenced(e),
             WROTE => self.wrote(e),
+            FENCED => self.fenced(e),
             ACKED => self.acked(e),
             // The lock's `released` names the client; the client's own does not.
             RELEASED if e.get("client").is_some() => self.ended(e, false),
@@ -226,6 +231,12 @@ impl<'a> Indexer<'a> {
         );
     }
 
+    fn fenced(&mut self, e: &'a Event) {
+        if let Some(id) = e.str("write") {
+            self.history.fences.insert(id);
+        }
+    }
+
     fn acked(&mut self, e: &'a Event) {
         let Some(write_id) = e.str("write") else {
             return;
@@ -241,6 +252,9 @@ impl<'a> Indexer<'a> {
 
     fn outcome(&mut self, e: &'a Event, accepted: bool) {
         let write_id = e.str("write").unwrap_or("");
+        if self.history.fences.contains(write_id) {
+            return;
+        }
         let key = e.str("key").unwrap_or("");
         let node = e.node.as_str();
         let write = self.history.writes.get_mut(write_id);

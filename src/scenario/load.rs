@@ -8,7 +8,7 @@ use super::model::{
     Workload,
 };
 use super::reader::{did_you_mean, Field, Result, Source, Table};
-use crate::design::catalog::{KeyKind, KeySpec, Registry, Role};
+use crate::design::catalog::{KeyKind, KeySpec, Registry, Role, CLIENT_KEYS};
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -26,9 +26,6 @@ const TOP_KEYS: &[&str] = &[
 ];
 const NETWORK_KEYS: &[&str] = &["latency", "loss", "duplicate", "links"];
 const LINK_KEYS: &[&str] = &["from", "to", "latency", "loss", "duplicate"];
-const CLIENT_KEYS: &[&str] = &[
-    "name", "start", "rounds", "work", "workload", "retry", "timeout",
-];
 const EXPECT_KEYS: &[&str] = &[
     "verdict",
     "stale_writes",
@@ -319,7 +316,9 @@ fn clients(top: &mut Table<'_>) -> Result<Vec<ClientSpec>> {
 }
 
 fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
-    table.accept(CLIENT_KEYS)?;
+    let mut accepted = vec!["name"];
+    accepted.extend(CLIENT_KEYS.iter().map(|k| k.name));
+    table.accept(&accepted)?;
     let name_field = table.require("name")?;
     let name = name_field.str()?;
     if let Some(problem) = client_name_problem(name) {
@@ -330,28 +329,37 @@ fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
             "duplicate client name `{name}`: client names must be unique"
         )));
     }
-    let duration = |table: &mut Table<'_>, key, default| -> Result<Duration> {
-        Ok(optional(table.get(key), Field::duration)?.unwrap_or(default))
-    };
-    let positive = |table: &mut Table<'_>, key: &'static str, default| -> Result<Duration> {
-        Ok(
-            optional(table.get(key), |f| f.positive_duration(&format!("`{key}`")))?
-                .unwrap_or(default),
-        )
-    };
+    // Every key comes from the catalog's table, with its kind and default.
+    let mut values = Vec::with_capacity(CLIENT_KEYS.len());
+    for key in CLIENT_KEYS {
+        let value = match table.get(key.name) {
+            Some(field) => {
+                let value = param_value(&key.kind, &field)?;
+                if matches!(key.name, "retry" | "timeout") {
+                    field.positive_duration(&format!("`{}`", key.name))?;
+                }
+                value
+            }
+            None => default_value(key)
+                .unwrap_or_else(|e| panic!("client key `{}`: bad default: {e}", key.name)),
+        };
+        values.push((key.name.to_string(), value));
+    }
+    let p = Params::new(values);
     let spec = ClientSpec {
         name: name.to_string(),
-        start: duration(&mut table, "start", Duration::ZERO)?,
-        rounds: optional(table.get("rounds"), |f| f.u64_in(1, 100_000))?.unwrap_or(1),
-        work: duration(&mut table, "work", Duration::from_secs(1))?,
-        workload: match optional(table.get("workload"), |f| {
-            choice(f, &["write", "increment"])
-        })? {
-            Some("increment") => Workload::Increment,
+        start: p.duration("start"),
+        rounds: p.u64("rounds"),
+        work: p.duration("work"),
+        workload: match p.str("workload") {
+            "increment" => Workload::Increment,
             _ => Workload::Write,
         },
-        retry: positive(&mut table, "retry", Duration::from_millis(500))?,
-        timeout: positive(&mut table, "timeout", Duration::from_secs(5))?,
+        retry: p.duration("retry"),
+        timeout: p.duration("timeout"),
+        check_lease: p.bool("check_lease"),
+        renew: p.bool("renew"),
+        fence_on_acquire: p.bool("fence_on_acquire"),
     };
     table.finish()?;
     Ok(spec)

@@ -215,6 +215,12 @@ pub struct ClientSpec {
     pub retry: Duration,
     /// How long the client waits for any answer; default 5s, > 0.
     pub timeout: Duration,
+    /// Check the lease on its own clock before writing; default false.
+    pub check_lease: bool,
+    /// Renew the lease every half ttl while holding it; default false.
+    pub renew: bool,
+    /// A token-only write right after acquiring; default false.
+    pub fence_on_acquire: bool,
 }
 
 /// What a client's write does.

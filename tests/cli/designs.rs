@@ -59,3 +59,36 @@ fn lock_and_storage_designs_are_apart() {
     assert!(lock < at("lease") && at("lease") < storage);
     assert!(storage < at("unchecked") && storage < at("fenced"));
 }
+
+#[test]
+fn lists_the_client_keys_with_their_defaults() {
+    let out = fencesim(&["designs"]);
+    out.expect_code(0);
+    let clients = out
+        .stdout
+        .split("client keys ([[clients]]):")
+        .nth(1)
+        .expect("a client keys section");
+    let keys: Vec<&str> = clients
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "name",
+            "start",
+            "rounds",
+            "work",
+            "workload",
+            "retry",
+            "timeout",
+            "check_lease",
+            "renew",
+            "fence_on_acquire"
+        ]
+    );
+    assert!(clients
+        .lines()
+        .any(|l| l.contains("fence_on_acquire") && l.contains("default false")));
+}

@@ -25,6 +25,9 @@ fn client(name: &str, start: Duration) -> ClientSpec {
         workload: Workload::Write,
         retry: ms(500),
         timeout: secs(5),
+        check_lease: false,
+        renew: false,
+        fence_on_acquire: false,
     }
 }
 
