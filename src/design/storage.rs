@@ -412,6 +412,7 @@ mod tests {
             key: "x".into(),
             value: 0,
             op: Op::Fence,
+            expect_version: None,
         };
         let step = h.message(&mut s, 2, fence);
         let (kind, fields) = &step.events[0];
