@@ -7,10 +7,14 @@
 //! [`sim::emit!`] in the vocabulary of [`crate::events`].
 
 pub mod catalog;
+pub mod chubby;
 pub mod client;
+pub mod hazelcast;
 pub mod lease;
 pub mod lock_client;
+pub mod session;
 pub mod storage;
+pub mod zookeeper;
 
 use sim::Actor;
 
