@@ -90,6 +90,8 @@ impl Default for ChubbyConfig {
 struct Holder {
     session: u64,
     node: NodeId,
+    /// The request that acquired it.
+    req: u64,
     generation: u64,
 }
 
@@ -118,6 +120,28 @@ impl ChubbyLock {
     }
 
     fn acquire(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
+        if let Some(h) = self
+            .holder
+            .as_ref()
+            .filter(|h| h.session == session && h.req == req)
+        {
+            // The holder's retried request (its answer was lost): the same grant.
+            let (lease, ttl) = (h.generation, self.config.ttl);
+            let token = self.config.tokens.then_some(lease);
+            ctx.send(
+                from,
+                Msg::Granted {
+                    req,
+                    lease,
+                    token,
+                    ttl,
+                },
+            );
+            return;
+        }
         if self.holder.is_some() || ctx.now() < self.free_at {
             ctx.send(from, Msg::Denied { req });
             return;
@@ -127,6 +151,7 @@ impl ChubbyLock {
         self.holder = Some(Holder {
             session,
             node: from,
+            req,
             generation,
         });
         let token = self.config.tokens.then_some(generation);
@@ -149,6 +174,9 @@ impl ChubbyLock {
     }
 
     fn release(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, lease: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
         let holds = self
             .holder
             .as_ref()
@@ -173,16 +201,8 @@ impl Actor<Msg> for ChubbyLock {
             Msg::Heartbeat { session } => {
                 self.sessions.heartbeat(ctx, from, session);
             }
-            Msg::SessionAcquire { session, req } => {
-                if self.sessions.check(ctx, from, session) {
-                    self.acquire(ctx, from, session, req);
-                }
-            }
-            Msg::SessionRelease { session, lease } => {
-                if self.sessions.check(ctx, from, session) {
-                    self.release(ctx, from, session, lease);
-                }
-            }
+            Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
+            Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
             _ => {}
         }
     }

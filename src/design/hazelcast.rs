@@ -89,6 +89,8 @@ struct Owner {
     session: u64,
     node: NodeId,
     fence: u64,
+    /// The last acquire request (Hazelcast's invocation UID).
+    req: u64,
     /// Reentrant holds.
     holds: u64,
 }
@@ -115,6 +117,9 @@ impl FencedLock {
     }
 
     fn acquire(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
         let fence = match &mut self.owner {
             None => {
                 self.fence += 1;
@@ -122,6 +127,7 @@ impl FencedLock {
                     session,
                     node: from,
                     fence: self.fence,
+                    req,
                     holds: 1,
                 });
                 let token = self.config.tokens.then_some(self.fence);
@@ -133,9 +139,12 @@ impl FencedLock {
                 );
                 self.fence
             }
+            // A retried request (same invocation id): answered again.
+            Some(o) if o.session == session && o.node == from && o.req == req => o.fence,
             // Reentrant: same fence, one more hold, no new grant.
             Some(o) if o.session == session && o.node == from => {
                 o.holds += 1;
+                o.req = req;
                 o.fence
             }
             Some(_) => {
@@ -189,11 +198,7 @@ impl Actor<Msg> for FencedLock {
             Msg::Heartbeat { session } => {
                 self.sessions.heartbeat(ctx, from, session);
             }
-            Msg::SessionAcquire { session, req } => {
-                if self.sessions.check(ctx, from, session) {
-                    self.acquire(ctx, from, session, req);
-                }
-            }
+            Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
             Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
             _ => {}
         }

@@ -231,6 +231,15 @@ impl ClientSession {
         self.id()
     }
 
+    /// Gives up a session still opening (its answer may be lost): the next
+    /// [`ClientSession::open`] asks again. A late answer is ignored; the
+    /// orphan session expires at the server.
+    pub fn abandon_opening(&mut self) {
+        if matches!(self.state, State::Opening { .. }) {
+            self.state = State::Closed;
+        }
+    }
+
     /// Sends a heartbeat now; `false` without an open session.
     pub fn heartbeat_now(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
         let Some(session) = self.id() else {
@@ -307,9 +316,15 @@ pub enum LossNotice {
 /// alive, acquire within it ([`Msg::SessionAcquire`]), release
 /// ([`Msg::SessionRelease`]).
 ///
-/// A request given up (the workload timed out) whose grant or queue slot
-/// arrives later is released at once. When the session expires while
-/// acquiring, a new one is opened and the request sent again.
+/// A request given up unanswered (the workload timed out) is sent again with
+/// the **same** request id when the workload next acquires, so the server
+/// answers it again instead of acting twice (Hazelcast's invocation UIDs,
+/// Curator's protected mode): an answer lost in the network strands no lock.
+/// A grant or queue slot for a request given up that arrives later is
+/// released at once. When the session expires while acquiring, a new one is
+/// opened and the request sent again. A release is sent again with each
+/// heartbeat until the server answers it, so a lost release strands no lock
+/// either.
 #[derive(Debug)]
 pub struct SessionLockClient {
     session: ClientSession,
@@ -317,11 +332,20 @@ pub struct SessionLockClient {
     req: u64,
     /// The acquire request in progress.
     waiting: Option<u64>,
+    /// An acquire request given up before any answer: the next acquire
+    /// sends it again.
+    unanswered: Option<u64>,
     /// (session, lease) of a queued request (ZooKeeper's znode).
     queued: Option<(u64, u64)>,
     /// (session, lease) held.
     held: Option<(u64, u64)>,
+    /// Releases not answered yet: (session, lease), oldest first, at most
+    /// [`MAX_UNACKED_RELEASES`].
+    releasing: Vec<(u64, u64)>,
 }
+
+/// Releases a client keeps sending until answered; older ones are dropped.
+pub const MAX_UNACKED_RELEASES: usize = 8;
 
 impl SessionLockClient {
     /// Talks to the lock node `lock`, heartbeating every `heartbeat`.
@@ -331,8 +355,10 @@ impl SessionLockClient {
             notice,
             req: 0,
             waiting: None,
+            unanswered: None,
             queued: None,
             held: None,
+            releasing: Vec::new(),
         }
     }
 
@@ -341,20 +367,46 @@ impl SessionLockClient {
         self.session.id()
     }
 
+    /// Sends the acquire in progress, unless releases are still unanswered:
+    /// like a synchronous unlock before the next lock, it waits for them, so
+    /// that it cannot arrive first and find the lock still its own.
     fn send_acquire(&mut self, ctx: &mut Context<'_, Msg>, session: u64) {
         if let Some(req) = self.waiting {
-            let lock = self.session.lock(ctx);
-            ctx.send(lock, Msg::SessionAcquire { session, req });
+            if self.releasing.is_empty() {
+                let lock = self.session.lock(ctx);
+                ctx.send(lock, Msg::SessionAcquire { session, req });
+            }
+        }
+    }
+
+    /// A release was answered: a deferred acquire may go now.
+    fn release_answered(&mut self, ctx: &mut Context<'_, Msg>, lease: u64) {
+        let before = self.releasing.len();
+        self.releasing.retain(|&(_, l)| l != lease);
+        if before > 0 && self.releasing.is_empty() {
+            if let Some(session) = self.session.id() {
+                self.send_acquire(ctx, session);
+            }
         }
     }
 
     fn send_release(&mut self, ctx: &mut Context<'_, Msg>, session: u64, lease: u64) {
+        if !self.releasing.contains(&(session, lease)) {
+            if self.releasing.len() == MAX_UNACKED_RELEASES {
+                self.releasing.remove(0);
+            }
+            self.releasing.push((session, lease));
+        }
         let lock = self.session.lock(ctx);
         ctx.send(lock, Msg::SessionRelease { session, lease });
     }
 
     /// A grant or queue slot for a request given up: hand it back.
     fn give_back(&mut self, ctx: &mut Context<'_, Msg>, lease: u64) {
+        if self.held.is_some_and(|(_, held)| held == lease) {
+            // The same grant answered twice (a retried request): keep it.
+            return;
+        }
         if let Some(session) = self.session.id() {
             self.send_release(ctx, session, lease);
         }
@@ -363,15 +415,23 @@ impl SessionLockClient {
 
 impl LockClient for SessionLockClient {
     fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.req += 1;
-        self.waiting = Some(self.req);
+        let req = self.unanswered.take().unwrap_or_else(|| {
+            self.req += 1;
+            self.req
+        });
+        self.waiting = Some(req);
         if let Some(session) = self.session.open(ctx) {
             self.send_acquire(ctx, session);
         }
     }
 
     fn release(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.waiting = None;
+        if let Some(req) = self.waiting.take() {
+            if self.queued.is_none() {
+                self.unanswered = Some(req);
+            }
+        }
+        self.session.abandon_opening();
         for (session, lease) in [self.queued.take(), self.held.take()].into_iter().flatten() {
             self.send_release(ctx, session, lease);
         }
@@ -384,6 +444,14 @@ impl LockClient for SessionLockClient {
                 return LockEvent::Nothing;
             }
             SessionEvent::Expired(session) => {
+                // Whatever the session held is gone: nothing left to release.
+                let before = self.releasing.len();
+                self.releasing.retain(|&(s, _)| s != session);
+                if let Some(open) = self.session.id() {
+                    if before > 0 && self.releasing.is_empty() {
+                        self.send_acquire(ctx, open);
+                    }
+                }
                 if self.queued.is_some_and(|(s, _)| s == session) {
                     self.queued = None;
                 }
@@ -424,11 +492,13 @@ impl LockClient for SessionLockClient {
                 self.waiting = None;
                 return LockEvent::Denied;
             }
+            Msg::ReleaseAck { lease } => self.release_answered(ctx, lease),
             Msg::LockLost { lease } => match self.held {
                 // Ownership lost: of the lease held, or of the one just
                 // released (its release was the "next lock call").
                 Some((_, held)) if held != lease => {}
                 _ => {
+                    self.release_answered(ctx, lease);
                     self.held = None;
                     return LockEvent::Lost;
                 }
@@ -439,7 +509,12 @@ impl LockClient for SessionLockClient {
     }
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent {
-        self.session.on_timer(ctx, tag);
+        if self.session.on_timer(ctx, tag) && self.session.id() == tag.checked_sub(PROTOCOL_TAG) {
+            // A heartbeat went out: so do the releases still unanswered.
+            for (session, lease) in self.releasing.clone() {
+                self.send_release(ctx, session, lease);
+            }
+        }
         LockEvent::Nothing
     }
 
@@ -454,6 +529,8 @@ impl LockClient for SessionLockClient {
     fn on_crash(&mut self) {
         self.session.on_crash();
         self.waiting = None;
+        self.unanswered = None;
+        self.releasing.clear();
         self.queued = None;
         self.held = None;
     }

@@ -129,6 +129,29 @@ impl ZooKeeperLock {
     }
 
     fn create(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
+        let retried = self
+            .znodes
+            .iter()
+            .find(|(_, z)| z.session == session && z.req == req)
+            .map(|(&seq, z)| (seq, z.granted, z.czxid));
+        if let Some((seq, granted, czxid)) = retried {
+            // A retried create (protected mode): answer it again.
+            let msg = if granted {
+                Msg::Granted {
+                    req,
+                    lease: seq,
+                    token: self.config.tokens.then_some(czxid),
+                    ttl: self.config.ttl,
+                }
+            } else {
+                Msg::Queued { req, lease: seq }
+            };
+            ctx.send(from, msg);
+            return;
+        }
         let czxid = self.write_txn();
         let seq = self.next_seq;
         self.next_seq += 1;
@@ -179,6 +202,9 @@ impl ZooKeeperLock {
     }
 
     fn delete(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, seq: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
         let owned = self.znodes.get(&seq).is_some_and(|z| z.session == session);
         if owned {
             let z = self.znodes.remove(&seq).expect("the znode was just seen");
@@ -223,16 +249,8 @@ impl Actor<Msg> for ZooKeeperLock {
             Msg::Heartbeat { session } => {
                 self.sessions.heartbeat(ctx, from, session);
             }
-            Msg::SessionAcquire { session, req } => {
-                if self.sessions.check(ctx, from, session) {
-                    self.create(ctx, from, session, req);
-                }
-            }
-            Msg::SessionRelease { session, lease } => {
-                if self.sessions.check(ctx, from, session) {
-                    self.delete(ctx, from, session, lease);
-                }
-            }
+            Msg::SessionAcquire { session, req } => self.create(ctx, from, session, req),
+            Msg::SessionRelease { session, lease } => self.delete(ctx, from, session, lease),
             _ => {}
         }
     }
