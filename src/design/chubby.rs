@@ -32,7 +32,8 @@ use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{self, DesignInfo};
 use crate::design::lock_client::LockClient;
-use crate::design::session::{heartbeat_interval, LossNotice, SessionLockClient, SessionTable};
+use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::LockDesign;
 use crate::events;
 use crate::protocol::Msg;

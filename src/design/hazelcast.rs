@@ -34,7 +34,8 @@ use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{self, DesignInfo};
 use crate::design::lock_client::LockClient;
-use crate::design::session::{heartbeat_interval, LossNotice, SessionLockClient, SessionTable};
+use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::LockDesign;
 use crate::events;
 use crate::protocol::Msg;
@@ -227,8 +228,8 @@ impl Actor<Msg> for FencedLock {
 mod tests {
     use super::*;
     use crate::design::lock_client::{LockEvent, PROTOCOL_TAG};
-    use crate::design::session::testing::Host;
     use crate::design::session::SESSION_TAG;
+    use crate::design::session_client::testing::Host;
     use sim::testing::Harness;
 
     const CLIENT1: NodeId = 1;

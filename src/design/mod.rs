@@ -13,6 +13,7 @@ pub mod hazelcast;
 pub mod lease;
 pub mod lock_client;
 pub mod session;
+pub mod session_client;
 pub mod storage;
 pub mod zookeeper;
 

@@ -35,7 +35,8 @@ use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{self, DesignInfo};
 use crate::design::lock_client::LockClient;
-use crate::design::session::{heartbeat_interval, LossNotice, SessionLockClient, SessionTable};
+use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::LockDesign;
 use crate::events;
 use crate::protocol::Msg;
@@ -271,8 +272,8 @@ impl Actor<Msg> for ZooKeeperLock {
 mod tests {
     use super::*;
     use crate::design::lock_client::{Grant, LockEvent, PROTOCOL_TAG};
-    use crate::design::session::testing::Host;
     use crate::design::session::SESSION_TAG;
+    use crate::design::session_client::testing::Host;
     use sim::journal::Value;
     use sim::testing::Harness;
 
