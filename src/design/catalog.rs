@@ -319,6 +319,93 @@ pub const ETCD: DesignInfo = DesignInfo {
     ],
 };
 
+/// Lock service: ZooKeeper's lock recipe (sessions, ephemeral sequential znodes).
+pub const ZOOKEEPER: DesignInfo = DesignInfo {
+    name: "zookeeper",
+    role: Role::Lock,
+    summary: "ZooKeeper lock recipe: sessions kept by heartbeats, ephemeral sequential znodes, zxid as token",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: KeyKind::Duration,
+            default: Some("\"10s\""),
+            doc: "session timeout on the server's clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some("true"),
+            doc: "grants carry the lock node's zxid as a fencing token",
+        },
+        KeySpec {
+            name: "heartbeat",
+            kind: KeyKind::Duration,
+            default: Some("\"0s\""),
+            doc: "client heartbeat interval; 0s means ttl / 3",
+        },
+    ],
+};
+
+/// Lock service: Chubby's lock with sequencers and lock-delay.
+pub const CHUBBY: DesignInfo = DesignInfo {
+    name: "chubby",
+    role: Role::Lock,
+    summary: "Chubby lock: sessions kept by keep-alives, sequencer generation numbers, lock-delay",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: KeyKind::Duration,
+            default: Some("\"10s\""),
+            doc: "session lease on the server's clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some("true"),
+            doc: "grants carry the lock's generation number (sequencer)",
+        },
+        KeySpec {
+            name: "lock_delay",
+            kind: KeyKind::Duration,
+            default: Some("\"0s\""),
+            doc: "after a holder's session is lost, nobody gets the lock for this long",
+        },
+        KeySpec {
+            name: "heartbeat",
+            kind: KeyKind::Duration,
+            default: Some("\"0s\""),
+            doc: "client keep-alive interval; 0s means ttl / 3",
+        },
+    ],
+};
+
+/// Lock service: Hazelcast's FencedLock on CP sessions.
+pub const HAZELCAST: DesignInfo = DesignInfo {
+    name: "hazelcast",
+    role: Role::Lock,
+    summary: "Hazelcast FencedLock on CP sessions: reentrant, fence grows per free-to-acquired transition",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: KeyKind::Duration,
+            default: Some("\"10s\""),
+            doc: "CP session TTL on the server's clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some("true"),
+            doc: "grants carry the fence (Hazelcast always has one)",
+        },
+        KeySpec {
+            name: "heartbeat",
+            kind: KeyKind::Duration,
+            default: Some("\"0s\""),
+            doc: "CP session heartbeat interval; 0s means ttl / 5",
+        },
+    ],
+};
+
 /// The keys of a `[[clients]]` table besides its required `name`, in
 /// documentation order: the one list the scenario loader validates against
 /// (and takes defaults from) and `fencesim designs` prints.
@@ -415,6 +502,9 @@ impl Registry {
         registry.add_lock(crate::design::redis::Redis);
         registry.add_lock(crate::design::redlock::Redlock);
         registry.add_lock(crate::design::etcd::Etcd);
+        registry.add_lock(crate::design::zookeeper::ZooKeeper);
+        registry.add_lock(crate::design::chubby::Chubby);
+        registry.add_lock(crate::design::hazelcast::Hazelcast);
         registry.add_storage(crate::design::storage::UncheckedDesign);
         registry.add_storage(crate::design::storage::FencedDesign);
         registry.add_storage(crate::design::storage::CasDesign);
@@ -538,7 +628,15 @@ mod tests {
         let registry = Registry::builtin();
         assert_eq!(
             registry.names(Role::Lock),
-            ["lease", "redis", "redlock", "etcd"]
+            [
+                "lease",
+                "redis",
+                "redlock",
+                "etcd",
+                "zookeeper",
+                "chubby",
+                "hazelcast"
+            ]
         );
         assert_eq!(
             registry.names(Role::Storage),

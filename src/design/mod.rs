@@ -7,14 +7,19 @@
 //! [`sim::emit!`] in the vocabulary of [`crate::events`].
 
 pub mod catalog;
+pub mod chubby;
 pub mod client;
 pub mod etcd;
+pub mod hazelcast;
 pub mod lease;
 pub mod lock_client;
 pub mod redis;
 pub mod redlock;
+pub mod session;
+pub mod session_client;
 pub mod sql;
 pub mod storage;
+pub mod zookeeper;
 
 use sim::Actor;
 

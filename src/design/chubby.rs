@@ -1,0 +1,360 @@
+//! `chubby`: Google's Chubby lock service (Burrows, "The Chubby lock service
+//! for loosely-coupled distributed systems", OSDI 2006), one lock.
+//!
+//! A client opens a session kept alive by keep-alives (heartbeats); a
+//! session not kept alive for `ttl` on the **server's** clock is lost, and
+//! with it the lock its client held. Acquisition is `TryAcquire`: a busy lock
+//! answers [`Msg::Denied`] and the client retries. Each acquisition bumps the
+//! lock's **generation number**; with `tokens` the grant carries it, as the
+//! paper's *sequencer* (lock name, mode, generation) that a server checks
+//! before acting on a request. The generation is the lease id too.
+//!
+//! **Lock-delay**: when a lock becomes free because its holder's session was
+//! lost (not released), nobody gets it until `lock_delay` has passed on the
+//! server's clock, so that requests the old holder sent before it failed
+//! have drained. Chubby lets a client set it up to a minute; here the default
+//! is `0s`, so that "without lock-delay" is the default and a scenario sets
+//! the delay explicitly.
+//!
+//! Known failure (§2.4 of the paper): without lock-delay or sequencers, the
+//! old holder's **delayed write** (sent before its session was lost) lands
+//! after the next holder's write: a stale write at storage that checks
+//! nothing. With a lock-delay longer than the delay, the old write lands
+//! before the next holder even gets the lock (at worst a zombie write); with
+//! sequencers and `fenced` storage it is rejected.
+//!
+//! The server keeps sessions and the holder in memory (a crash forgets
+//! them, and lock-delay with them); the generation number is durable.
+
+use std::time::Duration;
+
+use sim::{Actor, Context, NodeId, TimerId};
+
+use crate::design::catalog::{self, DesignInfo};
+use crate::design::lock_client::LockClient;
+use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session_client::{LossNotice, SessionLockClient};
+use crate::design::LockDesign;
+use crate::events;
+use crate::protocol::Msg;
+use crate::scenario::Params;
+
+/// The `chubby` design as the registry knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Chubby;
+
+impl LockDesign for Chubby {
+    fn info(&self) -> DesignInfo {
+        catalog::CHUBBY
+    }
+
+    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(ChubbyLock::new(ChubbyConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            lock_delay: p.duration("lock_delay"),
+        }))
+    }
+
+    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        let heartbeat = heartbeat_interval(p.duration("heartbeat"), p.duration("ttl"), 3);
+        Box::new(SessionLockClient::new(
+            lock_nodes[0].clone(),
+            heartbeat,
+            LossNotice::OnSessionExpiry,
+        ))
+    }
+}
+
+/// Settings of the `chubby` server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChubbyConfig {
+    /// Session lease on the server's clock.
+    pub ttl: Duration,
+    /// Whether grants carry the generation number (sequencer).
+    pub tokens: bool,
+    /// How long a lock whose holder's session was lost stays unavailable.
+    pub lock_delay: Duration,
+}
+
+impl Default for ChubbyConfig {
+    fn default() -> Self {
+        ChubbyConfig {
+            ttl: Duration::from_secs(10),
+            tokens: true,
+            lock_delay: Duration::ZERO,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Holder {
+    session: u64,
+    node: NodeId,
+    /// The request that acquired it.
+    req: u64,
+    generation: u64,
+}
+
+/// The `chubby` server: sessions and one lock.
+#[derive(Debug)]
+pub struct ChubbyLock {
+    config: ChubbyConfig,
+    sessions: SessionTable,
+    /// The last acquisition's generation number.
+    generation: u64,
+    holder: Option<Holder>,
+    /// Lock-delay: nobody acquires before this, on the server's clock.
+    free_at: Duration,
+}
+
+impl ChubbyLock {
+    /// A server with these settings.
+    pub fn new(config: ChubbyConfig) -> Self {
+        ChubbyLock {
+            sessions: SessionTable::new(config.ttl),
+            config,
+            generation: 0,
+            holder: None,
+            free_at: Duration::ZERO,
+        }
+    }
+
+    fn acquire(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
+        if let Some(h) = self
+            .holder
+            .as_ref()
+            .filter(|h| h.session == session && h.req == req)
+        {
+            // The holder's retried request (its answer was lost): the same grant.
+            let (lease, ttl) = (h.generation, self.config.ttl);
+            let token = self.config.tokens.then_some(lease);
+            ctx.send(
+                from,
+                Msg::Granted {
+                    req,
+                    lease,
+                    token,
+                    ttl,
+                },
+            );
+            return;
+        }
+        if self.holder.is_some() || ctx.now() < self.free_at {
+            ctx.send(from, Msg::Denied { req });
+            return;
+        }
+        self.generation += 1;
+        let generation = self.generation;
+        self.holder = Some(Holder {
+            session,
+            node: from,
+            req,
+            generation,
+        });
+        let token = self.config.tokens.then_some(generation);
+        sim::emit!(
+            events::GRANTED,
+            client = ctx.name_of(from),
+            lease = generation,
+            token = token
+        );
+        let ttl = self.config.ttl;
+        ctx.send(
+            from,
+            Msg::Granted {
+                req,
+                lease: generation,
+                token,
+                ttl,
+            },
+        );
+    }
+
+    fn release(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, lease: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
+        let holds = self
+            .holder
+            .as_ref()
+            .is_some_and(|h| h.session == session && h.generation == lease);
+        if holds {
+            // Released, not lost: no lock-delay.
+            self.holder = None;
+            sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = lease);
+        }
+        ctx.send(from, Msg::ReleaseAck { lease });
+    }
+}
+
+impl Actor<Msg> for ChubbyLock {
+    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
+
+    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
+        match msg {
+            Msg::OpenSession { req } => {
+                self.sessions.open(ctx, from, req);
+            }
+            Msg::Heartbeat { session } => {
+                self.sessions.heartbeat(ctx, from, session);
+            }
+            Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
+            Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
+        let Some(session) = self.sessions.on_timer(ctx, tag) else {
+            return;
+        };
+        if let Some(h) = self.holder.take_if(|h| h.session == session.id) {
+            sim::emit!(
+                events::EXPIRED,
+                client = ctx.name_of(h.node),
+                lease = h.generation
+            );
+            self.free_at = ctx.now() + self.config.lock_delay;
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.sessions.clear();
+        self.holder = None;
+        self.free_at = Duration::ZERO;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::session::SESSION_TAG;
+    use sim::testing::Harness;
+
+    const CLIENT1: NodeId = 1;
+    const CLIENT2: NodeId = 2;
+    const TTL: Duration = Duration::from_secs(10);
+
+    fn server(lock_delay: Duration) -> (Harness, ChubbyLock) {
+        let mut h = Harness::new(&["lock", "client1", "client2"], 0);
+        let mut lock = ChubbyLock::new(ChubbyConfig {
+            lock_delay,
+            ..ChubbyConfig::default()
+        });
+        h.message(&mut lock, CLIENT1, Msg::OpenSession { req: 1 });
+        h.message(&mut lock, CLIENT2, Msg::OpenSession { req: 1 });
+        (h, lock)
+    }
+
+    fn acquire(h: &mut Harness, lock: &mut ChubbyLock, client: NodeId, req: u64) -> Msg {
+        let session = client as u64;
+        let s = h.message(lock, client, Msg::SessionAcquire { session, req });
+        s.sends[0].1.clone()
+    }
+
+    /// client1 holds; only client2 heartbeats; client1's session expires.
+    fn lose_client1(h: &mut Harness, lock: &mut ChubbyLock) {
+        h.advance(TTL / 2);
+        h.message(lock, CLIENT2, Msg::Heartbeat { session: 2 });
+        h.advance(TTL / 2);
+        let s = h.timer(lock, TimerId(0), SESSION_TAG + 1);
+        assert!(s.event("expired").is_some());
+    }
+
+    #[test]
+    fn each_acquisition_bumps_the_generation_and_a_busy_lock_denies() {
+        let (mut h, mut lock) = server(Duration::ZERO);
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 1,
+            token: Some(1),
+            ttl: TTL,
+        };
+        assert_eq!(acquire(&mut h, &mut lock, CLIENT1, 1), granted);
+        assert_eq!(
+            acquire(&mut h, &mut lock, CLIENT2, 1),
+            Msg::Denied { req: 1 }
+        );
+        let s = h.message(
+            &mut lock,
+            CLIENT1,
+            Msg::SessionRelease {
+                session: 1,
+                lease: 1,
+            },
+        );
+        assert!(s.event("released").is_some());
+        // A release starts no lock-delay.
+        let got = acquire(&mut h, &mut lock, CLIENT2, 2);
+        assert!(matches!(
+            got,
+            Msg::Granted {
+                lease: 2,
+                token: Some(2),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn without_lock_delay_a_lost_session_frees_the_lock_at_once() {
+        let (mut h, mut lock) = server(Duration::ZERO);
+        acquire(&mut h, &mut lock, CLIENT1, 1);
+        lose_client1(&mut h, &mut lock);
+        let got = acquire(&mut h, &mut lock, CLIENT2, 1);
+        assert!(matches!(got, Msg::Granted { token: Some(2), .. }));
+    }
+
+    #[test]
+    fn lock_delay_keeps_a_lost_holders_lock_unavailable() {
+        let delay = Duration::from_secs(20);
+        let (mut h, mut lock) = server(delay);
+        acquire(&mut h, &mut lock, CLIENT1, 1);
+        lose_client1(&mut h, &mut lock);
+        h.advance(delay - Duration::from_millis(1));
+        h.message(&mut lock, CLIENT2, Msg::Heartbeat { session: 2 });
+        assert_eq!(
+            acquire(&mut h, &mut lock, CLIENT2, 1),
+            Msg::Denied { req: 1 }
+        );
+        h.advance(Duration::from_millis(1));
+        let got = acquire(&mut h, &mut lock, CLIENT2, 2);
+        assert!(matches!(got, Msg::Granted { token: Some(2), .. }));
+    }
+
+    #[test]
+    fn a_lost_session_cannot_release_or_acquire() {
+        let (mut h, mut lock) = server(Duration::ZERO);
+        acquire(&mut h, &mut lock, CLIENT1, 1);
+        lose_client1(&mut h, &mut lock);
+        let s = h.message(
+            &mut lock,
+            CLIENT1,
+            Msg::SessionRelease {
+                session: 1,
+                lease: 1,
+            },
+        );
+        assert_eq!(s.sends, [(CLIENT1, Msg::SessionExpired { session: 1 })]);
+        assert_eq!(
+            acquire(&mut h, &mut lock, CLIENT1, 2),
+            Msg::SessionExpired { session: 1 }
+        );
+    }
+
+    #[test]
+    fn without_tokens_grants_carry_no_sequencer() {
+        let mut h = Harness::new(&["lock", "client1"], 0);
+        let mut lock = ChubbyLock::new(ChubbyConfig {
+            tokens: false,
+            ..ChubbyConfig::default()
+        });
+        h.message(&mut lock, CLIENT1, Msg::OpenSession { req: 1 });
+        let got = acquire(&mut h, &mut lock, CLIENT1, 1);
+        assert!(matches!(got, Msg::Granted { token: None, .. }));
+    }
+}

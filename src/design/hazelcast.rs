@@ -1,0 +1,368 @@
+//! `hazelcast`: Hazelcast's `FencedLock` on a CP session (Hazelcast IMDG 4+
+//! CP Subsystem), one lock.
+//!
+//! A client's CP session lives while heartbeats reach the server at least
+//! every `ttl` (the session TTL) on the **server's** clock. The lock is
+//! reentrant: an acquire by the current owner (same session, same client)
+//! returns the same fence and counts one more hold; the lock is free again
+//! when every hold is released. The **fence** grows on each free→acquired
+//! transition (in Hazelcast it is the Raft log index of that operation; only
+//! its growth matters here, so it is a counter). Acquisition is `tryLock`: a
+//! lock held by someone else answers [`Msg::Denied`] and the client retries.
+//! The fence is the lease id, and with `tokens` (always on in Hazelcast; the
+//! key is kept for uniformity) the grant's token.
+//!
+//! When the owner's session is lost, the lock is released. The owner hears
+//! of it only on its **next lock call** (here: its release, or a request on
+//! the lost session), which fails with `LockOwnershipLostException`:
+//! [`Msg::LockLost`], reported to the workload as [`LockEvent::Lost`].
+//!
+//! Known failure: a **CP session lost in a pause**. The owner is paused past
+//! the session TTL, the lock goes to another client with a higher fence, and
+//! the owner wakes and writes before making any lock call: its write carries
+//! the old fence, which `fenced` storage rejects (and `unchecked` storage
+//! accepts as a stale write).
+//!
+//! The server keeps sessions and the owner in memory (a crash forgets them);
+//! the fence counter is durable, as in the Raft log.
+//!
+//! [`LockEvent::Lost`]: crate::design::lock_client::LockEvent::Lost
+
+use std::time::Duration;
+
+use sim::{Actor, Context, NodeId, TimerId};
+
+use crate::design::catalog::{self, DesignInfo};
+use crate::design::lock_client::LockClient;
+use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session_client::{LossNotice, SessionLockClient};
+use crate::design::LockDesign;
+use crate::events;
+use crate::protocol::Msg;
+use crate::scenario::Params;
+
+/// The `hazelcast` design as the registry knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hazelcast;
+
+impl LockDesign for Hazelcast {
+    fn info(&self) -> DesignInfo {
+        catalog::HAZELCAST
+    }
+
+    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(FencedLock::new(HazelcastConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+        }))
+    }
+
+    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        let heartbeat = heartbeat_interval(p.duration("heartbeat"), p.duration("ttl"), 5);
+        Box::new(SessionLockClient::new(
+            lock_nodes[0].clone(),
+            heartbeat,
+            LossNotice::OnNextLockCall,
+        ))
+    }
+}
+
+/// Settings of the `hazelcast` server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HazelcastConfig {
+    /// CP session TTL on the server's clock.
+    pub ttl: Duration,
+    /// Whether grants carry the fence as a token.
+    pub tokens: bool,
+}
+
+impl Default for HazelcastConfig {
+    fn default() -> Self {
+        HazelcastConfig {
+            ttl: Duration::from_secs(10),
+            tokens: true,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Owner {
+    session: u64,
+    node: NodeId,
+    fence: u64,
+    /// The last acquire request (Hazelcast's invocation UID).
+    req: u64,
+    /// Reentrant holds.
+    holds: u64,
+}
+
+/// The `hazelcast` server: CP sessions and one `FencedLock`.
+#[derive(Debug)]
+pub struct FencedLock {
+    config: HazelcastConfig,
+    sessions: SessionTable,
+    /// The last fence handed out.
+    fence: u64,
+    owner: Option<Owner>,
+}
+
+impl FencedLock {
+    /// A server with these settings.
+    pub fn new(config: HazelcastConfig) -> Self {
+        FencedLock {
+            sessions: SessionTable::new(config.ttl),
+            config,
+            fence: 0,
+            owner: None,
+        }
+    }
+
+    fn acquire(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
+        let fence = match &mut self.owner {
+            None => {
+                self.fence += 1;
+                self.owner = Some(Owner {
+                    session,
+                    node: from,
+                    fence: self.fence,
+                    req,
+                    holds: 1,
+                });
+                let token = self.config.tokens.then_some(self.fence);
+                sim::emit!(
+                    events::GRANTED,
+                    client = ctx.name_of(from),
+                    lease = self.fence,
+                    token = token
+                );
+                self.fence
+            }
+            // A retried request (same invocation id): answered again.
+            Some(o) if o.session == session && o.node == from && o.req == req => o.fence,
+            // Reentrant: same fence, one more hold, no new grant.
+            Some(o) if o.session == session && o.node == from => {
+                o.holds += 1;
+                o.req = req;
+                o.fence
+            }
+            Some(_) => {
+                ctx.send(from, Msg::Denied { req });
+                return;
+            }
+        };
+        let ttl = self.config.ttl;
+        let token = self.config.tokens.then_some(fence);
+        ctx.send(
+            from,
+            Msg::Granted {
+                req,
+                lease: fence,
+                token,
+                ttl,
+            },
+        );
+    }
+
+    fn release(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, lease: u64) {
+        if !self.sessions.is_live(ctx, from, session) {
+            // The session that took the lock is gone, and the lock with it.
+            ctx.send(from, Msg::LockLost { lease });
+            return;
+        }
+        if let Some(o) = &mut self.owner {
+            if o.session == session && o.node == from && o.fence == lease {
+                o.holds -= 1;
+                if o.holds == 0 {
+                    self.owner = None;
+                    sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = lease);
+                }
+                ctx.send(from, Msg::ReleaseAck { lease });
+                return;
+            }
+        }
+        // Not the owner (any more): Hazelcast's unlock fails.
+        ctx.send(from, Msg::LockLost { lease });
+    }
+}
+
+impl Actor<Msg> for FencedLock {
+    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
+
+    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
+        match msg {
+            Msg::OpenSession { req } => {
+                self.sessions.open(ctx, from, req);
+            }
+            Msg::Heartbeat { session } => {
+                self.sessions.heartbeat(ctx, from, session);
+            }
+            Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
+            Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
+        let Some(session) = self.sessions.on_timer(ctx, tag) else {
+            return;
+        };
+        if let Some(o) = self.owner.take_if(|o| o.session == session.id) {
+            sim::emit!(
+                events::EXPIRED,
+                client = ctx.name_of(o.node),
+                lease = o.fence
+            );
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.sessions.clear();
+        self.owner = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::lock_client::{LockEvent, PROTOCOL_TAG};
+    use crate::design::session::SESSION_TAG;
+    use crate::design::session_client::testing::Host;
+    use sim::testing::Harness;
+
+    const CLIENT1: NodeId = 1;
+    const CLIENT2: NodeId = 2;
+    const TTL: Duration = Duration::from_secs(10);
+
+    fn server() -> (Harness, FencedLock) {
+        let mut h = Harness::new(&["lock", "client1", "client2"], 0);
+        let mut lock = FencedLock::new(HazelcastConfig::default());
+        h.message(&mut lock, CLIENT1, Msg::OpenSession { req: 1 });
+        h.message(&mut lock, CLIENT2, Msg::OpenSession { req: 1 });
+        (h, lock)
+    }
+
+    fn acquire(h: &mut Harness, lock: &mut FencedLock, client: NodeId, req: u64) -> Msg {
+        let session = client as u64;
+        let s = h.message(lock, client, Msg::SessionAcquire { session, req });
+        s.sends[0].1.clone()
+    }
+
+    fn release(h: &mut Harness, lock: &mut FencedLock, client: NodeId, lease: u64) -> Msg {
+        let session = client as u64;
+        let s = h.message(lock, client, Msg::SessionRelease { session, lease });
+        s.sends[0].1.clone()
+    }
+
+    #[test]
+    fn a_reentrant_acquire_returns_the_same_fence() {
+        let (mut h, mut lock) = server();
+        let first = acquire(&mut h, &mut lock, CLIENT1, 1);
+        let s = h.message(
+            &mut lock,
+            CLIENT1,
+            Msg::SessionAcquire { session: 1, req: 2 },
+        );
+        assert!(
+            s.event("granted").is_none(),
+            "a reentrant acquire is no new grant"
+        );
+        let Msg::Granted { lease, token, .. } = first else {
+            panic!("{first:?}")
+        };
+        assert!(matches!(
+            s.sends[0].1,
+            Msg::Granted { req: 2, lease: l, token: t, .. } if l == lease && t == token
+        ));
+        // Two holds: one release leaves it held.
+        assert_eq!(
+            release(&mut h, &mut lock, CLIENT1, lease),
+            Msg::ReleaseAck { lease }
+        );
+        assert_eq!(
+            acquire(&mut h, &mut lock, CLIENT2, 1),
+            Msg::Denied { req: 1 }
+        );
+        let s = h.message(
+            &mut lock,
+            CLIENT1,
+            Msg::SessionRelease { session: 1, lease },
+        );
+        assert!(s.event("released").is_some());
+        // Free → acquired again: the fence grows.
+        let got = acquire(&mut h, &mut lock, CLIENT2, 2);
+        assert!(matches!(
+            got,
+            Msg::Granted {
+                lease: 2,
+                token: Some(2),
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_lost_session_frees_the_lock_and_the_owner_learns_on_its_next_call() {
+        let (mut h, mut lock) = server();
+        acquire(&mut h, &mut lock, CLIENT1, 1);
+        h.advance(TTL / 2);
+        h.message(&mut lock, CLIENT2, Msg::Heartbeat { session: 2 });
+        h.advance(TTL / 2);
+        let s = h.timer(&mut lock, TimerId(0), SESSION_TAG + 1);
+        assert!(s.event("expired").is_some());
+        let got = acquire(&mut h, &mut lock, CLIENT2, 1);
+        assert!(matches!(got, Msg::Granted { token: Some(2), .. }));
+        assert_eq!(
+            release(&mut h, &mut lock, CLIENT1, 1),
+            Msg::LockLost { lease: 1 }
+        );
+    }
+
+    #[test]
+    fn the_client_keeps_believing_until_its_release_gets_lock_lost() {
+        const LOCK: NodeId = 1;
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let protocol = SessionLockClient::new("lock", TTL / 5, LossNotice::OnNextLockCall);
+        let mut c = Host::new(protocol);
+        c.acquire(&mut h);
+        let opened = Msg::SessionOpened {
+            req: 1,
+            session: 3,
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, opened);
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 5,
+            token: Some(5),
+            ttl: TTL,
+        };
+        assert!(matches!(
+            c.message(&mut h, LOCK, granted).0,
+            LockEvent::Acquired(_)
+        ));
+        // The heartbeat after a pause is answered: session expired. The
+        // client is not told it lost the lock yet.
+        let (_, step) = c.timer(&mut h, PROTOCOL_TAG + 3);
+        assert_eq!(step.sends, [(LOCK, Msg::Heartbeat { session: 3 })]);
+        let expired = Msg::SessionExpired { session: 3 };
+        assert_eq!(c.message(&mut h, LOCK, expired).0, LockEvent::Nothing);
+        assert!(!c.renew(&mut h));
+        // Its next lock call is the release, on the old session.
+        let sends = c.release(&mut h);
+        assert_eq!(
+            sends,
+            [(
+                LOCK,
+                Msg::SessionRelease {
+                    session: 3,
+                    lease: 5
+                }
+            )]
+        );
+        let lost = Msg::LockLost { lease: 5 };
+        assert_eq!(c.message(&mut h, LOCK, lost).0, LockEvent::Lost);
+    }
+}

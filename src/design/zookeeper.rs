@@ -1,0 +1,464 @@
+//! `zookeeper`: the lock recipe of Apache ZooKeeper (and Curator's
+//! `InterProcessMutex`): ephemeral sequential znodes under the lock path,
+//! owned by a session kept alive by heartbeats.
+//!
+//! A client opens a session and creates an ephemeral sequential znode; the
+//! lowest sequence number holds the lock, and each waiter watches its
+//! predecessor. Here the server plays the watch: when a znode disappears
+//! (deleted on release, or with its session on expiry) the new lowest znode's
+//! owner is told it holds the lock ([`Msg::Granted`]); the znode's sequence
+//! number is the lease id. A session expires when no heartbeat reached the
+//! server for `ttl` on the **server's** clock; the client hears of it only
+//! when its next request is answered with [`Msg::SessionExpired`].
+//!
+//! The fencing token is the **zxid** of the lock node (its `czxid`): the
+//! server's transaction counter, incremented on every write to the tree
+//! (session create, znode create, znode delete, session close). Znodes are
+//! created in sequence order, so the holder's zxid grows with each grant.
+//!
+//! Known failure: **session expiry during a pause** (Kleppmann, "How to do
+//! distributed locking", 2016; the HBase GC-pause incidents; Curator's
+//! documentation on `ConnectionState.SUSPENDED`/`LOST`). client1 holds the
+//! lock and is paused past the session timeout; its session expires, its
+//! znode goes, client2's znode becomes the lowest and client2 writes. client1
+//! wakes, still believing it holds the lock, and writes: with `fenced`
+//! storage its older zxid is rejected; with `unchecked` storage it is a stale
+//! write.
+//!
+//! The server keeps sessions and znodes in memory (a crash forgets them);
+//! the zxid and the sequence counter are durable, as in ZooKeeper's log.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use sim::{Actor, Context, NodeId, TimerId};
+
+use crate::design::catalog::{self, DesignInfo};
+use crate::design::lock_client::LockClient;
+use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session_client::{LossNotice, SessionLockClient};
+use crate::design::LockDesign;
+use crate::events;
+use crate::protocol::Msg;
+use crate::scenario::Params;
+
+/// The `zookeeper` design as the registry knows it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ZooKeeper;
+
+impl LockDesign for ZooKeeper {
+    fn info(&self) -> DesignInfo {
+        catalog::ZOOKEEPER
+    }
+
+    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(ZooKeeperLock::new(ZooKeeperConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+        }))
+    }
+
+    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        let heartbeat = heartbeat_interval(p.duration("heartbeat"), p.duration("ttl"), 3);
+        Box::new(SessionLockClient::new(
+            lock_nodes[0].clone(),
+            heartbeat,
+            LossNotice::OnSessionExpiry,
+        ))
+    }
+}
+
+/// Settings of the `zookeeper` server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ZooKeeperConfig {
+    /// Session timeout on the server's clock.
+    pub ttl: Duration,
+    /// Whether grants carry the lock node's zxid as a fencing token.
+    pub tokens: bool,
+}
+
+impl Default for ZooKeeperConfig {
+    fn default() -> Self {
+        ZooKeeperConfig {
+            ttl: Duration::from_secs(10),
+            tokens: true,
+        }
+    }
+}
+
+/// An ephemeral sequential znode under the lock path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Znode {
+    session: u64,
+    owner: NodeId,
+    /// The create request, answered when the znode becomes the lowest.
+    req: u64,
+    /// The zxid of the transaction that created it.
+    czxid: u64,
+    /// Whether its owner was told it holds the lock.
+    granted: bool,
+}
+
+/// The `zookeeper` server: sessions and the lock path's children.
+#[derive(Debug)]
+pub struct ZooKeeperLock {
+    config: ZooKeeperConfig,
+    sessions: SessionTable,
+    /// The last transaction id.
+    zxid: u64,
+    /// The next sequence number under the lock path.
+    next_seq: u64,
+    /// The lock path's children by sequence number: the first holds the lock.
+    znodes: BTreeMap<u64, Znode>,
+}
+
+impl ZooKeeperLock {
+    /// A server with these settings.
+    pub fn new(config: ZooKeeperConfig) -> Self {
+        ZooKeeperLock {
+            sessions: SessionTable::new(config.ttl),
+            config,
+            zxid: 0,
+            next_seq: 0,
+            znodes: BTreeMap::new(),
+        }
+    }
+
+    fn write_txn(&mut self) -> u64 {
+        self.zxid += 1;
+        self.zxid
+    }
+
+    fn create(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
+        let retried = self
+            .znodes
+            .iter()
+            .find(|(_, z)| z.session == session && z.req == req)
+            .map(|(&seq, z)| (seq, z.granted, z.czxid));
+        if let Some((seq, granted, czxid)) = retried {
+            // A retried create (protected mode): answer it again.
+            let msg = if granted {
+                Msg::Granted {
+                    req,
+                    lease: seq,
+                    token: self.config.tokens.then_some(czxid),
+                    ttl: self.config.ttl,
+                }
+            } else {
+                Msg::Queued { req, lease: seq }
+            };
+            ctx.send(from, msg);
+            return;
+        }
+        let czxid = self.write_txn();
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.znodes.insert(
+            seq,
+            Znode {
+                session,
+                owner: from,
+                req,
+                czxid,
+                granted: false,
+            },
+        );
+        if self.znodes.keys().next() != Some(&seq) {
+            // Behind a predecessor: the client watches it.
+            ctx.send(from, Msg::Queued { req, lease: seq });
+        }
+        self.notify_lowest(ctx);
+    }
+
+    /// The watch firing: the lowest znode's owner learns it holds the lock.
+    fn notify_lowest(&mut self, ctx: &mut Context<'_, Msg>) {
+        let Some((&seq, z)) = self.znodes.iter_mut().next() else {
+            return;
+        };
+        if z.granted {
+            return;
+        }
+        z.granted = true;
+        let (owner, req) = (z.owner, z.req);
+        let token = self.config.tokens.then_some(z.czxid);
+        sim::emit!(
+            events::GRANTED,
+            client = ctx.name_of(owner),
+            lease = seq,
+            token = token
+        );
+        let ttl = self.config.ttl;
+        ctx.send(
+            owner,
+            Msg::Granted {
+                req,
+                lease: seq,
+                token,
+                ttl,
+            },
+        );
+    }
+
+    fn delete(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, seq: u64) {
+        if !self.sessions.check(ctx, from, session) {
+            return;
+        }
+        let owned = self.znodes.get(&seq).is_some_and(|z| z.session == session);
+        if owned {
+            let z = self.znodes.remove(&seq).expect("the znode was just seen");
+            self.write_txn();
+            if z.granted {
+                sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = seq);
+            }
+            self.notify_lowest(ctx);
+        }
+        // Deleting a znode that is gone already is a no-op (NoNode).
+        ctx.send(from, Msg::ReleaseAck { lease: seq });
+    }
+
+    /// closeSession: one transaction deletes the session's ephemeral znodes.
+    fn expire(&mut self, ctx: &mut Context<'_, Msg>, session: u64) {
+        self.write_txn();
+        let gone: Vec<u64> = self
+            .znodes
+            .iter()
+            .filter(|(_, z)| z.session == session)
+            .map(|(&seq, _)| seq)
+            .collect();
+        for seq in gone {
+            let z = self.znodes.remove(&seq).expect("listed just now");
+            if z.granted {
+                sim::emit!(events::EXPIRED, client = ctx.name_of(z.owner), lease = seq);
+            }
+        }
+        self.notify_lowest(ctx);
+    }
+}
+
+impl Actor<Msg> for ZooKeeperLock {
+    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
+
+    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
+        match msg {
+            Msg::OpenSession { req } => {
+                self.write_txn();
+                self.sessions.open(ctx, from, req);
+            }
+            Msg::Heartbeat { session } => {
+                self.sessions.heartbeat(ctx, from, session);
+            }
+            Msg::SessionAcquire { session, req } => self.create(ctx, from, session, req),
+            Msg::SessionRelease { session, lease } => self.delete(ctx, from, session, lease),
+            _ => {}
+        }
+    }
+
+    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
+        if let Some(session) = self.sessions.on_timer(ctx, tag) {
+            self.expire(ctx, session.id);
+        }
+    }
+
+    fn on_crash(&mut self) {
+        self.sessions.clear();
+        self.znodes.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::design::lock_client::{Grant, LockEvent, PROTOCOL_TAG};
+    use crate::design::session::SESSION_TAG;
+    use crate::design::session_client::testing::Host;
+    use sim::journal::Value;
+    use sim::testing::Harness;
+
+    const CLIENT1: NodeId = 1;
+    const CLIENT2: NodeId = 2;
+    const TTL: Duration = Duration::from_secs(10);
+
+    fn server() -> (Harness, ZooKeeperLock) {
+        (
+            Harness::new(&["lock", "client1", "client2"], 0),
+            ZooKeeperLock::new(ZooKeeperConfig::default()),
+        )
+    }
+
+    fn field(fields: &[(String, Value)], name: &str) -> Value {
+        fields.iter().find(|(k, _)| k == name).unwrap().1.clone()
+    }
+
+    /// Opens sessions 1 (client1) and 2 (client2); zxids 1 and 2.
+    fn two_sessions(h: &mut Harness, zk: &mut ZooKeeperLock) -> TimerId {
+        let s = h.message(zk, CLIENT1, Msg::OpenSession { req: 1 });
+        h.message(zk, CLIENT2, Msg::OpenSession { req: 1 });
+        s.timers[0].0
+    }
+
+    #[test]
+    fn the_lowest_znode_holds_and_its_zxid_is_the_token() {
+        let (mut h, mut zk) = server();
+        two_sessions(&mut h, &mut zk);
+        let s = h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 0,
+            token: Some(3),
+            ttl: TTL,
+        };
+        assert_eq!(s.sends, [(CLIENT1, granted)]);
+        assert_eq!(
+            field(s.event("granted").unwrap(), "lease"),
+            Value::from(0u64)
+        );
+        let s = h.message(&mut zk, CLIENT2, Msg::SessionAcquire { session: 2, req: 1 });
+        assert_eq!(s.sends, [(CLIENT2, Msg::Queued { req: 1, lease: 1 })]);
+        // client1 deletes its znode (zxid 5): the watch fires for client2,
+        // whose znode was created by zxid 4.
+        let s = h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::SessionRelease {
+                session: 1,
+                lease: 0,
+            },
+        );
+        assert!(s.event("released").is_some());
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 1,
+            token: Some(4),
+            ttl: TTL,
+        };
+        assert_eq!(
+            s.sends,
+            [(CLIENT2, granted), (CLIENT1, Msg::ReleaseAck { lease: 0 })]
+        );
+    }
+
+    #[test]
+    fn session_expiry_deletes_the_holders_znode_and_grants_the_next() {
+        let (mut h, mut zk) = server();
+        let timer1 = two_sessions(&mut h, &mut zk);
+        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
+        h.message(&mut zk, CLIENT2, Msg::SessionAcquire { session: 2, req: 1 });
+        h.advance(Duration::from_secs(5));
+        h.message(&mut zk, CLIENT2, Msg::Heartbeat { session: 2 });
+        h.advance(Duration::from_secs(5));
+        let s = h.timer(&mut zk, timer1, SESSION_TAG + 1);
+        let expired = s.event("expired").unwrap();
+        assert_eq!(field(expired, "client"), Value::from("client1"));
+        assert_eq!(field(expired, "lease"), Value::from(0u64));
+        assert!(matches!(
+            s.sends[0],
+            (CLIENT2, Msg::Granted { lease: 1, .. })
+        ));
+        // The paused holder wakes: its session is gone.
+        let s = h.message(&mut zk, CLIENT1, Msg::Heartbeat { session: 1 });
+        assert_eq!(s.sends, [(CLIENT1, Msg::SessionExpired { session: 1 })]);
+    }
+
+    #[test]
+    fn a_waiter_whose_session_expires_leaves_the_queue_silently() {
+        let (mut h, mut zk) = server();
+        two_sessions(&mut h, &mut zk);
+        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
+        let s = h.message(&mut zk, CLIENT2, Msg::SessionAcquire { session: 2, req: 1 });
+        assert!(s.sends.iter().all(|(_, m)| matches!(m, Msg::Queued { .. })));
+        h.advance(TTL);
+        let s = h.timer(&mut zk, TimerId(99), SESSION_TAG + 2);
+        assert!(s.events.is_empty() && s.sends.is_empty());
+    }
+
+    #[test]
+    fn the_client_queues_then_holds_and_reports_lost_when_its_session_expires() {
+        const LOCK: NodeId = 1;
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
+        let mut c = Host::new(protocol);
+        assert_eq!(c.acquire(&mut h), [(LOCK, Msg::OpenSession { req: 1 })]);
+        let opened = Msg::SessionOpened {
+            req: 1,
+            session: 7,
+            ttl: TTL,
+        };
+        let (event, sends) = c.message(&mut h, LOCK, opened);
+        assert_eq!(event, LockEvent::Nothing);
+        assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 7, req: 1 })]);
+        let (event, _) = c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 3 });
+        assert_eq!(event, LockEvent::Nothing);
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 3,
+            token: Some(9),
+            ttl: TTL,
+        };
+        let grant = Grant {
+            lease: 3,
+            token: Some(9),
+            ttl: TTL,
+        };
+        assert_eq!(
+            c.message(&mut h, LOCK, granted).0,
+            LockEvent::Acquired(grant)
+        );
+        assert!(c.renew(&mut h));
+        let (_, step) = c.timer(&mut h, PROTOCOL_TAG + 7);
+        assert_eq!(step.sends, [(LOCK, Msg::Heartbeat { session: 7 })]);
+        let expired = Msg::SessionExpired { session: 7 };
+        assert_eq!(c.message(&mut h, LOCK, expired).0, LockEvent::Lost);
+        assert!(!c.renew(&mut h));
+        // Nothing left to release.
+        assert!(c.release(&mut h).is_empty());
+    }
+
+    #[test]
+    fn a_client_that_gives_up_waiting_deletes_its_znode() {
+        const LOCK: NodeId = 1;
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
+        let mut c = Host::new(protocol);
+        c.acquire(&mut h);
+        let opened = Msg::SessionOpened {
+            req: 1,
+            session: 1,
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, opened);
+        c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 4 });
+        let sends = c.release(&mut h);
+        assert_eq!(
+            sends,
+            [(
+                LOCK,
+                Msg::SessionRelease {
+                    session: 1,
+                    lease: 4
+                }
+            )]
+        );
+        // A grant for the abandoned request comes back anyway: handed back.
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 4,
+            token: Some(2),
+            ttl: TTL,
+        };
+        let (event, sends) = c.message(&mut h, LOCK, granted);
+        assert_eq!(event, LockEvent::Nothing);
+        assert_eq!(
+            sends,
+            [(
+                LOCK,
+                Msg::SessionRelease {
+                    session: 1,
+                    lease: 4
+                }
+            )]
+        );
+    }
+}
