@@ -5,6 +5,7 @@
 mod actors;
 mod clocks;
 mod crash;
+mod cut;
 mod determinism;
 mod journal;
 mod network;

@@ -1,6 +1,7 @@
 //! Event-triggered faults: a fault fired by an event takes effect right after
-//! the step that emitted it, before the node's next action; `nth` picks the
-//! occurrence and `delay` postpones the fault.
+//! that event, before the node's next action (see `cut.rs` for what becomes
+//! of the rest of the step); `nth` picks the occurrence and `delay` postpones
+//! the fault.
 
 use sim::fault::{Crash, Fault, Pause};
 use sim::{run, Outcome, WorldBuilder};
