@@ -8,9 +8,12 @@
 //! `token` when the lock hands out no tokens).
 //!
 //! Client events (`node` = the client's name):
-//! - [`ACQUIRED`] `lease: u64`, `token: u64` *optional*, `ttl_ms: u64`: the
-//!   client now believes it holds the lock. This is a **grant**; grants are
-//!   ordered by their position in the journal (true time).
+//! - [`ACQUIRED`] `lease: u64`, `token: u64` *optional*, `ttl_ms: u64`,
+//!   `ends: u64` *optional*: the client now believes it holds the lock. This
+//!   is a **grant**; grants are ordered by their position in the journal
+//!   (true time). `ends` (default 1) is how many lock-node `expired` or
+//!   `released` events for this lease end it: with several lock nodes
+//!   (Redlock), the grant ends when no majority holds it any more.
 //! - [`DENIED`]: the lock said no; the client will retry.
 //! - [`READ`] `value: i64`, `version: u64` *optional*: a read answered.
 //! - [`WROTE`] `write: str`, `token: u64` *optional*, `value: i64`, `op: str`

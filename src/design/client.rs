@@ -188,7 +188,8 @@ impl Client {
                     events::ACQUIRED,
                     lease = grant.lease,
                     token = grant.token,
-                    ttl_ms = grant.ttl.as_millis() as u64
+                    ttl_ms = grant.ttl.as_millis() as u64,
+                    ends = (grant.ends > 1).then_some(grant.ends)
                 );
                 self.held_until = Some(ctx.now() + grant.ttl);
                 if self.config.renew {

@@ -298,7 +298,7 @@ impl LockClient for EtcdClient {
                 self.waiting = None;
                 self.holding = true;
                 self.start_session(ctx, lease);
-                LockEvent::Acquired(Grant { lease, token, ttl })
+                LockEvent::Acquired(Grant::new(lease, token, ttl))
             }
             Msg::LeaseCreated { lease, .. } | Msg::Granted { lease, .. }
                 if self.lease != Some(lease) =>

@@ -41,6 +41,23 @@ pub struct Grant {
     /// How long the client may believe it holds the lock, on its own clock,
     /// from the moment it learnt of the grant.
     pub ttl: Duration,
+    /// How many lock-node `expired`/`released` events for this lease end the
+    /// grant: 1 for a single server; for a majority held on `k` of N nodes,
+    /// `k − majority + 1` (the grant ends when no majority holds it). The
+    /// client journals it as `acquired`'s `ends` field when above 1.
+    pub ends: u64,
+}
+
+impl Grant {
+    /// A grant from a single lock server.
+    pub fn new(lease: u64, token: Option<u64>, ttl: Duration) -> Self {
+        Grant {
+            lease,
+            token,
+            ttl,
+            ends: 1,
+        }
+    }
 }
 
 /// What a protocol step means for the client.
@@ -138,7 +155,7 @@ impl LockClient for SingleServer {
                 if self.waiting == Some(req) {
                     self.waiting = None;
                     self.lease = Some(lease);
-                    LockEvent::Acquired(Grant { lease, token, ttl })
+                    LockEvent::Acquired(Grant::new(lease, token, ttl))
                 } else {
                     // A grant for a request given up already: hand it back.
                     ctx.send(from, Msg::Release { lease });

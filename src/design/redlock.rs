@@ -199,6 +199,8 @@ impl RedlockClient {
                     // Not a fence: see the module documentation.
                     token: tokens.iter().flatten().copied().max(),
                     ttl,
+                    // The lock is lost once fewer than a majority hold it.
+                    ends: (tokens.len() - self.majority() + 1) as u64,
                 })
             }
             _ => {
@@ -383,6 +385,7 @@ mod tests {
                 lease: 1,
                 token: None,
                 ttl: Duration::from_millis(9894),
+                ends: 2,
             })
         );
         let s = c.run(&mut h, Command::Release);

@@ -193,7 +193,7 @@ impl LockClient for SessionLockClient {
                     self.waiting = None;
                     self.queued = None;
                     self.held = Some((session, lease));
-                    return LockEvent::Acquired(Grant { lease, token, ttl });
+                    return LockEvent::Acquired(Grant::new(lease, token, ttl));
                 }
                 _ => self.give_back(ctx, lease),
             },

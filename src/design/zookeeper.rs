@@ -397,11 +397,7 @@ mod tests {
             token: Some(9),
             ttl: TTL,
         };
-        let grant = Grant {
-            lease: 3,
-            token: Some(9),
-            ttl: TTL,
-        };
+        let grant = Grant::new(3, Some(9), TTL);
         assert_eq!(
             c.message(&mut h, LOCK, granted).0,
             LockEvent::Acquired(grant)

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 
 use sim::journal::{Event, Journal};
 
-use crate::events::{ACCEPTED, ACKED, ACQUIRED, EXPIRED, FENCED, REJECTED, RELEASED, WROTE};
+use crate::events::{
+    ACCEPTED, ACKED, ACQUIRED, EXPIRED, FENCED, GRANTED, REJECTED, RELEASED, WROTE,
+};
 
 /// How a grant ended at the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,8 +32,12 @@ pub(crate) struct Grant<'a> {
     pub t_ns: u64,
     pub client: &'a str,
     pub token: Option<u64>,
-    /// The first `expired`/`released` the lock emitted for this grant.
+    /// The lock's `expired`/`released` that ended this grant (the first, or
+    /// with `ends` = n on `acquired`, the n-th).
     pub end: Option<End>,
+    /// Lock-node ends needed, and seen so far.
+    ends_needed: u64,
+    ends_seen: u64,
     /// Journal position of the client's next `released` or `acquired`: where
     /// the client stopped believing it holds this grant (`None`: never did).
     pub believed_until: Option<u64>,
@@ -71,6 +77,17 @@ pub(crate) struct Outcome<'a> {
     pub newest_prior: Option<usize>,
 }
 
+/// A lock node's `granted` event carrying a token: what the lock handed out.
+#[derive(Clone, Debug)]
+pub(crate) struct Issued<'a> {
+    pub seq: u64,
+    pub t_ns: u64,
+    /// The lock node.
+    pub node: &'a str,
+    pub client: &'a str,
+    pub token: u64,
+}
+
 /// A client's `acked` event.
 #[derive(Clone, Debug)]
 pub(crate) struct Ack<'a> {
@@ -86,6 +103,8 @@ pub(crate) struct Ack<'a> {
 #[derive(Debug, Default)]
 pub(crate) struct History<'a> {
     pub grants: Vec<Grant<'a>>,
+    /// Tokens as the lock nodes handed them out, in journal order.
+    pub issued: Vec<Issued<'a>>,
     pub writes: BTreeMap<&'a str, Write<'a>>,
     pub outcomes: Vec<Outcome<'a>>,
     pub acks: Vec<Ack<'a>>,
@@ -132,7 +151,7 @@ struct Indexer<'a> {
     /// Lock-side ends seen before any grant of that (client, lease): a grant
     /// message that arrived after its lease had run out. The grant, when the
     /// client does acquire, is over from the start.
-    early_ends: BTreeMap<(&'a str, u64), End>,
+    early_ends: BTreeMap<(&'a str, u64), Vec<End>>,
     /// Per storage node, the acceptance with the newest grant so far.
     newest_accepted: BTreeMap<&'a str, usize>,
 }
@@ -149,6 +168,7 @@ impl<'a> Indexer<'a> {
             RELEASED if e.get("client").is_some() => self.ended(e, false),
             RELEASED => self.client_released(e),
             EXPIRED => self.ended(e, true),
+            GRANTED => self.issued(e),
             ACCEPTED => self.outcome(e, true),
             REJECTED => self.outcome(e, false),
             _ => {}
@@ -160,18 +180,35 @@ impl<'a> Indexer<'a> {
         let index = self.history.grants.len();
         self.stop_believing(client, e.seq);
         let lease = e.u64("lease");
-        let end = lease.and_then(|l| self.early_ends.remove(&(client, l)));
+        let ends_needed = e.u64("ends").unwrap_or(1).max(1);
+        let early = lease
+            .and_then(|l| self.early_ends.remove(&(client, l)))
+            .unwrap_or_default();
         self.history.grants.push(Grant {
             seq: e.seq,
             t_ns: e.t_ns,
             client,
             token: e.u64("token"),
-            end,
+            end: early.get(ends_needed as usize - 1).copied(),
+            ends_needed,
+            ends_seen: early.len() as u64,
             believed_until: None,
         });
         self.latest_grant.insert(client, index);
         if let Some(l) = lease {
             self.by_lease.insert((client, l), index);
+        }
+    }
+
+    fn issued(&mut self, e: &'a Event) {
+        if let (Some(client), Some(token)) = (e.str("client"), e.u64("token")) {
+            self.history.issued.push(Issued {
+                seq: e.seq,
+                t_ns: e.t_ns,
+                node: e.node.as_str(),
+                client,
+                token,
+            });
         }
     }
 
@@ -198,14 +235,20 @@ impl<'a> Indexer<'a> {
             expired,
         };
         match self.by_lease.get(&(client, lease)) {
-            // Only the first end counts: with several lock nodes (redlock)
-            // each one reports its own.
+            // With several lock nodes (redlock) each reports its own end; the
+            // grant ends with the `ends_needed`-th.
             Some(&i) => {
                 let grant = &mut self.history.grants[i];
-                grant.end.get_or_insert(end);
+                grant.ends_seen += 1;
+                if grant.ends_seen == grant.ends_needed {
+                    grant.end.get_or_insert(end);
+                }
             }
             None => {
-                self.early_ends.entry((client, lease)).or_insert(end);
+                self.early_ends
+                    .entry((client, lease))
+                    .or_default()
+                    .push(end);
             }
         }
     }

@@ -151,7 +151,8 @@ pub struct Report {
     pub stale_writes: u64,
     /// Acceptances of a write whose grant was no longer current, not stale.
     pub zombie_writes: u64,
-    /// Grants whose token was not greater than an earlier grant's.
+    /// Tokens a lock node handed out that were not greater than one it had
+    /// handed out before.
     pub token_regressions: u64,
     /// Acknowledged increments missing from the final values.
     pub lost_updates: u64,

@@ -41,6 +41,16 @@ impl J {
         self.push(maybe_token(e, token))
     }
 
+    /// The lock node `lock` hands `client` lease `lease` with `token`.
+    pub fn granted(self, t: u64, lock: &str, client: &str, lease: u64, token: u64) -> Self {
+        self.push(
+            ev(t, lock, "granted")
+                .with("client", client)
+                .with("lease", lease)
+                .with("token", token),
+        )
+    }
+
     pub fn released_by_client(self, t: u64, client: &str, lease: u64) -> Self {
         self.push(ev(t, client, "released").with("lease", lease))
     }

@@ -77,6 +77,8 @@ fn violations_come_in_journal_order() {
     // A stale write at 16s, then a token regression at 20s.
     let r = judge(
         fig_9_6(false)
+            .granted(19_000, "lock", "client2", 9, 40)
+            .granted(20_000, "lock", "client3", 3, 30)
             .acquired(20_000, "client3", 3, Some(30))
             .released_by_client(21_000, "client3", 3),
     );

@@ -122,12 +122,14 @@ fn every_stale_acceptance_counts_once() {
 
 #[test]
 fn grants_are_ordered_by_the_journal_not_by_token() {
-    // The newer grant carries the lower token (a regression); the write
-    // under the older grant landing last is stale all the same.
+    // The newer grant carries the lower token (a regression at the lock);
+    // the write under the older grant landing last is stale all the same.
     let r = judge(
         J::new()
+            .granted(0, "lock", "client1", 1, 50)
             .acquired(0, "client1", 1, Some(50))
             .wrote(1, "client1", "client1/1", Some(50))
+            .granted(10_000, "lock", "client2", 2, 7)
             .acquired(10_000, "client2", 2, Some(7))
             .wrote(10_001, "client2", "client2/1", Some(7))
             .accepted(10_002, "client2/1", Some(7))
