@@ -36,14 +36,17 @@ use std::path::Path;
 use crate::design::catalog::{KeySpec, Registry};
 
 pub mod error;
+mod explore;
 mod faults;
 mod load;
 pub mod model;
 mod reader;
+pub mod write;
 
 pub use error::ScenarioError;
+pub use write::to_toml;
 pub use model::{
-    ClientSpec, DesignSpec, Expect, FaultKind, FaultSpec, LinkSpec, NetworkSpec, ParamValue,
+    ClientSpec, DesignSpec, Expect, ExploreSpec, FaultKind, FaultSpec, LinkSpec, NetworkSpec, ParamValue,
     Params, Scenario, Trigger, Verdict, Workload,
 };
 
