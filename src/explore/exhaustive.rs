@@ -150,8 +150,7 @@ pub fn exhaustive(
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed) as usize;
                         let Some(set) = mine.get(i) else { break };
-                        let faults: Vec<FaultSpec> =
-                            set.iter().map(|&m| menu[m].clone()).collect();
+                        let faults: Vec<FaultSpec> = set.iter().map(|&m| menu[m].clone()).collect();
                         let mut s = scenario.clone();
                         s.faults.extend(faults.iter().cloned());
                         let run = runner::run(&s, seed);
@@ -167,7 +166,10 @@ pub fn exhaustive(
             .collect();
         workers
             .into_iter()
-            .flat_map(|w| w.join().expect("an exhaustive worker panicked outside a run"))
+            .flat_map(|w| {
+                w.join()
+                    .expect("an exhaustive worker panicked outside a run")
+            })
             .collect()
     });
     breaking.sort_by_key(|(i, _, _)| *i);

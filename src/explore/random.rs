@@ -277,9 +277,11 @@ fn trigger(rng: &mut ChaCha8Rng, s: &Scenario, kind: &FaultKind) -> Trigger {
             Some(c) if rng.gen_bool(0.7) => c,
             _ => s.clients.choose(rng).expect("a scenario has a client"),
         };
-        let event = *["acquired", "acquired", "acquired", "wrote", "acked", "released"]
-            .choose(rng)
-            .unwrap();
+        let event = *[
+            "acquired", "acquired", "acquired", "wrote", "acked", "released",
+        ]
+        .choose(rng)
+        .unwrap();
         let nth = rng.gen_range(1..=client.rounds.min(8)) as u32;
         let delay = if rng.gen_bool(0.5) {
             Duration::ZERO

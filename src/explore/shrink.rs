@@ -45,14 +45,14 @@ pub struct Shrunk {
 
 /// Why a seed could not be shrunk.
 #[derive(Clone, Debug)]
-pub struct NotFailing(pub SeedReport);
+pub struct NotFailing(pub Box<SeedReport>);
 
 /// Shrinks the schedule of `seed` (run under `mode`).
 pub fn shrink(scenario: &Scenario, seed: u64, mode: FaultMode) -> Result<Shrunk, NotFailing> {
     let full = sweep::scenario_for(scenario, seed, mode);
     let (_, report) = sweep::run_seed(&full, seed, FaultMode::Scenario);
     if report.verdict != crate::oracle::Verdict::Violation {
-        return Err(NotFailing(report));
+        return Err(NotFailing(Box::new(report)));
     }
     let mut s = Shrinker {
         base: full.clone(),

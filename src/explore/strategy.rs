@@ -102,7 +102,11 @@ pub fn fault_kind(s: &Scenario, spec: &ExploreSpec) -> BoxedStrategy<FaultKind> 
                     })
                     .boxed()
             }
-            "delay" => (link(t.clone(), all.clone()), millis(spec.max_delay), 1..=3u64)
+            "delay" => (
+                link(t.clone(), all.clone()),
+                millis(spec.max_delay),
+                1..=3u64,
+            )
                 .prop_map(|((from, to), extra, count)| FaultKind::Delay {
                     from,
                     to,
@@ -140,7 +144,10 @@ pub fn fault_kind(s: &Scenario, spec: &ExploreSpec) -> BoxedStrategy<FaultKind> 
                     })
                     .boxed()
             }
-            "crash" => (select(t.clone()), proptest::option::weighted(0.85, millis(spec.max_restart)))
+            "crash" => (
+                select(t.clone()),
+                proptest::option::weighted(0.85, millis(spec.max_restart)),
+            )
                 .prop_map(|(node, restart_after)| FaultKind::Crash {
                     node,
                     restart_after,

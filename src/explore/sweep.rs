@@ -217,7 +217,10 @@ impl SweepSummary {
             self.crashed += 1;
         }
         if report.is_failure() {
-            self.first_failing_seed = Some(self.first_failing_seed.map_or(report.seed, |s| s.min(report.seed)));
+            self.first_failing_seed = Some(
+                self.first_failing_seed
+                    .map_or(report.seed, |s| s.min(report.seed)),
+            );
             self.failures.push(report);
             if self.failures.len() > 2 * MAX_KEPT {
                 self.trim();

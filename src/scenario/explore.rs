@@ -53,9 +53,8 @@ pub(crate) fn explore(field: &Field<'_>, nodes: &[String]) -> Result<ExploreSpec
         }
         spec.nodes = names;
     }
-    let mut positive = |key: &'static str| {
-        optional(table.get(key), |f| f.positive_duration(&format!("`{key}`")))
-    };
+    let mut positive =
+        |key: &'static str| optional(table.get(key), |f| f.positive_duration(&format!("`{key}`")));
     spec.max_pause = positive("max_pause")?.unwrap_or(spec.max_pause);
     spec.max_delay = positive("max_delay")?.unwrap_or(spec.max_delay);
     spec.max_jump = positive("max_jump")?.unwrap_or(spec.max_jump);
@@ -98,9 +97,7 @@ fn faults(field: &Field<'_>) -> Result<(u32, u32)> {
     let min_n = min.u64_in(0, MAX_FAULTS_PER_SEED)?;
     let max_n = max.u64_in(0, MAX_FAULTS_PER_SEED)?;
     if min_n > max_n {
-        return Err(field.error(format!(
-            "`faults` min {min_n} is greater than max {max_n}"
-        )));
+        return Err(field.error(format!("`faults` min {min_n} is greater than max {max_n}")));
     }
     Ok((min_n as u32, max_n as u32))
 }

@@ -44,11 +44,11 @@ mod reader;
 pub mod write;
 
 pub use error::ScenarioError;
-pub use write::to_toml;
 pub use model::{
-    ClientSpec, DesignSpec, Expect, ExploreSpec, FaultKind, FaultSpec, LinkSpec, NetworkSpec, ParamValue,
-    Params, Scenario, Trigger, Verdict, Workload,
+    ClientSpec, DesignSpec, Expect, ExploreSpec, FaultKind, FaultSpec, LinkSpec, NetworkSpec,
+    ParamValue, Params, Scenario, Trigger, Verdict, Workload,
 };
+pub use write::to_toml;
 
 /// Reads and validates the scenario file at `path`, checking its designs
 /// against `registry`. A file that cannot be read is an error at line 0.
