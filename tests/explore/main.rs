@@ -1,6 +1,7 @@
 //! Exploration: sweeps, shards, random schedules, shrink, exhaustive
 //! injection, the TOML writer and the proptest strategies.
 
+mod cli;
 mod exhaustive;
 mod property;
 mod random;
