@@ -5,6 +5,7 @@
 pub mod cli;
 pub mod design;
 pub mod events;
+pub mod explore;
 pub mod oracle;
 pub mod protocol;
 pub mod report;

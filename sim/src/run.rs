@@ -165,13 +165,12 @@ where
     let world = take_current::<M>();
     let (journal, node, sim_time) = match &world {
         Some(w) => {
-            let w = w.borrow();
+            let mut w = w.borrow_mut();
             let node = w.current.map(|id| w.names[id].clone());
-            (
-                w.journal.clone(),
-                node,
-                Duration::from_nanos(w.now_ns_outside()),
-            )
+            let sim_time = Duration::from_nanos(w.now_ns_outside());
+            // The world is dropped right after: move its journal out rather
+            // than copy it (a copy per seed costs sweeps several percent).
+            (std::mem::take(&mut w.journal), node, sim_time)
         }
         None => (Journal::default(), None, Duration::ZERO),
     };

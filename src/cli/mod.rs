@@ -1,4 +1,4 @@
-//! The `fencesim` command line: `run`, `check`, `designs`.
+//! The `fencesim` command line: `run`, `check`, `explore`, `shrink`, `designs`.
 //!
 //! Exit codes, for every subcommand: 0 expectations met (without `[expect]`:
 //! no violation); 1 an expectation failed or a violation was found; 2 invalid
@@ -6,8 +6,10 @@
 //! non-determinism.
 
 mod check;
+mod explore;
 mod output;
 mod run;
+mod shrink;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +72,49 @@ enum Command {
         /// Also write the journal (the whole trace) to this file, as JSON Lines.
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// `random` adds the seed's random fault schedule (as `explore` draws
+        /// it) to the scenario's own faults.
+        #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
+        faults: FaultsArg,
+    },
+    /// Sweep seeds with random faults (or only the scenario's), or inject
+    /// faults exhaustively; list the failing seeds and their repro commands.
+    Explore {
+        /// The scenario file.
+        file: PathBuf,
+        /// Seeds to run: A..B (B excluded), A..=B or A.
+        #[arg(long, default_value = "0..1000", value_parser = crate::explore::shard::parse_range)]
+        seeds: std::ops::Range<u64>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Run only the seeds s with s % N == K.
+        #[arg(long, value_name = "K/N", value_parser = crate::explore::shard::Shard::parse)]
+        shard: Option<crate::explore::shard::Shard>,
+        /// `random`: the scenario's faults plus a random schedule per seed;
+        /// `scenario`: only the scenario's faults.
+        #[arg(long, value_enum, default_value_t = FaultsArg::Random)]
+        faults: FaultsArg,
+        /// One JSON line per failing seed, then a summary line.
+        #[arg(long)]
+        json: bool,
+        /// Inject 1 fault (or every pair) from a menu at every event of the run.
+        #[arg(long, value_name = "1|2", value_parser = clap::value_parser!(u8).range(1..=2))]
+        exhaustive: Option<u8>,
+    },
+    /// Shrink a failing seed's fault schedule and write it as a scenario.
+    Shrink {
+        /// The scenario file.
+        file: PathBuf,
+        /// The failing seed.
+        #[arg(long)]
+        seed: u64,
+        /// Where to write the shrunk scenario (default: STEM-seed-N-shrunk.toml).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// The faults the seed failed with, as for `explore`.
+        #[arg(long, value_enum, default_value_t = FaultsArg::Random)]
+        faults: FaultsArg,
     },
     /// Run every scenario under the paths (twice, to check determinism) and
     /// print a table.
@@ -79,6 +124,24 @@ enum Command {
     },
     /// List the designs and their keys.
     Designs,
+}
+
+/// `--faults`: which faults a seed runs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum FaultsArg {
+    /// The scenario's faults plus the seed's random schedule.
+    Random,
+    /// Only the scenario's faults.
+    Scenario,
+}
+
+impl From<FaultsArg> for crate::explore::sweep::FaultMode {
+    fn from(f: FaultsArg) -> Self {
+        match f {
+            FaultsArg::Random => crate::explore::sweep::FaultMode::Random,
+            FaultsArg::Scenario => crate::explore::sweep::FaultMode::Scenario,
+        }
+    }
 }
 
 /// Runs the command line and returns its exit code.
@@ -105,6 +168,7 @@ pub fn main() -> ExitCode {
             deliveries,
             width,
             trace,
+            faults,
         } => run::run(
             &registry,
             &file,
@@ -114,6 +178,44 @@ pub fn main() -> ExitCode {
                 deliveries,
                 width: width as usize,
                 trace,
+                random_faults: faults == FaultsArg::Random,
+            },
+        ),
+        Command::Explore {
+            file,
+            seeds,
+            jobs,
+            shard,
+            faults,
+            json,
+            exhaustive,
+        } => {
+            let defaults = crate::explore::sweep::SweepOptions::default();
+            let sweep = crate::explore::sweep::SweepOptions {
+                seeds,
+                jobs: jobs.unwrap_or(defaults.jobs).max(1),
+                shard: shard.unwrap_or(defaults.shard),
+                faults: faults.into(),
+            };
+            let options = explore::Options {
+                sweep,
+                json,
+                exhaustive,
+            };
+            explore::explore(&registry, &file, options)
+        }
+        Command::Shrink {
+            file,
+            seed,
+            out,
+            faults,
+        } => shrink::shrink(
+            &registry,
+            &file,
+            shrink::Options {
+                seed,
+                out,
+                faults: faults.into(),
             },
         ),
         Command::Check { paths } => check::check(&registry, &paths),
@@ -139,6 +241,17 @@ pub fn repro_command(file: &str, seed: u64) -> String {
         "fencesim"
     };
     format!("{prefix} run {} --seed {seed}", shell_quote(file))
+}
+
+/// [`repro_command`], with `--faults random` when the seed ran with its
+/// random fault schedule.
+pub fn repro_command_faults(file: &str, seed: u64, random: bool) -> String {
+    let command = repro_command(file, seed);
+    if random {
+        command + " --faults random"
+    } else {
+        command
+    }
 }
 
 /// `file` as one shell word: unchanged when it is plain, else single-quoted.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use sim::Outcome;
 
-use super::{load, output, repro_command, Status};
+use super::{load, output, repro_command_faults, Status};
 use crate::design::catalog::Registry;
 use crate::report::lanes::LanesOptions;
 use crate::runner;
@@ -16,6 +16,8 @@ pub(super) struct Options {
     pub deliveries: bool,
     pub width: usize,
     pub trace: Option<PathBuf>,
+    /// Add the seed's random fault schedule (`--faults random`).
+    pub random_faults: bool,
 }
 
 pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status {
@@ -25,6 +27,7 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         deliveries,
         width,
         trace,
+        random_faults,
     } = options;
     let scenario = match load(registry, file) {
         Ok(s) => s,
@@ -34,8 +37,13 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         }
     };
     let seed = seed.unwrap_or(scenario.seed);
+    let scenario = if random_faults {
+        crate::explore::random::scenario_for_seed(&scenario, seed)
+    } else {
+        scenario
+    };
     let run = runner::run(&scenario, seed);
-    let repro = repro_command(&scenario.file, seed);
+    let repro = repro_command_faults(&scenario.file, seed, random_faults);
     if let Some(path) = trace {
         if let Err(e) = std::fs::write(&path, run.result.journal.to_jsonl()) {
             eprintln!("error: cannot write the trace to {}: {e}", path.display());

@@ -23,6 +23,7 @@ const TOP_KEYS: &[&str] = &[
     "clients",
     "faults",
     "expect",
+    "explore",
 ];
 const NETWORK_KEYS: &[&str] = &["latency", "loss", "duplicate", "links"];
 const LINK_KEYS: &[&str] = &["from", "to", "latency", "loss", "duplicate"];
@@ -75,6 +76,7 @@ pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario>
         clients,
         faults: Vec::new(),
         expect: Expect::default(),
+        explore: None,
     };
     // Links and faults name nodes, so they are read once every node is known.
     let nodes = scenario.node_names();
@@ -87,11 +89,14 @@ pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario>
     if let Some(field) = top.get("expect") {
         scenario.expect = expect(&field)?;
     }
+    if let Some(field) = top.get("explore") {
+        scenario.explore = Some(super::explore::explore(&field, &nodes)?);
+    }
     top.finish()?;
     Ok(scenario)
 }
 
-fn optional<'a, T>(
+pub(crate) fn optional<'a, T>(
     field: Option<Field<'a>>,
     read: impl FnOnce(&Field<'a>) -> Result<T>,
 ) -> Result<Option<T>> {

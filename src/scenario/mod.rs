@@ -36,16 +36,19 @@ use std::path::Path;
 use crate::design::catalog::{KeySpec, Registry};
 
 pub mod error;
+mod explore;
 mod faults;
 mod load;
 pub mod model;
 mod reader;
+pub mod write;
 
 pub use error::ScenarioError;
 pub use model::{
-    ClientSpec, DesignSpec, Expect, FaultKind, FaultSpec, LinkSpec, NetworkSpec, ParamValue,
-    Params, Scenario, Trigger, Verdict, Workload,
+    ClientSpec, DesignSpec, Expect, ExploreSpec, FaultKind, FaultSpec, LinkSpec, NetworkSpec,
+    ParamValue, Params, Scenario, Trigger, Verdict, Workload,
 };
+pub use write::to_toml;
 
 /// Reads and validates the scenario file at `path`, checking its designs
 /// against `registry`. A file that cannot be read is an error at line 0.

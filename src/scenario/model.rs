@@ -35,6 +35,9 @@ pub struct Scenario {
     pub faults: Vec<FaultSpec>,
     /// `[expect]`.
     pub expect: Expect,
+    /// `[explore]`: how `fencesim explore` draws random faults; `None` when
+    /// the file has no such table (the defaults of [`ExploreSpec`] apply).
+    pub explore: Option<ExploreSpec>,
 }
 
 impl Scenario {
@@ -372,6 +375,58 @@ pub struct Expect {
     /// Number of lost updates.
     pub lost_updates: Option<u64>,
 }
+
+/// `[explore]`: the random fault schedules `fencesim explore` draws for each
+/// seed. Every key is optional; see [`ExploreSpec::default`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExploreSpec {
+    /// `kinds`: fault kinds to draw from, by their file names (`pause`, …).
+    pub kinds: Vec<String>,
+    /// `faults = [min, max]`: how many random faults each seed gets, drawn
+    /// uniformly; 0 ≤ min ≤ max ≤ 16.
+    pub faults: (u32, u32),
+    /// `nodes`: the nodes random faults may target; empty means every node.
+    pub nodes: Vec<String>,
+    /// `max_pause`: longest random pause, > 0.
+    pub max_pause: Duration,
+    /// `max_delay`: longest extra latency of a random delay, > 0.
+    pub max_delay: Duration,
+    /// `max_jump`: largest random clock jump or offset (either sign), > 0.
+    pub max_jump: Duration,
+    /// `max_partition`: longest random partition, > 0.
+    pub max_partition: Duration,
+    /// `max_restart`: longest downtime of a random crash, > 0.
+    pub max_restart: Duration,
+}
+
+impl Default for ExploreSpec {
+    /// Every kind, one to three faults a seed, pauses and partitions of up to
+    /// 30 s: three times the bundled 10 s TTL, so that most pauses outlive a
+    /// lease, which is what figure-9-6-type bugs need.
+    fn default() -> Self {
+        ExploreSpec {
+            kinds: FAULT_KINDS.iter().map(|k| k.to_string()).collect(),
+            faults: (1, 3),
+            nodes: Vec::new(),
+            max_pause: Duration::from_secs(30),
+            max_delay: Duration::from_secs(30),
+            max_jump: Duration::from_secs(30),
+            max_partition: Duration::from_secs(30),
+            max_restart: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Every fault kind, as scenario files spell them.
+pub const FAULT_KINDS: &[&str] = &[
+    "pause",
+    "delay",
+    "clock",
+    "crash",
+    "drop",
+    "duplicate",
+    "partition",
+];
 
 /// `[expect] verdict` uses the oracle's verdict.
 pub use crate::oracle::Verdict;

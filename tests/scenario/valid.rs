@@ -85,6 +85,7 @@ fn the_design_example_loads_with_defaults_filled_in() {
             rejected_writes: Some(1),
             ..Expect::default()
         },
+        explore: None,
     };
     assert_eq!(scenario, expected);
     assert_eq!(

@@ -1,0 +1,115 @@
+//! `fencesim shrink FILE --seed N [--out FILE] [--faults random|scenario]`:
+//! shrinks the seed's fault schedule and writes a standalone scenario that
+//! still fails.
+//!
+//! Exit status: 0 when the shrunk scenario was written and still violates;
+//! 1 when the seed does not violate (nothing to shrink); 2 for a bad file,
+//! flag or output path; 3 when the seed crashed.
+
+use std::path::{Path, PathBuf};
+
+use super::{load, repro_command, shell_quote, Status};
+use crate::design::catalog::Registry;
+use crate::explore::describe;
+use crate::explore::shrink::{self, NotFailing};
+use crate::explore::sweep::FaultMode;
+use crate::oracle::Verdict;
+use crate::scenario::to_toml;
+
+pub(super) struct Options {
+    pub seed: u64,
+    pub out: Option<PathBuf>,
+    pub faults: FaultMode,
+}
+
+/// The command that shrinks `seed` of `file` (random faults).
+pub(super) fn command(file: &str, seed: u64) -> String {
+    let prefix = if std::env::var_os("CARGO").is_some() {
+        "cargo run --release --"
+    } else {
+        "fencesim"
+    };
+    format!("{prefix} shrink {} --seed {seed}", shell_quote(file))
+}
+
+pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Status {
+    let scenario = match load(registry, file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprint!("{e}");
+            return Status::Invalid;
+        }
+    };
+    let seed = options.seed;
+    let shrunk = match shrink::shrink(&scenario, seed, options.faults) {
+        Ok(s) => s,
+        Err(NotFailing(report)) => {
+            eprintln!(
+                "seed {seed} of {} does not violate (verdict {}, outcome {}): nothing to shrink",
+                scenario.file,
+                report.verdict.as_str(),
+                report.outcome
+            );
+            return if report.crashed() {
+                Status::Internal
+            } else {
+                Status::Failed
+            };
+        }
+    };
+    let out = options.out.unwrap_or_else(|| {
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("scenario");
+        PathBuf::from(format!("{stem}-seed-{seed}-shrunk.toml"))
+    });
+    let out_text = out.display().to_string();
+    let header = format!(
+        "# Written by `fencesim shrink {} --seed {seed}`: the smallest fault schedule found\n\
+         # that still breaks the design. `fencesim run {}` replays it; it has no [expect],\n\
+         # so run exits 1 while the bug is there and 0 once the design is fixed.\n\n",
+        shell_quote(&scenario.file),
+        shell_quote(&out_text)
+    );
+    let mut shrunk_scenario = shrunk.scenario.clone();
+    shrunk_scenario.file = out_text.clone();
+    if let Err(e) = std::fs::write(&out, header + &to_toml(&shrunk_scenario)) {
+        eprintln!("error: cannot write {out_text}: {e}");
+        return Status::Invalid;
+    }
+    println!(
+        "shrink    {} seed {seed}, faults {}: {} runs",
+        scenario.file,
+        options.faults.as_str(),
+        shrunk.runs
+    );
+    println!("before    {} faults", shrunk.before.len());
+    for f in &shrunk.before {
+        println!("  {}", describe(f));
+    }
+    println!("after     {} faults", shrunk.after.len());
+    for f in &shrunk.after {
+        println!("  {}", describe(f));
+    }
+    let r = &shrunk.run.report;
+    println!(
+        "verdict   {} ({} stale, {} accepted, {} rejected)",
+        r.verdict.as_str(),
+        r.stale_writes,
+        r.accepted_writes,
+        r.rejected_writes
+    );
+    println!("wrote     {out_text}");
+    let mut repro = repro_command(&out_text, seed);
+    if let Some(cut) = repro.rfind(" --seed") {
+        repro.truncate(cut);
+    }
+    println!("repro     {repro}");
+    if r.verdict == Verdict::Violation {
+        Status::Ok
+    } else {
+        eprintln!("error: the shrunk scenario no longer violates; this is a bug in shrink");
+        Status::Internal
+    }
+}

@@ -1,0 +1,240 @@
+//! Shrinking a failing seed's fault schedule to a small one that still fails.
+//!
+//! Delta debugging over the schedule (the scenario's own faults and the
+//! seed's random ones), with the seed fixed so that latency and scheduling
+//! stay those of the failure:
+//! 1. remove faults, halves first, then one at a time, while the run still
+//!    fails (ddmin);
+//! 2. simplify each remaining fault: `after` triggers to the first
+//!    occurrence without delay; durations, extra latencies, downtimes and
+//!    clock jumps to the smallest whole millisecond that still fails
+//!    (bisection), then rounded up to a whole second when that still fails;
+//!    counts to 1.
+//!
+//! "Still fails" means the verdict is `violation` with at least one of the
+//! original violation kinds. proptest's shrinking would do the same through
+//! its value trees; delta debugging over our own schedule type is simpler,
+//! needs no strategy to have generated the schedule, and is bounded by
+//! [`MAX_RUNS`].
+
+use std::time::Duration;
+
+use super::sweep::{self, FaultMode, SeedReport};
+use crate::oracle::ViolationKind;
+use crate::runner::{self, ScenarioRun};
+use crate::scenario::{FaultKind, FaultSpec, Scenario, Trigger};
+
+/// At most this many runs per shrink.
+pub const MAX_RUNS: u64 = 600;
+
+/// A shrunk failure.
+#[derive(Clone, Debug)]
+pub struct Shrunk {
+    /// The schedule the seed failed with.
+    pub before: Vec<FaultSpec>,
+    /// The smallest schedule found that still fails.
+    pub after: Vec<FaultSpec>,
+    /// A standalone scenario: the input's, with `seed`, the shrunk schedule,
+    /// and no `[expect]` (so `run` exits 1 while the design has the bug).
+    pub scenario: Scenario,
+    /// The shrunk scenario's run.
+    pub run: ScenarioRun,
+    /// Runs spent shrinking.
+    pub runs: u64,
+}
+
+/// Why a seed could not be shrunk.
+#[derive(Clone, Debug)]
+pub struct NotFailing(pub Box<SeedReport>);
+
+/// Shrinks the schedule of `seed` (run under `mode`).
+pub fn shrink(scenario: &Scenario, seed: u64, mode: FaultMode) -> Result<Shrunk, NotFailing> {
+    let full = sweep::scenario_for(scenario, seed, mode);
+    let (_, report) = sweep::run_seed(&full, seed, FaultMode::Scenario);
+    if report.verdict != crate::oracle::Verdict::Violation {
+        return Err(NotFailing(Box::new(report)));
+    }
+    let mut s = Shrinker {
+        base: full.clone(),
+        seed,
+        kinds: report.kinds.clone(),
+        runs: 1,
+    };
+    let before = full.faults.clone();
+    let mut faults = s.remove(before.clone());
+    faults = s.simplify(faults);
+    let mut out = full;
+    out.faults = faults.clone();
+    out.seed = seed;
+    out.expect = Default::default();
+    out.name = format!("{}-seed-{seed}-shrunk", scenario.name);
+    out.description = format!(
+        "Shrunk by `fencesim shrink` from seed {seed} of {} ({} faults before, {} after). {}",
+        scenario.name,
+        before.len(),
+        faults.len(),
+        scenario.description
+    )
+    .trim_end()
+    .to_string();
+    let run = runner::run(&out, seed);
+    Ok(Shrunk {
+        before,
+        after: faults,
+        scenario: out,
+        run,
+        runs: s.runs + 1,
+    })
+}
+
+struct Shrinker {
+    base: Scenario,
+    seed: u64,
+    kinds: Vec<ViolationKind>,
+    runs: u64,
+}
+
+impl Shrinker {
+    fn fails(&mut self, faults: &[FaultSpec]) -> bool {
+        if self.runs >= MAX_RUNS {
+            return false;
+        }
+        self.runs += 1;
+        let mut s = self.base.clone();
+        s.faults = faults.to_vec();
+        let run = runner::run(&s, self.seed);
+        let report = SeedReport::new(&run, faults.len(), s.strict);
+        report.verdict == crate::oracle::Verdict::Violation
+            && report.kinds.iter().any(|k| self.kinds.contains(k))
+    }
+
+    /// ddmin: try removing chunks of halving size; restart after a success.
+    fn remove(&mut self, mut faults: Vec<FaultSpec>) -> Vec<FaultSpec> {
+        let mut chunk = faults.len().div_ceil(2).max(1);
+        while !faults.is_empty() {
+            let mut removed = false;
+            let mut start = 0;
+            while start < faults.len() {
+                let end = (start + chunk).min(faults.len());
+                let mut candidate = faults.clone();
+                candidate.drain(start..end);
+                if self.fails(&candidate) {
+                    faults = candidate;
+                    removed = true;
+                } else {
+                    start = end;
+                }
+            }
+            if chunk == 1 && !removed {
+                break;
+            }
+            if !removed {
+                chunk = chunk.div_ceil(2);
+            }
+        }
+        faults
+    }
+
+    fn simplify(&mut self, mut faults: Vec<FaultSpec>) -> Vec<FaultSpec> {
+        for i in 0..faults.len() {
+            if let Trigger::After { nth, delay, .. } = &faults[i].trigger {
+                if *nth != 1 || !delay.is_zero() {
+                    let mut candidate = faults.clone();
+                    if let Trigger::After { nth, delay, .. } = &mut candidate[i].trigger {
+                        *nth = 1;
+                        *delay = Duration::ZERO;
+                    }
+                    if self.fails(&candidate) {
+                        faults = candidate;
+                    }
+                }
+            }
+            if let Some(count) = count_mut(&mut faults[i].kind.clone()) {
+                if *count > 1 {
+                    let mut candidate = faults.clone();
+                    *count_mut(&mut candidate[i].kind).unwrap() = 1;
+                    if self.fails(&candidate) {
+                        faults = candidate;
+                    }
+                }
+            }
+            if let Some(d) = duration_of(&faults[i].kind) {
+                let d = self.smallest(&faults, i, d);
+                set_duration(&mut faults[i].kind, d);
+            }
+        }
+        faults
+    }
+
+    /// The smallest duration (whole ms, then rounded up to a second when
+    /// that still fails) for fault `i` at which the schedule fails.
+    fn smallest(&mut self, faults: &[FaultSpec], i: usize, current: Duration) -> Duration {
+        let with = |d: Duration| {
+            let mut c = faults.to_vec();
+            set_duration(&mut c[i].kind, d);
+            c
+        };
+        let (mut lo, mut hi) = (0u64, current.as_millis() as u64);
+        // Invariant: `hi` fails (it is the current schedule); `lo` is untried or passes.
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if mid == 0 {
+                break;
+            }
+            if self.fails(&with(Duration::from_millis(mid))) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        let found = Duration::from_millis(hi.max(1));
+        let rounded = Duration::from_secs(found.as_millis().div_ceil(1000) as u64);
+        if rounded != found && rounded < current && self.fails(&with(rounded)) {
+            return rounded;
+        }
+        if found < current {
+            found
+        } else {
+            current
+        }
+    }
+}
+
+fn count_mut(kind: &mut FaultKind) -> Option<&mut u64> {
+    match kind {
+        FaultKind::Delay { count, .. }
+        | FaultKind::Drop { count, .. }
+        | FaultKind::Duplicate { count, .. } => count.as_mut(),
+        _ => None,
+    }
+}
+
+/// The one magnitude of a fault that shrinking reduces, if it has one.
+fn duration_of(kind: &FaultKind) -> Option<Duration> {
+    match kind {
+        FaultKind::Pause { duration, .. } | FaultKind::Partition { duration, .. } => {
+            Some(*duration)
+        }
+        FaultKind::Delay { extra, .. } => Some(*extra),
+        FaultKind::Crash { restart_after, .. } => *restart_after,
+        FaultKind::Clock {
+            jump: Some(ns),
+            offset: None,
+            rate: None,
+            ..
+        } => Some(Duration::from_nanos(ns.unsigned_abs())),
+        _ => None,
+    }
+}
+
+fn set_duration(kind: &mut FaultKind, d: Duration) {
+    match kind {
+        FaultKind::Pause { duration, .. } | FaultKind::Partition { duration, .. } => *duration = d,
+        FaultKind::Delay { extra, .. } => *extra = d,
+        FaultKind::Crash { restart_after, .. } => *restart_after = Some(d),
+        FaultKind::Clock { jump: Some(ns), .. } => {
+            *ns = ns.signum() * d.as_nanos() as i64;
+        }
+        _ => {}
+    }
+}

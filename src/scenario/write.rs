@@ -1,0 +1,286 @@
+//! A [`Scenario`] written back as a standalone TOML file (format version 1)
+//! that loads back to an equal model (up to `file` and the faults' `line`).
+//!
+//! `fencesim shrink` uses it to hand back a failing fault schedule as a
+//! scenario anyone can `run`.
+//!
+//! ```
+//! use fencesim::design::catalog::Registry;
+//! use fencesim::scenario::{load_str, to_toml};
+//! let text = "name = \"x\"\n[lock]\ndesign = \"lease\"\n[storage]\ndesign = \"fenced\"\n[[clients]]\nname = \"c\"\n";
+//! let s = load_str(&Registry::builtin(), "x.toml", text).unwrap();
+//! let again = load_str(&Registry::builtin(), "x.toml", &to_toml(&s)).unwrap();
+//! assert_eq!(s, again);
+//! ```
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use super::model::{
+    ExploreSpec, FaultKind, FaultSpec, NetworkSpec, ParamValue, Scenario, Trigger, Workload,
+};
+
+/// The scenario as TOML, every value explicit (defaults included).
+pub fn to_toml(s: &Scenario) -> String {
+    let mut out = String::new();
+    let o = &mut out;
+    line(o, "name", &string(&s.name));
+    if !s.description.is_empty() {
+        line(o, "description", &string(&s.description));
+    }
+    line(o, "seed", &s.seed.to_string());
+    line(o, "duration", &duration(s.duration));
+    line(o, "max_events", &s.max_events.to_string());
+    line(o, "strict", &s.strict.to_string());
+    for (table, spec) in [("lock", &s.lock), ("storage", &s.storage)] {
+        writeln!(o, "\n[{table}]").unwrap();
+        line(o, "design", &string(&spec.design));
+        for (key, value) in spec.params.iter() {
+            line(o, key, &param(value));
+        }
+    }
+    network(o, &s.network);
+    for c in &s.clients {
+        writeln!(o, "\n[[clients]]").unwrap();
+        line(o, "name", &string(&c.name));
+        line(o, "start", &duration(c.start));
+        line(o, "rounds", &c.rounds.to_string());
+        line(o, "work", &duration(c.work));
+        let workload = match c.workload {
+            Workload::Write => "write",
+            Workload::Increment => "increment",
+        };
+        line(o, "workload", &string(workload));
+        line(o, "retry", &duration(c.retry));
+        line(o, "timeout", &duration(c.timeout));
+        line(o, "check_lease", &c.check_lease.to_string());
+        line(o, "renew", &c.renew.to_string());
+        line(o, "fence_on_acquire", &c.fence_on_acquire.to_string());
+    }
+    for f in &s.faults {
+        writeln!(o, "\n[[faults]]").unwrap();
+        fault(o, f);
+    }
+    expect(o, s);
+    if let Some(e) = &s.explore {
+        explore(o, e);
+    }
+    out
+}
+
+fn line(out: &mut String, key: &str, value: &str) {
+    writeln!(out, "{key} = {value}").unwrap();
+}
+
+/// A TOML basic string: JSON's string escapes are all valid TOML escapes.
+fn string(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+fn strings(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|s| string(s)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
+/// A float that TOML reads back as a float (`1.0`, not `1`).
+fn float(f: f64) -> String {
+    format!("{f:?}")
+}
+
+/// The largest exact unit: `"10s"`, `"250ms"`, `"7us"`, `"3ns"`.
+pub(crate) fn duration(d: Duration) -> String {
+    string(&duration_text(d.as_nanos() as u64))
+}
+
+fn duration_text(ns: u64) -> String {
+    match ns {
+        0 => "0s".to_owned(),
+        n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),
+        n if n % 1_000_000 == 0 => format!("{}ms", n / 1_000_000),
+        n if n % 1_000 == 0 => format!("{}us", n / 1_000),
+        n => format!("{n}ns"),
+    }
+}
+
+fn signed(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "+" };
+    string(&format!("{sign}{}", duration_text(ns.unsigned_abs())))
+}
+
+fn param(value: &ParamValue) -> String {
+    match value {
+        ParamValue::Duration(d) => duration(*d),
+        ParamValue::Bool(b) => b.to_string(),
+        ParamValue::U64(n) => n.to_string(),
+        ParamValue::F64(f) => float(*f),
+        ParamValue::Str(s) => string(s),
+    }
+}
+
+fn latency((min, max): (Duration, Duration)) -> String {
+    format!("[{}, {}]", duration(min), duration(max))
+}
+
+fn network(o: &mut String, n: &NetworkSpec) {
+    writeln!(o, "\n[network]").unwrap();
+    line(o, "latency", &latency(n.latency));
+    line(o, "loss", &float(n.loss));
+    line(o, "duplicate", &float(n.duplicate));
+    for l in &n.links {
+        writeln!(o, "\n[[network.links]]").unwrap();
+        line(o, "from", &string(&l.from));
+        line(o, "to", &string(&l.to));
+        if let Some(lat) = l.latency {
+            line(o, "latency", &latency(lat));
+        }
+        if let Some(p) = l.loss {
+            line(o, "loss", &float(p));
+        }
+        if let Some(p) = l.duplicate {
+            line(o, "duplicate", &float(p));
+        }
+    }
+}
+
+/// One `[[faults]]` table's keys (without the header).
+pub(crate) fn fault(o: &mut String, f: &FaultSpec) {
+    line(o, "kind", &string(f.kind.name()));
+    match &f.kind {
+        FaultKind::Pause { node, duration: d } => {
+            line(o, "node", &string(node));
+            line(o, "duration", &duration(*d));
+        }
+        FaultKind::Clock {
+            node,
+            offset,
+            rate,
+            jump,
+        } => {
+            line(o, "node", &string(node));
+            if let Some(ns) = offset {
+                line(o, "offset", &signed(*ns));
+            }
+            if let Some(r) = rate {
+                line(o, "rate", &float(*r));
+            }
+            if let Some(ns) = jump {
+                line(o, "jump", &signed(*ns));
+            }
+        }
+        FaultKind::Delay {
+            from,
+            to,
+            extra,
+            count,
+            window,
+        } => {
+            link(o, from, to);
+            line(o, "extra", &duration(*extra));
+            amount(o, *count, *window);
+        }
+        FaultKind::Drop {
+            from,
+            to,
+            count,
+            window,
+        }
+        | FaultKind::Duplicate {
+            from,
+            to,
+            count,
+            window,
+        } => {
+            link(o, from, to);
+            amount(o, *count, *window);
+        }
+        FaultKind::Partition {
+            groups,
+            duration: d,
+            one_way,
+        } => {
+            let groups: Vec<String> = groups.iter().map(|g| strings(g)).collect();
+            line(o, "groups", &format!("[{}]", groups.join(", ")));
+            line(o, "duration", &duration(*d));
+            line(o, "one_way", &one_way.to_string());
+        }
+        FaultKind::Crash {
+            node,
+            restart_after,
+        } => {
+            line(o, "node", &string(node));
+            if let Some(d) = restart_after {
+                line(o, "restart_after", &duration(*d));
+            }
+        }
+    }
+    match &f.trigger {
+        Trigger::At(at) => line(o, "at", &duration(*at)),
+        Trigger::After {
+            node,
+            event,
+            nth,
+            delay,
+        } => {
+            let after = if *nth == 1 {
+                format!("{node}:{event}")
+            } else {
+                format!("{node}:{event}:{nth}")
+            };
+            line(o, "after", &string(&after));
+            if !delay.is_zero() {
+                line(o, "delay", &duration(*delay));
+            }
+        }
+    }
+}
+
+fn link(o: &mut String, from: &str, to: &str) {
+    line(o, "from", &string(from));
+    line(o, "to", &string(to));
+}
+
+fn amount(o: &mut String, count: Option<u64>, window: Option<Duration>) {
+    match (count, window) {
+        (_, Some(w)) => line(o, "duration", &duration(w)),
+        (Some(n), None) => line(o, "count", &n.to_string()),
+        (None, None) => {}
+    }
+}
+
+fn expect(o: &mut String, s: &Scenario) {
+    let e = &s.expect;
+    let counts = [
+        ("stale_writes", e.stale_writes),
+        ("zombie_writes", e.zombie_writes),
+        ("accepted_writes", e.accepted_writes),
+        ("rejected_writes", e.rejected_writes),
+        ("token_regressions", e.token_regressions),
+        ("lost_updates", e.lost_updates),
+    ];
+    if e.verdict.is_none() && counts.iter().all(|(_, v)| v.is_none()) {
+        return;
+    }
+    writeln!(o, "\n[expect]").unwrap();
+    if let Some(v) = e.verdict {
+        line(o, "verdict", &string(v.as_str()));
+    }
+    for (key, value) in counts {
+        if let Some(n) = value {
+            line(o, key, &n.to_string());
+        }
+    }
+}
+
+fn explore(o: &mut String, e: &ExploreSpec) {
+    writeln!(o, "\n[explore]").unwrap();
+    line(o, "kinds", &strings(&e.kinds));
+    line(o, "faults", &format!("[{}, {}]", e.faults.0, e.faults.1));
+    if !e.nodes.is_empty() {
+        line(o, "nodes", &strings(&e.nodes));
+    }
+    line(o, "max_pause", &duration(e.max_pause));
+    line(o, "max_delay", &duration(e.max_delay));
+    line(o, "max_jump", &duration(e.max_jump));
+    line(o, "max_partition", &duration(e.max_partition));
+    line(o, "max_restart", &duration(e.max_restart));
+}

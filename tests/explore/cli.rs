@@ -1,0 +1,98 @@
+//! The `explore` and `shrink` commands as a user runs them.
+
+use std::process::Command;
+
+fn fencesim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CARGO")
+        .output()
+        .expect("fencesim runs");
+    (
+        out.status.code().expect("exits"),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
+
+#[test]
+fn explore_prints_the_lowest_failing_seed_and_its_repro_and_exits_1() {
+    let (code, out, _) = fencesim(&["explore", UNFENCED, "--seeds", "0..12"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("lowest failing seed 7"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "repro     fencesim run {UNFENCED} --seed 7 --faults random"
+        )),
+        "{out}"
+    );
+    // The repro command replays the violation.
+    let (code, out, _) = fencesim(&["run", UNFENCED, "--seed", "7", "--faults", "random"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("stale_write"), "{out}");
+}
+
+#[test]
+fn explore_json_lines_end_with_a_summary() {
+    let (code, out, _) = fencesim(&[
+        "explore", UNFENCED, "--seeds", "0..12", "--json", "--jobs", "1",
+    ]);
+    assert_eq!(code, 1);
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (summary, seeds) = lines.split_last().unwrap();
+    assert_eq!(summary["summary"], true);
+    assert_eq!(summary["seeds"], 12);
+    assert_eq!(summary["first_failing_seed"], 7);
+    assert_eq!(
+        summary["violations"].as_u64().unwrap() as usize,
+        seeds.len()
+    );
+    assert!(summary["seeds_per_sec"].as_f64().unwrap() > 0.0);
+    assert!(summary["wall_ms"].is_u64());
+    assert_eq!(seeds[0]["seed"], 7);
+    assert_eq!(seeds[0]["verdict"], "violation");
+    assert!(seeds[0]["trace_hash"].is_string());
+
+    let (code, out, _) = fencesim(&[
+        "explore",
+        "scenarios/explore-lease-fenced.toml",
+        "--seeds",
+        "0..12",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["first_failing_seed"], serde_json::Value::Null);
+}
+
+#[test]
+fn shrink_writes_a_scenario_that_run_confirms() {
+    let out_file =
+        std::env::temp_dir().join(format!("fencesim-shrunk-{}.toml", std::process::id()));
+    let out_path = out_file.to_str().unwrap();
+    let (code, out, err) = fencesim(&["shrink", UNFENCED, "--seed", "7", "--out", out_path]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("before") && out.contains("after"), "{out}");
+    let (code, out, _) = fencesim(&["run", out_path]);
+    std::fs::remove_file(&out_file).unwrap();
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("VIOLATION"), "{out}");
+}
+
+#[test]
+fn bad_flags_exit_2() {
+    for args in [
+        &["explore", UNFENCED, "--shard", "3/2"][..],
+        &["explore", UNFENCED, "--seeds", "9..3"],
+        &["explore", UNFENCED, "--exhaustive", "3"],
+        &["explore", "no-such-file.toml"],
+    ] {
+        assert_eq!(fencesim(args).0, 2, "{args:?}");
+    }
+}
