@@ -1,4 +1,4 @@
-//! The `fencesim` command line: `run`, `check`, `designs`.
+//! The `fencesim` command line: `run`, `check`, `step`, `report`, `designs`.
 //!
 //! Exit codes, for every subcommand: 0 expectations met (without `[expect]`:
 //! no violation); 1 an expectation failed or a violation was found; 2 invalid
@@ -7,7 +7,9 @@
 
 mod check;
 mod output;
+mod report;
 mod run;
+mod step;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -77,6 +79,31 @@ enum Command {
         /// Scenario files or directories (default: scenarios/).
         paths: Vec<PathBuf>,
     },
+    /// Walk through one run event by event, each explained with who
+    /// believes what (piped: every step on a line).
+    Step {
+        /// The scenario file.
+        file: PathBuf,
+        /// Seed (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Width of each lane, in characters.
+        #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u16).range(8..=200))]
+        width: u16,
+    },
+    /// Write reports of scenarios into a directory: NAME.md (Mermaid),
+    /// NAME.html (timeline), NAME.trace.json (Perfetto), NAME.jsonl, index.
+    Report {
+        /// Scenario files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seed for every scenario (default: each scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// The directory to write into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// List the designs and their keys.
     Designs,
 }
@@ -117,6 +144,8 @@ pub fn main() -> ExitCode {
             },
         ),
         Command::Check { paths } => check::check(&registry, &paths),
+        Command::Step { file, seed, width } => step::step(&registry, &file, seed, width as usize),
+        Command::Report { paths, seed, out } => report::report(&registry, &paths, seed, &out),
         Command::Designs => {
             print!("{}", output::designs(&registry));
             Status::Ok
@@ -139,6 +168,13 @@ pub fn repro_command(file: &str, seed: u64) -> String {
         "fencesim"
     };
     format!("{prefix} run {} --seed {seed}", shell_quote(file))
+}
+
+/// The command that replays `file` with `seed`, the same in every
+/// environment: what written reports print, so that they are byte-identical
+/// wherever they are generated.
+pub fn reproducible_command(file: &str, seed: u64) -> String {
+    format!("fencesim run {} --seed {seed}", shell_quote(file))
 }
 
 /// `file` as one shell word: unchanged when it is plain, else single-quoted.

@@ -1,0 +1,1 @@
+//! markdown (in progress).

@@ -1,0 +1,1 @@
+//! perfetto (in progress).
