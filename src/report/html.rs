@@ -1,1 +1,680 @@
-//! html (in progress).
+//! `NAME.html`: one self-contained page (inline CSS, JS and SVG; nothing
+//! fetched) with a timeline of the run and controls to step through it.
+//!
+//! The SVG has a lane per node, time flowing right (each event gets a little
+//! room of its own, the rest of the width is shared in proportion to true
+//! time); on a client's lane a blue bar shows the lease it **believes** it
+//! holds and a green one the lease the lock **truly** grants it; pauses and
+//! crashes are bands; messages are arrows from send to delivery (a lost one
+//! ends in ✗). A cursor moves through the events with the buttons or the
+//! keyboard (→/n next, ←/b back, v next violation, Home, End); each step
+//! shows its sentence and who believes what. The journal is embedded as JSON
+//! (`<script id="journal" type="application/json">`).
+//!
+//! The page sets `data-step` on `<body>` and the title to the current step.
+//! Opened with `#selftest`, it walks every step through the same handlers as
+//! the buttons and writes `selftest ok` (or what failed) into
+//! `#selftest-result`; script errors are written into the page as
+//! `.script-error`. `.ci/run` checks both in headless Chromium.
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+use sim::journal::Event;
+
+use super::belief::{lease_bars, local_seconds, seconds, token_text, Beliefs};
+use super::step::{steps, verdict_text};
+use super::Subject;
+use crate::events;
+use crate::oracle::Verdict;
+
+const LEFT: f64 = 120.0;
+const RIGHT: f64 = 40.0;
+const TOP: f64 = 34.0;
+const LANE: f64 = 92.0;
+const MIN_GAP: f64 = 16.0;
+const TIME_BUDGET: f64 = 640.0;
+
+/// The page.
+pub fn page(s: &Subject<'_>) -> String {
+    let layout = Layout::new(s);
+    let mut out = String::with_capacity(64 * 1024);
+    let title = format!("{} — fencesim", s.name);
+    write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{}</title>\n<style>{CSS}</style>\n</head>\n<body data-step=\"0\">\n",
+        esc(&title)
+    )
+    .unwrap();
+    let verdict_class = match s.report.verdict {
+        Verdict::Safe => "safe",
+        Verdict::Violation => "violation",
+    };
+    write!(
+        out,
+        "<header><h1>{}</h1>\n<p class=\"desc\">{}</p>\n\
+         <p><span class=\"verdict {verdict_class}\">{}</span></p>\n\
+         <p class=\"meta\">seed {} · {} events · repro <code>{}</code> · \
+         <a href=\"{name}.md\">Markdown</a> · <a href=\"{name}.trace.json\">Perfetto trace</a> · \
+         <a href=\"{name}.jsonl\">journal</a> · <a href=\"index.html\">all scenarios</a></p>\n</header>\n",
+        esc(s.name),
+        esc(s.description.trim()),
+        esc(&verdict_text(s.report)),
+        s.seed,
+        s.journal.len(),
+        esc(s.repro),
+        name = esc(s.name),
+    )
+    .unwrap();
+    for v in &s.report.violations {
+        writeln!(
+            out,
+            "<p class=\"finding\">⚠ <b>{}</b> (event {}): {}</p>",
+            v.kind,
+            v.seq,
+            esc(&v.explanation)
+        )
+        .unwrap();
+    }
+    out.push_str(
+        "<nav id=\"controls\">\
+         <button id=\"first\" title=\"Home\">⏮ first</button>\
+         <button id=\"back\" title=\"← or b\">◀ back</button>\
+         <button id=\"next\" title=\"→ or n\">next ▶</button>\
+         <button id=\"last\" title=\"End\">last ⏭</button>\
+         <button id=\"violation\" title=\"v\">next violation ⚠</button>\
+         <span id=\"position\"></span></nav>\n\
+         <section id=\"now\"><p id=\"phrase\"></p><p id=\"sentence\"></p>\
+         <p id=\"findings\"></p><table id=\"beliefs\"></table></section>\n",
+    );
+    out.push_str("<div id=\"timeline\">");
+    layout.svg(s, &mut out);
+    out.push_str("</div>\n<p class=\"legend\"><span class=\"key believed\"></span> lease the client believes it holds \
+        <span class=\"key held\"></span> lease the lock truly grants it \
+        <span class=\"key paused\"></span> paused <span class=\"key down\"></span> down \
+        · arrows: messages, ✗ lost · click an event or a row to jump to it</p>\n");
+    out.push_str("<table id=\"events\"><thead><tr><th>#</th><th>time</th><th>node</th><th>local clock</th><th>event</th></tr></thead><tbody>\n");
+    for e in s.journal.events() {
+        writeln!(
+            out,
+            "<tr data-seq=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            e.seq,
+            e.seq,
+            seconds(e.t_ns),
+            esc(&e.node),
+            local_seconds(e.local_ns),
+            esc(&super::lanes::describe(e))
+        )
+        .unwrap();
+    }
+    out.push_str("</tbody></table>\n<div id=\"selftest-result\"></div>\n");
+    out.push_str("<script id=\"journal\" type=\"application/json\">");
+    out.push_str(&script_json(&data(s, &layout)));
+    out.push_str("</script>\n<script>");
+    out.push_str(JS);
+    out.push_str("</script>\n</body>\n</html>\n");
+    out
+}
+
+/// The embedded data: the journal (canonical JSON of every event) and, per
+/// step, its cursor position, sentence and beliefs.
+fn data(s: &Subject<'_>, layout: &Layout) -> String {
+    let mut journal = String::from("[");
+    for (i, e) in s.journal.events().iter().enumerate() {
+        if i > 0 {
+            journal.push_str(",\n");
+        }
+        e.write_json(&mut journal);
+    }
+    journal.push(']');
+    let mut beliefs = Beliefs::new(s.journal);
+    let steps: Vec<_> = steps(s.journal, s.report)
+        .into_iter()
+        .zip(s.journal.events())
+        .map(|(step, e)| {
+            beliefs.apply(e);
+            json!({
+                "x": layout.x[step.seq as usize].round() as i64,
+                "t": seconds(step.t_ns),
+                "node": step.node,
+                "phrase": step.phrase,
+                "sentence": step.sentence,
+                "violations": step.violations,
+                "beliefs": belief_rows(&beliefs),
+                "msg": if e.kind == "send" || e.kind == "deliver" || e.kind == "drop" { e.u64("id") } else { None },
+            })
+        })
+        .collect();
+    let violations: Vec<u64> = s.report.violations.iter().map(|v| v.seq).collect();
+    format!(
+        "{{\"journal\":{journal},\n\"steps\":{},\n\"violations\":{}}}",
+        serde_json::Value::from(steps),
+        json!(violations)
+    )
+}
+
+/// `[node, believes, truly]` for every client, then `[lock, "", holder]`.
+fn belief_rows(b: &Beliefs) -> Vec<[String; 3]> {
+    let mut rows = Vec::new();
+    for (client, believed) in b.clients() {
+        let believes = match believed {
+            Some(x) => format!(
+                "lease {}{} until {} on its clock",
+                x.lease,
+                token_text(x.token),
+                local_seconds(x.until_local_ns)
+            ),
+            None => "nothing".to_owned(),
+        };
+        let truly: Vec<String> = b
+            .locks()
+            .filter_map(|(lock, h)| h.filter(|h| h.client == client).map(|h| (lock, h)))
+            .map(|(lock, h)| format!("lease {}{} at {lock}", h.lease, token_text(h.token)))
+            .collect();
+        let mut truly = if truly.is_empty() {
+            "nothing".to_owned()
+        } else {
+            truly.join(", ")
+        };
+        if b.is_out(client) {
+            truly.push_str(" · it is paused or down");
+        }
+        rows.push([client.to_owned(), believes, truly]);
+    }
+    for (lock, h) in b.locks() {
+        let held = match h {
+            Some(h) => format!("granted to {}: lease {}{}", h.client, h.lease, token_text(h.token)),
+            None => "free".to_owned(),
+        };
+        rows.push([lock.to_owned(), String::new(), held]);
+    }
+    rows
+}
+
+/// Where everything goes.
+struct Layout {
+    nodes: Vec<String>,
+    /// x of every event.
+    x: Vec<f64>,
+    width: f64,
+    height: f64,
+}
+
+impl Layout {
+    fn new(s: &Subject<'_>) -> Layout {
+        let mut nodes: Vec<String> = Vec::new();
+        for n in s.nodes.iter().map(String::as_str).chain(s.journal.events().iter().map(|e| e.node.as_str())) {
+            if !nodes.iter().any(|x| x == n) {
+                nodes.push(n.to_owned());
+            }
+        }
+        let events = s.journal.events();
+        let span = events.last().map_or(0, |e| e.t_ns).max(1) as f64;
+        let mut x = Vec::with_capacity(events.len());
+        let mut at = LEFT + 10.0;
+        let mut prev = 0u64;
+        for (i, e) in events.iter().enumerate() {
+            if i > 0 {
+                at += MIN_GAP + TIME_BUDGET * (e.t_ns - prev) as f64 / span;
+            }
+            x.push(at);
+            prev = e.t_ns;
+        }
+        let width = (at + RIGHT + 150.0).max(900.0);
+        let height = TOP + LANE * nodes.len() as f64 + 10.0;
+        Layout { nodes, x, width, height }
+    }
+
+    fn lane(&self, node: &str) -> Option<f64> {
+        self.nodes
+            .iter()
+            .position(|n| n == node)
+            .map(|i| TOP + LANE * i as f64)
+    }
+
+    /// The y of a lane's line.
+    fn line(&self, node: &str) -> Option<f64> {
+        self.lane(node).map(|y| y + 50.0)
+    }
+
+    fn x_at(&self, t_ns: u64, journal: &[Event]) -> f64 {
+        // The x of a true time: interpolated between the events around it.
+        let i = journal.partition_point(|e| e.t_ns < t_ns);
+        match (i.checked_sub(1), journal.get(i)) {
+            (_, Some(e)) if e.t_ns == t_ns => self.x[i],
+            (Some(p), Some(n)) => {
+                let (a, b) = (journal[p].t_ns as f64, n.t_ns as f64);
+                self.x[p] + (self.x[i] - self.x[p]) * (t_ns as f64 - a) / (b - a)
+            }
+            (Some(p), None) => self.x[p],
+            (None, _) => LEFT,
+        }
+    }
+
+    fn svg(&self, s: &Subject<'_>, out: &mut String) {
+        let events = s.journal.events();
+        let (w, h) = (self.width, self.height);
+        write!(
+            out,
+            "<svg id=\"svg\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" role=\"img\" \
+             aria-label=\"timeline\"><defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" \
+             markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" \
+             fill=\"#7a8594\"/></marker></defs>\n"
+        )
+        .unwrap();
+        // Lanes, with their names.
+        for (i, n) in self.nodes.iter().enumerate() {
+            let y = TOP + LANE * i as f64;
+            let class = if i % 2 == 0 { "lane even" } else { "lane" };
+            writeln!(
+                out,
+                "<rect class=\"{class}\" x=\"0\" y=\"{y:.0}\" width=\"{w:.0}\" height=\"{LANE:.0}\"/>\
+                 <line class=\"axis\" x1=\"{LEFT:.0}\" y1=\"{l:.0}\" x2=\"{r:.0}\" y2=\"{l:.0}\"/>\
+                 <text class=\"node\" x=\"12\" y=\"{ty:.0}\">{}</text>",
+                esc(n),
+                l = y + 50.0,
+                r = w - RIGHT,
+                ty = y + 54.0
+            )
+            .unwrap();
+        }
+        // Time ticks, where there is room for their labels.
+        let end = events.last().map_or(0, |e| e.t_ns);
+        let mut last_x = f64::MIN;
+        let step_ns = tick_step(end);
+        let mut t = 0;
+        while t <= end {
+            let x = self.x_at(t, events);
+            if x - last_x >= 46.0 {
+                writeln!(
+                    out,
+                    "<line class=\"tick\" x1=\"{x:.1}\" y1=\"{TOP:.0}\" x2=\"{x:.1}\" y2=\"{h:.0}\"/>\
+                     <text class=\"time\" x=\"{x:.1}\" y=\"22\">{}</text>",
+                    short_seconds(t)
+                )
+                .unwrap();
+                last_x = x;
+            }
+            t += step_ns;
+        }
+        // Pause and crash bands.
+        let mut since: Vec<(String, f64, &str)> = Vec::new();
+        let mut bands: Vec<(String, f64, f64, &str)> = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            match e.kind.as_str() {
+                "pause" => since.push((e.node.clone(), self.x[i], "paused")),
+                "crash" => since.push((e.node.clone(), self.x[i], "down")),
+                "resume" | "restart" => {
+                    if let Some(p) = since.iter().position(|(n, _, _)| *n == e.node) {
+                        let (n, x0, what) = since.remove(p);
+                        bands.push((n, x0, self.x[i], what));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let last = self.x.last().copied().unwrap_or(LEFT);
+        bands.extend(since.into_iter().map(|(n, x0, what)| (n, x0, last, what)));
+        for (n, x0, x1, what) in bands {
+            if let Some(y) = self.lane(&n) {
+                writeln!(
+                    out,
+                    "<rect class=\"band {what}\" x=\"{x0:.1}\" y=\"{:.0}\" width=\"{:.1}\" height=\"{:.0}\"/>\
+                     <text class=\"bandlabel\" x=\"{:.1}\" y=\"{:.0}\">{what}</text>",
+                    y + 4.0,
+                    (x1 - x0).max(2.0),
+                    LANE - 8.0,
+                    x0 + 4.0,
+                    y + LANE - 8.0
+                )
+                .unwrap();
+            }
+        }
+        // Lease bars: believed (client lanes) and true (lock lanes, and
+        // beside the belief on the client's lane).
+        for bar in lease_bars(s.journal) {
+            let x0 = self.x_at(bar.start_t_ns, events);
+            let x1 = self.x_at(bar.end_t_ns, events).max(x0 + 2.0);
+            let token = bar.token.map_or(format!("lease {}", bar.lease), |t| format!("token {t}"));
+            let mut draw = |node: &str, dy: f64, class: &str, label: String, title: String| {
+                if let Some(y) = self.lane(node) {
+                    writeln!(
+                        out,
+                        "<g class=\"{class}\"><title>{}</title><rect x=\"{x0:.1}\" y=\"{:.0}\" width=\"{:.1}\" \
+                         height=\"11\" rx=\"3\"/><text x=\"{:.1}\" y=\"{:.0}\">{}</text></g>",
+                        esc(&title),
+                        y + dy,
+                        x1 - x0,
+                        x0 + 4.0,
+                        y + dy + 9.0,
+                        esc(&label)
+                    )
+                    .unwrap();
+                }
+            };
+            let span = format!("{} → {} ({})", seconds(bar.start_t_ns), seconds(bar.end_t_ns), bar.how);
+            if bar.at_lock {
+                draw(
+                    &bar.node,
+                    20.0,
+                    "held",
+                    format!("{} {token}", bar.client),
+                    format!("{} truly holds {token} at {}: {span}", bar.client, bar.node),
+                );
+                draw(
+                    &bar.client,
+                    28.0,
+                    "held",
+                    format!("holds {token} at {}", bar.node),
+                    format!("the lock grants {} {token}: {span}", bar.client),
+                );
+            } else {
+                let until = bar.until_local_ns.map(local_seconds).unwrap_or_default();
+                draw(
+                    &bar.node,
+                    14.0,
+                    "believed",
+                    format!("believes {token} (until {until} on its clock)"),
+                    format!("{} believes it holds {token} until {until} on its own clock: {span}", bar.client),
+                );
+            }
+        }
+        // Messages.
+        let mut sent: Vec<(u64, usize)> = Vec::new();
+        for (i, e) in events.iter().enumerate() {
+            let Some(id) = e.u64("id") else { continue };
+            match e.kind.as_str() {
+                "send" => sent.push((id, i)),
+                "deliver" | "drop" => {
+                    let Some(&(_, si)) = sent.iter().find(|(m, _)| *m == id) else { continue };
+                    let from = &events[si].node;
+                    let to = if e.kind == "deliver" { e.node.as_str() } else { e.str("to").unwrap_or("") };
+                    let (Some(y0), Some(y1)) = (self.line(from), self.line(to)) else { continue };
+                    let (x0, x1) = (self.x[si], self.x[i]);
+                    let msg = events[si].str("msg").unwrap_or("");
+                    if e.kind == "deliver" {
+                        writeln!(
+                            out,
+                            "<line class=\"msg\" data-msg=\"{id}\" x1=\"{x0:.1}\" y1=\"{y0:.0}\" x2=\"{x1:.1}\" \
+                             y2=\"{y1:.0}\" marker-end=\"url(#arrow)\"><title>{}</title></line>",
+                            esc(&format!("message {id}: {msg} ({from} → {to})"))
+                        )
+                        .unwrap();
+                    } else {
+                        let (xm, ym) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+                        writeln!(
+                            out,
+                            "<line class=\"msg lost\" data-msg=\"{id}\" x1=\"{x0:.1}\" y1=\"{y0:.0}\" x2=\"{xm:.1}\" \
+                             y2=\"{ym:.0}\"><title>{}</title></line><text class=\"lostmark\" x=\"{xm:.1}\" \
+                             y=\"{:.0}\">✗</text>",
+                            esc(&format!("message {id}: {msg} ({from} → {to}), lost")),
+                            ym + 5.0
+                        )
+                        .unwrap();
+                    }
+                }
+                _ => {}
+            }
+        }
+        // Events.
+        for (i, e) in events.iter().enumerate() {
+            let Some(y) = self.line(&e.node) else { continue };
+            let x = self.x[i];
+            writeln!(
+                out,
+                "<circle class=\"ev {}\" data-seq=\"{i}\" cx=\"{x:.1}\" cy=\"{y:.0}\" r=\"{}\"><title>{}</title></circle>",
+                tone(e),
+                if e.kind == "deliver" || e.kind == "send" { 3 } else { 5 },
+                esc(&format!("#{} {} {}: {}", e.seq, seconds(e.t_ns), e.node, super::lanes::describe(e)))
+            )
+            .unwrap();
+            if let Some(label) = label(e) {
+                let dy = if i % 2 == 0 { 17.0 } else { 29.0 };
+                writeln!(
+                    out,
+                    "<text class=\"label {}\" x=\"{x:.1}\" y=\"{:.0}\">{}</text>",
+                    tone(e),
+                    y + dy,
+                    esc(&label)
+                )
+                .unwrap();
+            }
+        }
+        writeln!(
+            out,
+            "<rect id=\"future\" x=\"0\" y=\"{TOP:.0}\" width=\"0\" height=\"{:.0}\"/>\
+             <line id=\"cursor\" x1=\"0\" y1=\"{:.0}\" x2=\"0\" y2=\"{h:.0}\"/></svg>",
+            h - TOP,
+            TOP - 6.0
+        )
+        .unwrap();
+    }
+}
+
+/// A short label under the marker for the events a reader must not miss.
+fn label(e: &Event) -> Option<String> {
+    let token = e.u64("token").map_or(String::new(), |t| format!(" {t}"));
+    Some(match e.kind.as_str() {
+        events::GRANTED => format!("grant{token}"),
+        events::ACQUIRED => format!("acquired{token}"),
+        events::EXPIRED => "expired".to_owned(),
+        events::WROTE => format!("write{token}"),
+        events::ACCEPTED => format!("✓ accepted{token}"),
+        events::REJECTED => format!("✗ REJECTED{token}"),
+        "pause" => "⏸ pause".to_owned(),
+        "resume" => "▶ resume".to_owned(),
+        "crash" => "✗ crash".to_owned(),
+        "restart" => "↻ restart".to_owned(),
+        "clock" => "clock".to_owned(),
+        "partition" => "✂ partition".to_owned(),
+        "heal" => "healed".to_owned(),
+        _ => return None,
+    })
+}
+
+fn tone(e: &Event) -> &'static str {
+    match e.kind.as_str() {
+        events::REJECTED | "crash" | "drop" => "bad",
+        "pause" | "resume" | "clock" | "partition" | "link" | events::EXPIRED | events::DENIED => "warn",
+        events::ACQUIRED | events::GRANTED | events::ACCEPTED => "good",
+        _ => "plain",
+    }
+}
+
+/// A tick step (1, 2 or 5 × 10^k ms) giving at most about ten ticks.
+fn tick_step(end_ns: u64) -> u64 {
+    let target = (end_ns / 10).max(1);
+    let mut base = 1_000_000u64;
+    loop {
+        for m in [1, 2, 5] {
+            if base * m >= target {
+                return base * m;
+            }
+        }
+        base *= 10;
+    }
+}
+
+fn short_seconds(ns: u64) -> String {
+    let ms = ns / 1_000_000;
+    if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}.{:03}s", ms / 1000, ms % 1000).trim_end_matches('0').to_owned()
+    }
+}
+
+/// HTML-escaped text.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON safe inside `<script>`: `<` only occurs in strings, where `\u003c`
+/// means the same.
+fn script_json(json: &str) -> String {
+    json.replace('<', "\\u003c")
+}
+
+const CSS: &str = r##"
+body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;padding:0 24px 40px;color:#1d2330;background:#f7f8fa}
+header h1{margin:18px 0 4px;font-size:24px}
+.desc{max-width:980px;margin:4px 0;color:#394150}
+.meta{color:#5b6472;font-size:13px}
+code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;background:#eceff3;padding:1px 4px;border-radius:3px}
+a{color:#1f5fbf}
+.verdict{font-weight:600;padding:3px 10px;border-radius:4px}
+.verdict.safe{background:#dff3e4;color:#175c2b}
+.verdict.violation{background:#fbe0de;color:#8d1b12}
+.finding{background:#fff4e5;border-left:4px solid #e08a00;padding:6px 10px;max-width:980px}
+#controls{position:sticky;top:0;background:#f7f8fa;padding:10px 0;z-index:2;display:flex;gap:6px;align-items:center;flex-wrap:wrap}
+button{font:inherit;font-size:14px;padding:5px 12px;border:1px solid #b8c0cc;border-radius:5px;background:#fff;cursor:pointer}
+button:hover{background:#eef3fb}
+#position{margin-left:10px;color:#394150;font-variant-numeric:tabular-nums}
+#now{background:#fff;border:1px solid #dde2e8;border-radius:6px;padding:8px 14px;min-height:120px;max-width:1200px}
+#phrase{font:600 14px ui-monospace,SFMono-Regular,Menlo,monospace;margin:4px 0;color:#394150}
+#sentence{font-size:17px;margin:4px 0}
+#findings{color:#8d1b12;margin:4px 0}
+#beliefs{border-collapse:collapse;font-size:14px;margin:6px 0}
+#beliefs td,#beliefs th{padding:2px 14px 2px 0;text-align:left}
+#beliefs th{color:#5b6472;font-weight:500}
+#timeline{overflow-x:auto;margin:12px 0;background:#fff;border:1px solid #dde2e8;border-radius:6px}
+svg{display:block;font-family:system-ui,sans-serif}
+.lane{fill:#fff}.lane.even{fill:#f9fafc}
+.axis{stroke:#9aa3b0;stroke-width:1.2}
+.tick{stroke:#e6e9ee;stroke-width:1}
+.time{font-size:11px;fill:#6b7482;text-anchor:middle}
+.node{font-size:15px;font-weight:600;fill:#1d2330}
+.band.paused{fill:#ffb020;fill-opacity:.16}
+.band.down{fill:#6b7482;fill-opacity:.2}
+.bandlabel{font-size:11px;fill:#9a6500}
+.believed rect{fill:#3d7be0;fill-opacity:.8}
+.held rect{fill:#2f9e55;fill-opacity:.8}
+.believed text,.held text{font-size:9.5px;fill:#fff;font-weight:600;pointer-events:none}
+.msg{stroke:#7a8594;stroke-width:1.2}
+.msg.lost{stroke:#c0392b;stroke-dasharray:4 3}
+.msg.current{stroke:#d2571d;stroke-width:2.6}
+.lostmark{fill:#c0392b;font-size:15px;text-anchor:middle}
+.ev{stroke:#fff;stroke-width:1.5;cursor:pointer}
+.ev.plain{fill:#7a8594}.ev.good{fill:#2f9e55}.ev.warn{fill:#e08a00}.ev.bad{fill:#d0352b}
+.ev.current{stroke:#1d2330;stroke-width:3}
+.label{font-size:10.5px;text-anchor:middle;fill:#394150}
+.label.bad{fill:#b3261e;font-weight:700}.label.good{fill:#1f7a3f}.label.warn{fill:#9a6500}
+#future{fill:#fff;fill-opacity:.62;pointer-events:none}
+#cursor{stroke:#d2571d;stroke-width:2}
+.legend{font-size:13px;color:#5b6472}
+.key{display:inline-block;width:22px;height:10px;border-radius:2px;margin:0 4px 0 12px;vertical-align:middle}
+.key.believed{background:#3d7be0}.key.held{background:#2f9e55}.key.paused{background:#ffe3b0}.key.down{background:#d5d8de}
+#events{border-collapse:collapse;font-size:13px;background:#fff}
+#events td,#events th{padding:2px 10px;border-bottom:1px solid #eef0f3;text-align:left;white-space:nowrap}
+#events tbody tr{cursor:pointer}
+#events tr.current{background:#fde8dc}
+.script-error{color:#fff;background:#b3261e;padding:6px}
+"##;
+
+const JS: &str = r##"
+(function () {
+  "use strict";
+  window.onerror = function (msg, src, line) {
+    var p = document.createElement("p");
+    p.className = "script-error";
+    p.textContent = "script error: " + msg + " (line " + line + ")";
+    document.body.insertBefore(p, document.body.firstChild);
+  };
+  var data = JSON.parse(document.getElementById("journal").textContent);
+  var steps = data.steps, n = steps.length, cur = 0;
+  var svg = document.getElementById("svg");
+  var rows = document.querySelectorAll("#events tbody tr");
+  var dots = svg.querySelectorAll("circle.ev");
+  function text(id, s) { document.getElementById(id).textContent = s; }
+  function go(i) {
+    if (n === 0) { return; }
+    cur = Math.max(0, Math.min(n - 1, i));
+    var s = steps[cur], e = data.journal[cur];
+    document.body.setAttribute("data-step", String(cur));
+    document.title = "step " + (cur + 1) + "/" + n + " · " + e.node + " " + e.kind;
+    text("position", "step " + (cur + 1) + " of " + n + " · " + s.t + " · event #" + e.seq);
+    text("phrase", s.node + ": " + s.phrase);
+    text("sentence", s.sentence);
+    text("findings", s.violations.map(function (v) { return "⚠ " + v; }).join(" "));
+    var table = document.getElementById("beliefs");
+    table.textContent = "";
+    var head = table.insertRow();
+    ["node", "believes it holds", "truly (at the lock)"].forEach(function (h) {
+      var th = document.createElement("th"); th.textContent = h; head.appendChild(th);
+    });
+    s.beliefs.forEach(function (r) {
+      var tr = table.insertRow();
+      r.forEach(function (c) { tr.insertCell().textContent = c; });
+    });
+    var cursor = document.getElementById("cursor");
+    cursor.setAttribute("x1", s.x); cursor.setAttribute("x2", s.x);
+    var future = document.getElementById("future");
+    future.setAttribute("x", s.x + 8);
+    future.setAttribute("width", Math.max(0, svg.width.baseVal.value - s.x - 8));
+    Array.prototype.forEach.call(svg.querySelectorAll(".current"), function (el) { el.classList.remove("current"); });
+    if (dots[cur]) { dots[cur].classList.add("current"); }
+    if (s.msg !== null && s.msg !== undefined) {
+      Array.prototype.forEach.call(svg.querySelectorAll('.msg[data-msg="' + s.msg + '"]'), function (el) { el.classList.add("current"); });
+    }
+    Array.prototype.forEach.call(rows, function (r, j) { r.classList.toggle("current", j === cur); });
+  }
+  function nextViolation() {
+    for (var k = 0; k < data.violations.length; k++) {
+      if (data.violations[k] > cur) { go(data.violations[k]); return true; }
+    }
+    return false;
+  }
+  function on(id, f) { document.getElementById(id).addEventListener("click", f); }
+  on("first", function () { go(0); });
+  on("back", function () { go(cur - 1); });
+  on("next", function () { go(cur + 1); });
+  on("last", function () { go(n - 1); });
+  on("violation", nextViolation);
+  document.addEventListener("keydown", function (ev) {
+    var k = ev.key;
+    if (k === "ArrowRight" || k === "n" || k === " ") { go(cur + 1); }
+    else if (k === "ArrowLeft" || k === "b") { go(cur - 1); }
+    else if (k === "Home") { go(0); }
+    else if (k === "End") { go(n - 1); }
+    else if (k === "v") { nextViolation(); }
+    else { return; }
+    ev.preventDefault();
+  });
+  Array.prototype.forEach.call(dots, function (d) {
+    d.addEventListener("click", function () { go(Number(d.getAttribute("data-seq"))); });
+  });
+  Array.prototype.forEach.call(rows, function (r) {
+    r.addEventListener("click", function () { go(Number(r.getAttribute("data-seq"))); });
+  });
+  go(0);
+  if (location.hash === "#selftest") {
+    var failures = [], next = document.getElementById("next"), back = document.getElementById("back");
+    for (var i = 1; i < n; i++) {
+      next.click();
+      if (document.body.getAttribute("data-step") !== String(i)) { failures.push("next to " + i); }
+    }
+    next.click();
+    if (document.body.getAttribute("data-step") !== String(n - 1)) { failures.push("next past the end"); }
+    back.click();
+    if (n > 1 && document.body.getAttribute("data-step") !== String(n - 2)) { failures.push("back"); }
+    document.getElementById("first").click();
+    if (data.journal.length !== n) { failures.push("journal has " + data.journal.length + " events, " + n + " steps"); }
+    var out = document.getElementById("selftest-result");
+    out.textContent = failures.length === 0
+      ? "selftest ok: " + n + " steps forward, back, first"
+      : "selftest FAILED: " + failures.join(", ");
+  }
+})();
+"##;
