@@ -114,7 +114,11 @@ pub(super) fn report(
             file: scenario.file.clone(),
             description: scenario.description.clone(),
             verdict: run.report.verdict.as_str(),
-            expectations: if run.expectations_met { "met" } else { "FAILED" },
+            expectations: if run.expectations_met {
+                "met"
+            } else {
+                "FAILED"
+            },
             events: run.result.journal.len(),
             seed,
         });

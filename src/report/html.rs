@@ -185,7 +185,12 @@ fn belief_rows(b: &Beliefs) -> Vec<[String; 3]> {
     }
     for (lock, h) in b.locks() {
         let held = match h {
-            Some(h) => format!("granted to {}: lease {}{}", h.client, h.lease, token_text(h.token)),
+            Some(h) => format!(
+                "granted to {}: lease {}{}",
+                h.client,
+                h.lease,
+                token_text(h.token)
+            ),
             None => "free".to_owned(),
         };
         rows.push([lock.to_owned(), String::new(), held]);
@@ -205,7 +210,12 @@ struct Layout {
 impl Layout {
     fn new(s: &Subject<'_>) -> Layout {
         let mut nodes: Vec<String> = Vec::new();
-        for n in s.nodes.iter().map(String::as_str).chain(s.journal.events().iter().map(|e| e.node.as_str())) {
+        for n in s
+            .nodes
+            .iter()
+            .map(String::as_str)
+            .chain(s.journal.events().iter().map(|e| e.node.as_str()))
+        {
             if !nodes.iter().any(|x| x == n) {
                 nodes.push(n.to_owned());
             }
@@ -224,7 +234,12 @@ impl Layout {
         }
         let width = (at + RIGHT + 150.0).max(900.0);
         let height = TOP + LANE * nodes.len() as f64 + 10.0;
-        Layout { nodes, x, width, height }
+        Layout {
+            nodes,
+            x,
+            width,
+            height,
+        }
     }
 
     fn lane(&self, node: &str) -> Option<f64> {
@@ -337,7 +352,9 @@ impl Layout {
         for bar in lease_bars(s.journal) {
             let x0 = self.x_at(bar.start_t_ns, events);
             let x1 = self.x_at(bar.end_t_ns, events).max(x0 + 2.0);
-            let token = bar.token.map_or(format!("lease {}", bar.lease), |t| format!("token {t}"));
+            let token = bar
+                .token
+                .map_or(format!("lease {}", bar.lease), |t| format!("token {t}"));
             let mut draw = |node: &str, dy: f64, class: &str, label: String, title: String| {
                 if let Some(y) = self.lane(node) {
                     writeln!(
@@ -354,7 +371,12 @@ impl Layout {
                     .unwrap();
                 }
             };
-            let span = format!("{} → {} ({})", seconds(bar.start_t_ns), seconds(bar.end_t_ns), bar.how);
+            let span = format!(
+                "{} → {} ({})",
+                seconds(bar.start_t_ns),
+                seconds(bar.end_t_ns),
+                bar.how
+            );
             if bar.at_lock {
                 draw(
                     &bar.node,
@@ -377,7 +399,10 @@ impl Layout {
                     14.0,
                     "believed",
                     format!("believes {token} (until {until} on its clock)"),
-                    format!("{} believes it holds {token} until {until} on its own clock: {span}", bar.client),
+                    format!(
+                        "{} believes it holds {token} until {until} on its own clock: {span}",
+                        bar.client
+                    ),
                 );
             }
         }
@@ -388,10 +413,18 @@ impl Layout {
             match e.kind.as_str() {
                 "send" => sent.push((id, i)),
                 "deliver" | "drop" => {
-                    let Some(&(_, si)) = sent.iter().find(|(m, _)| *m == id) else { continue };
+                    let Some(&(_, si)) = sent.iter().find(|(m, _)| *m == id) else {
+                        continue;
+                    };
                     let from = &events[si].node;
-                    let to = if e.kind == "deliver" { e.node.as_str() } else { e.str("to").unwrap_or("") };
-                    let (Some(y0), Some(y1)) = (self.line(from), self.line(to)) else { continue };
+                    let to = if e.kind == "deliver" {
+                        e.node.as_str()
+                    } else {
+                        e.str("to").unwrap_or("")
+                    };
+                    let (Some(y0), Some(y1)) = (self.line(from), self.line(to)) else {
+                        continue;
+                    };
                     let (x0, x1) = (self.x[si], self.x[i]);
                     let msg = events[si].str("msg").unwrap_or("");
                     if e.kind == "deliver" {
@@ -420,7 +453,9 @@ impl Layout {
         }
         // Events.
         for (i, e) in events.iter().enumerate() {
-            let Some(y) = self.line(&e.node) else { continue };
+            let Some(y) = self.line(&e.node) else {
+                continue;
+            };
             let x = self.x[i];
             writeln!(
                 out,
@@ -477,7 +512,9 @@ fn label(e: &Event) -> Option<String> {
 fn tone(e: &Event) -> &'static str {
     match e.kind.as_str() {
         events::REJECTED | "crash" | "drop" => "bad",
-        "pause" | "resume" | "clock" | "partition" | "link" | events::EXPIRED | events::DENIED => "warn",
+        "pause" | "resume" | "clock" | "partition" | "link" | events::EXPIRED | events::DENIED => {
+            "warn"
+        }
         events::ACQUIRED | events::GRANTED | events::ACCEPTED => "good",
         _ => "plain",
     }
@@ -502,7 +539,9 @@ fn short_seconds(ns: u64) -> String {
     if ms % 1000 == 0 {
         format!("{}s", ms / 1000)
     } else {
-        format!("{}.{:03}s", ms / 1000, ms % 1000).trim_end_matches('0').to_owned()
+        format!("{}.{:03}s", ms / 1000, ms % 1000)
+            .trim_end_matches('0')
+            .to_owned()
     }
 }
 

@@ -67,7 +67,12 @@ pub fn page(s: &Subject<'_>) -> String {
     for v in &s.report.violations {
         writeln!(out, "- **{}** (event {}): {}", v.kind, v.seq, v.explanation).unwrap();
     }
-    for e in s.journal.events().iter().filter(|e| e.kind == events::REJECTED) {
+    for e in s
+        .journal
+        .events()
+        .iter()
+        .filter(|e| e.kind == events::REJECTED)
+    {
         writeln!(
             out,
             "- {} rejected {}'s write {} at {}: {}.",
@@ -177,8 +182,17 @@ pub fn mermaid(s: &Subject<'_>) -> String {
                     _ => None,
                 }
             }
-            "pause" | "resume" | "crash" | "restart" | "clock" | "link" | events::GRANTED
-            | events::ACQUIRED | events::EXPIRED | events::ACCEPTED | events::REJECTED => id(&e.node)
+            "pause"
+            | "resume"
+            | "crash"
+            | "restart"
+            | "clock"
+            | "link"
+            | events::GRANTED
+            | events::ACQUIRED
+            | events::EXPIRED
+            | events::ACCEPTED
+            | events::REJECTED => id(&e.node)
                 .map(|n| format!("Note over {n}: {} {}", seconds(e.t_ns), text(&describe(e)))),
             "partition" | "heal" => all
                 .as_ref()

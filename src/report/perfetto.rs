@@ -80,9 +80,24 @@ pub fn trace(s: &Subject<'_>) -> String {
     for (i, n) in nodes.iter().enumerate() {
         let p = i as u64 + 1;
         out.push(meta(p, None, "process_name", json!({ "name": n })));
-        out.push(meta(p, None, "process_sort_index", json!({ "sort_index": p })));
-        out.push(meta(p, Some(EVENTS), "thread_name", json!({ "name": "events" })));
-        out.push(meta(p, Some(OUT), "thread_name", json!({ "name": "paused / down" })));
+        out.push(meta(
+            p,
+            None,
+            "process_sort_index",
+            json!({ "sort_index": p }),
+        ));
+        out.push(meta(
+            p,
+            Some(EVENTS),
+            "thread_name",
+            json!({ "name": "events" }),
+        ));
+        out.push(meta(
+            p,
+            Some(OUT),
+            "thread_name",
+            json!({ "name": "paused / down" }),
+        ));
         let held_name = if clients.contains(n) {
             out.push(meta(
                 p,
@@ -94,7 +109,12 @@ pub fn trace(s: &Subject<'_>) -> String {
         } else {
             "leases granted"
         };
-        out.push(meta(p, Some(HELD), "thread_name", json!({ "name": held_name })));
+        out.push(meta(
+            p,
+            Some(HELD),
+            "thread_name",
+            json!({ "name": held_name }),
+        ));
     }
 
     let mut sends: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
@@ -134,7 +154,9 @@ pub fn trace(s: &Subject<'_>) -> String {
                 }
             }
             "deliver" => {
-                if let Some((id, &(sent, from))) = e.u64("id").and_then(|id| sends.get_key_value(&id)) {
+                if let Some((id, &(sent, from))) =
+                    e.u64("id").and_then(|id| sends.get_key_value(&id))
+                {
                     let copy = copies.entry(*id).or_insert(0);
                     let flow = id + (*copy << 32);
                     *copy += 1;
@@ -160,7 +182,14 @@ pub fn trace(s: &Subject<'_>) -> String {
     }
     let end = s.journal.events().last().map_or(0, |e| e.t_ns);
     for (node, (since, what)) in out_since {
-        out.push(slice(pid(&node), OUT, what, since, end, json!({ "until": "the end of the run" })));
+        out.push(slice(
+            pid(&node),
+            OUT,
+            what,
+            since,
+            end,
+            json!({ "until": "the end of the run" }),
+        ));
     }
     for bar in lease_bars(s.journal) {
         let name = format!("lease {}{}", bar.lease, token_text(bar.token));
@@ -170,12 +199,33 @@ pub fn trace(s: &Subject<'_>) -> String {
         }
         if bar.at_lock {
             let label = format!("{} {name}", bar.client);
-            out.push(slice(pid(&bar.node), HELD, &label, bar.start_t_ns, bar.end_t_ns, args.clone()));
+            out.push(slice(
+                pid(&bar.node),
+                HELD,
+                &label,
+                bar.start_t_ns,
+                bar.end_t_ns,
+                args.clone(),
+            ));
             if clients.contains(&bar.client.as_str()) {
-                out.push(slice(pid(&bar.client), HELD, &name, bar.start_t_ns, bar.end_t_ns, args));
+                out.push(slice(
+                    pid(&bar.client),
+                    HELD,
+                    &name,
+                    bar.start_t_ns,
+                    bar.end_t_ns,
+                    args,
+                ));
             }
         } else {
-            out.push(slice(pid(&bar.node), BELIEVED, &name, bar.start_t_ns, bar.end_t_ns, args));
+            out.push(slice(
+                pid(&bar.node),
+                BELIEVED,
+                &name,
+                bar.start_t_ns,
+                bar.end_t_ns,
+                args,
+            ));
         }
     }
     let other = json!({
