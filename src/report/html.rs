@@ -32,8 +32,8 @@ const LEFT: f64 = 120.0;
 const RIGHT: f64 = 40.0;
 const TOP: f64 = 34.0;
 const LANE: f64 = 92.0;
-const MIN_GAP: f64 = 16.0;
-const TIME_BUDGET: f64 = 640.0;
+const MIN_GAP: f64 = 13.0;
+const TIME_BUDGET: f64 = 560.0;
 
 /// The page.
 pub fn page(s: &Subject<'_>) -> String {
@@ -80,10 +80,10 @@ pub fn page(s: &Subject<'_>) -> String {
     }
     out.push_str(
         "<nav id=\"controls\">\
-         <button id=\"first\" title=\"Home\">⏮ first</button>\
+         <button id=\"first\" title=\"Home\">« first</button>\
          <button id=\"back\" title=\"← or b\">◀ back</button>\
          <button id=\"next\" title=\"→ or n\">next ▶</button>\
-         <button id=\"last\" title=\"End\">last ⏭</button>\
+         <button id=\"last\" title=\"End\">last »</button>\
          <button id=\"violation\" title=\"v\">next violation ⚠</button>\
          <span id=\"position\"></span></nav>\n\
          <section id=\"now\"><p id=\"phrase\"></p><p id=\"sentence\"></p>\
@@ -232,7 +232,7 @@ impl Layout {
             x.push(at);
             prev = e.t_ns;
         }
-        let width = (at + RIGHT + 150.0).max(900.0);
+        let width = (at + RIGHT + 20.0).max(900.0);
         let height = TOP + LANE * nodes.len() as f64 + 10.0;
         Layout {
             nodes,
@@ -341,7 +341,7 @@ impl Layout {
                     y + 4.0,
                     (x1 - x0).max(2.0),
                     LANE - 8.0,
-                    x0 + 4.0,
+                    (x0 + x1) / 2.0,
                     y + LANE - 8.0
                 )
                 .unwrap();
@@ -366,7 +366,7 @@ impl Layout {
                         x1 - x0,
                         x0 + 4.0,
                         y + dy + 9.0,
-                        esc(&label)
+                        esc(&fitting(&label, x1 - x0))
                     )
                     .unwrap();
                 }
@@ -488,6 +488,25 @@ impl Layout {
     }
 }
 
+/// `label` if it fits in `width` px of bar text, else its first words that
+/// do (bar labels read "believes token 34 (until …)": the token comes first).
+fn fitting(label: &str, width: f64) -> String {
+    let room = ((width - 8.0) / 5.6).max(0.0) as usize;
+    let mut out = String::new();
+    for word in label.split(' ') {
+        let next = if out.is_empty() {
+            word.to_owned()
+        } else {
+            format!("{out} {word}")
+        };
+        if next.chars().count() > room {
+            break;
+        }
+        out = next;
+    }
+    out
+}
+
 /// A short label under the marker for the events a reader must not miss.
 fn label(e: &Event) -> Option<String> {
     let token = e.u64("token").map_or(String::new(), |t| format!(" {t}"));
@@ -498,8 +517,8 @@ fn label(e: &Event) -> Option<String> {
         events::WROTE => format!("write{token}"),
         events::ACCEPTED => format!("✓ accepted{token}"),
         events::REJECTED => format!("✗ REJECTED{token}"),
-        "pause" => "⏸ pause".to_owned(),
-        "resume" => "▶ resume".to_owned(),
+        "pause" => "pause".to_owned(),
+        "resume" => "resume".to_owned(),
         "crash" => "✗ crash".to_owned(),
         "restart" => "↻ restart".to_owned(),
         "clock" => "clock".to_owned(),
@@ -597,7 +616,7 @@ svg{display:block;font-family:system-ui,sans-serif}
 .node{font-size:15px;font-weight:600;fill:#1d2330}
 .band.paused{fill:#ffb020;fill-opacity:.16}
 .band.down{fill:#6b7482;fill-opacity:.2}
-.bandlabel{font-size:11px;fill:#9a6500}
+.bandlabel{font-size:11px;fill:#9a6500;text-anchor:middle}
 .believed rect{fill:#3d7be0;fill-opacity:.8}
 .held rect{fill:#2f9e55;fill-opacity:.8}
 .believed text,.held text{font-size:9.5px;fill:#fff;font-weight:600;pointer-events:none}
@@ -697,7 +716,8 @@ const JS: &str = r##"
   Array.prototype.forEach.call(rows, function (r) {
     r.addEventListener("click", function () { go(Number(r.getAttribute("data-seq"))); });
   });
-  go(0);
+  var m = /^#step=(\d+)$/.exec(location.hash);
+  go(m ? Number(m[1]) : 0);
   if (location.hash === "#selftest") {
     var failures = [], next = document.getElementById("next"), back = document.getElementById("back");
     for (var i = 1; i < n; i++) {
