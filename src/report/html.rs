@@ -13,7 +13,7 @@
 //!
 //! The page sets `data-step` on `<body>` and the title to the current step.
 //! Opened with `#selftest`, it walks every step through the same handlers as
-//! the buttons and writes `selftest ok` (or what failed) into
+//! the buttons and writes `selftest ok: …` (or what failed) into
 //! `#selftest-result`; script errors are written into the page as
 //! `.script-error`. `.ci/run` checks both in headless Chromium.
 
@@ -271,12 +271,12 @@ impl Layout {
     fn svg(&self, s: &Subject<'_>, out: &mut String) {
         let events = s.journal.events();
         let (w, h) = (self.width, self.height);
-        write!(
+        writeln!(
             out,
             "<svg id=\"svg\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" role=\"img\" \
              aria-label=\"timeline\"><defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" \
              markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" \
-             fill=\"#7a8594\"/></marker></defs>\n"
+             fill=\"#7a8594\"/></marker></defs>"
         )
         .unwrap();
         // Lanes, with their names.
@@ -732,7 +732,7 @@ const JS: &str = r##"
     if (data.journal.length !== n) { failures.push("journal has " + data.journal.length + " events, " + n + " steps"); }
     var out = document.getElementById("selftest-result");
     out.textContent = failures.length === 0
-      ? "selftest ok: " + n + " steps forward, back, first"
+      ? "selftest " + "ok: " + n + " steps forward, back, first"
       : "selftest FAILED: " + failures.join(", ");
   }
 })();

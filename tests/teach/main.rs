@@ -69,6 +69,12 @@ pub fn fencesim(args: &[&str]) -> (i32, String, String) {
 /// A fresh directory under the system temp dir, removed on drop.
 pub struct TempDir(PathBuf);
 
+impl Default for TempDir {
+    fn default() -> TempDir {
+        TempDir::new()
+    }
+}
+
 impl TempDir {
     pub fn new() -> TempDir {
         static NEXT: AtomicU64 = AtomicU64::new(0);
