@@ -31,7 +31,10 @@
 //! assert_eq!((c1.token, c1.until_local_ns), (Some(33), 11 * s as i64));
 //! assert!(beliefs.holder("lock").is_none());
 //! assert!(beliefs.is_out("client1"));
-//! assert_eq!(beliefs.summary(), "client1 believes lease 1 (token 33) until 11.000s · lock: free");
+//! assert_eq!(
+//!     beliefs.summary(),
+//!     "client1 believes lease 1 (token 33) until 11.000s · lock: free · client1 paused"
+//! );
 //! ```
 
 use sim::journal::{Event, Journal};
