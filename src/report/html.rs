@@ -457,20 +457,27 @@ impl Layout {
                 continue;
             };
             let x = self.x[i];
+            // An event the oracle points at is marked, whatever its kind.
+            let finding = s.report.violations.iter().find(|v| v.seq == e.seq);
+            let tone = if finding.is_some() { "bad" } else { tone(e) };
+            let label = match finding {
+                Some(v) => Some(format!("⚠ {}", v.kind)),
+                None => label(e),
+            };
             writeln!(
                 out,
                 "<circle class=\"ev {}\" data-seq=\"{i}\" cx=\"{x:.1}\" cy=\"{y:.0}\" r=\"{}\"><title>{}</title></circle>",
-                tone(e),
+                tone,
                 if e.kind == "deliver" || e.kind == "send" { 3 } else { 5 },
                 esc(&format!("#{} {} {}: {}", e.seq, seconds(e.t_ns), e.node, super::lanes::describe(e)))
             )
             .unwrap();
-            if let Some(label) = label(e) {
+            if let Some(label) = label {
                 let dy = if i % 2 == 0 { 17.0 } else { 29.0 };
                 writeln!(
                     out,
                     "<text class=\"label {}\" x=\"{x:.1}\" y=\"{:.0}\">{}</text>",
-                    tone(e),
+                    tone,
                     y + dy,
                     esc(&label)
                 )
