@@ -96,7 +96,7 @@ fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
 }
 
 /// Adds `path` (a file) or every `*.toml` under it (a directory), sorted.
-fn collect(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+pub(super) fn collect(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
     if path.is_dir() {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
             .map(|e| e.map(|e| e.path()))

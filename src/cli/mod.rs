@@ -1,4 +1,5 @@
-//! The `fencesim` command line: `run`, `check`, `explore`, `shrink`, `designs`.
+//! The `fencesim` command line: `run`, `check`, `explore`, `shrink`, `step`,
+//! `report`, `designs`.
 //!
 //! Exit codes, for every subcommand: 0 expectations met (without `[expect]`:
 //! no violation); 1 an expectation failed or a violation was found; 2 invalid
@@ -8,8 +9,10 @@
 mod check;
 mod explore;
 mod output;
+mod report;
 mod run;
 mod shrink;
+mod step;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -122,6 +125,31 @@ enum Command {
         /// Scenario files or directories (default: scenarios/).
         paths: Vec<PathBuf>,
     },
+    /// Walk through one run event by event, each explained with who
+    /// believes what (piped: every step on a line).
+    Step {
+        /// The scenario file.
+        file: PathBuf,
+        /// Seed (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Width of each lane, in characters.
+        #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u16).range(8..=200))]
+        width: u16,
+    },
+    /// Write reports of scenarios into a directory: NAME.md (Mermaid),
+    /// NAME.html (timeline), NAME.trace.json (Perfetto), NAME.jsonl, index.
+    Report {
+        /// Scenario files or directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Seed for every scenario (default: each scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// The directory to write into (created if missing).
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+    },
     /// List the designs and their keys.
     Designs,
 }
@@ -219,6 +247,8 @@ pub fn main() -> ExitCode {
             },
         ),
         Command::Check { paths } => check::check(&registry, &paths),
+        Command::Step { file, seed, width } => step::step(&registry, &file, seed, width as usize),
+        Command::Report { paths, seed, out } => report::report(&registry, &paths, seed, &out),
         Command::Designs => {
             print!("{}", output::designs(&registry));
             Status::Ok
@@ -252,6 +282,13 @@ pub fn repro_command_faults(file: &str, seed: u64, random: bool) -> String {
     } else {
         command
     }
+}
+
+/// The command that replays `file` with `seed`, the same in every
+/// environment: what written reports print, so that they are byte-identical
+/// wherever they are generated.
+pub fn reproducible_command(file: &str, seed: u64) -> String {
+    format!("fencesim run {} --seed {seed}", shell_quote(file))
 }
 
 /// `file` as one shell word: unchanged when it is plain, else single-quoted.

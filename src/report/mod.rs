@@ -5,6 +5,9 @@
 //!
 //! - [`lanes`]: terminal lanes in the style of DDIA's figure 9-6, one column
 //!   per node, time flowing down.
+//! - [`belief`]: who believes it holds which lease, beside the truth at the lock.
+//! - [`step`]: every event explained in a sentence; `fencesim step`.
+//! - [`markdown`], [`html`], [`perfetto`]: the files of `fencesim report`.
 //!
 //! ```
 //! use fencesim::report::{describe, lanes, LanesOptions};
@@ -23,6 +26,31 @@
 //! assert_eq!(out.lines().nth(2), Some("16.012s  REJECTED client1/1 (tok…"));
 //! ```
 
+pub mod belief;
+pub mod html;
 pub mod lanes;
+pub mod markdown;
+pub mod perfetto;
+pub mod step;
 
 pub use lanes::{describe, lanes, LanesOptions};
+
+/// What the file renderers ([`markdown`], [`html`], [`perfetto`]) draw: one
+/// run's journal, the oracle's judgement of it, and the scenario's words.
+#[derive(Clone, Copy, Debug)]
+pub struct Subject<'a> {
+    /// The scenario's name.
+    pub name: &'a str,
+    /// The scenario's description.
+    pub description: &'a str,
+    /// The seed of the run.
+    pub seed: u64,
+    /// The journal: the one source of what happened.
+    pub journal: &'a sim::journal::Journal,
+    /// The oracle's report of the journal (for the verdict and findings).
+    pub report: &'a crate::oracle::Report,
+    /// Node names in lane order.
+    pub nodes: &'a [String],
+    /// The command that replays the run.
+    pub repro: &'a str,
+}

@@ -1,0 +1,463 @@
+//! Who believes what, at every step of a journal: each client's believed
+//! lease beside the true holder at the lock, and whether each node is paused
+//! or down.
+//!
+//! A client **believes** it holds a lease from its `acquired` event (lease,
+//! token, `ttl_ms`: believed to run until its local time at acquisition plus
+//! the TTL, on its own clock) until its own `released` or its next
+//! `acquired`, or until it crashes (beliefs live in memory). The lock
+//! **truly** grants a lease from its `granted` event until its `expired` or
+//! `released` naming that client and lease, a newer grant, or a crash of the
+//! lock (the bundled lock keeps leases in memory; a design that does not
+//! would grant no one else meanwhile). The gap between the two is the whole
+//! story of figure 9-6.
+//!
+//! ```
+//! use fencesim::report::belief::Beliefs;
+//! use sim::journal::{Event, Journal};
+//!
+//! let s = 1_000_000_000u64;
+//! let journal = Journal::from_events([
+//!     Event::new(0, 0, "lock", 0, "granted").with("client", "client1").with("lease", 1u64).with("token", 33u64),
+//!     Event::new(0, s, "client1", s as i64, "acquired").with("lease", 1u64).with("token", 33u64).with("ttl_ms", 10_000u64),
+//!     Event::new(0, s, "client1", s as i64, "pause").with("duration_ms", 15_000u64),
+//!     Event::new(0, 10 * s, "lock", 10 * s as i64, "expired").with("client", "client1").with("lease", 1u64),
+//! ]);
+//! let mut beliefs = Beliefs::new(&journal);
+//! for e in journal.events() {
+//!     beliefs.apply(e);
+//! }
+//! let c1 = beliefs.believed("client1").unwrap();
+//! assert_eq!((c1.token, c1.until_local_ns), (Some(33), 11 * s as i64));
+//! assert!(beliefs.holder("lock").is_none());
+//! assert!(beliefs.is_out("client1"));
+//! assert_eq!(
+//!     beliefs.summary(),
+//!     "client1 believes lease 1 (token 33) until 11.000s · lock: free · client1 paused"
+//! );
+//! ```
+
+use sim::journal::{Event, Journal};
+
+use crate::events;
+
+/// A client's belief that it holds a lease.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Believed {
+    /// The lease id the lock gave.
+    pub lease: u64,
+    /// Its fencing token, if the lock hands out tokens.
+    pub token: Option<u64>,
+    /// The TTL the client was told.
+    pub ttl_ms: u64,
+    /// True time of the `acquired` event.
+    pub since_t_ns: u64,
+    /// The client's own clock at acquisition.
+    pub since_local_ns: i64,
+    /// Until when, on its own clock, it believes the lease runs.
+    pub until_local_ns: i64,
+}
+
+/// A lease the lock service truly granted and has not yet ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Held {
+    /// The holder.
+    pub client: String,
+    /// The lease id.
+    pub lease: u64,
+    /// Its fencing token, if any.
+    pub token: Option<u64>,
+    /// True time of the `granted` event.
+    pub since_t_ns: u64,
+}
+
+/// How a true lease ended at the lock.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ended {
+    /// The lock node.
+    pub lock: String,
+    /// The lease as it was held.
+    pub held: Held,
+    /// `expired`, `released`, `superseded` or `lost in a crash`.
+    pub how: &'static str,
+    /// True time of the end.
+    pub at_t_ns: u64,
+}
+
+/// Whether a node runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeState {
+    /// Running.
+    Up,
+    /// Paused (a GC pause): runs nothing, since the given true time.
+    Paused(u64),
+    /// Crashed, since the given true time.
+    Down(u64),
+}
+
+/// The beliefs and truths after some prefix of a journal; feed it events in
+/// order with [`Beliefs::apply`].
+#[derive(Clone, Debug)]
+pub struct Beliefs {
+    /// Client nodes (those emitting client events), in order of appearance,
+    /// with their belief.
+    clients: Vec<(String, Option<Believed>)>,
+    /// Lock nodes (those emitting `granted` or `expired`), with the lease
+    /// they truly granted.
+    locks: Vec<(String, Option<Held>)>,
+    /// Every node seen, with its state.
+    states: Vec<(String, NodeState)>,
+    /// Every true lease that ended so far, oldest first.
+    ended: Vec<Ended>,
+    /// Every grant so far (lock, lease), oldest first.
+    grants: Vec<(String, Held)>,
+}
+
+const CLIENT_KINDS: &[&str] = &[
+    events::ACQUIRED,
+    events::DENIED,
+    events::READ,
+    events::WROTE,
+    events::ACKED,
+];
+
+impl Beliefs {
+    /// Empty beliefs for `journal`: it is scanned once for the roles of its
+    /// nodes (clients, locks), nothing else.
+    pub fn new(journal: &Journal) -> Beliefs {
+        let mut clients: Vec<(String, Option<Believed>)> = Vec::new();
+        let mut locks: Vec<(String, Option<Held>)> = Vec::new();
+        let mut states: Vec<(String, NodeState)> = Vec::new();
+        for e in journal.events() {
+            let is_client = CLIENT_KINDS.contains(&e.kind.as_str())
+                || (e.kind == events::RELEASED && e.get("client").is_none());
+            let is_lock = e.kind == events::GRANTED
+                || e.kind == events::EXPIRED
+                || (e.kind == events::RELEASED && e.get("client").is_some());
+            if is_client && !clients.iter().any(|(n, _)| *n == e.node) {
+                clients.push((e.node.clone(), None));
+            }
+            if is_lock && !locks.iter().any(|(n, _)| *n == e.node) {
+                locks.push((e.node.clone(), None));
+            }
+            if e.node != "world" && !states.iter().any(|(n, _)| *n == e.node) {
+                states.push((e.node.clone(), NodeState::Up));
+            }
+        }
+        Beliefs {
+            clients,
+            locks,
+            states,
+            ended: Vec::new(),
+            grants: Vec::new(),
+        }
+    }
+
+    /// Takes one event into account.
+    pub fn apply(&mut self, e: &Event) {
+        match e.kind.as_str() {
+            "pause" => self.set_state(&e.node, NodeState::Paused(e.t_ns)),
+            "crash" => {
+                self.set_state(&e.node, NodeState::Down(e.t_ns));
+                if let Some(b) = self.belief_mut(&e.node) {
+                    *b = None;
+                }
+                self.end_at(&e.node, "lost in a crash", e.t_ns);
+            }
+            "resume" | "restart" => self.set_state(&e.node, NodeState::Up),
+            events::ACQUIRED => {
+                if let (Some(lease), Some(b)) = (e.u64("lease"), self.belief_mut(&e.node)) {
+                    let ttl_ms = e.u64("ttl_ms").unwrap_or(0);
+                    *b = Some(Believed {
+                        lease,
+                        token: e.u64("token"),
+                        ttl_ms,
+                        since_t_ns: e.t_ns,
+                        since_local_ns: e.local_ns,
+                        until_local_ns: e
+                            .local_ns
+                            .saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX) * 1_000_000),
+                    });
+                }
+            }
+            events::RELEASED if e.get("client").is_none() => {
+                if let Some(b) = self.belief_mut(&e.node) {
+                    if b.as_ref().map(|b| b.lease) == e.u64("lease") {
+                        *b = None;
+                    }
+                }
+            }
+            events::GRANTED => {
+                let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
+                    return;
+                };
+                self.end_at(&e.node, "superseded", e.t_ns);
+                let held = Held {
+                    client: client.to_owned(),
+                    lease,
+                    token: e.u64("token"),
+                    since_t_ns: e.t_ns,
+                };
+                self.grants.push((e.node.clone(), held.clone()));
+                if let Some((_, h)) = self.locks.iter_mut().find(|(n, _)| *n == e.node) {
+                    *h = Some(held);
+                }
+            }
+            events::EXPIRED | events::RELEASED => {
+                let matches = |h: &Held| {
+                    Some(h.client.as_str()) == e.str("client") && Some(h.lease) == e.u64("lease")
+                };
+                let current = self.holder(&e.node).is_some_and(matches);
+                if current {
+                    let how = if e.kind == events::EXPIRED {
+                        "expired"
+                    } else {
+                        "released"
+                    };
+                    self.end_at(&e.node, how, e.t_ns);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn set_state(&mut self, node: &str, state: NodeState) {
+        match self.states.iter_mut().find(|(n, _)| n == node) {
+            Some((_, s)) => *s = state,
+            None => self.states.push((node.to_owned(), state)),
+        }
+    }
+
+    fn belief_mut(&mut self, node: &str) -> Option<&mut Option<Believed>> {
+        self.clients
+            .iter_mut()
+            .find(|(n, _)| n == node)
+            .map(|(_, b)| b)
+    }
+
+    fn end_at(&mut self, lock: &str, how: &'static str, at_t_ns: u64) {
+        if let Some((_, h)) = self.locks.iter_mut().find(|(n, _)| n == lock) {
+            if let Some(held) = h.take() {
+                self.ended.push(Ended {
+                    lock: lock.to_owned(),
+                    held,
+                    how,
+                    at_t_ns,
+                });
+            }
+        }
+    }
+
+    /// The clients, in order of first appearance in the journal.
+    pub fn clients(&self) -> impl Iterator<Item = (&str, Option<&Believed>)> {
+        self.clients.iter().map(|(n, b)| (n.as_str(), b.as_ref()))
+    }
+
+    /// The lock nodes with their true holder.
+    pub fn locks(&self) -> impl Iterator<Item = (&str, Option<&Held>)> {
+        self.locks.iter().map(|(n, h)| (n.as_str(), h.as_ref()))
+    }
+
+    /// What `client` believes it holds.
+    pub fn believed(&self, client: &str) -> Option<&Believed> {
+        self.clients
+            .iter()
+            .find(|(n, _)| n == client)
+            .and_then(|(_, b)| b.as_ref())
+    }
+
+    /// The lease `lock` truly granted and has not ended.
+    pub fn holder(&self, lock: &str) -> Option<&Held> {
+        self.locks
+            .iter()
+            .find(|(n, _)| n == lock)
+            .and_then(|(_, h)| h.as_ref())
+    }
+
+    /// Whether `node` is a client.
+    pub fn is_client(&self, node: &str) -> bool {
+        self.clients.iter().any(|(n, _)| n == node)
+    }
+
+    /// Whether `node` is a lock node.
+    pub fn is_lock(&self, node: &str) -> bool {
+        self.locks.iter().any(|(n, _)| n == node)
+    }
+
+    /// The state of `node` (a node never seen is up).
+    pub fn state(&self, node: &str) -> NodeState {
+        self.states
+            .iter()
+            .find(|(n, _)| n == node)
+            .map_or(NodeState::Up, |(_, s)| *s)
+    }
+
+    /// Whether `node` is paused or down.
+    pub fn is_out(&self, node: &str) -> bool {
+        self.state(node) != NodeState::Up
+    }
+
+    /// The last time a true lease of `client` with `lease` ended, if it did.
+    pub fn ended(&self, client: &str, lease: u64) -> Option<&Ended> {
+        self.ended
+            .iter()
+            .rev()
+            .find(|x| x.held.client == client && x.held.lease == lease)
+    }
+
+    /// Grants made after true time `t_ns` to clients other than `client`.
+    pub fn grants_since(&self, t_ns: u64, client: &str) -> impl Iterator<Item = &Held> {
+        let client = client.to_owned();
+        self.grants
+            .iter()
+            .map(|(_, h)| h)
+            .filter(move |h| h.since_t_ns >= t_ns && h.client != client)
+    }
+
+    /// One line: every client's belief, then every lock's true holder, then
+    /// who is paused or down.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        for (client, b) in self.clients() {
+            parts.push(match b {
+                Some(b) => format!(
+                    "{client} believes lease {}{} until {}",
+                    b.lease,
+                    token_text(b.token),
+                    local_seconds(b.until_local_ns)
+                ),
+                None => format!("{client} holds nothing"),
+            });
+        }
+        for (lock, h) in self.locks() {
+            parts.push(match h {
+                Some(h) => format!(
+                    "{lock}: {} holds lease {}{}",
+                    h.client,
+                    h.lease,
+                    token_text(h.token)
+                ),
+                None => format!("{lock}: free"),
+            });
+        }
+        let out: Vec<String> = self
+            .states
+            .iter()
+            .filter_map(|(n, s)| match s {
+                NodeState::Up => None,
+                NodeState::Paused(_) => Some(format!("{n} paused")),
+                NodeState::Down(_) => Some(format!("{n} down")),
+            })
+            .collect();
+        if !out.is_empty() {
+            parts.push(out.join(", "));
+        }
+        parts.join(" · ")
+    }
+}
+
+/// ` (token 33)` or nothing.
+pub fn token_text(token: Option<u64>) -> String {
+    token.map_or_else(String::new, |t| format!(" (token {t})"))
+}
+
+/// A local clock reading as seconds with 3 decimals (it can be negative).
+pub fn local_seconds(ns: i64) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    format!("{sign}{}", seconds(ns.unsigned_abs()))
+}
+
+/// True time as seconds with 3 decimals, truncated to the millisecond.
+pub fn seconds(ns: u64) -> String {
+    let ms = ns / 1_000_000;
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}
+
+/// A true lease or a believed one, as an interval of true time: what the
+/// timeline and the Perfetto trace draw as bars.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseBar {
+    /// `true` for the lock's grant, `false` for the client's belief.
+    pub at_lock: bool,
+    /// The node the bar belongs to: the lock (true) or the client (believed).
+    pub node: String,
+    /// The holder.
+    pub client: String,
+    /// The lease id.
+    pub lease: u64,
+    /// Its token.
+    pub token: Option<u64>,
+    /// True time it began.
+    pub start_t_ns: u64,
+    /// True time it ended (the end of the journal if it never did).
+    pub end_t_ns: u64,
+    /// How it ended (`expired`, `released`, …; `still held` at the end).
+    pub how: String,
+    /// For a belief: until when, on the client's clock, it was believed to run.
+    pub until_local_ns: Option<i64>,
+}
+
+/// Every believed and true lease of `journal`, in order of their start.
+pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
+    let mut beliefs = Beliefs::new(journal);
+    let mut bars: Vec<LeaseBar> = Vec::new();
+    let end = journal.events().last().map_or(0, |e| e.t_ns);
+    let mut open_belief: Vec<(String, usize)> = Vec::new();
+    let mut open_true: Vec<(String, usize)> = Vec::new();
+    let mut ended_seen = 0;
+    for e in journal.events() {
+        let before = beliefs.believed(&e.node).cloned();
+        beliefs.apply(e);
+        let after = beliefs.believed(&e.node).cloned();
+        if before != after && beliefs.is_client(&e.node) {
+            if let Some(pos) = open_belief.iter().position(|(n, _)| *n == e.node) {
+                let (_, i) = open_belief.remove(pos);
+                bars[i].end_t_ns = e.t_ns;
+                bars[i].how = match e.kind.as_str() {
+                    "crash" => "forgotten in a crash".to_owned(),
+                    events::ACQUIRED => "replaced by a new grant".to_owned(),
+                    _ => "released".to_owned(),
+                };
+            }
+            if let Some(b) = after {
+                open_belief.push((e.node.clone(), bars.len()));
+                bars.push(LeaseBar {
+                    at_lock: false,
+                    node: e.node.clone(),
+                    client: e.node.clone(),
+                    lease: b.lease,
+                    token: b.token,
+                    start_t_ns: e.t_ns,
+                    end_t_ns: end,
+                    how: "still believed at the end".to_owned(),
+                    until_local_ns: Some(b.until_local_ns),
+                });
+            }
+        }
+        for ended in &beliefs.ended[ended_seen..] {
+            if let Some(pos) = open_true.iter().position(|(n, _)| *n == ended.lock) {
+                let (_, i) = open_true.remove(pos);
+                bars[i].end_t_ns = ended.at_t_ns;
+                bars[i].how = ended.how.to_owned();
+            }
+        }
+        ended_seen = beliefs.ended.len();
+        if e.kind == events::GRANTED {
+            if let Some(h) = beliefs.holder(&e.node) {
+                open_true.push((e.node.clone(), bars.len()));
+                bars.push(LeaseBar {
+                    at_lock: true,
+                    node: e.node.clone(),
+                    client: h.client.clone(),
+                    lease: h.lease,
+                    token: h.token,
+                    start_t_ns: e.t_ns,
+                    end_t_ns: end,
+                    how: "still held at the end".to_owned(),
+                    until_local_ns: None,
+                });
+            }
+        }
+    }
+    bars
+}

@@ -1,0 +1,282 @@
+//! `NAME.trace.json`: a run in the Chrome trace event format, which
+//! ui.perfetto.dev (and chrome://tracing) open.
+//!
+//! - every node is a process (`M` `process_name`, sorted in lane order);
+//! - every event is an instant (`ph: "i"`) on the node's `events` thread,
+//!   with its journal fields as `args`; sends and deliveries are 1 µs slices
+//!   (`ph: "X"`) instead, because flows bind to slices, not instants;
+//! - every delivered message is a flow (`s` at the send, `f` at the
+//!   delivery, `id` the message id; a duplicate's extra copies get
+//!   `id + copy × 2^32`);
+//! - pauses and crashes, believed leases (on the client) and true leases
+//!   (on the lock, and beside the belief on the client) are complete slices
+//!   (`ph: "X"`) on threads of their own, so they never need to nest.
+//!
+//! Timestamps are microseconds of true simulated time.
+//!
+//! ```
+//! use fencesim::oracle::{check, OracleConfig};
+//! use fencesim::report::{perfetto, Subject};
+//! use sim::journal::{Event, Journal};
+//!
+//! let journal = Journal::from_events([
+//!     Event::new(0, 1_000, "client1", 1_000, "send").with("id", 7u64).with("to", "lock").with("msg", "acquire"),
+//!     Event::new(0, 3_000, "lock", 3_000, "deliver").with("id", 7u64).with("from", "client1").with("msg", "acquire"),
+//! ]);
+//! let report = check(&journal, &OracleConfig::default());
+//! let nodes = ["client1".to_owned(), "lock".to_owned()];
+//! let trace = perfetto::trace(&Subject {
+//!     name: "tiny", description: "", seed: 1, journal: &journal, report: &report,
+//!     nodes: &nodes, repro: "fencesim run tiny.toml --seed 1",
+//! });
+//! let v: serde_json::Value = serde_json::from_str(&trace).unwrap();
+//! let flows: Vec<_> = v["traceEvents"].as_array().unwrap().iter()
+//!     .filter(|e| e["ph"] == "s" || e["ph"] == "f").collect();
+//! assert_eq!((flows[0]["id"].as_u64(), flows[0]["ts"].as_f64()), (Some(7), Some(1.0)));
+//! assert_eq!((flows[1]["ph"].as_str(), flows[1]["ts"].as_f64()), (Some("f"), Some(3.0)));
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+use sim::journal::Value as FieldValue;
+
+use super::belief::{lease_bars, local_seconds as local, token_text};
+use super::lanes::describe;
+use super::step::verdict_text;
+use super::Subject;
+
+const EVENTS: u64 = 1;
+const OUT: u64 = 2;
+const BELIEVED: u64 = 3;
+const HELD: u64 = 4;
+
+/// The trace, as one JSON object (`traceEvents`, `displayTimeUnit`,
+/// `otherData`), one trace event per line.
+pub fn trace(s: &Subject<'_>) -> String {
+    let mut nodes: Vec<&str> = Vec::new();
+    for n in s.nodes {
+        if !nodes.contains(&n.as_str()) {
+            nodes.push(n);
+        }
+    }
+    for e in s.journal.events() {
+        if !nodes.contains(&e.node.as_str()) {
+            nodes.push(&e.node);
+        }
+    }
+    let pid = |node: &str| nodes.iter().position(|n| *n == node).map_or(0, |i| i + 1) as u64;
+    let mut out: Vec<Value> = Vec::new();
+    let clients: Vec<&str> = {
+        let bars = lease_bars(s.journal);
+        let mut c: Vec<&str> = Vec::new();
+        for n in &nodes {
+            if bars.iter().any(|b| !b.at_lock && b.node == *n) {
+                c.push(n);
+            }
+        }
+        c
+    };
+    for (i, n) in nodes.iter().enumerate() {
+        let p = i as u64 + 1;
+        out.push(meta(p, None, "process_name", json!({ "name": n })));
+        out.push(meta(
+            p,
+            None,
+            "process_sort_index",
+            json!({ "sort_index": p }),
+        ));
+        out.push(meta(
+            p,
+            Some(EVENTS),
+            "thread_name",
+            json!({ "name": "events" }),
+        ));
+        out.push(meta(
+            p,
+            Some(OUT),
+            "thread_name",
+            json!({ "name": "paused / down" }),
+        ));
+        let held_name = if clients.contains(n) {
+            out.push(meta(
+                p,
+                Some(BELIEVED),
+                "thread_name",
+                json!({ "name": "lease: believed" }),
+            ));
+            "lease: held at the lock"
+        } else {
+            "leases granted"
+        };
+        out.push(meta(
+            p,
+            Some(HELD),
+            "thread_name",
+            json!({ "name": held_name }),
+        ));
+    }
+
+    let mut sends: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    let mut copies: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut out_since: BTreeMap<String, (u64, &'static str)> = BTreeMap::new();
+    for e in s.journal.events() {
+        let p = pid(&e.node);
+        let mut args = Map::new();
+        args.insert("seq".into(), json!(e.seq));
+        args.insert("local_time".into(), json!(local(e.local_ns)));
+        for (name, value) in &e.fields {
+            args.insert(name.clone(), field(value));
+        }
+        for v in s.report.violations.iter().filter(|v| v.seq == e.seq) {
+            args.insert(v.kind.as_str().into(), json!(v.explanation));
+        }
+        let message_end = e.kind == "send" || e.kind == "deliver";
+        let mut event = json!({
+            "name": describe(e),
+            "cat": e.kind,
+            "ph": if message_end { "X" } else { "i" },
+            "ts": micros(e.t_ns),
+            "pid": p,
+            "tid": EVENTS,
+            "args": args,
+        });
+        if message_end {
+            event["dur"] = json!(1);
+        } else {
+            event["s"] = json!("t");
+        }
+        out.push(event);
+        match e.kind.as_str() {
+            "send" => {
+                if let Some(id) = e.u64("id") {
+                    sends.insert(id, (e.t_ns, p));
+                }
+            }
+            "deliver" => {
+                if let Some((id, &(sent, from))) =
+                    e.u64("id").and_then(|id| sends.get_key_value(&id))
+                {
+                    let copy = copies.entry(*id).or_insert(0);
+                    let flow = id + (*copy << 32);
+                    *copy += 1;
+                    for (ph, ts, p) in [("s", sent, from), ("f", e.t_ns, p)] {
+                        out.push(json!({
+                            "name": "message", "cat": "message", "ph": ph, "bp": "e",
+                            "id": flow, "ts": micros(ts), "pid": p, "tid": EVENTS,
+                        }));
+                    }
+                }
+            }
+            "pause" | "crash" => {
+                let what = if e.kind == "pause" { "paused" } else { "down" };
+                out_since.insert(e.node.clone(), (e.t_ns, what));
+            }
+            "resume" | "restart" => {
+                if let Some((since, what)) = out_since.remove(&e.node) {
+                    out.push(slice(p, OUT, what, since, e.t_ns, json!({})));
+                }
+            }
+            _ => {}
+        }
+    }
+    let end = s.journal.events().last().map_or(0, |e| e.t_ns);
+    for (node, (since, what)) in out_since {
+        out.push(slice(
+            pid(&node),
+            OUT,
+            what,
+            since,
+            end,
+            json!({ "until": "the end of the run" }),
+        ));
+    }
+    for bar in lease_bars(s.journal) {
+        let name = format!("lease {}{}", bar.lease, token_text(bar.token));
+        let mut args = json!({ "client": bar.client, "ended": bar.how });
+        if let Some(until) = bar.until_local_ns {
+            args["believed_until_local"] = json!(local(until));
+        }
+        if bar.at_lock {
+            let label = format!("{} {name}", bar.client);
+            out.push(slice(
+                pid(&bar.node),
+                HELD,
+                &label,
+                bar.start_t_ns,
+                bar.end_t_ns,
+                args.clone(),
+            ));
+            if clients.contains(&bar.client.as_str()) {
+                out.push(slice(
+                    pid(&bar.client),
+                    HELD,
+                    &name,
+                    bar.start_t_ns,
+                    bar.end_t_ns,
+                    args,
+                ));
+            }
+        } else {
+            out.push(slice(
+                pid(&bar.node),
+                BELIEVED,
+                &name,
+                bar.start_t_ns,
+                bar.end_t_ns,
+                args,
+            ));
+        }
+    }
+    let other = json!({
+        "scenario": s.name,
+        "seed": s.seed,
+        "verdict": verdict_text(s.report),
+        "repro": s.repro,
+        "events": s.journal.len(),
+        "trace_hash": s.journal.hash(),
+    });
+    let mut text = String::from("{\"displayTimeUnit\":\"ms\",\"otherData\":");
+    text.push_str(&other.to_string());
+    text.push_str(",\"traceEvents\":[\n");
+    for (i, v) in out.iter().enumerate() {
+        if i > 0 {
+            text.push_str(",\n");
+        }
+        text.push_str(&v.to_string());
+    }
+    text.push_str("\n]}\n");
+    text
+}
+
+fn meta(pid: u64, tid: Option<u64>, name: &str, args: Value) -> Value {
+    let mut v = json!({ "name": name, "ph": "M", "pid": pid, "args": args });
+    if let Some(tid) = tid {
+        v["tid"] = json!(tid);
+    }
+    v
+}
+
+fn slice(pid: u64, tid: u64, name: &str, start: u64, end: u64, args: Value) -> Value {
+    json!({
+        "name": name, "cat": "span", "ph": "X", "ts": micros(start),
+        "dur": micros(end.saturating_sub(start)), "pid": pid, "tid": tid, "args": args,
+    })
+}
+
+/// Nanoseconds as microseconds; `f64` prints the same shortest form on every
+/// platform, and every nanosecond count below 2^53 is exact.
+fn micros(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+fn field(v: &FieldValue) -> Value {
+    match v {
+        FieldValue::U64(x) => json!(x),
+        FieldValue::I64(x) => json!(x),
+        FieldValue::Bool(x) => json!(x),
+        FieldValue::Str(x) => json!(x),
+        FieldValue::F64(x) if x.is_finite() => json!(x),
+        FieldValue::F64(x) => json!(x.to_string()),
+    }
+}

@@ -1,0 +1,90 @@
+//! `NAME.md`: the Mermaid sequence diagram and the page around it.
+
+use fencesim::report::{markdown, Subject};
+
+use crate::bundled;
+
+fn page(name: &str) -> String {
+    let (s, run) = bundled(name);
+    let repro = format!("fencesim run {} --seed {}", s.file, s.seed);
+    markdown::page(&Subject {
+        name: &s.name,
+        description: &s.description,
+        seed: s.seed,
+        journal: &run.result.journal,
+        report: &run.report,
+        nodes: &run.nodes,
+        repro: &repro,
+    })
+}
+
+/// The lines of the page's Mermaid block.
+fn mermaid(page: &str) -> Vec<&str> {
+    let start = page.find("```mermaid\n").expect("a mermaid block") + "```mermaid\n".len();
+    let len = page[start..].find("```").unwrap();
+    page[start..start + len].lines().collect()
+}
+
+#[test]
+fn figure_9_6_diagram_has_the_participants_in_lane_order_and_the_rejection() {
+    let page = page("figure-9-6");
+    let lines = mermaid(&page);
+    assert_eq!(lines[0], "sequenceDiagram");
+    assert_eq!(
+        lines[1..5],
+        [
+            "    participant n0 as client1",
+            "    participant n1 as client2",
+            "    participant n2 as lock",
+            "    participant n3 as storage",
+        ]
+    );
+    for expected in [
+        "    n0->>n3: write client1/1 token=33",
+        "    Note over n3: 16.006s REJECTED client1/1 (token 33 #lt; 34)",
+        "    Note over n0: 0.005s ⏸ paused 15.000s",
+        "    Note over n2: 10.002s lease 1 of client1 expired",
+    ] {
+        assert!(
+            lines.contains(&expected),
+            "missing {expected:?} in\n{}",
+            lines.join("\n")
+        );
+    }
+    // Every line after the header is a participant, an arrow or a note.
+    for l in &lines[1..] {
+        let l = l.trim_start();
+        assert!(
+            l.starts_with("participant ")
+                || l.starts_with("Note over ")
+                || l.contains("->>")
+                || l.contains("-x"),
+            "{l}"
+        );
+        // Outside entity codes (`#lt;`), a `;` would end the statement.
+        let bare = ["#lt;", "#gt;", "#35;", "#59;"]
+            .iter()
+            .fold(l.to_owned(), |l, entity| l.replace(entity, ""));
+        assert!(!bare.contains(';'), "a `;` ends a Mermaid statement: {l}");
+    }
+    assert!(page.contains("fencesim run scenarios/figure-9-6.toml --seed 1"));
+    assert!(page.contains("[step-through timeline](figure-9-6.html)"));
+}
+
+#[test]
+fn a_violation_is_noted_and_explained() {
+    let page = page("figure-9-6-unfenced");
+    assert!(mermaid(&page).contains(&"    Note over n3: ⚠ stale_write"));
+    assert!(page.contains("- **stale_write** (event 31): storage accepted client1's write"));
+}
+
+#[test]
+fn lost_messages_are_crossed_arrows() {
+    let page = page("lost-release");
+    assert!(
+        mermaid(&page)
+            .iter()
+            .any(|l| l.contains("-x") && l.contains("release lease=1 (lost")),
+        "{page}"
+    );
+}
