@@ -76,10 +76,18 @@ impl<S: Subscriber> Layer<S> for JournalLayer {
 
 /// Installs the journal layer as this thread's default dispatcher until the
 /// guard drops.
-pub fn install() -> tracing::subscriber::DefaultGuard {
+///
+/// The subscriber (a `tracing-subscriber` registry with the layer) is made
+/// once per process and shared: the layer keeps no state of its own (events
+/// go to the calling thread's buffer), and building a registry costs more
+/// than a whole simulated run of figure 9-6.
+pub fn install() -> tracing::dispatcher::DefaultGuard {
     use tracing_subscriber::layer::SubscriberExt;
+    static DISPATCH: std::sync::OnceLock<tracing::Dispatch> = std::sync::OnceLock::new();
     drain();
-    tracing::subscriber::set_default(tracing_subscriber::registry().with(JournalLayer))
+    let dispatch = DISPATCH
+        .get_or_init(|| tracing::Dispatch::new(tracing_subscriber::registry().with(JournalLayer)));
+    tracing::dispatcher::set_default(dispatch)
 }
 
 #[derive(Default)]

@@ -72,9 +72,9 @@ impl Value {
 
     fn write_json(&self, out: &mut String) {
         match self {
-            Value::U64(v) => write!(out, "{v}").unwrap(),
-            Value::I64(v) => write!(out, "{v}").unwrap(),
-            Value::Bool(v) => write!(out, "{v}").unwrap(),
+            Value::U64(v) => push_u64(out, *v),
+            Value::I64(v) => push_i64(out, *v),
+            Value::Bool(v) => out.push_str(if *v { "true" } else { "false" }),
             Value::Str(s) => write_json_str(out, s),
             // Floats print with Rust's shortest round-trip form, which is the
             // same on every platform; non-finite values are not JSON, so they
@@ -235,8 +235,39 @@ impl Event {
     }
 }
 
+/// Appends the decimal digits of `v`: the journal is serialized once per
+/// run (for its hash), so this path avoids the formatting machinery.
+fn push_u64(out: &mut String, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // The bytes are ASCII digits.
+    out.push_str(std::str::from_utf8(&digits[i..]).expect("ASCII digits"));
+}
+
+fn push_i64(out: &mut String, v: i64) {
+    if v < 0 {
+        out.push('-');
+    }
+    push_u64(out, v.unsigned_abs());
+}
+
 /// Writes `s` as a JSON string literal.
 fn write_json_str(out: &mut String, s: &str) {
+    // Most strings need no escaping: copy them whole.
+    if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     out.push('"');
     for c in s.chars() {
         match c {
@@ -359,6 +390,20 @@ mod tests {
             s,
             r#"{"seq":0,"t_ns":1,"node":"n\"1","local_ns":-5,"kind":"k","fields":{"b":true,"a":"x\ny"}}"#
         );
+    }
+
+    #[test]
+    fn integers_print_like_display() {
+        for v in [0u64, 7, 10, 1_000_000_007, u64::MAX] {
+            let mut out = String::new();
+            push_u64(&mut out, v);
+            assert_eq!(out, v.to_string());
+        }
+        for v in [0i64, -1, 42, i64::MIN, i64::MAX] {
+            let mut out = String::new();
+            push_i64(&mut out, v);
+            assert_eq!(out, v.to_string());
+        }
     }
 
     #[test]

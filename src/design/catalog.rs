@@ -496,7 +496,15 @@ impl Registry {
     }
 
     /// The bundled designs, in the order `fencesim designs` lists them.
+    ///
+    /// Built (and its defaults checked) once per process; later calls clone
+    /// it, which is cheap: runs build their worlds from it once per seed.
     pub fn builtin() -> Registry {
+        static BUILTIN: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+        BUILTIN.get_or_init(Registry::build_builtin).clone()
+    }
+
+    fn build_builtin() -> Registry {
         let mut registry = Registry::empty();
         registry.add_lock(crate::design::lease::Lease);
         registry.add_lock(crate::design::redis::Redis);
