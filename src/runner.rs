@@ -34,8 +34,14 @@ pub struct ScenarioRun {
     pub expectations_met: bool,
     /// Node names, clients first, for lanes.
     pub nodes: Vec<String>,
-    /// The journal's hash.
-    pub trace_hash: String,
+}
+
+impl ScenarioRun {
+    /// The journal's hash (computed on demand: a sweep needs it only for the
+    /// seeds it reports).
+    pub fn trace_hash(&self) -> String {
+        self.result.journal.hash()
+    }
 }
 
 /// One `[expect]` key compared with what happened.
@@ -85,7 +91,6 @@ pub fn judge(scenario: &Scenario, result: RunResult) -> ScenarioRun {
             expectations.iter().all(Expectation::met)
         };
     ScenarioRun {
-        trace_hash: result.journal.hash(),
         nodes: scenario.node_names(),
         result,
         report,

@@ -37,7 +37,7 @@ pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
         };
         let first = runner::run(&scenario, scenario.seed);
         let second = runner::run(&scenario, scenario.seed);
-        let deterministic = first.trace_hash == second.trace_hash;
+        let deterministic = first.trace_hash() == second.trace_hash();
         let row_status = row_status(&first, deterministic);
         status = status.max(row_status);
         if row_status != Status::Ok {

@@ -101,7 +101,7 @@ pub(crate) fn run_human(
         }
     }
     writeln!(out).unwrap();
-    writeln!(out, "trace     {}", run.trace_hash).unwrap();
+    writeln!(out, "trace     {}", run.trace_hash()).unwrap();
     writeln!(out, "repro     {repro}").unwrap();
     out
 }
@@ -122,7 +122,7 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
         "lost_updates": rep.lost_updates,
         "events": result.journal.len(),
         "sim_time_ms": result.sim_time.as_millis() as u64,
-        "trace_hash": run.trace_hash,
+        "trace_hash": run.trace_hash(),
         "expectations_met": run.expectations_met,
         "file": scenario.file,
         "outcome": result.outcome.as_str(),

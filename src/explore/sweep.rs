@@ -137,7 +137,7 @@ impl SeedReport {
             kinds,
             events: run.result.journal.len() as u64,
             sim_time: run.result.sim_time,
-            trace_hash: run.trace_hash.clone(),
+            trace_hash: run.trace_hash(),
             faults,
         }
     }

@@ -139,7 +139,7 @@ fn the_binary_and_the_library_give_the_same_trace() {
     let path = crate_root().join("scenarios/figure-9-6.toml");
     let s = scenario::load_file(&Registry::builtin(), &path).unwrap();
     let run = runner::run(&s, 1);
-    assert_eq!(json["trace_hash"], run.trace_hash.as_str());
+    assert_eq!(json["trace_hash"], run.trace_hash().as_str());
     assert_eq!(json["events"], run.result.journal.len());
 }
 

@@ -14,7 +14,7 @@ fn run(text: &str) -> ScenarioRun {
         load_str(&Registry::builtin(), "clients.toml", text).unwrap_or_else(|e| panic!("{e}"));
     let first = runner::run(&scenario, scenario.seed);
     let again = runner::run(&scenario, scenario.seed);
-    assert_eq!(first.trace_hash, again.trace_hash, "non-deterministic");
+    assert_eq!(first.trace_hash(), again.trace_hash(), "non-deterministic");
     first
 }
 

@@ -53,12 +53,12 @@ pub struct Trace {
 impl Trace {
     pub fn of(run: &ScenarioRun) -> Trace {
         assert_eq!(
-            run.trace_hash,
+            run.trace_hash(),
             run.result.journal.hash(),
             "trace_hash is the journal's hash"
         );
         Trace {
-            hash: run.trace_hash.clone(),
+            hash: run.trace_hash(),
             jsonl: run.result.journal.to_jsonl(),
         }
     }

@@ -16,7 +16,11 @@ fn run(text: &str) -> ScenarioRun {
         .unwrap_or_else(|e| panic!("scenario does not load: {e}"));
     let first = runner::run(&scenario, scenario.seed);
     let again = runner::run(&scenario, scenario.seed);
-    assert_eq!(first.trace_hash, again.trace_hash, "non-deterministic run");
+    assert_eq!(
+        first.trace_hash(),
+        again.trace_hash(),
+        "non-deterministic run"
+    );
     assert!(
         matches!(first.result.outcome, sim::Outcome::Completed),
         "run did not complete: {:?}",

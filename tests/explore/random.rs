@@ -17,7 +17,7 @@ fn the_schedule_is_a_pure_function_of_scenario_and_seed() {
     // The same seed reruns to the same trace.
     let a = fencesim::runner::run(&scenario_for_seed(&s, 7), 7);
     let b = fencesim::runner::run(&scenario_for_seed(&s, 7), 7);
-    assert_eq!(a.trace_hash, b.trace_hash);
+    assert_eq!(a.trace_hash(), b.trace_hash());
 }
 
 #[test]

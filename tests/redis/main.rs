@@ -19,7 +19,8 @@ fn run(name: &str, text: &str) -> ScenarioRun {
     let first = runner::run(&s, s.seed);
     let again = runner::run(&s, s.seed);
     assert_eq!(
-        first.trace_hash, again.trace_hash,
+        first.trace_hash(),
+        again.trace_hash(),
         "{name}: the same seed gave two traces"
     );
     assert!(

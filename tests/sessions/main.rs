@@ -19,7 +19,8 @@ fn run(name: &str, text: &str) -> ScenarioRun {
     let first = runner::run(&s, s.seed);
     let again = runner::run(&s, s.seed);
     assert_eq!(
-        first.trace_hash, again.trace_hash,
+        first.trace_hash(),
+        again.trace_hash(),
         "{name} is not deterministic"
     );
     assert_eq!(
@@ -103,7 +104,11 @@ rounds = 3
         for seed in 1..=15 {
             let first = runner::run(&s, seed);
             let again = runner::run(&s, seed);
-            assert_eq!(first.trace_hash, again.trace_hash, "{design} seed {seed}");
+            assert_eq!(
+                first.trace_hash(),
+                again.trace_hash(),
+                "{design} seed {seed}"
+            );
             assert_eq!(
                 first.result.outcome,
                 sim::Outcome::Completed,
