@@ -12,6 +12,10 @@
 //! `fencesim explore scenarios/figure-9-6.toml --faults scenario --jobs 1`
 //! does per seed: the full journal, the oracle and the expectations.
 
+// Both sides run with the allocator the `fencesim` binary uses.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
