@@ -168,6 +168,15 @@ where
             let mut w = w.borrow_mut();
             let node = w.current.map(|id| w.names[id].clone());
             let sim_time = Duration::from_nanos(w.now_ns_outside());
+            // Node tasks that were still waiting hold the world, and the
+            // world holds their wakers; madsim, for its part, keeps the
+            // tasks of live nodes after its runtime is dropped. Kill the
+            // nodes and break the cycle, or every run of a sweep leaks its
+            // world and its tasks.
+            for id in w.madsim_nodes() {
+                runtime.handle().kill(id);
+            }
+            w.dismantle();
             // The world is dropped right after: move its journal out rather
             // than copy it (a copy per seed costs sweeps several percent).
             (std::mem::take(&mut w.journal), node, sim_time)
@@ -175,6 +184,8 @@ where
         None => (Journal::default(), None, Duration::ZERO),
     };
     drop(world);
+    // The killed nodes' tasks are dropped when the executor next runs.
+    let _ = panic::catch_unwind(AssertUnwindSafe(|| runtime.block_on(async {})));
     let outcome = match result {
         Ok(outcome) => outcome,
         Err(payload) => Outcome::Crashed {

@@ -186,6 +186,22 @@ pub struct World<M> {
     pub(crate) current: Option<NodeId>,
 }
 
+/// Worlds alive in this process (see [`live_worlds`]).
+static LIVE_WORLDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many worlds are alive in this process: 0 once every run has
+/// returned. A world that outlives its run (a task of the run kept alive by
+/// a reference cycle) is a leak that grows with every seed of a sweep.
+pub fn live_worlds() -> usize {
+    LIVE_WORLDS.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+impl<M> Drop for World<M> {
+    fn drop(&mut self) {
+        LIVE_WORLDS.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 thread_local! {
     /// The world of this thread's run. Node tasks must be created through
     /// madsim's `Send + Sync` init closures, which can carry only an index,
@@ -234,6 +250,7 @@ impl<M: Message> World<M> {
         }
         let time = madsim::time::TimeHandle::current();
         let start = time.elapsed();
+        LIVE_WORLDS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut world = World {
             nodes: builder
                 .nodes
@@ -299,6 +316,23 @@ impl<M: Message> World<M> {
     /// True time since the start of the run, in nanoseconds.
     pub(crate) fn now_ns(&self) -> u64 {
         (self.time.elapsed() - self.start).as_nanos() as u64
+    }
+
+    /// The madsim nodes the world created.
+    pub(crate) fn madsim_nodes(&self) -> Vec<madsim::task::NodeId> {
+        self.nodes.iter().filter_map(|n| n.madsim_id).collect()
+    }
+
+    /// Drops everything that refers to the run's tasks (wakers, queued
+    /// inputs, the agenda): the run is over.
+    pub(crate) fn dismantle(&mut self) {
+        self.agenda_waker = None;
+        self.agenda.clear();
+        for node in &mut self.nodes {
+            node.waker = None;
+            node.inbox.clear();
+            node.deferred = None;
+        }
     }
 
     /// Simulated time at the end of a run (the runtime may be gone).
