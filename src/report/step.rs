@@ -460,11 +460,14 @@ impl Walk {
     /// sentence, the beliefs, the findings, and the keys.
     pub fn screen(&self, i: usize) -> String {
         let s = &self.steps[i];
+        // "event #N" is the journal's seq: the number the piped listing,
+        // the oracle's findings and the HTML page's `#step=N` use.
         let mut out = format!(
-            "{} — step {} of {} at {}\n\n",
+            "{} — step {} of {}, event #{} at {}\n\n",
             self.name,
             i + 1,
             self.steps.len(),
+            s.seq,
             seconds(s.t_ns)
         );
         for h in &self.header {

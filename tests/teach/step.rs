@@ -76,7 +76,7 @@ fn drive(name: &str, input: &str) -> (Vec<usize>, String) {
         .filter_map(|l| {
             let rest = l.split(" — step ").nth(1)?;
             let n = rest.split(" of ").next()?;
-            assert!(rest.contains(&format!(" of {total} at ")));
+            assert!(rest.contains(&format!(" of {total}, event #")));
             n.parse().ok()
         })
         .collect();
