@@ -120,6 +120,11 @@ fn expectations(scenario: &Scenario, report: &Report) -> Vec<Expectation> {
             report.token_regressions,
         ),
         ("lost_updates", e.lost_updates, report.lost_updates),
+        (
+            "false_rejections",
+            e.false_rejections,
+            report.false_rejections,
+        ),
     ];
     for (key, expected, actual) in counts {
         if let Some(expected) = expected {

@@ -35,6 +35,7 @@ const EXPECT_KEYS: &[&str] = &[
     "rejected_writes",
     "token_regressions",
     "lost_updates",
+    "false_rejections",
 ];
 const MAX_CLIENTS: usize = 64;
 
@@ -404,6 +405,7 @@ fn expect(field: &Field<'_>) -> Result<Expect> {
         rejected_writes: count("rejected_writes")?,
         token_regressions: count("token_regressions")?,
         lost_updates: count("lost_updates")?,
+        false_rejections: count("false_rejections")?,
     };
     let verdict = match optional(table.get("verdict"), |f| choice(f, &["safe", "violation"]))? {
         Some("safe") => Some(Verdict::Safe),

@@ -374,6 +374,9 @@ pub struct Expect {
     pub token_regressions: Option<u64>,
     /// Number of lost updates.
     pub lost_updates: Option<u64>,
+    /// Number of rejections of the current holder's writes (a fence too
+    /// strict, such as `lock_token < :token`).
+    pub false_rejections: Option<u64>,
 }
 
 /// `[explore]`: the random fault schedules `fencesim explore` draws for each

@@ -256,6 +256,7 @@ fn expect(o: &mut String, s: &Scenario) {
         ("rejected_writes", e.rejected_writes),
         ("token_regressions", e.token_regressions),
         ("lost_updates", e.lost_updates),
+        ("false_rejections", e.false_rejections),
     ];
     if e.verdict.is_none() && counts.iter().all(|(_, v)| v.is_none()) {
         return;
