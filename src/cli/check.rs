@@ -27,13 +27,9 @@ pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
     let mut rows = Vec::new();
     let mut failures = Vec::new();
     for file in &files {
-        let scenario = match load(registry, file) {
-            Ok(s) => s,
-            Err(e) => {
-                eprint!("{e}");
-                status = status.max(Status::Invalid);
-                continue;
-            }
+        let Some(scenario) = load(registry, file) else {
+            status = status.max(Status::Invalid);
+            continue;
         };
         let first = runner::run(&scenario, scenario.seed);
         let second = runner::run(&scenario, scenario.seed);

@@ -32,12 +32,8 @@ pub(super) struct Options {
 }
 
 pub(super) fn explore(registry: &Registry, file: &Path, options: Options) -> Status {
-    let scenario = match load(registry, file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprint!("{e}");
-            return Status::Invalid;
-        }
+    let Some(scenario) = load(registry, file) else {
+        return Status::Invalid;
     };
     match options.exhaustive {
         Some(depth) => exhaustive(&scenario, depth, &options),

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::design::catalog::Registry;
-use crate::scenario::{self, Scenario, ScenarioError};
+use crate::scenario::{self, Scenario};
 
 /// Exit status of a command, ordered by severity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -257,9 +257,13 @@ pub fn main() -> ExitCode {
     status.into()
 }
 
-/// Loads a scenario, printing the error on failure.
-fn load(registry: &Registry, file: &std::path::Path) -> Result<Scenario, ScenarioError> {
+/// Loads a scenario; on failure prints the error (file, line, column and
+/// the offending line) to stderr and returns `None`: the caller's status is
+/// then [`Status::Invalid`].
+fn load(registry: &Registry, file: &std::path::Path) -> Option<Scenario> {
     scenario::load_file(registry, file)
+        .map_err(|e| eprint!("{e}"))
+        .ok()
 }
 
 /// The command that replays `file` with `seed` exactly. Under `cargo run`

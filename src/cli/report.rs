@@ -52,13 +52,9 @@ pub(super) fn report(
     }
     let mut entries: Vec<Entry> = Vec::new();
     for file in &files {
-        let scenario = match load(registry, file) {
-            Ok(s) => s,
-            Err(e) => {
-                eprint!("{e}");
-                status = status.max(Status::Invalid);
-                continue;
-            }
+        let Some(scenario) = load(registry, file) else {
+            status = status.max(Status::Invalid);
+            continue;
         };
         let name = file_name(&scenario.name);
         if let Some(other) = entries.iter().find(|e| e.name == name) {

@@ -29,12 +29,8 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         trace,
         random_faults,
     } = options;
-    let scenario = match load(registry, file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprint!("{e}");
-            return Status::Invalid;
-        }
+    let Some(scenario) = load(registry, file) else {
+        return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
     let scenario = if random_faults {

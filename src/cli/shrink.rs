@@ -33,12 +33,8 @@ pub(super) fn command(file: &str, seed: u64) -> String {
 }
 
 pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Status {
-    let scenario = match load(registry, file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprint!("{e}");
-            return Status::Invalid;
-        }
+    let Some(scenario) = load(registry, file) else {
+        return Status::Invalid;
     };
     let seed = options.seed;
     let shrunk = match shrink::shrink(&scenario, seed, options.faults) {

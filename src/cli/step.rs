@@ -15,12 +15,8 @@ use crate::report::step::Walk;
 use crate::runner;
 
 pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: usize) -> Status {
-    let scenario = match load(registry, file) {
-        Ok(s) => s,
-        Err(e) => {
-            eprint!("{e}");
-            return Status::Invalid;
-        }
+    let Some(scenario) = load(registry, file) else {
+        return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
     let run = runner::run(&scenario, seed);
