@@ -259,6 +259,14 @@ fn push_i64(out: &mut String, v: i64) {
     push_u64(out, v.unsigned_abs());
 }
 
+/// A true time as seconds with 3 decimals (`16.012s`), truncated to the
+/// millisecond by integer arithmetic, so every platform prints the same text.
+/// Reports, explanations and the CLI all print times this way.
+pub fn seconds(t_ns: u64) -> String {
+    let ms = t_ns / 1_000_000;
+    format!("{}.{:03}s", ms / 1000, ms % 1000)
+}
+
 /// Writes `s` as a JSON string literal.
 fn write_json_str(out: &mut String, s: &str) {
     // Most strings need no escaping: copy them whole.

@@ -16,7 +16,6 @@ use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::output::secs;
 use super::{load, repro_command_faults, Status};
 use crate::design::catalog::Registry;
 use crate::explore::exhaustive::{self, ExhaustiveResult};
@@ -24,6 +23,7 @@ use crate::explore::shard::Shard;
 use crate::explore::sweep::{self, FaultMode, SeedReport, SweepOptions, SweepSummary};
 use crate::explore::{describe, random};
 use crate::scenario::Scenario;
+use sim::journal::seconds;
 
 pub(super) struct Options {
     pub sweep: SweepOptions,
@@ -110,8 +110,8 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
         out,
         "speed     {:.0} seeds/s, {} simulated in {} wall ({:.0}x)",
         s.seeds_per_sec(),
-        secs(s.sim_time.as_nanos() as u64),
-        secs(s.wall.as_nanos() as u64),
+        seconds(s.sim_time.as_nanos() as u64),
+        seconds(s.wall.as_nanos() as u64),
         s.sim_time.as_secs_f64() / s.wall.as_secs_f64().max(1e-9)
     )
     .unwrap();
@@ -221,7 +221,7 @@ fn exhaustive_human(scenario: &Scenario, depth: u8, r: &ExhaustiveResult) -> Str
         scenario.seed,
         r.menu.len(),
         r.tried,
-        secs(r.wall.as_nanos() as u64)
+        seconds(r.wall.as_nanos() as u64)
     )
     .unwrap();
     writeln!(

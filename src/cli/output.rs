@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use serde_json::json;
+use sim::journal::seconds;
 
 use crate::design::catalog::{Registry, Role, CLIENT_KEYS};
 use crate::oracle::Verdict;
@@ -32,7 +33,7 @@ pub(crate) fn run_human(
         result.seed,
         result.outcome,
         result.journal.len(),
-        secs(result.sim_time.as_nanos() as u64)
+        seconds(result.sim_time.as_nanos() as u64)
     )
     .unwrap();
     writeln!(out).unwrap();
@@ -80,7 +81,7 @@ pub(crate) fn run_human(
                 e.node,
                 e.str("client").unwrap_or("?"),
                 e.str("write").unwrap_or("?"),
-                secs(e.t_ns),
+                seconds(e.t_ns),
                 e.str("reason").unwrap_or("refused"),
             );
             writeln!(out, "{line}").unwrap();
@@ -183,12 +184,6 @@ pub(crate) fn designs(registry: &Registry) -> String {
         .unwrap();
     }
     out
-}
-
-/// `16.012s`, by integer arithmetic.
-pub(crate) fn secs(ns: u64) -> String {
-    let ms = ns / 1_000_000;
-    format!("{}.{:03}s", ms / 1000, ms % 1000)
 }
 
 /// Greedy word wrap.

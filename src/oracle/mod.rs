@@ -209,8 +209,7 @@ pub(crate) struct Secs(pub u64);
 
 impl fmt::Display for Secs {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ms = self.0 / 1_000_000;
-        write!(f, "{}.{:03}s", ms / 1000, ms % 1000)
+        f.write_str(&sim::journal::seconds(self.0))
     }
 }
 

@@ -367,11 +367,7 @@ pub fn local_seconds(ns: i64) -> String {
     format!("{sign}{}", seconds(ns.unsigned_abs()))
 }
 
-/// True time as seconds with 3 decimals, truncated to the millisecond.
-pub fn seconds(ns: u64) -> String {
-    let ms = ns / 1_000_000;
-    format!("{}.{:03}s", ms / 1000, ms % 1000)
-}
+pub use sim::journal::seconds;
 
 /// A true lease or a believed one, as an interval of true time: what the
 /// timeline and the Perfetto trace draw as bars.

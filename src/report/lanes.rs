@@ -47,7 +47,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use sim::journal::{Event, Journal, Value};
+use sim::journal::{seconds, Event, Journal, Value};
 
 use crate::events;
 
@@ -412,14 +412,9 @@ fn end_line(out: &mut String, row: String) {
     out.push('\n');
 }
 
-/// True time as seconds with 3 decimals (`16.012s`), truncated to the
-/// millisecond: integer arithmetic, so it reads the same everywhere.
-fn seconds(ns: u64) -> String {
-    seconds_ms(ns / 1_000_000)
-}
-
+/// A duration journalled in milliseconds, printed like true times.
 fn seconds_ms(ms: u64) -> String {
-    format!("{}.{:03}s", ms / 1000, ms % 1000)
+    seconds(ms.saturating_mul(1_000_000))
 }
 
 fn signed_seconds(ns: i64) -> String {
