@@ -15,6 +15,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::design::{LockDesign, StorageDesign};
 
@@ -48,6 +49,22 @@ impl fmt::Display for Role {
 pub enum KeyKind {
     /// A humantime string such as `"10s"`, at most 24 hours.
     Duration,
+    /// A humantime string in `min..=max`, checked when a scenario is loaded.
+    ///
+    /// With `zero`, `"0s"` is accepted as well and stands for a value the
+    /// design derives (`zero` names it, as in `"ttl / 3"`). With `below`, the
+    /// duration must be shorter than the duration key of that name in the
+    /// same table (a heartbeat shorter than its session), defaults included.
+    DurationIn {
+        /// Shortest accepted value (besides `0s` with `zero`).
+        min: Duration,
+        /// Longest accepted value, at most [`MAX_DURATION`].
+        max: Duration,
+        /// What `0s` means, if it is accepted.
+        zero: Option<&'static str>,
+        /// The key this one must stay below.
+        below: Option<&'static str>,
+    },
     /// `true` or `false`.
     Bool,
     /// An integer in `min..=max`.
@@ -75,15 +92,120 @@ impl fmt::Display for KeyKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             KeyKind::Duration => f.write_str("duration"),
+            KeyKind::DurationIn {
+                min,
+                max,
+                zero,
+                below,
+            } => {
+                f.write_str("duration ")?;
+                if zero.is_some() {
+                    f.write_str("0s | ")?;
+                }
+                match below {
+                    Some(key) => write!(f, "{}..<{key}", show_duration(*min)),
+                    None => write!(f, "{}..={}", show_duration(*min), show_duration(*max)),
+                }
+            }
             KeyKind::Bool => f.write_str("bool"),
             KeyKind::U64 { min, max: u64::MAX } => write!(f, "integer >= {min}"),
-            KeyKind::U64 { min, max } => write!(f, "integer {min}..={max}"),
+            KeyKind::U64 { min, max } => write!(f, "integer {min}..={}", show_count(*max)),
             KeyKind::F64 { min, max } => write!(f, "float {min}..={max}"),
             KeyKind::Choice(choices) => f.write_str(&choices.join(" | ")),
             KeyKind::Text => f.write_str("string"),
         }
     }
 }
+
+/// The longest duration any key takes: longer ones are typos ("10000h")
+/// rather than scenarios, and would overflow the simulator's clocks.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The shortest `ttl` of the built-in lock designs. madsim's timers fire on
+/// a 1 ms grid, so a shorter lease is mostly rounding; and the derived
+/// heartbeats (ttl / 3, ttl / 5) stay at 2 ms or more.
+pub const MIN_TTL: Duration = Duration::from_millis(10);
+
+/// The shortest period of anything that repeats (heartbeat, keep-alive,
+/// retry) or waits (timeouts): madsim's timer resolution. A sub-millisecond
+/// timer would fire late or, repeated, fill the journal with nothing.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
+
+/// The largest `first_token`. A run hands out at most one token per journal
+/// event, so with at most a million events tokens stay far below
+/// `i64::MAX` (9.2 × 10^18), the largest integer SQLite and most stores
+/// keep; a token that would not fit is refused here rather than wrapped.
+pub const MAX_FIRST_TOKEN: u64 = 1_000_000_000_000_000_000;
+
+/// A duration as short as it can be written exactly: `10ms`, `24h`, `1500us`.
+pub fn show_duration(d: Duration) -> String {
+    let ns = d.as_nanos();
+    let units: [(u128, &str); 5] = [
+        (3_600_000_000_000, "h"),
+        (60_000_000_000, "m"),
+        (1_000_000_000, "s"),
+        (1_000_000, "ms"),
+        (1_000, "us"),
+    ];
+    if ns == 0 {
+        return "0s".into();
+    }
+    for (size, unit) in units {
+        if ns % size == 0 {
+            return format!("{}{unit}", ns / size);
+        }
+    }
+    format!("{ns}ns")
+}
+
+/// `10^18` for a large power of ten, else the number.
+fn show_count(n: u64) -> String {
+    match n.checked_ilog10() {
+        Some(exp) if exp >= 9 && 10u64.pow(exp) == n => format!("10^{exp}"),
+        _ => n.to_string(),
+    }
+}
+
+/// A lease, session or key TTL: [`MIN_TTL`] to a day.
+const TTL: KeyKind = KeyKind::DurationIn {
+    min: MIN_TTL,
+    max: MAX_DURATION,
+    zero: None,
+    below: None,
+};
+
+/// A client's heartbeat or keep-alive period: at least [`MIN_INTERVAL`],
+/// shorter than the session it keeps alive; `0s` for the design's default.
+const fn heartbeat(zero: &'static str) -> KeyKind {
+    KeyKind::DurationIn {
+        min: MIN_INTERVAL,
+        max: MAX_DURATION,
+        zero: Some(zero),
+        below: Some("ttl"),
+    }
+}
+
+/// A duration from 0 to a day.
+const ANY_DURATION: KeyKind = KeyKind::DurationIn {
+    min: Duration::ZERO,
+    max: MAX_DURATION,
+    zero: None,
+    below: None,
+};
+
+/// A timer that repeats or waits: [`MIN_INTERVAL`] to a day.
+const INTERVAL: KeyKind = KeyKind::DurationIn {
+    min: MIN_INTERVAL,
+    max: MAX_DURATION,
+    zero: None,
+    below: None,
+};
+
+/// A first token, up to [`MAX_FIRST_TOKEN`].
+const FIRST_TOKEN: KeyKind = KeyKind::U64 {
+    min: 0,
+    max: MAX_FIRST_TOKEN,
+};
 
 /// One key a design accepts in its table.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -127,7 +249,7 @@ pub const LEASE: DesignInfo = DesignInfo {
     keys: &[
         KeySpec {
             name: "ttl",
-            kind: KeyKind::Duration,
+            kind: TTL,
             default: Some("\"10s\""),
             doc: "how long a grant lasts on the lock's clock",
         },
@@ -139,12 +261,9 @@ pub const LEASE: DesignInfo = DesignInfo {
         },
         KeySpec {
             name: "first_token",
-            kind: KeyKind::U64 {
-                min: 0,
-                max: u64::MAX,
-            },
+            kind: FIRST_TOKEN,
             default: Some("1"),
-            doc: "the token of the first grant",
+            doc: "the token of the first grant (tokens stay within a signed 64-bit integer)",
         },
         KeySpec {
             name: "durable",
@@ -163,7 +282,7 @@ pub const REDIS: DesignInfo = DesignInfo {
     keys: &[
         KeySpec {
             name: "ttl",
-            kind: KeyKind::Duration,
+            kind: TTL,
             default: Some("\"10s\""),
             doc: "the key's PX, on the node's wall clock",
         },
@@ -175,12 +294,9 @@ pub const REDIS: DesignInfo = DesignInfo {
         },
         KeySpec {
             name: "first_token",
-            kind: KeyKind::U64 {
-                min: 0,
-                max: u64::MAX,
-            },
+            kind: FIRST_TOKEN,
             default: Some("1"),
-            doc: "the counter's first token",
+            doc: "the counter's first token (tokens stay within a signed 64-bit integer)",
         },
         KeySpec {
             name: "durable",
@@ -205,19 +321,24 @@ pub const REDLOCK: DesignInfo = DesignInfo {
         },
         KeySpec {
             name: "ttl",
-            kind: KeyKind::Duration,
+            kind: TTL,
             default: Some("\"10s\""),
             doc: "the keys' PX, on each node's wall clock",
         },
         KeySpec {
             name: "timeout",
-            kind: KeyKind::Duration,
+            kind: KeyKind::DurationIn {
+                min: MIN_INTERVAL,
+                max: MAX_DURATION,
+                zero: None,
+                below: Some("ttl"),
+            },
             default: Some("\"50ms\""),
-            doc: "how long the client waits for the nodes' answers",
+            doc: "how long the client waits for the nodes' answers (Redlock: much less than ttl)",
         },
         KeySpec {
             name: "drift_factor",
-            kind: KeyKind::F64 { min: 0.0, max: 1.0 },
+            kind: KeyKind::F64 { min: 0.0, max: 0.5 },
             default: Some("0.01"),
             doc: "clock drift allowed per unit of ttl (plus 2 ms)",
         },
@@ -300,13 +421,13 @@ pub const ETCD: DesignInfo = DesignInfo {
     keys: &[
         KeySpec {
             name: "ttl",
-            kind: KeyKind::Duration,
+            kind: TTL,
             default: Some("\"10s\""),
             doc: "the lease's time to live on the server's clock",
         },
         KeySpec {
             name: "keepalive",
-            kind: KeyKind::Duration,
+            kind: heartbeat("ttl / 3"),
             default: Some("\"0s\""),
             doc: "how often the client refreshes its lease; 0s means ttl/3",
         },
@@ -327,7 +448,7 @@ pub const ZOOKEEPER: DesignInfo = DesignInfo {
     keys: &[
         KeySpec {
             name: "ttl",
-            kind: KeyKind::Duration,
+            kind: TTL,
             default: Some("\"10s\""),
             doc: "session timeout on the server's clock",
         },
@@ -339,7 +460,7 @@ pub const ZOOKEEPER: DesignInfo = DesignInfo {
         },
         KeySpec {
             name: "heartbeat",
-            kind: KeyKind::Duration,
+            kind: heartbeat("ttl / 3"),
             default: Some("\"0s\""),
             doc: "client heartbeat interval; 0s means ttl / 3",
         },
@@ -354,7 +475,7 @@ pub const CHUBBY: DesignInfo = DesignInfo {
     keys: &[
         KeySpec {
             name: "ttl",
-            kind: KeyKind::Duration,
+            kind: TTL,
             default: Some("\"10s\""),
             doc: "session lease on the server's clock",
         },
@@ -366,13 +487,19 @@ pub const CHUBBY: DesignInfo = DesignInfo {
         },
         KeySpec {
             name: "lock_delay",
-            kind: KeyKind::Duration,
+            kind: KeyKind::DurationIn {
+                min: Duration::ZERO,
+                max: Duration::from_secs(60),
+                zero: None,
+                below: None,
+            },
             default: Some("\"0s\""),
-            doc: "after a holder's session is lost, nobody gets the lock for this long",
+            doc: "after a holder's session is lost, nobody gets the lock for this long \
+                  (Chubby caps it at one minute)",
         },
         KeySpec {
             name: "heartbeat",
-            kind: KeyKind::Duration,
+            kind: heartbeat("ttl / 3"),
             default: Some("\"0s\""),
             doc: "client keep-alive interval; 0s means ttl / 3",
         },
@@ -387,7 +514,7 @@ pub const HAZELCAST: DesignInfo = DesignInfo {
     keys: &[
         KeySpec {
             name: "ttl",
-            kind: KeyKind::Duration,
+            kind: TTL,
             default: Some("\"10s\""),
             doc: "CP session TTL on the server's clock",
         },
@@ -399,7 +526,7 @@ pub const HAZELCAST: DesignInfo = DesignInfo {
         },
         KeySpec {
             name: "heartbeat",
-            kind: KeyKind::Duration,
+            kind: heartbeat("ttl / 5"),
             default: Some("\"0s\""),
             doc: "CP session heartbeat interval; 0s means ttl / 5",
         },
@@ -412,7 +539,7 @@ pub const HAZELCAST: DesignInfo = DesignInfo {
 pub const CLIENT_KEYS: &[KeySpec] = &[
     KeySpec {
         name: "start",
-        kind: KeyKind::Duration,
+        kind: ANY_DURATION,
         default: Some("\"0s\""),
         doc: "when it first tries to acquire, on its own clock",
     },
@@ -427,7 +554,7 @@ pub const CLIENT_KEYS: &[KeySpec] = &[
     },
     KeySpec {
         name: "work",
-        kind: KeyKind::Duration,
+        kind: ANY_DURATION,
         default: Some("\"1s\""),
         doc: "time in the critical section before the write",
     },
@@ -439,15 +566,15 @@ pub const CLIENT_KEYS: &[KeySpec] = &[
     },
     KeySpec {
         name: "retry",
-        kind: KeyKind::Duration,
+        kind: INTERVAL,
         default: Some("\"500ms\""),
-        doc: "wait after a denial before asking again (> 0)",
+        doc: "wait after a denial before asking again",
     },
     KeySpec {
         name: "timeout",
-        kind: KeyKind::Duration,
+        kind: INTERVAL,
         default: Some("\"5s\""),
-        doc: "how long to wait for any answer (> 0)",
+        doc: "how long to wait for any answer",
     },
     KeySpec {
         name: "check_lease",
@@ -572,9 +699,11 @@ impl Registry {
     ///
     /// # Panics
     /// If a design with the same name and role is already registered, if a
-    /// key is named `design` or listed twice, or if a key's default does not
-    /// satisfy its own kind: all mistakes in the program, not in a scenario
-    /// file, so they fail at startup rather than when a file is loaded.
+    /// key is named `design` or listed twice, if a key's default does not
+    /// satisfy its own kind, or if a duration's bounds are out of order or
+    /// name as `below` a key that is not one of the design's durations: all
+    /// mistakes in the program, not in a scenario file, so they fail at
+    /// startup rather than when a file is loaded.
     pub fn add(&mut self, info: DesignInfo) {
         assert!(
             self.get(info.role, info.name).is_none(),
@@ -589,6 +718,31 @@ impl Registry {
                 info.name,
                 key.name
             );
+            if let KeyKind::DurationIn {
+                min, max, below, ..
+            } = key.kind
+            {
+                assert!(
+                    min <= max && max <= MAX_DURATION,
+                    "design `{}`: key `{}` has bounds out of order",
+                    info.name,
+                    key.name
+                );
+                let other = below.map(|b| info.keys.iter().find(|k| k.name == b));
+                assert!(
+                    matches!(
+                        other,
+                        None | Some(Some(KeySpec {
+                            kind: KeyKind::Duration | KeyKind::DurationIn { .. },
+                            ..
+                        }))
+                    ),
+                    "design `{}`: key `{}` must stay below {:?}, which is not one of its durations",
+                    info.name,
+                    key.name,
+                    below
+                );
+            }
             if let Err(message) = crate::scenario::check_default(key) {
                 panic!(
                     "design `{}`: default of key `{}`: {message}",
@@ -662,6 +816,35 @@ mod tests {
                 key.name
             );
         }
+    }
+
+    #[test]
+    fn kinds_show_their_ranges() {
+        let shown = |key: &str, design: &DesignInfo| design.key(key).unwrap().kind.to_string();
+        assert_eq!(shown("ttl", &LEASE), "duration 10ms..=24h");
+        assert_eq!(shown("heartbeat", &ZOOKEEPER), "duration 0s | 1ms..<ttl");
+        assert_eq!(shown("lock_delay", &CHUBBY), "duration 0s..=1m");
+        assert_eq!(shown("first_token", &REDIS), "integer 0..=10^18");
+        assert_eq!(shown("nodes", &REDLOCK), "integer 1..=15");
+        assert_eq!(show_duration(Duration::from_micros(1500)), "1500us");
+        assert_eq!(show_duration(Duration::from_nanos(7)), "7ns");
+    }
+
+    #[test]
+    #[should_panic(expected = "must stay below Some(\"ttl\")")]
+    fn a_bound_on_a_key_the_design_lacks_panics() {
+        const KEYS: &[KeySpec] = &[KeySpec {
+            name: "heartbeat",
+            kind: heartbeat("ttl / 3"),
+            default: Some("\"0s\""),
+            doc: "",
+        }];
+        Registry::empty().add(DesignInfo {
+            name: "x",
+            role: Role::Lock,
+            summary: "",
+            keys: KEYS,
+        });
     }
 
     #[test]

@@ -8,7 +8,9 @@ use super::model::{
     Workload,
 };
 use super::reader::{did_you_mean, Field, Result, Source, Table};
-use crate::design::catalog::{KeyKind, KeySpec, Registry, Role, CLIENT_KEYS};
+use crate::design::catalog::{
+    show_duration, DesignInfo, KeyKind, KeySpec, Registry, Role, CLIENT_KEYS,
+};
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -37,7 +39,14 @@ const EXPECT_KEYS: &[&str] = &[
     "lost_updates",
     "false_rejections",
 ];
-const MAX_CLIENTS: usize = 64;
+/// The most `[[clients]]` a scenario may have.
+pub(crate) const MAX_CLIENTS: usize = 64;
+/// The largest `max_events`. A journal event costs about 400 bytes in a run
+/// (the journal and the oracle's indexes), so one run stays under half a
+/// gigabyte; `explore --jobs N` holds up to N runs at once.
+pub(crate) const MAX_EVENTS: u64 = 1_000_000;
+/// The default `max_events`.
+pub(crate) const DEFAULT_MAX_EVENTS: u64 = 100_000;
 
 pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario> {
     let doc = src.parse()?;
@@ -54,7 +63,7 @@ pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario>
     let duration = optional(top.get("duration"), |f| f.positive_duration("`duration`"))?
         .unwrap_or(Duration::from_secs(60));
     let max_events =
-        optional(top.get("max_events"), |f| f.u64_in(1, 10_000_000))?.unwrap_or(100_000);
+        optional(top.get("max_events"), |f| f.u64_in(1, MAX_EVENTS))?.unwrap_or(DEFAULT_MAX_EVENTS);
     let strict = optional(top.get("strict"), Field::bool)?.unwrap_or(false);
 
     let lock_field = required_table(&mut top, "lock")?;
@@ -165,6 +174,7 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
         params.push((key.name.to_string(), value));
     }
     let params = Params::new(params);
+    relations(info, &params, &mut table)?;
     // A storage may check its keys further (the `sql` storage prepares its
     // statement): its objection is reported at the key.
     if let Some(storage) = (role == Role::Storage)
@@ -186,9 +196,65 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
     })
 }
 
+/// Each duration key declared `below` another is shorter than it, defaults
+/// included. The error points at the key if the file sets it, else at the
+/// key it must stay below, else at the table.
+fn relations(info: &DesignInfo, params: &Params, table: &mut Table<'_>) -> Result<()> {
+    for key in info.keys {
+        let KeyKind::DurationIn {
+            below: Some(other), ..
+        } = key.kind
+        else {
+            continue;
+        };
+        let (value, limit) = match (params.get(key.name), params.get(other)) {
+            (Some(ParamValue::Duration(v)), Some(ParamValue::Duration(l))) => (*v, *l),
+            _ => continue,
+        };
+        if value.is_zero() || value < limit {
+            continue;
+        }
+        let (own, theirs) = (table.get(key.name), table.get(other));
+        let shown = |d, field: &Option<Field<'_>>| {
+            let default = if field.is_none() {
+                " (the default)"
+            } else {
+                ""
+            };
+            format!("{}{default}", show_duration(d))
+        };
+        let message = format!(
+            "`{}` = {} must be shorter than `{other}` = {}",
+            key.name,
+            shown(value, &own),
+            shown(limit, &theirs),
+        );
+        return Err(match own.or(theirs) {
+            Some(field) => field.error(message),
+            None => table.error(message),
+        });
+    }
+    Ok(())
+}
+
 fn param_value(kind: &KeyKind, field: &Field<'_>) -> Result<ParamValue> {
     Ok(match *kind {
         KeyKind::Duration => ParamValue::Duration(field.duration()?),
+        KeyKind::DurationIn { min, max, zero, .. } => {
+            let value = field.duration()?;
+            let zero_ok = value.is_zero() && zero.is_some();
+            if !zero_ok && !(min..=max).contains(&value) {
+                let or_zero = zero.map_or(String::new(), |z| format!(", or 0s for {z}"));
+                let message = format!(
+                    "{} is out of range: expected {}..={}{or_zero}",
+                    show_duration(value),
+                    show_duration(min),
+                    show_duration(max)
+                );
+                return Err(field.error(field.named(message)));
+            }
+            ParamValue::Duration(value)
+        }
         KeyKind::Bool => ParamValue::Bool(field.bool()?),
         KeyKind::U64 { min, max } => ParamValue::U64(field.u64_in(min, max)?),
         KeyKind::F64 { min, max } => {
@@ -339,13 +405,7 @@ fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
     let mut values = Vec::with_capacity(CLIENT_KEYS.len());
     for key in CLIENT_KEYS {
         let value = match table.get(key.name) {
-            Some(field) => {
-                let value = param_value(&key.kind, &field)?;
-                if matches!(key.name, "retry" | "timeout") {
-                    field.positive_duration(&format!("`{}`", key.name))?;
-                }
-                value
-            }
+            Some(field) => param_value(&key.kind, &field)?,
             None => default_value(key)
                 .unwrap_or_else(|e| panic!("client key `{}`: bad default: {e}", key.name)),
         };

@@ -9,9 +9,7 @@ use toml_edit::{ImDocument, Item, TableLike, Value};
 
 use super::error::ScenarioError;
 
-/// The longest duration any key accepts. Longer ones are typos ("10000h")
-/// rather than scenarios, and would overflow the simulator's clocks.
-pub(crate) const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+pub(crate) use crate::design::catalog::MAX_DURATION;
 
 pub(crate) type Result<T> = std::result::Result<T, ScenarioError>;
 
@@ -31,10 +29,43 @@ impl<'a> Source<'a> {
     pub fn parse(&self) -> Result<ImDocument<&'a str>> {
         ImDocument::parse(self.text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
-            let message = e.message().trim_end().replace('\n', "; ");
+            if let Some(key) = missing_value(self.text, span.start) {
+                let message = format!(
+                    "invalid TOML: `{} =` has no value: write one after `=`, such as \"10s\" \
+                     (a string or duration, in quotes), 3, true or an array [\"1ms\", \"5ms\"]",
+                    &self.text[key.clone()]
+                );
+                return self.error(key, message);
+            }
+            let message = match e.message().trim_end() {
+                "" => "unexpected end of file".to_string(),
+                message => message.replace('\n', "; "),
+            };
             self.error(span, format!("invalid TOML: {message}"))
         })
     }
+}
+
+/// Where the key of `key =` is, when a parse error at byte `at` sits where
+/// its value should be: nothing but blanks or a comment after the `=`.
+fn missing_value(text: &str, at: usize) -> Option<Range<usize>> {
+    let at = (0..=at.min(text.len()))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))?;
+    let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let rest = text[at..].lines().next().unwrap_or("").trim();
+    if !(rest.is_empty() || rest.starts_with('#')) {
+        return None;
+    }
+    let before = text[line_start..at].trim_end().strip_suffix('=')?;
+    // In an inline table, the key is the last one: `x = { a = 1, b =`.
+    let key_start = line_start + before.rfind(['{', ',']).map_or(0, |i| i + 1);
+    let key = text[key_start..line_start + before.len()].trim();
+    if key.is_empty() || key.contains('=') {
+        return None;
+    }
+    let start = key_start + text[key_start..].find(key)?;
+    Some(start..start + key.len())
 }
 
 /// A table being read, with the keys read so far.
@@ -460,6 +491,41 @@ mod tests {
         assert_eq!(parse_signed_duration("3ms"), Ok(3_000_000));
         assert!(parse_signed_duration("--5s").is_err());
         assert!(parse_signed_duration("-").is_err());
+    }
+
+    #[test]
+    fn a_key_without_a_value_is_named() {
+        for text in [
+            "seed =",
+            "seed = ",
+            "seed =\n",
+            "seed =   # none\nname = \"t\"\n",
+        ] {
+            let src = Source {
+                file: "t.toml",
+                text,
+            };
+            let error = src.parse().unwrap_err();
+            assert_eq!(error.location(), "t.toml:1:1", "{text:?}: {error}");
+            assert!(
+                error
+                    .message
+                    .starts_with("invalid TOML: `seed =` has no value"),
+                "{text:?}: {error}"
+            );
+        }
+        let src = Source {
+            file: "t.toml",
+            text: "x = { a = 1, b =",
+        };
+        let error = src.parse().unwrap_err();
+        assert!(error.message.contains("`b =` has no value"), "{error}");
+        // Other syntax errors keep the parser's words.
+        let src = Source {
+            file: "t.toml",
+            text: "seed = 1 2\n",
+        };
+        assert!(!src.parse().unwrap_err().message.contains("no value"));
     }
 
     #[test]

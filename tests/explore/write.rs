@@ -39,7 +39,7 @@ duration = "1500ms"
 strict = true
 [lock]
 design = "lease"
-ttl = "1234567ns"
+ttl = "12345678ns"
 [storage]
 design = "unchecked"
 [network]

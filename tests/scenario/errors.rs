@@ -119,7 +119,11 @@ fn zero_duration_is_refused_where_it_makes_no_sense() {
         "a pause's `duration` must be greater than 0",
     );
     let text = BASE.replace("name = \"client2\"", "name = \"client2\"\nretry = \"0s\"");
-    assert_error(&text, "t.toml:10:9", "`retry` must be greater than 0");
+    assert_error(
+        &text,
+        "t.toml:10:9",
+        "`retry`: 0s is out of range: expected 1ms..=24h",
+    );
 }
 
 #[test]
@@ -217,7 +221,7 @@ fn absurd_sizes_are_refused() {
     let text = BASE.replace("name = \"t\"\n", "name = \"t\"\nduration = \"1000h\"\n");
     assert_error(&text, "t.toml:2:12", "too long: at most 24h");
     let text = BASE.replace("name = \"t\"\n", "name = \"t\"\nmax_events = 0\n");
-    assert_error(&text, "t.toml:2:14", "out of range: expected 1..=10000000");
+    assert_error(&text, "t.toml:2:14", "out of range: expected 1..=1000000");
     let text = with(
         "[[faults]]\nkind = \"drop\"\nfrom = \"lock\"\nto = \"storage\"\nat = \"1s\"\ncount = 0\n",
     );
