@@ -12,13 +12,14 @@
 //! update = "UPDATE kv SET value = :value, lock_token = :token WHERE key = :key AND lock_token <= :token"
 //! ```
 //!
-//! The table is `kv(key TEXT PRIMARY KEY, value INTEGER, lock_token INTEGER)`.
+//! The table is `kv(key TEXT PRIMARY KEY, value INTEGER, lock_token INTEGER)`
+//! (`STRICT`).
 //! For each write the node first runs `INSERT OR IGNORE INTO kv VALUES (:key,
 //! 0, 0)` (a key's row exists from its first write on, with token 0), then the
 //! statement with the named parameters it uses among `:key`, `:value`,
 //! `:token` (NULL for a write without a token) and `:version` (the version an
 //! increment read, NULL for a blind write). The write is **accepted when the
-//! statement changed a row** (`changes() > 0`), rejected otherwise; an SQL
+//! statement changed a row**, rejected otherwise; an SQL
 //! error at run time (a constraint, say) is a rejection that names it. Reads
 //! answer the row's `value`.
 //!
@@ -28,27 +29,143 @@
 //!   second write with the same token: a false rejection.
 //! - `WHERE key = :key` alone checks nothing: a zombie's write lands.
 //!
-//! The statement is prepared when a scenario is loaded
-//! ([`StorageDesign::validate`]): invalid SQL, an unknown parameter, a
-//! statement that cannot change a row, or one that reads the time or
-//! randomness (`random()`, `'now'`, `CURRENT_TIMESTAMP`, which would break
-//! determinism) is an error at the `update` key. The database lives in the
-//! node and survives its crashes: the data is durable.
+//! ## The sandbox
+//!
+//! A scenario file may come from anyone, so the statement runs in a sandbox
+//! that SQLite itself enforces, and is checked when the scenario is loaded
+//! ([`StorageDesign::validate`]): any objection is an error at the `update`
+//! key (exit 2), never a panic or a surprise at run time.
+//! - **Exactly one statement, an `UPDATE` of `kv`.** SQLite's authorizer
+//!   refuses, while the statement is prepared, every other action: reading
+//!   or writing any other table (`sqlite_schema` included), `INSERT`,
+//!   `DELETE`, DDL (`CREATE`, `DROP`, `ALTER`), `ATTACH`, `DETACH`,
+//!   `PRAGMA`, transactions, and any function not on [`FUNCTIONS`]
+//!   (`load_extension`, `random()`, `CURRENT_TIMESTAMP`, …). A statement
+//!   that updates nothing (`VACUUM`, `SELECT`) is refused, and so is a
+//!   second statement after the first (`UPDATE …; VACUUM INTO …`).
+//!   Attaching databases is also capped at zero, which `VACUUM INTO` needs:
+//!   nothing is ever written outside the in-memory database.
+//! - **No `RETURNING`.** The write's outcome is the number of rows the
+//!   statement changed, nothing else.
+//! - **The decision is the statement's own change count**: the rows it
+//!   changed (SQLite's total change count across it), never the count left
+//!   by the storage's own `INSERT OR IGNORE`.
+//! - **Bounded work.** A progress handler stops any statement after
+//!   [`MAX_STEPS`] SQLite virtual-machine steps, and strings and blobs are capped at [`MAX_LENGTH`]
+//!   bytes. An unbounded recursive CTE is caught at load; one that runs away
+//!   only on some run's data ends that run as crashed, with that message
+//!   (exit 3): never a hang.
+//! - **Integers only.** The table is `STRICT`: `value` and `lock_token` hold
+//!   integers (or NULL), so `SET value = :key` fails at load rather than
+//!   answering reads with text. Tokens are bound as SQLite's signed 64-bit
+//!   integers; the built-in locks' tokens stay far below `i64::MAX` (see
+//!   [`catalog::MAX_FIRST_TOKEN`]), and a larger one is never wrapped: it
+//!   ends the run as crashed, saying so.
+//! - **A trial run.** At load the statement runs on a fresh table for two
+//!   sample writes (key `"key"`, value 1, token 1 and version 0; then no
+//!   token and no version), each followed by a read: a statement that fails
+//!   there (a constraint, a type, the step budget) is refused.
+//! - **Determinism.** Time and randomness (`'now'`, `CURRENT_TIME`,
+//!   `random()`) are refused, so runs of a seed stay identical.
+//!
+//! The database lives in the node and survives its crashes: the data is
+//! durable.
 
-use rusqlite::{Connection, Statement};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::limits::Limit;
+use rusqlite::{Batch, Connection, Statement};
 use sim::Actor;
 
 use crate::design::catalog::{self, DesignInfo};
 use crate::design::storage::{Decision, StorageNode, StoragePolicy, WriteRequest};
 use crate::design::{ParamError, StorageDesign};
-use crate::protocol::Msg;
+use crate::protocol::{Msg, Op};
 use crate::scenario::Params;
 
 /// The parameters a statement may use.
 pub const PARAMETERS: &[&str] = &[":key", ":value", ":token", ":version"];
 
-/// Substrings (lowercase) of SQL that reads time or randomness.
-const NONDETERMINISTIC: &[&str] = &["random", "'now'", "current_time", "current_date"];
+/// The SQL functions a statement may call: SQLite's deterministic core,
+/// aggregate, date (without `'now'`) and math functions. Nothing here reads
+/// a file, the clock or randomness.
+pub const FUNCTIONS: &[&str] = &[
+    "abs",
+    "avg",
+    "ceil",
+    "ceiling",
+    "char",
+    "coalesce",
+    "concat",
+    "concat_ws",
+    "count",
+    "date",
+    "datetime",
+    "floor",
+    "format",
+    "glob",
+    "group_concat",
+    "hex",
+    "ifnull",
+    "iif",
+    "instr",
+    "julianday",
+    "length",
+    "like",
+    "likelihood",
+    "likely",
+    "lower",
+    "ltrim",
+    "max",
+    "min",
+    "mod",
+    "nullif",
+    "octet_length",
+    "pow",
+    "power",
+    "printf",
+    "quote",
+    "replace",
+    "round",
+    "rtrim",
+    "sign",
+    "sqrt",
+    "strftime",
+    "string_agg",
+    "substr",
+    "substring",
+    "sum",
+    "time",
+    "timediff",
+    "total",
+    "trim",
+    "trunc",
+    "typeof",
+    "unhex",
+    "unicode",
+    "unixepoch",
+    "unlikely",
+    "upper",
+];
+
+/// The most SQLite virtual-machine steps one statement may take.
+pub const MAX_STEPS: u64 = 1_000_000;
+
+/// The longest string or blob a statement may build, in bytes.
+pub const MAX_LENGTH: i32 = 1_000_000;
+
+/// Steps between two calls of the progress handler.
+const STEPS_PER_CHECK: u64 = 1_000;
+
+/// Substrings (lowercase) of SQL that reads the time.
+const NONDETERMINISTIC: &[&str] = &["'now'", "current_time", "current_date"];
+
+const SCHEMA: &str =
+    "CREATE TABLE kv (key TEXT PRIMARY KEY, value INTEGER, lock_token INTEGER) STRICT;";
+const INSERT: &str = "INSERT OR IGNORE INTO kv (key, value, lock_token) VALUES (?1, 0, 0)";
+const READ: &str = "SELECT value FROM kv WHERE key = ?1";
 
 /// The `sql` design as the registry knows it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -66,12 +183,10 @@ impl StorageDesign for SqlDesign {
     }
 
     fn validate(&self, params: &Params) -> Result<(), ParamError> {
-        Sql::new(params.str("update"))
-            .map(drop)
-            .map_err(|message| ParamError {
-                key: "update",
-                message,
-            })
+        Sql::check(params.str("update")).map_err(|message| ParamError {
+            key: "update",
+            message,
+        })
     }
 }
 
@@ -79,6 +194,10 @@ impl StorageDesign for SqlDesign {
 pub struct Sql {
     db: Connection,
     update: String,
+    /// Progress-handler calls during the statement running now.
+    checks: Arc<AtomicU64>,
+    /// What the authorizer sees; see [`Sql::own`].
+    seen: Arc<Mutex<Seen>>,
 }
 
 impl std::fmt::Debug for Sql {
@@ -87,9 +206,49 @@ impl std::fmt::Debug for Sql {
     }
 }
 
+/// What the authorizer saw while a statement was prepared.
+#[derive(Default)]
+struct Seen {
+    /// The first action it refused, in words.
+    refused: Option<String>,
+    /// Whether the statement updates a column of `kv`.
+    updates_kv: bool,
+    /// The storage's own statement is running: allow it.
+    own: bool,
+}
+
+/// Why a write could not be decided.
+#[derive(Debug)]
+enum RunError {
+    /// SQLite's own error (a constraint, a type): the write is rejected.
+    Sql(rusqlite::Error),
+    /// The statement ran past [`MAX_STEPS`].
+    Budget,
+    /// A token or version above `i64::MAX`.
+    TooLarge(&'static str, u64),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Sql(e) => write!(f, "{e}"),
+            RunError::Budget => write!(
+                f,
+                "the statement ran past its budget of {MAX_STEPS} SQLite steps \
+                 (an unbounded recursive CTE?)"
+            ),
+            RunError::TooLarge(what, n) => write!(
+                f,
+                "{what} {n} does not fit SQLite's signed 64-bit integer (at most {})",
+                i64::MAX
+            ),
+        }
+    }
+}
+
 impl Sql {
     /// A fresh database running `update` for each write; an error says why
-    /// the statement cannot be used.
+    /// the statement cannot be used. See the module docs for the rules.
     pub fn new(update: &str) -> Result<Sql, String> {
         let lower = update.to_lowercase();
         if let Some(bad) = NONDETERMINISTIC.iter().find(|bad| lower.contains(*bad)) {
@@ -98,49 +257,222 @@ impl Sql {
             ));
         }
         let db = Connection::open_in_memory().map_err(|e| e.to_string())?;
-        db.execute_batch(
-            "CREATE TABLE kv (key TEXT PRIMARY KEY, value INTEGER, lock_token INTEGER);",
-        )
-        .map_err(|e| e.to_string())?;
-        {
-            let stmt = db
-                .prepare_cached(update)
-                .map_err(|e| format!("invalid SQL: {e}"))?;
-            if stmt.readonly() {
-                return Err("the statement changes no row, so it would accept no write".into());
+        db.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
+        db.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0);
+        db.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_LENGTH);
+        db.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, 100_000);
+        db.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
+            .map_err(|e| e.to_string())?;
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let record = Arc::clone(&seen);
+        db.authorizer(Some(move |ctx: AuthContext<'_>| {
+            let mut seen = record.lock().unwrap_or_else(|e| e.into_inner());
+            if seen.own {
+                return Authorization::Allow;
             }
-            for i in 1..=stmt.parameter_count() {
-                match stmt.parameter_name(i) {
-                    Some(name) if PARAMETERS.contains(&name) => {}
-                    other => {
-                        return Err(format!(
-                            "unknown parameter {}; use {}",
-                            other.unwrap_or("`?`"),
-                            PARAMETERS.join(", ")
-                        ))
+            match refusal(&ctx.action) {
+                None => {
+                    if let AuthAction::Update { .. } = ctx.action {
+                        seen.updates_kv = true;
                     }
+                    Authorization::Allow
+                }
+                Some(reason) => {
+                    seen.refused.get_or_insert(reason);
+                    Authorization::Deny
                 }
             }
-        }
+        }));
+        let checks = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&checks);
+        db.progress_handler(
+            STEPS_PER_CHECK as i32,
+            Some(move || counter.fetch_add(1, Ordering::Relaxed) + 1 > MAX_STEPS / STEPS_PER_CHECK),
+        );
+        prepare_one(&db, update, &seen)?;
         Ok(Sql {
             db,
             update: update.to_owned(),
+            checks,
+            seen,
         })
     }
 
-    fn run(&self, w: &WriteRequest<'_>) -> rusqlite::Result<usize> {
-        self.db.execute(
-            "INSERT OR IGNORE INTO kv (key, value, lock_token) VALUES (?1, 0, 0)",
-            [w.key],
-        )?;
-        let mut stmt = self.db.prepare_cached(&self.update)?;
-        bind(&mut stmt, ":key", w.key)?;
-        bind(&mut stmt, ":value", w.value)?;
-        bind(&mut stmt, ":token", w.token.map(|t| t as i64))?;
-        bind(&mut stmt, ":version", w.expect_version.map(|v| v as i64))?;
-        stmt.raw_execute()?;
-        Ok(self.db.changes() as usize)
+    /// Runs one of the storage's own statements, which the authorizer lets
+    /// through (SQLite may prepare a cached statement again at any step).
+    fn own<T>(&self, run: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, RunError> {
+        let set = |own| self.seen.lock().unwrap_or_else(|e| e.into_inner()).own = own;
+        set(true);
+        let result = run(&self.db);
+        set(false);
+        result.map_err(RunError::Sql)
     }
+
+    /// Checks `update` as [`Sql::new`] does, then runs it for two sample
+    /// writes on a fresh table, each followed by a read of the key.
+    pub fn check(update: &str) -> Result<(), String> {
+        let mut sql = Sql::new(update)?;
+        for (token, version) in [(Some(1), Some(0)), (None, None)] {
+            let write = WriteRequest {
+                write: "sample",
+                client: "client1",
+                token,
+                key: "key",
+                value: 1,
+                op: Op::Put,
+                expect_version: version,
+                stored_version: 0,
+            };
+            let shown = token.map_or("none".to_string(), |t| t.to_string());
+            sql.run(&write)
+                .and_then(|_| sql.try_read("key").map(drop))
+                .map_err(|e| {
+                    format!(
+                        "the statement fails on a sample write (key \"key\", value 1, token {shown}): {e}"
+                    )
+                })?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, w: &WriteRequest<'_>) -> Result<u64, RunError> {
+        let integer = |what, n: Option<u64>| {
+            n.map(|n| i64::try_from(n).map_err(|_| RunError::TooLarge(what, n)))
+                .transpose()
+        };
+        let token = integer("token", w.token)?;
+        let version = integer("version", w.expect_version)?;
+        self.own(|db| db.prepare_cached(INSERT)?.execute([w.key]))?;
+        let mut stmt = self
+            .db
+            .prepare_cached(&self.update)
+            .map_err(RunError::Sql)?;
+        let bound = bind(&mut stmt, ":key", w.key)
+            .and_then(|()| bind(&mut stmt, ":value", w.value))
+            .and_then(|()| bind(&mut stmt, ":token", token))
+            .and_then(|()| bind(&mut stmt, ":version", version));
+        bound.map_err(RunError::Sql)?;
+        let before = self.db.total_changes();
+        self.checks.store(0, Ordering::Relaxed);
+        let result = stmt.raw_execute();
+        let over_budget = self.checks.load(Ordering::Relaxed) > MAX_STEPS / STEPS_PER_CHECK;
+        // A failed run leaves its bindings; clear them for the next write.
+        stmt.clear_bindings();
+        match result {
+            Err(_) if over_budget => Err(RunError::Budget),
+            Err(e) => Err(RunError::Sql(e)),
+            Ok(_) => Ok(self.db.total_changes() - before),
+        }
+    }
+
+    fn try_read(&self, key: &str) -> Result<i64, RunError> {
+        let value = self.own(|db| {
+            let mut read = db.prepare_cached(READ)?;
+            match read.query_row([key], |row| row.get::<_, Option<i64>>(0)) {
+                Err(rusqlite::Error::QueryReturnedNoRows) => Ok(None),
+                other => other,
+            }
+        })?;
+        Ok(value.unwrap_or(0))
+    }
+}
+
+/// Why the authorizer refuses `action`, if it does.
+fn refusal(action: &AuthAction<'_>) -> Option<String> {
+    match action {
+        AuthAction::Select | AuthAction::Recursive => None,
+        AuthAction::Read { table_name, .. } | AuthAction::Update { table_name, .. }
+            if *table_name == "kv" =>
+        {
+            None
+        }
+        AuthAction::Read { table_name, .. } => Some(format!(
+            "the statement reads table `{table_name}`: only `kv` may be used"
+        )),
+        AuthAction::Update { table_name, .. } => Some(format!(
+            "the statement updates table `{table_name}`: only `kv` may be updated"
+        )),
+        AuthAction::Function { function_name } => {
+            let name = function_name.to_lowercase();
+            (!FUNCTIONS.contains(&name.as_str())).then(|| {
+                format!(
+                    "the statement calls `{function_name}`, which is not allowed \
+                     (no files, time or randomness); allowed functions: {}",
+                    FUNCTIONS.join(", ")
+                )
+            })
+        }
+        AuthAction::Insert { table_name } | AuthAction::Delete { table_name }
+            if table_name.starts_with("sqlite_") =>
+        {
+            Some("the statement changes the schema (DDL), which is not allowed".into())
+        }
+        AuthAction::Insert { .. } | AuthAction::Delete { .. } => {
+            Some("the statement inserts or deletes rows: it must be one UPDATE of `kv`".to_string())
+        }
+        AuthAction::Pragma { pragma_name, .. } => Some(format!(
+            "the statement runs PRAGMA {pragma_name}, which is not allowed"
+        )),
+        AuthAction::Attach { .. } | AuthAction::Detach { .. } => {
+            Some("the statement attaches or detaches a database, which is not allowed".into())
+        }
+        AuthAction::Transaction { .. } | AuthAction::Savepoint { .. } => {
+            Some("the statement controls a transaction: it must be one UPDATE of `kv`".into())
+        }
+        other => Some(format!(
+            "the statement changes the schema or does something else than an UPDATE of `kv` \
+             ({other:?}), which is not allowed"
+        )),
+    }
+}
+
+/// Prepares `update` (through the authorizer) and checks it is exactly one
+/// UPDATE of `kv` without RETURNING, with known parameters.
+fn prepare_one(db: &Connection, update: &str, seen: &Mutex<Seen>) -> Result<(), String> {
+    let take = || std::mem::take(&mut *seen.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut batch = Batch::new(db, update);
+    let first = batch.next();
+    let first_seen = take();
+    if let Some(reason) = first_seen.refused {
+        return Err(reason);
+    }
+    let stmt = first
+        .map_err(|e| format!("invalid SQL: {e}"))?
+        .ok_or("the statement is empty: write the UPDATE run for each write")?;
+    if stmt.readonly() {
+        return Err("the statement changes no row, so it would accept no write".into());
+    }
+    if !first_seen.updates_kv {
+        return Err("the statement must be an UPDATE of `kv` (one statement, nothing else)".into());
+    }
+    if stmt.column_count() > 0 {
+        return Err(
+            "RETURNING is not supported: a write is accepted when the UPDATE changes \
+                    a row, and nothing it returns is read"
+                .into(),
+        );
+    }
+    for i in 1..=stmt.parameter_count() {
+        match stmt.parameter_name(i) {
+            Some(name) if PARAMETERS.contains(&name) => {}
+            other => {
+                return Err(format!(
+                    "unknown parameter {}; use {}",
+                    other.unwrap_or("`?`"),
+                    PARAMETERS.join(", ")
+                ))
+            }
+        }
+    }
+    drop(stmt);
+    let trailing = batch.next();
+    take();
+    if !matches!(trailing, Ok(None)) {
+        return Err(
+            "only one statement runs for each write: remove what follows the first `;`".into(),
+        );
+    }
+    Ok(())
 }
 
 fn bind(stmt: &mut Statement<'_>, name: &str, value: impl rusqlite::ToSql) -> rusqlite::Result<()> {
@@ -158,22 +490,21 @@ impl StoragePolicy for Sql {
                 max_token: None,
             },
             Ok(_) => Decision::Accept,
-            Err(e) => Decision::Reject {
+            Err(RunError::Sql(e)) => Decision::Reject {
                 reason: format!("sql error: {e}"),
                 max_token: None,
             },
+            // Rejecting would pass for a verdict; the run ends instead.
+            Err(e) => panic!(
+                "sql storage: write {} (key {:?}): {e}",
+                write.write, write.key
+            ),
         }
     }
 
     fn read(&mut self, key: &str) -> Option<i64> {
-        let value = self
-            .db
-            .query_row("SELECT value FROM kv WHERE key = ?1", [key], |row| {
-                row.get::<_, Option<i64>>(0)
-            });
-        match value {
-            Ok(v) => Some(v.unwrap_or(0)),
-            Err(rusqlite::Error::QueryReturnedNoRows) => Some(0),
+        match self.try_read(key) {
+            Ok(value) => Some(value),
             Err(e) => panic!("sql storage: reading key {key:?}: {e}"),
         }
     }
@@ -244,6 +575,147 @@ mod tests {
         assert_eq!(sql.decide(&req), Decision::Accept);
         assert_eq!(sql.read("y"), Some(5));
         assert_eq!(sql.read("never"), Some(0));
+    }
+
+    fn sample(token: u64) -> WriteRequest<'static> {
+        WriteRequest {
+            write: "w",
+            client: "client1",
+            token: Some(token),
+            key: "x",
+            value: 1,
+            op: Op::Put,
+            expect_version: None,
+            stored_version: 0,
+        }
+    }
+
+    #[test]
+    fn the_sandbox_refuses_everything_but_one_update_of_kv() {
+        let err = |s: &str| Sql::check(s).unwrap_err();
+        let cases = [
+            ("DROP TABLE kv", "schema"),
+            ("CREATE TABLE t (x)", "schema"),
+            ("DELETE FROM kv", "inserts or deletes"),
+            ("INSERT INTO kv VALUES ('a', 1, 1)", "inserts or deletes"),
+            ("ATTACH DATABASE ':memory:' AS other", "attaches"),
+            ("PRAGMA writable_schema = ON", "PRAGMA"),
+            ("BEGIN", "transaction"),
+            (
+                "UPDATE kv SET value = (SELECT count(*) FROM sqlite_schema) WHERE key = :key",
+                "reads table `sqlite_schema`",
+            ),
+            (
+                "UPDATE kv SET value = length(load_extension('x')) WHERE key = :key",
+                "calls `load_extension`",
+            ),
+            (
+                "UPDATE kv SET value = :value WHERE key = :key RETURNING value",
+                "RETURNING",
+            ),
+            (
+                "UPDATE kv SET value = :value WHERE key = :key; DELETE FROM kv",
+                "only one statement",
+            ),
+            (
+                "UPDATE kv SET value = :value WHERE key = :key; SELECT 1",
+                "only one statement",
+            ),
+            ("VACUUM", "must be an UPDATE of `kv`"),
+            ("", "empty"),
+        ];
+        for (statement, needle) in cases {
+            let message = err(statement);
+            assert!(message.contains(needle), "{statement}: {message}");
+        }
+        // Trailing blanks and comments are not a statement.
+        Sql::check("UPDATE kv SET value = :value WHERE key = :key; -- fenced? no\n ").unwrap();
+    }
+
+    #[test]
+    fn vacuum_into_writes_no_file() {
+        let dir = std::env::temp_dir().join(format!("fencesim-sql-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("copy.db");
+        let target = target.to_str().unwrap();
+        for statement in [
+            format!("VACUUM INTO '{target}'"),
+            format!("UPDATE kv SET value = :value WHERE key = :key; VACUUM INTO '{target}'"),
+            format!("ATTACH DATABASE '{target}' AS other"),
+        ] {
+            assert!(Sql::check(&statement).is_err(), "{statement}");
+        }
+        // The cap on attached databases alone stops VACUUM INTO too.
+        let db = Connection::open_in_memory().unwrap();
+        db.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0);
+        let message = db
+            .execute_batch(&format!("VACUUM INTO '{target}'"))
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("too many attached databases"), "{message}");
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert!(left.is_empty(), "files written: {left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_runaway_statement_is_stopped_by_its_step_budget() {
+        let cte = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) \
+                   UPDATE kv SET value = (SELECT max(x) FROM c) WHERE key = :key";
+        let message = Sql::check(cte).unwrap_err();
+        assert!(
+            message.contains("budget of 1000000 SQLite steps"),
+            "{message}"
+        );
+        // A bounded recursion is fine.
+        let bounded = cte.replace("FROM c)", "FROM c WHERE x < 100)");
+        Sql::check(&bounded).unwrap();
+    }
+
+    #[test]
+    #[should_panic(expected = "budget of 1000000 SQLite steps")]
+    fn a_statement_that_runs_away_on_a_runs_data_ends_the_run() {
+        // Fine for the sample write's value 1, endless for a value of 0.
+        let sneaky = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
+                      WHERE :value > 0 AND x < 10 OR :value = 0) \
+                      UPDATE kv SET value = (SELECT max(x) FROM c) WHERE key = :key";
+        Sql::check(sneaky).unwrap();
+        let mut sql = Sql::new(sneaky).unwrap();
+        sql.decide(&WriteRequest {
+            value: 0,
+            ..sample(1)
+        });
+    }
+
+    #[test]
+    fn values_and_tokens_stay_integers() {
+        let message = Sql::check(
+            "UPDATE kv SET value = :key, lock_token = :token WHERE key = :key AND lock_token <= :token",
+        )
+        .unwrap_err();
+        assert!(message.contains("sample write"), "{message}");
+        assert!(
+            message.contains("cannot store TEXT value in INTEGER column"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn the_decision_is_the_statements_own_change_count() {
+        // The storage's INSERT OR IGNORE creates key x's row; the UPDATE
+        // changes no row, so the write is rejected.
+        let mut sql = Sql::new("UPDATE kv SET value = :value WHERE key = 'elsewhere'").unwrap();
+        assert!(matches!(sql.decide(&sample(1)), Decision::Reject { .. }));
+        let mut sql = Sql::new(FENCING).unwrap();
+        assert_eq!(sql.decide(&sample(i64::MAX as u64)), Decision::Accept);
+        assert!(matches!(sql.decide(&sample(5)), Decision::Reject { .. }));
+    }
+
+    #[test]
+    #[should_panic(expected = "token 9223372036854775808 does not fit")]
+    fn a_token_above_i64_max_is_never_wrapped() {
+        let mut sql = Sql::new(FENCING).unwrap();
+        sql.decide(&sample(i64::MAX as u64 + 1));
     }
 
     #[test]

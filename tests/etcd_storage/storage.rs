@@ -162,3 +162,77 @@ fn fenced_scope_is_global_by_default_and_may_be_per_key() {
     let err = load_str(&Registry::builtin(), "t.toml", &bad).unwrap_err();
     assert!(err.to_string().contains("global, key"), "{err}");
 }
+
+/// Loads `text` and returns the error's location and message.
+fn refused(text: &str) -> (String, String) {
+    let err = load_str(&Registry::builtin(), "t.toml", text).unwrap_err();
+    (err.location(), err.message)
+}
+
+#[test]
+fn sql_refuses_at_load_a_statement_that_used_to_fail_at_run_time() {
+    // `value` holds integers: text there used to panic the storage's reads.
+    let text = sql(
+        "UPDATE kv SET value = :key, lock_token = :token WHERE key = :key AND lock_token <= :token",
+        false,
+    );
+    let (location, message) = refused(&text);
+    assert_eq!(location, "t.toml:9:10");
+    assert!(
+        message.starts_with("update: the statement fails on a sample write"),
+        "{message}"
+    );
+}
+
+#[test]
+fn sql_refuses_what_is_not_one_update_of_kv() {
+    for (update, needle) in [
+        ("DROP TABLE kv", "changes the schema"),
+        ("CREATE TABLE t (x INTEGER)", "changes the schema"),
+        (
+            "UPDATE kv SET value = :value WHERE key = :key RETURNING lock_token",
+            "RETURNING is not supported",
+        ),
+        (
+            "UPDATE kv SET value = :value WHERE key = :key; VACUUM INTO 'copy.db'",
+            "only one statement",
+        ),
+        ("VACUUM INTO 'copy.db'", "must be an UPDATE of `kv`"),
+        ("PRAGMA journal_mode = WAL", "PRAGMA"),
+    ] {
+        let (location, message) = refused(&sql(update, false));
+        assert_eq!(location, "t.toml:9:10", "{update}");
+        assert!(message.contains(needle), "{update}: {message}");
+    }
+}
+
+#[test]
+fn sql_stops_an_unbounded_recursive_cte_at_load() {
+    let cte = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) \
+               UPDATE kv SET value = (SELECT max(x) FROM c) WHERE key = :key";
+    let (location, message) = refused(&sql(cte, false));
+    assert_eq!(location, "t.toml:9:10");
+    assert!(
+        message.contains("ran past its budget of 1000000 SQLite steps"),
+        "{message}"
+    );
+}
+
+#[test]
+fn sql_ends_a_run_whose_statement_runs_away_on_its_data() {
+    // Bounded for the sample write's token 1; endless for client2's 34.
+    let update = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
+                  WHERE x < 10 OR :token = 34) \
+                  UPDATE kv SET value = (SELECT max(x) FROM c) WHERE key = :key";
+    let scenario = load_str(&Registry::builtin(), "t.toml", &sql(update, false)).unwrap();
+    let run = fencesim::runner::run(&scenario, scenario.seed);
+    let sim::Outcome::Crashed { node, message } = &run.result.outcome else {
+        panic!("the run ends as crashed: {:?}", run.result.outcome);
+    };
+    assert_eq!(node.as_deref(), Some("storage"));
+    assert!(
+        message.contains("budget of 1000000 SQLite steps"),
+        "{message}"
+    );
+    assert!(!run.expectations_met, "a crashed run meets no expectation");
+}

@@ -2,11 +2,9 @@
 //! range, checked at load: a value outside it is an error at its
 //! `file:line:col`, never a run that panics, hangs or quietly misbehaves.
 
-use std::process::Command;
-
 use fencesim::design::catalog::{Registry, Role};
 
-use super::{assert_error, load, BASE};
+use super::{assert_error, fencesim, load, TempDir, BASE};
 
 /// BASE with the lock's `design = "lease"` line replaced by `lock` (the
 /// lines of the `[lock]` table from line 3 on).
@@ -169,31 +167,16 @@ fn a_key_without_a_value_says_so_at_the_key() {
     assert_error(&text, "t.toml:10:1", "invalid TOML: `seed =` has no value");
 }
 
-fn fencesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
-        .args(args)
-        .output()
-        .expect("fencesim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// `ttl = "0s"` once crashed the etcd and zookeeper runs (exit 3, after
 /// printing SAFE) and gave `lease` a zombie write; now `run` refuses it.
 #[test]
 fn run_refuses_a_zero_ttl_with_exit_2_and_the_location() {
-    let dir = std::env::temp_dir().join(format!("fencesim-bounds-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = TempDir::new("zero-ttl");
     for design in ["lease", "etcd", "zookeeper"] {
-        let file = dir.join(format!("{design}.toml"));
-        std::fs::write(
-            &file,
-            with_lock(&format!("design = \"{design}\"\nttl = \"0s\"")),
-        )
-        .unwrap();
+        let file = dir.write(
+            &format!("{design}.toml"),
+            &with_lock(&format!("design = \"{design}\"\nttl = \"0s\"")),
+        );
         let file = file.to_str().unwrap();
         for json in [false, true] {
             let mut args = vec!["run", file];
@@ -207,7 +190,6 @@ fn run_refuses_a_zero_ttl_with_exit_2_and_the_location() {
             assert_eq!(stdout, "", "{design}: nothing on stdout");
         }
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
