@@ -17,9 +17,10 @@ pub struct Scenario {
     pub description: String,
     /// `seed`, default 1 (a `--seed` flag overrides it).
     pub seed: u64,
-    /// `duration`: the simulated time limit, default 1 minute, > 0.
+    /// `duration`: the simulated time limit, default 1 minute, > 0, at most 24h.
     pub duration: Duration,
-    /// `max_events`: the journal's event limit, default 100 000.
+    /// `max_events`: the journal's event limit, default 100 000, 1 to
+    /// 1 000 000 (about 400 bytes of memory per event).
     pub max_events: u64,
     /// `strict`: zombie writes count toward the verdict; default false.
     pub strict: bool,
@@ -206,17 +207,17 @@ pub struct LinkSpec {
 pub struct ClientSpec {
     /// The node's name: unique, `[A-Za-z][A-Za-z0-9_-]*`, not a server's name.
     pub name: String,
-    /// When it first tries to acquire; default 0s.
+    /// When it first tries to acquire; default 0s, at most 24h.
     pub start: Duration,
     /// Acquire → work → write → release cycles, 1 to 100 000; default 1.
     pub rounds: u64,
-    /// Time inside the critical section before the write; default 1s.
+    /// Time inside the critical section before the write; default 1s, at most 24h.
     pub work: Duration,
     /// What the write does; default blind write.
     pub workload: Workload,
-    /// Wait before retrying a denied acquire; default 500ms, > 0.
+    /// Wait before retrying a denied acquire; default 500ms, 1ms to 24h.
     pub retry: Duration,
-    /// How long the client waits for any answer; default 5s, > 0.
+    /// How long the client waits for any answer; default 5s, 1ms to 24h.
     pub timeout: Duration,
     /// Check the lease on its own clock before writing; default false.
     pub check_lease: bool,
