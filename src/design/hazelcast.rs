@@ -201,6 +201,14 @@ impl Actor<Msg> for FencedLock {
             }
             Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
             Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
+            Msg::Renew { lease, req } => {
+                let session = self
+                    .owner
+                    .as_ref()
+                    .filter(|o| o.node == from && o.fence == lease)
+                    .map(|o| o.session);
+                self.sessions.renew(ctx, from, session, lease, req);
+            }
             _ => {}
         }
     }

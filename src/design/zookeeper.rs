@@ -252,6 +252,14 @@ impl Actor<Msg> for ZooKeeperLock {
             }
             Msg::SessionAcquire { session, req } => self.create(ctx, from, session, req),
             Msg::SessionRelease { session, lease } => self.delete(ctx, from, session, lease),
+            Msg::Renew { lease, req } => {
+                let session = self
+                    .znodes
+                    .get(&lease)
+                    .filter(|z| z.owner == from && z.granted)
+                    .map(|z| z.session);
+                self.sessions.renew(ctx, from, session, lease, req);
+            }
             _ => {}
         }
     }

@@ -2,6 +2,8 @@
 //! `fence_on_acquire` and the increment workload, each through a scenario
 //! file loaded and run as `fencesim run` would, judged by the oracle.
 
+mod grants;
+
 use fencesim::design::catalog::Registry;
 use fencesim::oracle::Verdict;
 use fencesim::runner::{self, ScenarioRun};
