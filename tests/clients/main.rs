@@ -3,6 +3,8 @@
 //! file loaded and run as `fencesim run` would, judged by the oracle.
 
 mod grants;
+mod network;
+mod renewal;
 
 use fencesim::design::catalog::Registry;
 use fencesim::oracle::Verdict;
