@@ -551,4 +551,29 @@ mod tests {
         assert_eq!(step.sends, vec![]);
         assert!(c.is_done());
     }
+
+    #[test]
+    fn a_renewal_keeps_the_holders_lease_alive_and_a_duplicate_acquire_reuses_its_lease() {
+        let (mut h, mut s) = server();
+        let first = h.message(&mut s, CLIENT1, Msg::Acquire { req: 1 });
+        // The same request again: the same lease and grant, no second key.
+        let again = h.message(&mut s, CLIENT1, Msg::Acquire { req: 1 });
+        assert_eq!(again.sends, first.sends);
+        assert!(again.events.is_empty());
+        let timer = first.timers[0].0;
+        let step = h.message(&mut s, CLIENT1, Msg::Renew { lease: 1, req: 7 });
+        assert_eq!(step.cancelled, vec![timer]);
+        assert!(step.event("renewed").is_some());
+        let ok = Msg::RenewReply {
+            lease: 1,
+            req: 7,
+            ok: true,
+            ttl: TTL,
+        };
+        assert_eq!(step.sends, vec![(CLIENT1, ok)]);
+        // Not client2's lease to renew.
+        let step = h.message(&mut s, CLIENT2, Msg::Renew { lease: 1, req: 1 });
+        assert!(step.event("renewed").is_none());
+        assert!(matches!(step.sends[0].1, Msg::RenewReply { ok: false, .. }));
+    }
 }

@@ -383,6 +383,7 @@ mod tests {
     enum Command {
         Acquire,
         Release,
+        Renew,
     }
 
     impl Actor<Msg> for Host {
@@ -390,6 +391,7 @@ mod tests {
             match self.command {
                 Command::Acquire => self.client.acquire(ctx),
                 Command::Release => self.client.release(ctx),
+                Command::Renew => assert!(self.client.renew(ctx)),
             }
         }
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
@@ -563,5 +565,71 @@ mod tests {
         h.message(&mut c, 4, granted(2, Some(1)));
         h.message(&mut c, 5, granted(2, Some(1)));
         assert!(matches!(c.last(), LockEvent::Acquired(g) if g.token == Some(4)));
+    }
+
+    fn renew_reply(req: u64, ok: bool) -> Msg {
+        let ttl = if ok {
+            Duration::from_secs(10)
+        } else {
+            Duration::ZERO
+        };
+        Msg::RenewReply {
+            lease: 1,
+            req,
+            ok,
+            ttl,
+        }
+    }
+
+    #[test]
+    fn an_extension_counts_once_per_node_and_holds_on_a_majority() {
+        let (mut h, mut c) = setup();
+        c.run(&mut h, Command::Acquire);
+        for node in 1..=5 {
+            h.message(&mut c, node, granted(1, None));
+        }
+        assert!(matches!(c.last(), LockEvent::Acquired(_)));
+        let s = c.run(&mut h, Command::Renew);
+        assert!(s
+            .sends
+            .iter()
+            .all(|(_, m)| *m == Msg::Renew { lease: 1, req: 1 }));
+        assert_eq!(s.sends.len(), 5);
+        h.message(&mut c, 1, renew_reply(1, true));
+        h.message(&mut c, 2, renew_reply(1, true));
+        // lock2's answer twice is still two nodes, not a majority.
+        h.message(&mut c, 2, renew_reply(1, true));
+        assert_eq!(*c.last(), LockEvent::Nothing);
+        h.message(&mut c, 3, renew_reply(1, true));
+        // Believed ttl − drift from the request: 10 s − 102 ms.
+        assert_eq!(*c.last(), LockEvent::Renewed(Duration::from_millis(9898)));
+        // The late answers of the decided extension change nothing.
+        h.message(&mut c, 4, renew_reply(1, true));
+        assert_eq!(*c.last(), LockEvent::Nothing);
+    }
+
+    #[test]
+    fn an_extension_refused_by_a_majority_or_unanswered_is_a_lost_lock() {
+        let (mut h, mut c) = setup();
+        c.run(&mut h, Command::Acquire);
+        for node in 1..=5 {
+            h.message(&mut c, node, granted(1, None));
+        }
+        c.run(&mut h, Command::Renew);
+        h.message(&mut c, 1, renew_reply(1, true));
+        for node in 2..=3 {
+            h.message(&mut c, node, renew_reply(1, false));
+            assert_eq!(*c.last(), LockEvent::Nothing);
+        }
+        h.message(&mut c, 4, renew_reply(1, false));
+        assert_eq!(*c.last(), LockEvent::Lost);
+        // The next extension: two answers, then the timeout.
+        let s = c.run(&mut h, Command::Renew);
+        let (timer, after, tag) = s.timers[0];
+        h.message(&mut c, 1, renew_reply(2, true));
+        h.message(&mut c, 2, renew_reply(2, true));
+        h.advance(after);
+        h.timer(&mut c, timer, tag);
+        assert_eq!(*c.last(), LockEvent::Lost);
     }
 }

@@ -465,4 +465,73 @@ mod tests {
             )]
         );
     }
+
+    #[test]
+    fn a_renewal_heartbeats_the_holders_session_and_is_refused_to_others() {
+        let (mut h, mut zk) = server();
+        two_sessions(&mut h, &mut zk);
+        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
+        h.message(&mut zk, CLIENT2, Msg::SessionAcquire { session: 2, req: 1 });
+        let s = h.message(&mut zk, CLIENT1, Msg::Renew { lease: 0, req: 4 });
+        assert!(s.event("renewed").is_some());
+        let ok = Msg::RenewReply {
+            lease: 0,
+            req: 4,
+            ok: true,
+            ttl: TTL,
+        };
+        assert_eq!(s.sends, [(CLIENT1, ok)]);
+        // client2's znode is queued, not holding: nothing to renew.
+        let s = h.message(&mut zk, CLIENT2, Msg::Renew { lease: 1, req: 1 });
+        assert!(s.event("renewed").is_none());
+        assert!(matches!(s.sends[0].1, Msg::RenewReply { ok: false, .. }));
+    }
+
+    #[test]
+    fn the_client_renews_the_lease_it_holds_and_acts_on_one_answer_once() {
+        const LOCK: NodeId = 1;
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
+        let mut c = Host::new(protocol);
+        c.acquire(&mut h);
+        let opened = Msg::SessionOpened {
+            req: 1,
+            session: 2,
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, opened);
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 5,
+            token: Some(3),
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, granted.clone());
+        // A second copy of the grant held: kept, not handed back.
+        assert_eq!(
+            c.message(&mut h, LOCK, granted),
+            (LockEvent::Nothing, vec![])
+        );
+        assert!(c.renew(&mut h));
+        let ok = Msg::RenewReply {
+            lease: 5,
+            req: 1,
+            ok: true,
+            ttl: TTL,
+        };
+        assert_eq!(
+            c.message(&mut h, LOCK, ok.clone()).0,
+            LockEvent::Renewed(TTL)
+        );
+        assert_eq!(c.message(&mut h, LOCK, ok).0, LockEvent::Nothing);
+        assert!(c.renew(&mut h));
+        let refused = Msg::RenewReply {
+            lease: 5,
+            req: 2,
+            ok: false,
+            ttl: Duration::ZERO,
+        };
+        assert_eq!(c.message(&mut h, LOCK, refused).0, LockEvent::Lost);
+        assert!(!c.renew(&mut h));
+    }
 }
