@@ -21,6 +21,12 @@
 //! process would lose. [`Grant::ttl`] is what the client believes, counted on
 //! its own monotonic clock from the moment it learnt of the grant: the
 //! `check_lease` and `renew` client variants rely on it.
+//!
+//! Networks duplicate, delay and reorder messages, so a protocol acts once
+//! on each answer it waits for and ignores every other: a second copy of a
+//! grant, a denial or a renewal's answer, and answers to requests it gave
+//! up or superseded. It never hands back the lease it holds; a grant of any
+//! other lease it does not want is released at once.
 
 use std::time::Duration;
 
