@@ -156,6 +156,7 @@ impl LockClient for SessionLockClient {
     }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, _from: NodeId, msg: &Msg) -> LockEvent {
+        let open_before = self.session.id();
         match self.session.on_message(ctx, msg) {
             SessionEvent::Opened(session) => {
                 self.send_acquire(ctx, session);
@@ -172,6 +173,17 @@ impl LockClient for SessionLockClient {
                 }
                 if self.queued.is_some_and(|(s, _)| s == session) {
                     self.queued = None;
+                }
+                if open_before == Some(session) {
+                    // Requests sent on the dead session are void: the next
+                    // session asks under a new id, so that an answer sent
+                    // before the expiry and delivered after it (a grant of
+                    // a znode already gone) is handed back, not believed.
+                    self.unanswered = None;
+                    if self.waiting.is_some() {
+                        self.req += 1;
+                        self.waiting = Some(self.req);
+                    }
                 }
                 if self.waiting.is_some() && self.session.id().is_none() {
                     self.session.open(ctx);
@@ -253,12 +265,12 @@ impl LockClient for SessionLockClient {
     /// The lock lives as long as the session: the server heartbeats the
     /// session that holds the lease, and says so.
     fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
-        let Some((session, lease)) = self.held else {
+        // Asked even when the session that took the lease is known to be
+        // gone (Hazelcast hears of the loss on its next lock call): the
+        // server's refusal is the answer.
+        let Some((_, lease)) = self.held else {
             return false;
         };
-        if self.session.id() != Some(session) {
-            return false;
-        }
         self.renewals += 1;
         let req = self.renewals;
         self.renewing = Some(req);

@@ -534,4 +534,38 @@ mod tests {
         assert_eq!(c.message(&mut h, LOCK, refused).0, LockEvent::Lost);
         assert!(!c.renew(&mut h));
     }
+
+    #[test]
+    fn a_grant_sent_before_the_session_expired_is_not_believed_after() {
+        const LOCK: NodeId = 1;
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
+        let mut c = Host::new(protocol);
+        c.acquire(&mut h);
+        let opened = |req, session| Msg::SessionOpened {
+            req,
+            session,
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, opened(1, 1));
+        c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 4 });
+        // The expiry overtakes the grant the server sent just before it.
+        let (_, sends) = c.message(&mut h, LOCK, Msg::SessionExpired { session: 1 });
+        assert_eq!(sends, [(LOCK, Msg::OpenSession { req: 2 })]);
+        let (_, sends) = c.message(&mut h, LOCK, opened(2, 2));
+        assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 2, req: 2 })]);
+        let late = Msg::Granted {
+            req: 1,
+            lease: 4,
+            token: Some(5),
+            ttl: TTL,
+        };
+        let (event, sends) = c.message(&mut h, LOCK, late);
+        assert_eq!(event, LockEvent::Nothing);
+        let give_back = Msg::SessionRelease {
+            session: 2,
+            lease: 4,
+        };
+        assert_eq!(sends, [(LOCK, give_back)]);
+    }
 }
