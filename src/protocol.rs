@@ -101,15 +101,27 @@ pub enum Msg {
         /// ignore it.
         expect_version: Option<u64>,
     },
-    /// Client → lock: extend lease `lease`, which I still hold (keep-alive).
+    /// Client → lock: extend lease `lease`, which I still hold (the `renew`
+    /// client variant). Every bundled lock design answers it with
+    /// [`Msg::RenewReply`]: `lease` restarts the TTL, `redis` and each
+    /// `redlock` node extend the key's expiry if it still holds the
+    /// client's value (`PEXPIRE` in a compare script), `etcd` keeps the
+    /// lease alive (`LeaseKeepAliveOnce`), and the session designs
+    /// heartbeat the session that holds the lock.
     Renew {
         /// The lease to extend.
         lease: u64,
+        /// Request id, echoed in the answer: a client believes an extension
+        /// only from when it asked for it, so it must know which request a
+        /// (possibly duplicated, possibly late) answer is for.
+        req: u64,
     },
     /// Lock → client: the answer to [`Msg::Renew`].
     RenewReply {
         /// The lease the request named.
         lease: u64,
+        /// The request answered.
+        req: u64,
         /// Whether the lease was still the sender's and has been extended.
         ok: bool,
         /// The lease's new duration from now, on the lock's clock (zero when
@@ -228,7 +240,7 @@ impl sim::Message for Msg {
             Msg::Denied { .. } => s.push_str("deny"),
             Msg::Release { lease } => write!(s, "release lease={lease}").unwrap(),
             Msg::ReleaseAck { lease } => write!(s, "released lease={lease}").unwrap(),
-            Msg::Renew { lease } => write!(s, "renew lease={lease}").unwrap(),
+            Msg::Renew { lease, .. } => write!(s, "renew lease={lease}").unwrap(),
             Msg::RenewReply { lease, ok, .. } => {
                 let what = if *ok { "renewed" } else { "renew refused" };
                 write!(s, "{what} lease={lease}").unwrap()

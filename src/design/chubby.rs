@@ -204,6 +204,14 @@ impl Actor<Msg> for ChubbyLock {
             }
             Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
             Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
+            Msg::Renew { lease, req } => {
+                let session = self
+                    .holder
+                    .as_ref()
+                    .filter(|h| h.node == from && h.generation == lease)
+                    .map(|h| h.session);
+                self.sessions.renew(ctx, from, session, lease, req);
+            }
             _ => {}
         }
     }

@@ -688,21 +688,30 @@ mod tests {
         let work = s.timers[1];
         h.advance(Duration::from_secs(5));
         let s = h.timer(&mut c, renew, tag);
-        assert_eq!(s.sends, vec![(LOCK, Msg::Renew { lease: 1 })]);
+        assert_eq!(s.sends, vec![(LOCK, Msg::Renew { lease: 1, req: 1 })]);
+        let (next_renew, after, tag) = s.timers[0];
+        assert_eq!(after, Duration::from_secs(5));
         let reply = Msg::RenewReply {
             lease: 1,
+            req: 1,
             ok: true,
             ttl: Duration::from_secs(10),
         };
-        let s = h.message(&mut c, LOCK, reply);
+        let s = h.message(&mut c, LOCK, reply.clone());
         assert!(s.event("renewed").is_some());
         // Believed until 5 s + 10 s: a check at 14 s passes.
         h.advance(Duration::from_secs(9));
         let s = h.timer(&mut c, work.0, work.2);
         assert!(s.event("checked").is_some(), "{:?}", s.events);
+        // A second copy of the answer is not a second renewal.
+        let s = h.message(&mut c, LOCK, reply);
+        assert!(s.event("renewed").is_none());
         // A refused renewal is a lost lock.
+        let s = h.timer(&mut c, next_renew, tag);
+        assert_eq!(s.sends, vec![(LOCK, Msg::Renew { lease: 1, req: 2 })]);
         let refused = Msg::RenewReply {
             lease: 1,
+            req: 2,
             ok: false,
             ttl: Duration::ZERO,
         };

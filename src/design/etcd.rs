@@ -12,6 +12,12 @@
 //! deletes its keys (journalled `expired {client, lease}` for the holder) and
 //! grants the next key; a keep-alive for a lease that is gone is answered
 //! with a zero TTL, which is how a client learns that its session is lost.
+//! A renewal ([`Msg::Renew`], the `renew` client variant) is one keep-alive
+//! the client waits for (`LeaseKeepAliveOnce`): answered with the lease's
+//! new TTL, or refused when the lease is gone; the server journals
+//! `renewed` when it extends the lease that holds the lock. An acquire the
+//! server has seen already from that client (a duplicate) is answered again
+//! with the same lease instead of creating a second one.
 //!
 //! Known failures:
 //! - **Jepsen, etcd 3.4.3 (2020)**: the lock workload (2 s TTL; read, sleep,
@@ -154,6 +160,25 @@ impl EtcdServer {
     }
 }
 
+impl EtcdServer {
+    /// A second copy of acquire `req`, whose lease is `lease`: the same
+    /// answers again (the lease, and the grant if its key holds the lock).
+    fn answer_again(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, req: u64, lease: u64) {
+        let ttl = self.ttl;
+        ctx.send(client, Msg::LeaseCreated { req, lease, ttl });
+        if self.holder == Some(lease) {
+            let token = self.tokens.then_some(self.leases[&lease].key);
+            let granted = Msg::Granted {
+                req,
+                lease,
+                token,
+                ttl,
+            };
+            ctx.send(client, granted);
+        }
+    }
+}
+
 impl Actor<Msg> for EtcdServer {
     fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
         // After a restart every lease gets its full TTL again (the lessor's
@@ -166,6 +191,15 @@ impl Actor<Msg> for EtcdServer {
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         match msg {
             Msg::Acquire { req } => {
+                let seen = self
+                    .leases
+                    .iter()
+                    .find(|(_, s)| s.client == from && s.req == req)
+                    .map(|(&lease, _)| lease);
+                if let Some(lease) = seen {
+                    self.answer_again(ctx, from, req, lease);
+                    return;
+                }
                 let lease = self.next_lease;
                 self.next_lease += 1;
                 self.revision += 1;
@@ -195,6 +229,27 @@ impl Actor<Msg> for EtcdServer {
                     _ => Duration::ZERO,
                 };
                 ctx.send(from, Msg::KeepAliveReply { lease, ttl });
+            }
+            Msg::Renew { lease, req } => {
+                let extended = match self.leases.get_mut(&lease) {
+                    Some(state) if state.client == from => {
+                        ctx.cancel_timer(state.timer);
+                        state.timer = ctx.set_timer(self.ttl, lease);
+                        true
+                    }
+                    _ => false,
+                };
+                if extended && self.holder == Some(lease) {
+                    sim::emit!(events::RENEWED, client = ctx.name_of(from), lease = lease);
+                }
+                let ttl = if extended { self.ttl } else { Duration::ZERO };
+                let reply = Msg::RenewReply {
+                    lease,
+                    req,
+                    ok: extended,
+                    ttl,
+                };
+                ctx.send(from, reply);
             }
             Msg::Release { lease } => {
                 if let Some(state) = self.leases.get(&lease) {
@@ -228,6 +283,10 @@ pub struct EtcdClient {
     lease: Option<u64>,
     holding: bool,
     timer: Option<TimerId>,
+    /// Renewal requests sent.
+    renewals: u64,
+    /// The renewal awaited: only its answer moves the lease.
+    renewing: Option<u64>,
 }
 
 impl EtcdClient {
@@ -242,6 +301,8 @@ impl EtcdClient {
             lease: None,
             holding: false,
             timer: None,
+            renewals: 0,
+            renewing: None,
         }
     }
 
@@ -260,6 +321,7 @@ impl EtcdClient {
     fn end_session(&mut self, ctx: &mut Context<'_, Msg>) {
         self.lease = None;
         self.holding = false;
+        self.renewing = None;
         if let Some(t) = self.timer.take() {
             ctx.cancel_timer(t);
         }
@@ -307,6 +369,25 @@ impl LockClient for EtcdClient {
                 ctx.send(from, Msg::Release { lease });
                 LockEvent::Nothing
             }
+            Msg::RenewReply {
+                lease,
+                req,
+                ok,
+                ttl,
+            } if self.lease == Some(lease) && self.renewing == Some(req) => {
+                self.renewing = None;
+                if ok {
+                    LockEvent::Renewed(ttl)
+                } else {
+                    let holding = self.holding;
+                    self.end_session(ctx);
+                    if holding {
+                        LockEvent::Lost
+                    } else {
+                        LockEvent::Nothing
+                    }
+                }
+            }
             Msg::KeepAliveReply { lease, ttl } if ttl.is_zero() && self.lease == Some(lease) => {
                 // The session is gone (etcd closes `Session.Done()`).
                 let (holding, waiting) = (self.holding, self.waiting.take());
@@ -335,10 +416,14 @@ impl LockClient for EtcdClient {
     }
 
     fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
-        if let Some(lease) = self.lease {
-            let lock = self.lock(ctx);
-            ctx.send(lock, Msg::KeepAlive { lease });
-        }
+        let Some(lease) = self.lease.filter(|_| self.holding) else {
+            return false;
+        };
+        self.renewals += 1;
+        let req = self.renewals;
+        self.renewing = Some(req);
+        let lock = self.lock(ctx);
+        ctx.send(lock, Msg::Renew { lease, req });
         true
     }
 
@@ -347,6 +432,7 @@ impl LockClient for EtcdClient {
         self.lease = None;
         self.holding = false;
         self.timer = None;
+        self.renewing = None;
     }
 }
 
@@ -464,5 +550,30 @@ mod tests {
         assert!(step.event("lost").is_some());
         assert_eq!(step.sends, vec![]);
         assert!(c.is_done());
+    }
+
+    #[test]
+    fn a_renewal_keeps_the_holders_lease_alive_and_a_duplicate_acquire_reuses_its_lease() {
+        let (mut h, mut s) = server();
+        let first = h.message(&mut s, CLIENT1, Msg::Acquire { req: 1 });
+        // The same request again: the same lease and grant, no second key.
+        let again = h.message(&mut s, CLIENT1, Msg::Acquire { req: 1 });
+        assert_eq!(again.sends, first.sends);
+        assert!(again.events.is_empty());
+        let timer = first.timers[0].0;
+        let step = h.message(&mut s, CLIENT1, Msg::Renew { lease: 1, req: 7 });
+        assert_eq!(step.cancelled, vec![timer]);
+        assert!(step.event("renewed").is_some());
+        let ok = Msg::RenewReply {
+            lease: 1,
+            req: 7,
+            ok: true,
+            ttl: TTL,
+        };
+        assert_eq!(step.sends, vec![(CLIENT1, ok)]);
+        // Not client2's lease to renew.
+        let step = h.message(&mut s, CLIENT2, Msg::Renew { lease: 1, req: 1 });
+        assert!(step.event("renewed").is_none());
+        assert!(matches!(step.sends[0].1, Msg::RenewReply { ok: false, .. }));
     }
 }

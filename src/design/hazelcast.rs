@@ -201,6 +201,14 @@ impl Actor<Msg> for FencedLock {
             }
             Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
             Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
+            Msg::Renew { lease, req } => {
+                let session = self
+                    .owner
+                    .as_ref()
+                    .filter(|o| o.node == from && o.fence == lease)
+                    .map(|o| o.session);
+                self.sessions.renew(ctx, from, session, lease, req);
+            }
             _ => {}
         }
     }
@@ -349,7 +357,6 @@ mod tests {
         assert_eq!(step.sends, [(LOCK, Msg::Heartbeat { session: 3 })]);
         let expired = Msg::SessionExpired { session: 3 };
         assert_eq!(c.message(&mut h, LOCK, expired).0, LockEvent::Nothing);
-        assert!(!c.renew(&mut h));
         // Its next lock call is the release, on the old session.
         let sends = c.release(&mut h);
         assert_eq!(
@@ -364,5 +371,51 @@ mod tests {
         );
         let lost = Msg::LockLost { lease: 5 };
         assert_eq!(c.message(&mut h, LOCK, lost).0, LockEvent::Lost);
+    }
+
+    #[test]
+    fn a_renewal_is_a_lock_call_and_its_refusal_tells_the_owner() {
+        const LOCK: NodeId = 1;
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let protocol = SessionLockClient::new("lock", TTL / 5, LossNotice::OnNextLockCall);
+        let mut c = Host::new(protocol);
+        c.acquire(&mut h);
+        let opened = Msg::SessionOpened {
+            req: 1,
+            session: 3,
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, opened);
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 5,
+            token: Some(5),
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, granted);
+        let expired = Msg::SessionExpired { session: 3 };
+        assert_eq!(c.message(&mut h, LOCK, expired).0, LockEvent::Nothing);
+        // Still believing, it asks; the server refuses: the lock is lost.
+        assert!(c.renew(&mut h));
+        let refused = Msg::RenewReply {
+            lease: 5,
+            req: 1,
+            ok: false,
+            ttl: Duration::ZERO,
+        };
+        assert_eq!(c.message(&mut h, LOCK, refused).0, LockEvent::Lost);
+        assert!(!c.renew(&mut h));
+    }
+
+    #[test]
+    fn the_server_renews_only_its_owners_live_session() {
+        let (mut h, mut lock) = server();
+        acquire(&mut h, &mut lock, CLIENT1, 1);
+        let s = h.message(&mut lock, CLIENT1, Msg::Renew { lease: 1, req: 1 });
+        assert!(s.event("renewed").is_some());
+        assert!(matches!(s.sends[0].1, Msg::RenewReply { ok: true, .. }));
+        let s = h.message(&mut lock, CLIENT2, Msg::Renew { lease: 1, req: 1 });
+        assert!(s.event("renewed").is_none());
+        assert!(matches!(s.sends[0].1, Msg::RenewReply { ok: false, .. }));
     }
 }

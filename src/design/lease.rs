@@ -72,7 +72,10 @@ impl Default for LeaseConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Holder {
     client: NodeId,
+    /// The request it answered, so that a second copy gets the same grant.
+    req: u64,
     lease: u64,
+    token: Option<u64>,
     timer: TimerId,
 }
 
@@ -106,7 +109,9 @@ impl LeaseLock {
         let timer = ctx.set_timer(self.config.ttl, lease);
         self.holder = Some(Holder {
             client,
+            req,
             lease,
+            token,
             timer,
         });
         sim::emit!(
@@ -135,6 +140,18 @@ impl Actor<Msg> for LeaseLock {
         match msg {
             Msg::Acquire { req } => match &self.holder {
                 None => self.grant(ctx, from, req),
+                Some(h) if h.client == from && h.req == req => {
+                    // A second copy of the holder's request (a retransmission,
+                    // a duplicate): the same answer, not a new grant.
+                    let (lease, token, ttl) = (h.lease, h.token, self.config.ttl);
+                    let granted = Msg::Granted {
+                        req,
+                        lease,
+                        token,
+                        ttl,
+                    };
+                    ctx.send(from, granted);
+                }
                 Some(_) => ctx.send(from, Msg::Denied { req }),
             },
             Msg::Release { lease } => {
@@ -147,7 +164,7 @@ impl Actor<Msg> for LeaseLock {
                 }
                 ctx.send(from, Msg::ReleaseAck { lease });
             }
-            Msg::Renew { lease } => {
+            Msg::Renew { lease, req } => {
                 let ttl = self.config.ttl;
                 let ok = match &mut self.holder {
                     Some(h) if h.client == from && h.lease == lease => {
@@ -161,7 +178,15 @@ impl Actor<Msg> for LeaseLock {
                     sim::emit!(events::RENEWED, client = ctx.name_of(from), lease = lease);
                 }
                 let ttl = if ok { ttl } else { Duration::ZERO };
-                ctx.send(from, Msg::RenewReply { lease, ok, ttl });
+                ctx.send(
+                    from,
+                    Msg::RenewReply {
+                        lease,
+                        req,
+                        ok,
+                        ttl,
+                    },
+                );
             }
             _ => {}
         }
@@ -255,6 +280,22 @@ mod tests {
     }
 
     #[test]
+    fn a_second_copy_of_the_holders_request_gets_the_same_grant() {
+        let (mut h, mut l) = (harness(), lock());
+        let first = h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        let again = h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        assert_eq!(again.sends, first.sends);
+        assert!(
+            again.events.is_empty(),
+            "no second grant: {:?}",
+            again.events
+        );
+        // A new request of the holder's is a request like any other.
+        let s = h.message(&mut l, CLIENT1, Msg::Acquire { req: 2 });
+        assert_eq!(s.sends, vec![(CLIENT1, Msg::Denied { req: 2 })]);
+    }
+
+    #[test]
     fn a_volatile_counter_starts_over_after_a_crash() {
         let (mut h, mut l) = (
             harness(),
@@ -276,12 +317,13 @@ mod tests {
     fn a_renewal_restarts_the_ttl_and_a_late_one_is_refused() {
         let (mut h, mut l) = (harness(), lock());
         h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
-        let s = h.message(&mut l, CLIENT1, Msg::Renew { lease: 1 });
+        let s = h.message(&mut l, CLIENT1, Msg::Renew { lease: 1, req: 1 });
         assert!(s.event("renewed").is_some());
         assert_eq!(s.cancelled, vec![TimerId(0)]);
         assert_eq!(s.timers, vec![(TimerId(1), Duration::from_secs(10), 1)]);
         let reply = Msg::RenewReply {
             lease: 1,
+            req: 1,
             ok: true,
             ttl: Duration::from_secs(10),
         };
@@ -289,7 +331,7 @@ mod tests {
         // The old timer no longer ends the lease; the new one does.
         assert!(h.timer(&mut l, TimerId(0), 1).events.is_empty());
         assert_eq!(h.timer(&mut l, TimerId(1), 1).events[0].0, "expired");
-        let s = h.message(&mut l, CLIENT1, Msg::Renew { lease: 1 });
+        let s = h.message(&mut l, CLIENT1, Msg::Renew { lease: 1, req: 2 });
         assert!(s.event("renewed").is_none());
         assert!(matches!(
             s.sends[0],

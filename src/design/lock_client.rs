@@ -21,6 +21,12 @@
 //! process would lose. [`Grant::ttl`] is what the client believes, counted on
 //! its own monotonic clock from the moment it learnt of the grant: the
 //! `check_lease` and `renew` client variants rely on it.
+//!
+//! Networks duplicate, delay and reorder messages, so a protocol acts once
+//! on each answer it waits for and ignores every other: a second copy of a
+//! grant, a denial or a renewal's answer, and answers to requests it gave
+//! up or superseded. It never hands back the lease it holds; a grant of any
+//! other lease it does not want is released at once.
 
 use std::time::Duration;
 
@@ -71,8 +77,10 @@ pub enum LockEvent {
     Denied,
     /// The service told us we lost the lock (session expired, ownership lost).
     Lost,
-    /// The lease was extended (an answer to [`LockClient::renew`]): the
-    /// client may believe it for this long from when it asked.
+    /// The lease was extended (the answer to the latest
+    /// [`LockClient::renew`]): the client may believe it for this long from
+    /// when it asked. A protocol reports it once per request, and only for
+    /// the latest one: the client counts from its latest request.
     Renewed(Duration),
 }
 
@@ -91,7 +99,8 @@ pub trait LockClient: 'static {
     /// Extend the current lease; `false` if the protocol cannot renew (the
     /// client then stops asking). The answer comes back through
     /// `on_message` as [`LockEvent::Renewed`], or [`LockEvent::Lost`] when
-    /// the lease was no longer ours.
+    /// the lease was no longer ours; an answer to an earlier request, or a
+    /// second copy of one, is ignored.
     fn renew(&mut self, _ctx: &mut Context<'_, Msg>) -> bool {
         false
     }
@@ -99,16 +108,29 @@ pub trait LockClient: 'static {
     fn on_crash(&mut self) {}
 }
 
-/// One request to one lock server (`lease`, and any design whose server
-/// answers [`Msg::Acquire`] with [`Msg::Granted`] or [`Msg::Denied`]).
+/// One request to one lock server (`lease`, `redis`, and any design whose
+/// server answers [`Msg::Acquire`] with [`Msg::Granted`] or [`Msg::Denied`]).
 /// Renews with [`Msg::Renew`], expecting a [`Msg::RenewReply`]; a server
 /// that ignores `Renew` simply never extends the lease.
+///
+/// Idempotent against a network that duplicates, delays and reorders: an
+/// answer counts only for the request it names while that request is the
+/// one awaited, so a second copy of a grant, denial or renewal answer does
+/// nothing. A grant of the lease it holds is never handed back; a grant of
+/// any other lease (for a request given up, or a server's second answer to
+/// a duplicated request) is released at once, which the server ignores if
+/// that lease is no longer the client's.
 #[derive(Debug)]
 pub struct SingleServer {
     lock: String,
     req: u64,
     waiting: Option<u64>,
     lease: Option<u64>,
+    /// Renewal requests sent; their own count, so acquire ids stay as they
+    /// were without renewals.
+    renewals: u64,
+    /// The renewal request awaited: only its answer moves the lease.
+    renewing: Option<u64>,
 }
 
 impl SingleServer {
@@ -119,6 +141,8 @@ impl SingleServer {
             req: 0,
             waiting: None,
             lease: None,
+            renewals: 0,
+            renewing: None,
         }
     }
 
@@ -131,13 +155,15 @@ impl SingleServer {
 impl LockClient for SingleServer {
     fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
         self.req += 1;
-        self.waiting = Some(self.req);
+        let req = self.req;
+        self.waiting = Some(req);
         let lock = self.lock(ctx);
-        ctx.send(lock, Msg::Acquire { req: self.req });
+        ctx.send(lock, Msg::Acquire { req });
     }
 
     fn release(&mut self, ctx: &mut Context<'_, Msg>) {
         self.waiting = None;
+        self.renewing = None;
         if let Some(lease) = self.lease.take() {
             let lock = self.lock(ctx);
             ctx.send(lock, Msg::Release { lease });
@@ -157,8 +183,12 @@ impl LockClient for SingleServer {
                     self.lease = Some(lease);
                     LockEvent::Acquired(Grant::new(lease, token, ttl))
                 } else {
-                    // A grant for a request given up already: hand it back.
-                    ctx.send(from, Msg::Release { lease });
+                    if self.lease != Some(lease) {
+                        // Not the lease it holds: a grant for a request
+                        // given up already, or a second grant for a
+                        // duplicated request. Hand it back.
+                        ctx.send(from, Msg::Release { lease });
+                    }
                     LockEvent::Nothing
                 }
             }
@@ -166,7 +196,13 @@ impl LockClient for SingleServer {
                 self.waiting = None;
                 LockEvent::Denied
             }
-            Msg::RenewReply { lease, ok, ttl } if self.lease == Some(lease) => {
+            Msg::RenewReply {
+                lease,
+                req,
+                ok,
+                ttl,
+            } if self.lease == Some(lease) && self.renewing == Some(req) => {
+                self.renewing = None;
                 if ok {
                     LockEvent::Renewed(ttl)
                 } else {
@@ -182,14 +218,18 @@ impl LockClient for SingleServer {
         let Some(lease) = self.lease else {
             return false;
         };
+        self.renewals += 1;
+        let req = self.renewals;
+        self.renewing = Some(req);
         let lock = self.lock(ctx);
-        ctx.send(lock, Msg::Renew { lease });
+        ctx.send(lock, Msg::Renew { lease, req });
         true
     }
 
     fn on_crash(&mut self) {
         self.waiting = None;
         self.lease = None;
+        self.renewing = None;
     }
 }
 
@@ -216,31 +256,41 @@ mod tests {
         }
     }
 
+    const LOCK: NodeId = 1;
+
+    fn granted(req: u64, lease: u64) -> Msg {
+        Msg::Granted {
+            req,
+            lease,
+            token: None,
+            ttl: Duration::from_secs(10),
+        }
+    }
+
     #[test]
     fn renews_the_lease_it_holds_and_reports_a_refusal_as_lost() {
-        const LOCK: NodeId = 1;
         let ttl = Duration::from_secs(10);
         let mut h = Harness::new(&["client1", "lock"], 0);
         let mut host = Host(SingleServer::new("lock"), Vec::new());
         h.timer(&mut host, TimerId(0), 0);
-        let grant = Msg::Granted {
-            req: 1,
-            lease: 4,
-            token: None,
-            ttl,
-        };
-        h.message(&mut host, LOCK, grant);
+        h.message(&mut host, LOCK, granted(1, 4));
         let s = h.timer(&mut host, TimerId(1), 1);
-        assert_eq!(s.sends, vec![(LOCK, Msg::Renew { lease: 4 })]);
+        assert_eq!(s.sends, vec![(LOCK, Msg::Renew { lease: 4, req: 1 })]);
         let ok = Msg::RenewReply {
             lease: 4,
+            req: 1,
             ok: true,
             ttl,
         };
-        h.message(&mut host, LOCK, ok);
+        h.message(&mut host, LOCK, ok.clone());
         assert_eq!(host.1.last(), Some(&LockEvent::Renewed(ttl)));
+        // A second copy of the answer is not a second renewal.
+        h.message(&mut host, LOCK, ok);
+        assert_eq!(host.1.last(), Some(&LockEvent::Nothing));
+        h.timer(&mut host, TimerId(1), 1);
         let refused = Msg::RenewReply {
             lease: 4,
+            req: 2,
             ok: false,
             ttl: Duration::ZERO,
         };
@@ -248,5 +298,43 @@ mod tests {
         assert_eq!(host.1.last(), Some(&LockEvent::Lost));
         // Nothing left to renew.
         assert_eq!(host.0.lease, None);
+    }
+
+    #[test]
+    fn only_the_answer_to_the_latest_renewal_counts() {
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let mut host = Host(SingleServer::new("lock"), Vec::new());
+        h.timer(&mut host, TimerId(0), 0);
+        h.message(&mut host, LOCK, granted(1, 4));
+        h.timer(&mut host, TimerId(1), 1);
+        h.timer(&mut host, TimerId(1), 1);
+        // The first request's answer comes late: the client counts from its
+        // second request, which this answer does not vouch for.
+        let late = Msg::RenewReply {
+            lease: 4,
+            req: 1,
+            ok: true,
+            ttl: Duration::from_secs(10),
+        };
+        h.message(&mut host, LOCK, late);
+        assert_eq!(host.1.last(), Some(&LockEvent::Nothing));
+    }
+
+    #[test]
+    fn a_second_copy_of_its_grant_is_ignored_and_other_grants_handed_back() {
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let mut host = Host(SingleServer::new("lock"), Vec::new());
+        h.timer(&mut host, TimerId(0), 0);
+        h.message(&mut host, LOCK, granted(1, 4));
+        assert!(matches!(host.1.last(), Some(LockEvent::Acquired(_))));
+        // The duplicate of the grant held: nothing sent, nothing reported.
+        let s = h.message(&mut host, LOCK, granted(1, 4));
+        assert!(s.sends.is_empty(), "{:?}", s.sends);
+        assert_eq!(host.1.last(), Some(&LockEvent::Nothing));
+        assert_eq!(host.0.lease, Some(4));
+        // A grant of another lease it is not waiting for: handed back.
+        let s = h.message(&mut host, LOCK, granted(1, 5));
+        assert_eq!(s.sends, vec![(LOCK, Msg::Release { lease: 5 })]);
+        assert_eq!(host.0.lease, Some(4));
     }
 }

@@ -15,9 +15,12 @@
 //!
 //! The value stored under the key is the client's request id, unique per
 //! client and attempt (Redis clients store a random string): it is the
-//! `lease` of the `granted`, `expired` and `released` events, and a release
-//! deletes the key only if it still holds that value and that client (the
-//! compare-and-delete Lua script).
+//! `lease` of the `granted`, `expired`, `released` and `renewed` events, and
+//! a release deletes the key only if it still holds that value and that
+//! client (the compare-and-delete Lua script). A renewal ([`Msg::Renew`])
+//! is the matching compare-and-`PEXPIRE` script: it sets the key's deadline
+//! to `ttl` from now on the wall clock if the key still holds the client's
+//! value, and is refused otherwise.
 //!
 //! With `tokens`, each grant also takes `INCR` on a counter key, starting at
 //! `first_token`. With `durable = false` the node runs without persistence: a
@@ -208,6 +211,34 @@ impl RedisLock {
     }
 }
 
+impl RedisLock {
+    /// The compare-and-`PEXPIRE` script: extend the key by `ttl` from now
+    /// only if it still holds the renewing client's value.
+    fn renew(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, lease: u64, req: u64) {
+        let ttl = self.config.ttl;
+        let ttl_ns = i64::try_from(ttl.as_nanos()).unwrap_or(i64::MAX);
+        let deadline_wall_ns = ctx.wall_ns().saturating_add(ttl_ns);
+        let ok = match &mut self.key {
+            Some(key) if key.client == client && key.lease == lease => {
+                key.deadline_wall_ns = deadline_wall_ns;
+                true
+            }
+            _ => false,
+        };
+        if ok {
+            sim::emit!(events::RENEWED, client = ctx.name_of(client), lease = lease);
+        }
+        let ttl = if ok { ttl } else { Duration::ZERO };
+        let reply = Msg::RenewReply {
+            lease,
+            req,
+            ok,
+            ttl,
+        };
+        ctx.send(client, reply);
+    }
+}
+
 impl Actor<Msg> for RedisLock {
     fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
         if let Some(key) = self.lost.take() {
@@ -229,6 +260,7 @@ impl Actor<Msg> for RedisLock {
         match msg {
             Msg::Acquire { req } => self.acquire(ctx, from, req),
             Msg::Release { lease } => self.release(ctx, from, lease),
+            Msg::Renew { lease, req } => self.renew(ctx, from, lease, req),
             _ => {}
         }
         self.arm_cycle(ctx);
@@ -356,6 +388,35 @@ mod tests {
         assert!(s.event("released").is_some());
         assert_eq!(s.sends, vec![(CLIENT1, Msg::ReleaseAck { lease: 2 })]);
         assert_eq!(s.cancelled.len(), 1, "the cycle stops with the key");
+    }
+
+    #[test]
+    fn a_renewal_moves_the_holders_deadline_and_nobody_elses() {
+        let (mut h, mut r) = (harness(), redis(false, true));
+        h.message(&mut r, CLIENT1, Msg::Acquire { req: 3 });
+        h.wall_ns += 8 * S;
+        let s = h.message(&mut r, CLIENT2, Msg::Renew { lease: 3, req: 1 });
+        assert!(matches!(
+            s.sends[0],
+            (CLIENT2, Msg::RenewReply { ok: false, .. })
+        ));
+        let s = h.message(&mut r, CLIENT1, Msg::Renew { lease: 3, req: 1 });
+        assert!(s.event("renewed").is_some());
+        let reply = Msg::RenewReply {
+            lease: 3,
+            req: 1,
+            ok: true,
+            ttl: Duration::from_secs(10),
+        };
+        assert_eq!(s.sends, vec![(CLIENT1, reply)]);
+        // 12 s after the grant, 4 s after the renewal: still held.
+        h.wall_ns += 4 * S;
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(s.sends, vec![(CLIENT2, Msg::Denied { req: 1 })]);
+        h.wall_ns += 6 * S;
+        let s = h.message(&mut r, CLIENT1, Msg::Renew { lease: 3, req: 2 });
+        assert_eq!(s.events[0].0, "expired");
+        assert!(s.event("renewed").is_none(), "too late");
     }
 
     #[test]

@@ -17,6 +17,13 @@
 //! and then believes it holds the lock for `validity`; otherwise it releases
 //! on every node and reports a denial. A release goes to every node.
 //!
+//! **Extending** (the `renew` client variant), as the Redis documentation
+//! describes it: the client sends every node the compare-and-`PEXPIRE`
+//! script ([`Msg::Renew`]) and considers the lock extended only if a
+//! majority extended it within the validity time; it then believes it for
+//! `ttl − drift` from when it asked. A majority of refusals, or no majority
+//! by `timeout`, means the lock is lost.
+//!
 //! Known failures (Kleppmann, "How to do distributed locking", 2016): the
 //! algorithm assumes bounded clock error, network delay and process pauses.
 //! A node whose wall clock jumps forward expires its key early, so a second
@@ -120,6 +127,19 @@ struct Attempt {
     answers: Vec<Answer>,
 }
 
+/// An extension in progress: each node's answer, `None` while pending.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Extension {
+    req: u64,
+    /// Monotonic reading when the requests went out.
+    start: Duration,
+    answers: Vec<Option<bool>>,
+}
+
+/// Timer tags of extensions: `RENEW_TAG + request id` (acquisitions use
+/// `PROTOCOL_TAG + request id`, far below).
+const RENEW_TAG: u64 = PROTOCOL_TAG + (1 << 31);
+
 /// The client half of Redlock: majority, timeout, validity.
 #[derive(Debug)]
 pub struct RedlockClient {
@@ -130,6 +150,9 @@ pub struct RedlockClient {
     attempt: Option<Attempt>,
     /// The lease (request id) held.
     held: Option<u64>,
+    /// Extension requests sent.
+    renewals: u64,
+    extension: Option<Extension>,
 }
 
 impl RedlockClient {
@@ -142,6 +165,8 @@ impl RedlockClient {
             req: 0,
             attempt: None,
             held: None,
+            renewals: 0,
+            extension: None,
         }
     }
 
@@ -211,6 +236,33 @@ impl RedlockClient {
     }
 }
 
+impl RedlockClient {
+    /// Ends the current extension if its outcome is known (`timed_out`: it
+    /// is, whatever is still pending): extended on a majority within the
+    /// validity time, or lost.
+    fn decide_extension(&mut self, ctx: &mut Context<'_, Msg>, timed_out: bool) -> LockEvent {
+        let Some(extension) = &self.extension else {
+            return LockEvent::Nothing;
+        };
+        let count = |answer| extension.answers.iter().filter(|a| **a == answer).count();
+        let (ok, refused) = (count(Some(true)), count(Some(false)));
+        let n = self.nodes.len();
+        let elapsed = ctx.now().saturating_sub(extension.start);
+        let event = if ok >= self.majority() {
+            match (self.validity(elapsed), self.validity(Duration::ZERO)) {
+                (Some(_), Some(from_request)) => LockEvent::Renewed(from_request),
+                _ => LockEvent::Lost,
+            }
+        } else if timed_out || refused > n - self.majority() {
+            LockEvent::Lost
+        } else {
+            return LockEvent::Nothing;
+        };
+        self.extension = None;
+        event
+    }
+}
+
 impl LockClient for RedlockClient {
     fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
         self.req += 1;
@@ -227,6 +279,7 @@ impl LockClient for RedlockClient {
     }
 
     fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.extension = None;
         let attempt = self.attempt.take().map(|a| a.req);
         if let Some(lease) = self.held.take().or(attempt) {
             self.release_all(ctx, lease);
@@ -240,6 +293,18 @@ impl LockClient for RedlockClient {
         let (req, answer) = match *msg {
             Msg::Granted { req, token, .. } => (req, Answer::Granted(token)),
             Msg::Denied { req } => (req, Answer::Denied),
+            Msg::RenewReply { lease, req, ok, .. } => {
+                let Some(extension) = self
+                    .extension
+                    .as_mut()
+                    .filter(|e| e.req == req && self.held == Some(lease))
+                else {
+                    return LockEvent::Nothing;
+                };
+                // One answer per node: a second copy changes nothing.
+                extension.answers[index].get_or_insert(ok);
+                return self.decide_extension(ctx, false);
+            }
             _ => return LockEvent::Nothing,
         };
         match &mut self.attempt {
@@ -264,15 +329,37 @@ impl LockClient for RedlockClient {
     }
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent {
-        match &self.attempt {
-            Some(attempt) if PROTOCOL_TAG + attempt.req == tag => self.decide(ctx),
+        match (&self.attempt, &self.extension) {
+            (Some(attempt), _) if PROTOCOL_TAG + attempt.req == tag => self.decide(ctx),
+            (_, Some(extension)) if RENEW_TAG + extension.req == tag => {
+                self.decide_extension(ctx, true)
+            }
             _ => LockEvent::Nothing,
         }
+    }
+
+    fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
+        let Some(lease) = self.held else {
+            return false;
+        };
+        self.renewals += 1;
+        let req = self.renewals;
+        self.extension = Some(Extension {
+            req,
+            start: ctx.now(),
+            answers: vec![None; self.nodes.len()],
+        });
+        for id in self.node_ids(ctx) {
+            ctx.send(id, Msg::Renew { lease, req });
+        }
+        ctx.set_timer(self.config.timeout, RENEW_TAG + req);
+        true
     }
 
     fn on_crash(&mut self) {
         self.attempt = None;
         self.held = None;
+        self.extension = None;
     }
 }
 
@@ -296,6 +383,7 @@ mod tests {
     enum Command {
         Acquire,
         Release,
+        Renew,
     }
 
     impl Actor<Msg> for Host {
@@ -303,6 +391,7 @@ mod tests {
             match self.command {
                 Command::Acquire => self.client.acquire(ctx),
                 Command::Release => self.client.release(ctx),
+                Command::Renew => assert!(self.client.renew(ctx)),
             }
         }
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
@@ -476,5 +565,71 @@ mod tests {
         h.message(&mut c, 4, granted(2, Some(1)));
         h.message(&mut c, 5, granted(2, Some(1)));
         assert!(matches!(c.last(), LockEvent::Acquired(g) if g.token == Some(4)));
+    }
+
+    fn renew_reply(req: u64, ok: bool) -> Msg {
+        let ttl = if ok {
+            Duration::from_secs(10)
+        } else {
+            Duration::ZERO
+        };
+        Msg::RenewReply {
+            lease: 1,
+            req,
+            ok,
+            ttl,
+        }
+    }
+
+    #[test]
+    fn an_extension_counts_once_per_node_and_holds_on_a_majority() {
+        let (mut h, mut c) = setup();
+        c.run(&mut h, Command::Acquire);
+        for node in 1..=5 {
+            h.message(&mut c, node, granted(1, None));
+        }
+        assert!(matches!(c.last(), LockEvent::Acquired(_)));
+        let s = c.run(&mut h, Command::Renew);
+        assert!(s
+            .sends
+            .iter()
+            .all(|(_, m)| *m == Msg::Renew { lease: 1, req: 1 }));
+        assert_eq!(s.sends.len(), 5);
+        h.message(&mut c, 1, renew_reply(1, true));
+        h.message(&mut c, 2, renew_reply(1, true));
+        // lock2's answer twice is still two nodes, not a majority.
+        h.message(&mut c, 2, renew_reply(1, true));
+        assert_eq!(*c.last(), LockEvent::Nothing);
+        h.message(&mut c, 3, renew_reply(1, true));
+        // Believed ttl − drift from the request: 10 s − 102 ms.
+        assert_eq!(*c.last(), LockEvent::Renewed(Duration::from_millis(9898)));
+        // The late answers of the decided extension change nothing.
+        h.message(&mut c, 4, renew_reply(1, true));
+        assert_eq!(*c.last(), LockEvent::Nothing);
+    }
+
+    #[test]
+    fn an_extension_refused_by_a_majority_or_unanswered_is_a_lost_lock() {
+        let (mut h, mut c) = setup();
+        c.run(&mut h, Command::Acquire);
+        for node in 1..=5 {
+            h.message(&mut c, node, granted(1, None));
+        }
+        c.run(&mut h, Command::Renew);
+        h.message(&mut c, 1, renew_reply(1, true));
+        for node in 2..=3 {
+            h.message(&mut c, node, renew_reply(1, false));
+            assert_eq!(*c.last(), LockEvent::Nothing);
+        }
+        h.message(&mut c, 4, renew_reply(1, false));
+        assert_eq!(*c.last(), LockEvent::Lost);
+        // The next extension: two answers, then the timeout.
+        let s = c.run(&mut h, Command::Renew);
+        let (timer, after, tag) = s.timers[0];
+        h.message(&mut c, 1, renew_reply(2, true));
+        h.message(&mut c, 2, renew_reply(2, true));
+        h.advance(after);
+        h.timer(&mut c, timer, tag);
+        assert_eq!(*c.last(), LockEvent::Lost);
     }
 }

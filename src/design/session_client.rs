@@ -33,7 +33,9 @@ pub enum LossNotice {
 /// released at once. When the session expires while acquiring, a new one is
 /// opened and the request sent again. A release is sent again with each
 /// heartbeat until the server answers it, so a lost release strands no lock
-/// either.
+/// either. A renewal is a [`Msg::Renew`] of the lease held, which the
+/// server answers by heartbeating the session that holds it; only the
+/// answer to the latest renewal counts, once.
 #[derive(Debug)]
 pub struct SessionLockClient {
     session: ClientSession,
@@ -51,6 +53,10 @@ pub struct SessionLockClient {
     /// Releases not answered yet: (session, lease), oldest first, at most
     /// [`MAX_UNACKED_RELEASES`].
     releasing: Vec<(u64, u64)>,
+    /// Renewal requests sent.
+    renewals: u64,
+    /// The renewal awaited: only its answer moves the lease.
+    renewing: Option<u64>,
 }
 
 /// Releases a client keeps sending until answered; older ones are dropped.
@@ -68,6 +74,8 @@ impl SessionLockClient {
             queued: None,
             held: None,
             releasing: Vec::new(),
+            renewals: 0,
+            renewing: None,
         }
     }
 
@@ -135,6 +143,7 @@ impl LockClient for SessionLockClient {
     }
 
     fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.renewing = None;
         if let Some(req) = self.waiting.take() {
             if self.queued.is_none() {
                 self.unanswered = Some(req);
@@ -147,6 +156,7 @@ impl LockClient for SessionLockClient {
     }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, _from: NodeId, msg: &Msg) -> LockEvent {
+        let open_before = self.session.id();
         match self.session.on_message(ctx, msg) {
             SessionEvent::Opened(session) => {
                 self.send_acquire(ctx, session);
@@ -163,6 +173,17 @@ impl LockClient for SessionLockClient {
                 }
                 if self.queued.is_some_and(|(s, _)| s == session) {
                     self.queued = None;
+                }
+                if open_before == Some(session) {
+                    // Requests sent on the dead session are void: the next
+                    // session asks under a new id, so that an answer sent
+                    // before the expiry and delivered after it (a grant of
+                    // a znode already gone) is handed back, not believed.
+                    self.unanswered = None;
+                    if self.waiting.is_some() {
+                        self.req += 1;
+                        self.waiting = Some(self.req);
+                    }
                 }
                 if self.waiting.is_some() && self.session.id().is_none() {
                     self.session.open(ctx);
@@ -202,6 +223,20 @@ impl LockClient for SessionLockClient {
                 return LockEvent::Denied;
             }
             Msg::ReleaseAck { lease } => self.release_answered(ctx, lease),
+            Msg::RenewReply {
+                lease,
+                req,
+                ok,
+                ttl,
+            } if self.held.is_some_and(|(_, held)| held == lease) && self.renewing == Some(req) => {
+                self.renewing = None;
+                if ok {
+                    return LockEvent::Renewed(ttl);
+                }
+                // The session that held the lock is gone, and the lock with it.
+                self.held = None;
+                return LockEvent::Lost;
+            }
             Msg::LockLost { lease } => match self.held {
                 // Ownership lost: of the lease held, or of the one just
                 // released (its release was the "next lock call").
@@ -227,12 +262,21 @@ impl LockClient for SessionLockClient {
         LockEvent::Nothing
     }
 
-    /// The lock lives as long as the session: renewing is a heartbeat now.
+    /// The lock lives as long as the session: the server heartbeats the
+    /// session that holds the lease, and says so.
     fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
-        match (self.held, self.session.id()) {
-            (Some((held, _)), Some(open)) if held == open => self.session.heartbeat_now(ctx),
-            _ => false,
-        }
+        // Asked even when the session that took the lease is known to be
+        // gone (Hazelcast hears of the loss on its next lock call): the
+        // server's refusal is the answer.
+        let Some((_, lease)) = self.held else {
+            return false;
+        };
+        self.renewals += 1;
+        let req = self.renewals;
+        self.renewing = Some(req);
+        let lock = self.session.lock(ctx);
+        ctx.send(lock, Msg::Renew { lease, req });
+        true
     }
 
     fn on_crash(&mut self) {
@@ -242,6 +286,7 @@ impl LockClient for SessionLockClient {
         self.releasing.clear();
         self.queued = None;
         self.held = None;
+        self.renewing = None;
     }
 }
 

@@ -252,6 +252,14 @@ impl Actor<Msg> for ZooKeeperLock {
             }
             Msg::SessionAcquire { session, req } => self.create(ctx, from, session, req),
             Msg::SessionRelease { session, lease } => self.delete(ctx, from, session, lease),
+            Msg::Renew { lease, req } => {
+                let session = self
+                    .znodes
+                    .get(&lease)
+                    .filter(|z| z.owner == from && z.granted)
+                    .map(|z| z.session);
+                self.sessions.renew(ctx, from, session, lease, req);
+            }
             _ => {}
         }
     }
@@ -456,5 +464,108 @@ mod tests {
                 }
             )]
         );
+    }
+
+    #[test]
+    fn a_renewal_heartbeats_the_holders_session_and_is_refused_to_others() {
+        let (mut h, mut zk) = server();
+        two_sessions(&mut h, &mut zk);
+        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
+        h.message(&mut zk, CLIENT2, Msg::SessionAcquire { session: 2, req: 1 });
+        let s = h.message(&mut zk, CLIENT1, Msg::Renew { lease: 0, req: 4 });
+        assert!(s.event("renewed").is_some());
+        let ok = Msg::RenewReply {
+            lease: 0,
+            req: 4,
+            ok: true,
+            ttl: TTL,
+        };
+        assert_eq!(s.sends, [(CLIENT1, ok)]);
+        // client2's znode is queued, not holding: nothing to renew.
+        let s = h.message(&mut zk, CLIENT2, Msg::Renew { lease: 1, req: 1 });
+        assert!(s.event("renewed").is_none());
+        assert!(matches!(s.sends[0].1, Msg::RenewReply { ok: false, .. }));
+    }
+
+    #[test]
+    fn the_client_renews_the_lease_it_holds_and_acts_on_one_answer_once() {
+        const LOCK: NodeId = 1;
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
+        let mut c = Host::new(protocol);
+        c.acquire(&mut h);
+        let opened = Msg::SessionOpened {
+            req: 1,
+            session: 2,
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, opened);
+        let granted = Msg::Granted {
+            req: 1,
+            lease: 5,
+            token: Some(3),
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, granted.clone());
+        // A second copy of the grant held: kept, not handed back.
+        assert_eq!(
+            c.message(&mut h, LOCK, granted),
+            (LockEvent::Nothing, vec![])
+        );
+        assert!(c.renew(&mut h));
+        let ok = Msg::RenewReply {
+            lease: 5,
+            req: 1,
+            ok: true,
+            ttl: TTL,
+        };
+        assert_eq!(
+            c.message(&mut h, LOCK, ok.clone()).0,
+            LockEvent::Renewed(TTL)
+        );
+        assert_eq!(c.message(&mut h, LOCK, ok).0, LockEvent::Nothing);
+        assert!(c.renew(&mut h));
+        let refused = Msg::RenewReply {
+            lease: 5,
+            req: 2,
+            ok: false,
+            ttl: Duration::ZERO,
+        };
+        assert_eq!(c.message(&mut h, LOCK, refused).0, LockEvent::Lost);
+        assert!(!c.renew(&mut h));
+    }
+
+    #[test]
+    fn a_grant_sent_before_the_session_expired_is_not_believed_after() {
+        const LOCK: NodeId = 1;
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
+        let mut c = Host::new(protocol);
+        c.acquire(&mut h);
+        let opened = |req, session| Msg::SessionOpened {
+            req,
+            session,
+            ttl: TTL,
+        };
+        c.message(&mut h, LOCK, opened(1, 1));
+        c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 4 });
+        // The expiry overtakes the grant the server sent just before it.
+        let (_, sends) = c.message(&mut h, LOCK, Msg::SessionExpired { session: 1 });
+        assert_eq!(sends, [(LOCK, Msg::OpenSession { req: 2 })]);
+        let (_, sends) = c.message(&mut h, LOCK, opened(2, 2));
+        assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 2, req: 2 })]);
+        let late = Msg::Granted {
+            req: 1,
+            lease: 4,
+            token: Some(5),
+            ttl: TTL,
+        };
+        let (event, sends) = c.message(&mut h, LOCK, late);
+        assert_eq!(event, LockEvent::Nothing);
+        let give_back = Msg::SessionRelease {
+            session: 2,
+            lease: 4,
+        };
+        assert_eq!(sends, [(LOCK, give_back)]);
     }
 }

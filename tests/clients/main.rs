@@ -2,6 +2,10 @@
 //! `fence_on_acquire` and the increment workload, each through a scenario
 //! file loaded and run as `fencesim run` would, judged by the oracle.
 
+mod grants;
+mod network;
+mod renewal;
+
 use fencesim::design::catalog::Registry;
 use fencesim::oracle::Verdict;
 use fencesim::runner::{self, ScenarioRun};
