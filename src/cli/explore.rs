@@ -65,6 +65,9 @@ fn sweep(scenario: &Scenario, options: &Options) -> Status {
         Status::Internal
     } else if summary.violations > 0 {
         Status::Failed
+    } else if summary.seeds > 0 && summary.inconclusive == summary.seeds {
+        // Not one seed judged anything: "no violation" would be vacuous.
+        Status::Inconclusive
     } else {
         Status::Ok
     }
@@ -108,6 +111,32 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     }
     writeln!(
         out,
+        "judged    {} of {} seeds: {} inconclusive (no write reached the storage), \
+         {} cut short (stalled or at a limit), {} with a scenario fault that never fired",
+        s.seeds - s.inconclusive,
+        s.seeds,
+        s.inconclusive,
+        s.cut_short,
+        s.unfired
+    )
+    .unwrap();
+    for line in untested(s) {
+        writeln!(out, "untested  {line}").unwrap();
+    }
+    let reached: Vec<String> = s
+        .milestone_counts()
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    let reached = if reached.is_empty() {
+        "none".to_owned()
+    } else {
+        reached.join(", ")
+    };
+    writeln!(out, "reached   seeds per milestone: {reached}").unwrap();
+    writeln!(
+        out,
         "speed     {:.0} seeds/s, {} simulated in {} wall ({:.0}x)",
         s.seeds_per_sec(),
         seconds(s.sim_time.as_nanos() as u64),
@@ -144,6 +173,29 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
             )
             .unwrap();
         }
+    }
+    out
+}
+
+/// What a sweep never got to test, in plain words.
+fn untested(s: &SweepSummary) -> Vec<String> {
+    let m = s.milestone_counts();
+    let mut out = Vec::new();
+    if s.seeds == 0 {
+        return out;
+    }
+    if s.inconclusive == s.seeds {
+        out.push("no seed had a write reach the storage: this sweep judged nothing".to_owned());
+    }
+    if m["holder_paused_past_lease"] == 0 {
+        out.push(
+            "no seed paused a holder past its lease: this sweep did not test fencing".to_owned(),
+        );
+    } else if m["zombie_write_sent"] == 0 {
+        out.push(
+            "no seed sent a write under a grant no longer current: the fence was never tested"
+                .to_owned(),
+        );
     }
     out
 }

@@ -40,10 +40,23 @@ pub(crate) fn run_human(
     out.push_str(&lanes(&result.journal, &run.nodes, lanes_options));
     writeln!(out).unwrap();
     let verdict = match rep.verdict {
-        Verdict::Safe => "SAFE: the storage accepted no stale write",
-        Verdict::Violation => "VIOLATION",
+        Verdict::Safe => "SAFE: the storage accepted no stale write".to_owned(),
+        Verdict::Violation => "VIOLATION".to_owned(),
+        Verdict::Inconclusive => {
+            "INCONCLUSIVE: no write reached the storage, so nothing was judged".to_owned()
+        }
+        Verdict::Error => format!("ERROR: the run {}", result.outcome),
     };
     writeln!(out, "verdict   {verdict}").unwrap();
+    if run.cut_short() {
+        writeln!(
+            out,
+            "cut short {}: {}",
+            result.outcome,
+            crate::runner::cut_short_text(&result.outcome)
+        )
+        .unwrap();
+    }
     writeln!(
         out,
         "writes    {} accepted, {} rejected ({} of the current holder)",
@@ -87,6 +100,10 @@ pub(crate) fn run_human(
             writeln!(out, "{line}").unwrap();
         }
     }
+    writeln!(out).unwrap();
+    for line in run_notes(run) {
+        writeln!(out, "{line}").unwrap();
+    }
     if !run.expectations.is_empty() {
         writeln!(out).unwrap();
         let met = run.expectations.iter().filter(|e| e.met()).count();
@@ -99,6 +116,20 @@ pub(crate) fn run_human(
                 e.key, e.expected, e.actual
             )
             .unwrap();
+        }
+    }
+    if !run.inconclusive.is_empty() {
+        writeln!(out).unwrap();
+        writeln!(
+            out,
+            "INCONCLUSIVE (exit 4; add the [expect] key that says so if this is intended):"
+        )
+        .unwrap();
+        for why in &run.inconclusive {
+            for (i, line) in wrap(why, 76).iter().enumerate() {
+                let lead = if i == 0 { "- " } else { "  " };
+                writeln!(out, "  {lead}{line}").unwrap();
+            }
         }
     }
     writeln!(out).unwrap();
@@ -134,12 +165,36 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
         "false_rejections": rep.false_rejections,
         "overlapping_leases": rep.overlapping_leases,
         "violations": rep.violations,
+        "unfired_faults": run.unfired_faults().map(|f| json!({
+            "kind": f.kind,
+            "nodes": f.nodes,
+            "trigger": f.trigger,
+            "line": f.line,
+            "why": f.why_unfired,
+        })).collect::<Vec<_>>(),
+        "milestones": run.milestones,
+        "cut_short": run.cut_short(),
+        "inconclusive": run.inconclusive,
         "expectations": run.expectations.iter().map(|e| json!({
             "key": e.key, "expected": e.expected, "actual": e.actual, "met": e.met(),
         })).collect::<Vec<_>>(),
         "repro": repro,
     });
     value.to_string()
+}
+
+/// What a run reached and which of its faults never fired, one line each:
+/// `milestones …`, then `unfired …` per scripted fault that never fired.
+pub(crate) fn run_notes(run: &ScenarioRun) -> Vec<String> {
+    let mut lines = vec![format!("milestones {}", run.milestones.reached_text())];
+    for f in run.unfired_faults() {
+        lines.push(format!(
+            "unfired   the {} never fired: {}",
+            f.name(),
+            f.why_unfired
+        ));
+    }
+    lines
 }
 
 /// `fencesim designs`.

@@ -48,11 +48,13 @@ use sim::journal::Journal;
 mod counts;
 mod history;
 mod lost_update;
+pub mod milestones;
 mod stale;
 mod tokens;
 mod zombie;
 
 use history::History;
+pub use milestones::Milestones;
 
 /// How strictly to judge.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -66,18 +68,27 @@ pub struct OracleConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// No violation found.
+    /// Writes reached the storage and no violation was found.
     Safe,
     /// At least one violation counted toward the verdict.
     Violation,
+    /// No violation, but the run judged nothing: no write reached the
+    /// storage, so "no stale write was accepted" would be vacuous.
+    Inconclusive,
+    /// The run crashed (a panic in a design or in the world): whatever its
+    /// journal holds, it is never reported as safe. The oracle itself never
+    /// returns it; the runner does, for a crashed run.
+    Error,
 }
 
 impl Verdict {
-    /// `"safe"` or `"violation"`.
+    /// `"safe"`, `"violation"`, `"inconclusive"` or `"error"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Safe => "safe",
             Verdict::Violation => "violation",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Error => "error",
         }
     }
 }
@@ -145,7 +156,8 @@ impl fmt::Display for Violation {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {
     /// `violation` when stale writes, token regressions or lost updates were
-    /// found (or zombie writes, with [`OracleConfig::strict`]).
+    /// found (or zombie writes, with [`OracleConfig::strict`]); else
+    /// `inconclusive` when no write reached the storage; else `safe`.
     pub verdict: Verdict,
     /// Acceptances of a write after one made under a newer grant.
     pub stale_writes: u64,
@@ -188,6 +200,8 @@ pub fn check(journal: &Journal, config: &OracleConfig) -> Report {
     Report {
         verdict: if violated {
             Verdict::Violation
+        } else if counts.accepted_writes + counts.rejected_writes == 0 {
+            Verdict::Inconclusive
         } else {
             Verdict::Safe
         },
