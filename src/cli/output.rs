@@ -259,3 +259,70 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     }
     lines
 }
+
+#[cfg(test)]
+mod tests {
+    use sim::{Actor, Context, NodeId, TimerId};
+
+    use super::*;
+    use crate::design::catalog::DesignInfo;
+    use crate::design::StorageDesign;
+    use crate::protocol::Msg;
+
+    /// A storage whose server panics on its first write: a bug in a design.
+    struct Panics;
+
+    struct PanickingServer;
+
+    impl Actor<Msg> for PanickingServer {
+        fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
+        fn on_message(&mut self, _: &mut Context<'_, Msg>, _: NodeId, _: Msg) {
+            panic!("the storage design has a bug");
+        }
+        fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
+    }
+
+    impl StorageDesign for Panics {
+        fn info(&self) -> DesignInfo {
+            DesignInfo {
+                name: "panics",
+                role: Role::Storage,
+                summary: "panics on its first write",
+                keys: &[],
+            }
+        }
+        fn server(&self, _: &crate::scenario::Params) -> Box<dyn Actor<Msg>> {
+            Box::new(PanickingServer)
+        }
+    }
+
+    #[test]
+    fn a_crashed_run_is_an_error_and_never_printed_safe() {
+        let mut registry = Registry::builtin();
+        registry.add_storage(Panics);
+        let text = std::fs::read_to_string("scenarios/figure-9-6.toml")
+            .unwrap()
+            .replace("design = \"fenced\"\ndurable = true", "design = \"panics\"");
+        let scenario = crate::scenario::load_str(&registry, "crash.toml", &text).unwrap();
+        let run = crate::runner::run_with(&registry, &scenario, 1);
+        assert!(matches!(run.result.outcome, sim::Outcome::Crashed { .. }));
+        assert_eq!(run.report.verdict, Verdict::Error);
+        assert_eq!(run.status, crate::runner::RunStatus::Error);
+        let options = LanesOptions {
+            width: 20,
+            deliveries: false,
+            color: false,
+        };
+        let human = run_human(&scenario, &run, &options, "repro");
+        let verdict = human.lines().find(|l| l.starts_with("verdict")).unwrap();
+        assert!(verdict.contains("ERROR"), "{verdict}");
+        assert!(
+            verdict.contains("the storage design has a bug"),
+            "{verdict}"
+        );
+        assert!(!human.contains("SAFE"), "{human}");
+        let json: serde_json::Value =
+            serde_json::from_str(&run_json(&scenario, &run, "repro")).unwrap();
+        assert_eq!(json["verdict"], "error");
+    }
+}
