@@ -264,7 +264,6 @@ impl FaultFiring {
 }
 
 fn firings(scenario: &Scenario, result: &RunResult, scripted: usize) -> Vec<FaultFiring> {
-    let end = result.sim_time;
     scenario
         .faults
         .iter()
@@ -272,66 +271,79 @@ fn firings(scenario: &Scenario, result: &RunResult, scripted: usize) -> Vec<Faul
         .map(|(index, f)| {
             let fault = to_fault(&f.kind);
             let fired_at = result.faults_fired.get(index).copied().flatten();
-            let (trigger, why) = match &f.trigger {
-                Trigger::At(at) => (
-                    format!("at = \"{}\"", write::duration(*at)),
-                    format!(
-                        "the run ended at {}, before {}",
-                        seconds(end.as_nanos() as u64),
-                        seconds(at.as_nanos() as u64)
-                    ),
-                ),
-                Trigger::After {
-                    node,
-                    event,
-                    nth,
-                    delay,
-                } => {
-                    let after = if *nth <= 1 {
-                        format!("{node}:{event}")
-                    } else {
-                        format!("{node}:{event}:{nth}")
-                    };
-                    let mut trigger = format!("after = \"{after}\"");
-                    if !delay.is_zero() {
-                        trigger += &format!(", delay = \"{}\"", write::duration(*delay));
-                    }
-                    let seen = result
-                        .journal
-                        .events()
-                        .iter()
-                        .filter(|e| e.node == *node && e.kind == *event)
-                        .count();
-                    let why = if seen == 0 {
-                        format!("{node} never logged `{event}` in this run")
-                    } else if seen < *nth as usize {
-                        format!("{node} logged `{event}` only {seen} times, not {nth}")
-                    } else {
-                        format!(
-                            "its delay of {} after {after} ran past the end of the run at {}",
-                            write::duration(*delay),
-                            seconds(end.as_nanos() as u64)
-                        )
-                    };
-                    (trigger, why)
-                }
-            };
             FaultFiring {
                 index,
                 kind: fault.kind(),
                 nodes: fault.nodes().into_iter().map(str::to_owned).collect(),
-                trigger,
+                trigger: trigger_text(&f.trigger),
                 line: f.line,
                 fired_at,
                 scripted: index < scripted,
-                why_unfired: if fired_at.is_some() {
-                    String::new()
-                } else {
-                    why
+                // Only an unfired fault needs the journal searched.
+                why_unfired: match fired_at {
+                    Some(_) => String::new(),
+                    None => why_unfired(&f.trigger, result),
                 },
             }
         })
         .collect()
+}
+
+/// `after = "client1:acquired:2", delay = "500ms"` or `at = "5s"`.
+fn trigger_text(trigger: &Trigger) -> String {
+    match trigger {
+        Trigger::At(at) => format!("at = \"{}\"", write::duration(*at)),
+        Trigger::After {
+            node,
+            event,
+            nth,
+            delay,
+        } => {
+            let mut text = if *nth <= 1 {
+                format!("after = \"{node}:{event}\"")
+            } else {
+                format!("after = \"{node}:{event}:{nth}\"")
+            };
+            if !delay.is_zero() {
+                text += &format!(", delay = \"{}\"", write::duration(*delay));
+            }
+            text
+        }
+    }
+}
+
+/// Why a fault with `trigger` never fired in `result`, in words.
+fn why_unfired(trigger: &Trigger, result: &RunResult) -> String {
+    let end = seconds(result.sim_time.as_nanos() as u64);
+    match trigger {
+        Trigger::At(at) => format!(
+            "the run ended at {end}, before {}",
+            seconds(at.as_nanos() as u64)
+        ),
+        Trigger::After {
+            node,
+            event,
+            nth,
+            delay,
+        } => {
+            let seen = result
+                .journal
+                .events()
+                .iter()
+                .filter(|e| e.node == *node && e.kind == *event)
+                .count();
+            if seen == 0 {
+                format!("{node} never logged `{event}` in this run")
+            } else if seen < *nth as usize {
+                format!("{node} logged `{event}` only {seen} times, not {nth}")
+            } else {
+                format!(
+                    "it was due {} after {node}'s `{event}`, past the end of the run at {end}",
+                    write::duration(*delay)
+                )
+            }
+        }
+    }
 }
 
 fn expectations(

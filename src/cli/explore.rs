@@ -1,15 +1,19 @@
 //! `fencesim explore FILE [--seeds A..B] [--jobs N] [--shard K/N]
 //! [--faults random|scenario] [--json] [--exhaustive 1|2]`.
 //!
-//! Exit status, by the contract's order (3 > 2 > 1 > 0):
+//! Exit status, by the contract's order (3 > 2 > 1 > 4 > 0):
 //! - 3 when any seed crashed (a panic in a design or the world is a bug the
 //!   sweep cannot judge), even if others violate: the summary still lists
 //!   both, each with its repro;
 //! - 2 for a bad file or flag;
 //! - 1 when any seed violates;
+//! - 4 when every seed was inconclusive (no write reached the storage in
+//!   any of them: "no violation" would be vacuous);
 //! - 0 otherwise. Seeds that stall or hit the time or event limit are
-//!   counted by outcome and listed, but are not failures: the oracle judges
-//!   what they did up to that point.
+//!   counted apart (`cut_short`), as are inconclusive seeds and seeds where
+//!   a scenario fault never fired, but they are not failures: the oracle
+//!   judges what they did up to that point. The summary says plainly when no
+//!   seed reached the situation the sweep was meant to test.
 
 use std::io::{IsTerminal, Write as _};
 use std::path::Path;

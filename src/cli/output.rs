@@ -101,8 +101,15 @@ pub(crate) fn run_human(
         }
     }
     writeln!(out).unwrap();
-    for line in run_notes(run) {
-        writeln!(out, "{line}").unwrap();
+    let reached = if run.milestones == crate::oracle::Milestones::default() {
+        "no milestone (no dangerous situation came up)".to_owned()
+    } else {
+        run.milestones.reached_text()
+    };
+    labelled(&mut out, "reached", &reached);
+    for f in run.unfired_faults() {
+        let text = format!("the {} never fired: {}", f.name(), f.why_unfired);
+        labelled(&mut out, "unfired", &text);
     }
     if !run.expectations.is_empty() {
         writeln!(out).unwrap();
@@ -183,13 +190,21 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
     value.to_string()
 }
 
-/// What a run reached and which of its faults never fired, one line each:
-/// `milestones …`, then `unfired …` per scripted fault that never fired.
+/// `label` in the 10-column margin, then `text` wrapped beside it.
+fn labelled(out: &mut String, label: &str, text: &str) {
+    for (i, line) in wrap(text, 78).iter().enumerate() {
+        let margin = if i == 0 { label } else { "" };
+        writeln!(out, "{margin:<10}{line}").unwrap();
+    }
+}
+
+/// What a run reached and which of its faults never fired, one line each
+/// (for `step`, after its verdict).
 pub(crate) fn run_notes(run: &ScenarioRun) -> Vec<String> {
-    let mut lines = vec![format!("milestones {}", run.milestones.reached_text())];
+    let mut lines = vec![format!("milestones: {}", run.milestones.reached_text())];
     for f in run.unfired_faults() {
         lines.push(format!(
-            "unfired   the {} never fired: {}",
+            "unfired: the {} never fired: {}",
             f.name(),
             f.why_unfired
         ));

@@ -58,7 +58,10 @@ fn a_fault_whose_event_never_happens_is_named_and_exits_4() {
     let file = dir.write("unfired.toml", &figure_with("unfired", PAUSE_AFTER_LAPSED));
     let out = fencesim(&["run", arg(&file)]);
     out.expect_code(4);
-    let unfired = out.line("unfired");
+    // The human report names it in one sentence (wrapped: joined here).
+    let words: Vec<&str> = out.stdout.split_whitespace().collect();
+    let text = words.join(" ");
+    let unfired = &text[text.find("unfired the").expect("an unfired line")..];
     assert!(
         unfired.contains("pause of client1")
             && unfired.contains("after = \"client1:lapsed\"")
@@ -131,7 +134,7 @@ fn the_bundled_figure_fires_its_pause_and_reaches_its_milestones() {
     assert_eq!(m["stale_write_accepted"], 0, "{m}");
     assert_eq!(m.as_object().unwrap().len(), 10, "every milestone: {m}");
     let human = fencesim(&["run", "scenarios/figure-9-6.toml"]);
-    let milestones = human.line("milestones");
+    let milestones = human.line("reached");
     assert!(
         milestones.contains("holder_paused_past_lease ×1"),
         "{milestones}"
@@ -215,7 +218,7 @@ fn step_shows_the_milestones_after_the_verdict() {
     assert!(
         out.stdout
             .lines()
-            .any(|l| l.contains("milestones") && l.contains("zombie_write_sent ×1")),
+            .any(|l| l.contains("milestones:") && l.contains("zombie_write_sent ×1")),
         "{}",
         out.stdout
     );

@@ -141,3 +141,27 @@ fn only_the_scenarios_own_unfired_faults_count() {
         "some random fault never fired in 30 seeds"
     );
 }
+
+#[test]
+fn shards_merge_the_untested_counts_and_the_milestones() {
+    let s = bundled("figure-9-6");
+    let mut lines = Vec::new();
+    for index in 0..2 {
+        let mut o = options(0..6, FaultMode::Scenario);
+        o.shard = Shard { index, count: 2 };
+        lines.push(sweep(&s, &o, &|_| {}).json(&o).to_string());
+    }
+    let short = options(0..2, FaultMode::Scenario);
+    lines.push(
+        sweep(&too_short(), &short, &|_| {})
+            .json(&short)
+            .to_string(),
+    );
+    let merged = fencesim::explore::shard::merge(lines.iter().map(String::as_str)).unwrap();
+    let summary = merged.last().unwrap();
+    assert_eq!(summary["seeds"], 8);
+    assert_eq!(summary["milestones"]["holder_paused_past_lease"], 6);
+    assert_eq!(summary["inconclusive"], 2);
+    assert_eq!(summary["cut_short"], 2);
+    assert_eq!(summary["unfired"], 0);
+}
