@@ -113,19 +113,18 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     if s.crashed > 0 {
         writeln!(out, "crashed   {} seeds panicked", s.crashed).unwrap();
     }
-    writeln!(
-        out,
-        "judged    {} of {} seeds: {} inconclusive (no write reached the storage), \
+    let judged = format!(
+        "{} of {} seeds: {} inconclusive (no write reached the storage), \
          {} cut short (stalled or at a limit), {} with a scenario fault that never fired",
         s.seeds - s.inconclusive,
         s.seeds,
         s.inconclusive,
         s.cut_short,
         s.unfired
-    )
-    .unwrap();
+    );
+    super::output::labelled(&mut out, "judged", &judged);
     for line in untested(s) {
-        writeln!(out, "untested  {line}").unwrap();
+        super::output::labelled(&mut out, "untested", &line);
     }
     let reached: Vec<String> = s
         .milestone_counts()
@@ -138,7 +137,11 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     } else {
         reached.join(", ")
     };
-    writeln!(out, "reached   seeds per milestone: {reached}").unwrap();
+    super::output::labelled(
+        &mut out,
+        "reached",
+        &format!("seeds per milestone: {reached}"),
+    );
     writeln!(
         out,
         "speed     {:.0} seeds/s, {} simulated in {} wall ({:.0}x)",

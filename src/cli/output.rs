@@ -191,7 +191,7 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
 }
 
 /// `label` in the 10-column margin, then `text` wrapped beside it.
-fn labelled(out: &mut String, label: &str, text: &str) {
+pub(crate) fn labelled(out: &mut String, label: &str, text: &str) {
     for (i, line) in wrap(text, 78).iter().enumerate() {
         let margin = if i == 0 { label } else { "" };
         writeln!(out, "{margin:<10}{line}").unwrap();
