@@ -96,8 +96,13 @@ fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
     for reason in &run.inconclusive {
         why.push(format!("inconclusive: {reason}"));
     }
+    let mark = if deterministic && run.status == crate::runner::RunStatus::Inconclusive {
+        "INCONCLUSIVE"
+    } else {
+        "FAIL"
+    };
     format!(
-        "FAIL {file}: {}\n  repro: {}",
+        "{mark} {file}: {}\n  repro: {}",
         why.join("; "),
         repro_command(file, run.result.seed)
     )

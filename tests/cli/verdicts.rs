@@ -195,7 +195,7 @@ fn check_fails_an_inconclusive_scenario_and_counts_it() {
     let dir = TempDir::new("check-inconclusive");
     let passing = figure_9_6().replace("name = \"figure-9-6\"", "name = \"passes\"");
     dir.write("a.toml", &passing);
-    dir.write("b.toml", &figure_with("unfired", PAUSE_AFTER_LAPSED));
+    dir.write("unfired.toml", &figure_with("unfired", PAUSE_AFTER_LAPSED));
     let out = fencesim(&["check", arg(dir.path())]);
     out.expect_code(4);
     assert!(
@@ -205,7 +205,9 @@ fn check_fails_an_inconclusive_scenario_and_counts_it() {
         out.stdout
     );
     assert!(
-        out.stdout.contains("inconclusive: pause of client1"),
+        out.stdout
+            .contains("unfired.toml: inconclusive: pause of client1")
+            && out.stdout.contains("INCONCLUSIVE "),
         "{}",
         out.stdout
     );
