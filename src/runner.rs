@@ -27,7 +27,8 @@ pub struct ScenarioRun {
     /// The run itself: seed, outcome, journal, times.
     pub result: RunResult,
     /// The oracle's findings; its verdict is [`Verdict::Error`] when the run
-    /// crashed.
+    /// crashed, and [`Verdict::Inconclusive`] when it found no violation but
+    /// no write reached the storage.
     pub report: Report,
     /// Each `[expect]` key, checked.
     pub expectations: Vec<Expectation>,
@@ -174,6 +175,8 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
     let crashed = matches!(result.outcome, Outcome::Crashed { .. });
     if crashed {
         report.verdict = Verdict::Error;
+    } else if report.verdict == Verdict::Safe && report.judged_nothing() {
+        report.verdict = Verdict::Inconclusive;
     }
     let faults = firings(scenario, &result, scripted);
     let unfired = faults

@@ -74,10 +74,13 @@ pub enum Verdict {
     Violation,
     /// No violation, but the run judged nothing: no write reached the
     /// storage, so "no stale write was accepted" would be vacuous.
+    /// [`check`] judges a journal and says `safe`; the runner
+    /// (`runner::judge`) says `inconclusive` for a run whose report
+    /// [judged nothing](Report::judged_nothing).
     Inconclusive,
     /// The run crashed (a panic in a design or in the world): whatever its
-    /// journal holds, it is never reported as safe. The oracle itself never
-    /// returns it; the runner does, for a crashed run.
+    /// journal holds, it is never reported as safe. [`check`] never returns
+    /// it; the runner does, for a crashed run.
     Error,
 }
 
@@ -156,8 +159,9 @@ impl fmt::Display for Violation {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {
     /// `violation` when stale writes, token regressions or lost updates were
-    /// found (or zombie writes, with [`OracleConfig::strict`]); else
-    /// `inconclusive` when no write reached the storage; else `safe`.
+    /// found (or zombie writes, with [`OracleConfig::strict`]), else `safe`
+    /// ([`Report::judged_nothing`] tells a vacuous `safe`; the runner calls
+    /// it `inconclusive`).
     pub verdict: Verdict,
     /// Acceptances of a write after one made under a newer grant.
     pub stale_writes: u64,
@@ -182,6 +186,14 @@ pub struct Report {
     pub violations: Vec<Violation>,
 }
 
+impl Report {
+    /// No write reached the storage (none accepted, none rejected): a
+    /// `safe` verdict would claim nothing.
+    pub fn judged_nothing(&self) -> bool {
+        self.accepted_writes + self.rejected_writes == 0
+    }
+}
+
 /// Judges `journal`. Reads nothing but the journal's events.
 pub fn check(journal: &Journal, config: &OracleConfig) -> Report {
     let history = History::index(journal);
@@ -200,8 +212,6 @@ pub fn check(journal: &Journal, config: &OracleConfig) -> Report {
     Report {
         verdict: if violated {
             Verdict::Violation
-        } else if counts.accepted_writes + counts.rejected_writes == 0 {
-            Verdict::Inconclusive
         } else {
             Verdict::Safe
         },
