@@ -127,11 +127,24 @@ pub(crate) fn run_human(
     }
     if !run.inconclusive.is_empty() {
         writeln!(out).unwrap();
-        writeln!(
-            out,
-            "INCONCLUSIVE (exit 4; add the [expect] key that says so if this is intended):"
-        )
-        .unwrap();
+        let e = &scenario.expect;
+        let mut keys = Vec::new();
+        if rep.verdict == Verdict::Inconclusive && e.verdict.is_none() {
+            keys.push("verdict = \"inconclusive\"".to_owned());
+        }
+        let unfired = run.unfired_faults().count();
+        if unfired > 0 && e.unfired_faults.is_none() {
+            keys.push(format!("unfired_faults = {unfired}"));
+        }
+        if run.cut_short() && e.outcome.is_none() {
+            keys.push(format!("outcome = \"{}\"", result.outcome.as_str()));
+        }
+        let hint = if keys.is_empty() {
+            String::new()
+        } else {
+            format!("; if intended, say so in [expect]: {}", keys.join(", "))
+        };
+        writeln!(out, "INCONCLUSIVE (exit 4{hint}):").unwrap();
         for why in &run.inconclusive {
             for (i, line) in wrap(why, 76).iter().enumerate() {
                 let lead = if i == 0 { "- " } else { "  " };
