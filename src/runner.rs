@@ -185,8 +185,13 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
         .count() as u64;
     let expectations = expectations(scenario, &report, unfired, &result.outcome);
     let inconclusive = inconclusive(scenario, &report, &faults, &result.outcome);
-    let unexpected_violation =
-        report.verdict == Verdict::Violation && scenario.expect.verdict != Some(Verdict::Violation);
+    // A violation is definite, whatever else the run left untested: it fails
+    // unless `[expect]` asks for it (by its verdict, or by counts alone).
+    let unexpected_violation = report.verdict == Verdict::Violation
+        && match scenario.expect.verdict {
+            Some(v) => v != Verdict::Violation,
+            None => expectations.is_empty(),
+        };
     let status = if crashed {
         RunStatus::Error
     } else if unexpected_violation {

@@ -225,3 +225,19 @@ fn step_shows_the_milestones_after_the_verdict() {
         out.stdout
     );
 }
+
+#[test]
+fn a_violation_expected_by_its_counts_alone_still_passes() {
+    let dir = TempDir::new("violation-by-counts");
+    let file = dir.write(
+        "unfenced.toml",
+        &crate::unfenced("unfenced", "\n[expect]\nstale_writes = 1\n"),
+    );
+    fencesim(&["run", arg(&file)]).expect_code(0);
+    // And a violation nobody expected fails, even beside an unfired fault.
+    let both = crate::unfenced("unfenced", &format!("\n{PAUSE_AFTER_LAPSED}"));
+    let file = dir.write("both.toml", &both);
+    let out = fencesim(&["run", arg(&file), "--json"]);
+    out.expect_code(1);
+    assert_eq!(out.json()["unfired_faults"][0]["kind"], "pause");
+}
