@@ -193,6 +193,13 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
             "why": f.why_unfired,
         })).collect::<Vec<_>>(),
         "milestones": run.milestones,
+        "faults": run.faults.iter().map(|f| json!({
+            "kind": f.kind,
+            "nodes": f.nodes,
+            "trigger": f.trigger,
+            "line": f.line,
+            "fired_at_ms": f.fired_at.map(|t| t.as_millis() as u64),
+        })).collect::<Vec<_>>(),
         "cut_short": run.cut_short(),
         "inconclusive": run.inconclusive,
         "expectations": run.expectations.iter().map(|e| json!({

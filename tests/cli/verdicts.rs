@@ -78,6 +78,7 @@ fn a_fault_whose_event_never_happens_is_named_and_exits_4() {
     assert_eq!(unfired[0]["kind"], "pause");
     assert_eq!(unfired[0]["nodes"], serde_json::json!(["client1"]));
     assert_eq!(unfired[0]["trigger"], "after = \"client1:lapsed\"");
+    assert_eq!(json["faults"][0]["fired_at_ms"], serde_json::Value::Null);
     // The run itself judged writes: the verdict is safe, the exit code is not 0.
     assert_eq!(json["verdict"], "safe");
 }
@@ -125,6 +126,10 @@ fn the_bundled_figure_fires_its_pause_and_reaches_its_milestones() {
     out.expect_code(0);
     let json = out.json();
     assert_eq!(json["unfired_faults"], serde_json::json!([]));
+    // Every fault says when it fired: client1's pause, right after it
+    // acquired (at 5 ms).
+    assert_eq!(json["faults"][0]["trigger"], "after = \"client1:acquired\"");
+    assert_eq!(json["faults"][0]["fired_at_ms"], 5);
     let m = &json["milestones"];
     assert_eq!(m["holder_paused_past_lease"], 1, "{m}");
     assert_eq!(m["lease_expired_while_held"], 1, "{m}");
