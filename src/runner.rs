@@ -16,24 +16,38 @@ use sim::{Actor, Limits, LinkConfig, NetConfig, Outcome, RunResult, WorldBuilder
 
 use crate::design::catalog::Registry;
 use crate::design::client::{Client, ClientConfig};
-use crate::oracle::{self, OracleConfig, Report};
+use crate::oracle::{self, Milestones, OracleConfig, Report, Verdict};
 use crate::protocol::{Msg, Op};
-use crate::scenario::{FaultKind, Scenario, Trigger, Workload};
+use crate::scenario::{write, FaultKind, Scenario, Trigger, Workload};
+use sim::journal::seconds;
 
 /// One run of a scenario, judged.
 #[derive(Clone, Debug)]
 pub struct ScenarioRun {
     /// The run itself: seed, outcome, journal, times.
     pub result: RunResult,
-    /// The oracle's findings.
+    /// The oracle's findings; its verdict is [`Verdict::Error`] when the run
+    /// crashed, and [`Verdict::Inconclusive`] when it found no violation but
+    /// no write reached the storage.
     pub report: Report,
     /// Each `[expect]` key, checked.
     pub expectations: Vec<Expectation>,
-    /// Whether every expectation held (without `[expect]`: no violation), and
-    /// the run did not crash.
+    /// Whether the run ended [`RunStatus::Ok`]: it did not crash, every
+    /// expectation held (without `[expect]`: no violation), and it was not
+    /// inconclusive without `[expect]` saying so.
     pub expectations_met: bool,
     /// Node names, clients first, for lanes.
     pub nodes: Vec<String>,
+    /// Every fault of the run, in the scenario's order, with when it fired.
+    pub faults: Vec<FaultFiring>,
+    /// The dangerous situations the run reached.
+    pub milestones: Milestones,
+    /// Why the run tested less than it claims, when `[expect]` did not say
+    /// so: no write reached the storage, a scripted fault never fired, the
+    /// run was cut short. Empty for a conclusive run.
+    pub inconclusive: Vec<String>,
+    /// What the run amounts to (the CLI's exit status).
+    pub status: RunStatus,
 }
 
 impl ScenarioRun {
@@ -42,6 +56,64 @@ impl ScenarioRun {
     pub fn trace_hash(&self) -> String {
         self.result.journal.hash()
     }
+
+    /// The scripted faults that never fired.
+    pub fn unfired_faults(&self) -> impl Iterator<Item = &FaultFiring> {
+        self.faults
+            .iter()
+            .filter(|f| f.scripted && f.fired_at.is_none())
+    }
+
+    /// Whether the run stopped before its clients finished: it stalled, or
+    /// hit the time or event limit.
+    pub fn cut_short(&self) -> bool {
+        is_cut_short(&self.result.outcome)
+    }
+}
+
+/// Whether an outcome is a run cut short (stalled, time limit, event limit).
+pub fn is_cut_short(outcome: &Outcome) -> bool {
+    matches!(
+        outcome,
+        Outcome::Stalled | Outcome::TimeLimit | Outcome::EventLimit
+    )
+}
+
+/// What a judged run amounts to, most severe first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunStatus {
+    /// The run crashed: an internal error.
+    Error,
+    /// A violation nobody expected, or an expectation that failed.
+    Failed,
+    /// The run judged nothing, a scripted fault never fired or the run was
+    /// cut short, and `[expect]` did not say so.
+    Inconclusive,
+    /// Everything held.
+    Ok,
+}
+
+/// One fault of a run and whether it fired.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FaultFiring {
+    /// Its position among the run's faults, from 0.
+    pub index: usize,
+    /// `pause`, `clock`, …
+    pub kind: &'static str,
+    /// The nodes it names.
+    pub nodes: Vec<String>,
+    /// Its trigger as a scenario writes it: `after = "client1:lapsed"`,
+    /// `at = "5s"` (with `, delay = "…"` when it has one).
+    pub trigger: String,
+    /// Line of its `[[faults]]` header (0: not from a file, e.g. random).
+    pub line: usize,
+    /// True time at which it fired; `None`: never.
+    pub fired_at: Option<Duration>,
+    /// One of the scenario's own faults (not added by `--faults random`):
+    /// only those make a run inconclusive when they never fire.
+    pub scripted: bool,
+    /// Why it never fired, in words (empty when it fired).
+    pub why_unfired: String,
 }
 
 /// One `[expect]` key compared with what happened.
@@ -71,35 +143,223 @@ pub fn run(scenario: &Scenario, seed: u64) -> ScenarioRun {
 /// Runs `scenario` with `seed`, building its designs from `registry` (which
 /// must hold those the scenario was loaded with), and judges it.
 pub fn run_with(registry: &Registry, scenario: &Scenario, seed: u64) -> ScenarioRun {
+    run_scripted(registry, scenario, seed, scenario.faults.len())
+}
+
+/// Like [`run_with`], for a scenario whose faults after the first
+/// `scripted` were added to it (`--faults random`): those may never fire
+/// without making the run inconclusive.
+pub fn run_scripted(
+    registry: &Registry,
+    scenario: &Scenario,
+    seed: u64,
+    scripted: usize,
+) -> ScenarioRun {
     let (s, r) = (scenario.clone(), registry.clone());
     let result = sim::run(seed, move || world(&r, &s));
-    judge(scenario, result)
+    judge_scripted(scenario, result, scripted)
 }
 
 /// Judges a finished run of `scenario`.
 pub fn judge(scenario: &Scenario, result: RunResult) -> ScenarioRun {
+    judge_scripted(scenario, result, scenario.faults.len())
+}
+
+/// Judges a finished run of `scenario`, whose first `scripted` faults are
+/// its own (see [`run_scripted`]).
+pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -> ScenarioRun {
     let config = OracleConfig {
         strict: scenario.strict,
     };
-    let report = oracle::check(&result.journal, &config);
-    let expectations = expectations(scenario, &report);
+    let mut report = oracle::check(&result.journal, &config);
     let crashed = matches!(result.outcome, Outcome::Crashed { .. });
-    let expectations_met = !crashed
-        && if expectations.is_empty() {
-            report.verdict == oracle::Verdict::Safe
-        } else {
-            expectations.iter().all(Expectation::met)
+    if crashed {
+        report.verdict = Verdict::Error;
+    } else if report.verdict == Verdict::Safe && report.judged_nothing() {
+        report.verdict = Verdict::Inconclusive;
+    }
+    let faults = firings(scenario, &result, scripted);
+    let unfired = faults
+        .iter()
+        .filter(|f| f.scripted && f.fired_at.is_none())
+        .count() as u64;
+    let expectations = expectations(scenario, &report, unfired, &result.outcome);
+    let inconclusive = inconclusive(scenario, &report, &faults, &result.outcome);
+    // A violation is definite, whatever else the run left untested: it fails
+    // unless `[expect]` asks for it (by its verdict, or by counts alone).
+    let unexpected_violation = report.verdict == Verdict::Violation
+        && match scenario.expect.verdict {
+            Some(v) => v != Verdict::Violation,
+            None => expectations.is_empty(),
         };
+    let status = if crashed {
+        RunStatus::Error
+    } else if unexpected_violation {
+        RunStatus::Failed
+    } else if !inconclusive.is_empty() {
+        RunStatus::Inconclusive
+    } else if expectations.iter().all(Expectation::met) {
+        RunStatus::Ok
+    } else {
+        RunStatus::Failed
+    };
     ScenarioRun {
         nodes: scenario.node_names(),
+        milestones: Milestones::count(&result.journal),
         result,
         report,
         expectations,
-        expectations_met,
+        expectations_met: status == RunStatus::Ok,
+        faults,
+        inconclusive,
+        status,
     }
 }
 
-fn expectations(scenario: &Scenario, report: &Report) -> Vec<Expectation> {
+/// Why a run is inconclusive, for each reason `[expect]` does not name.
+fn inconclusive(
+    scenario: &Scenario,
+    report: &Report,
+    faults: &[FaultFiring],
+    outcome: &Outcome,
+) -> Vec<String> {
+    let e = &scenario.expect;
+    let mut out = Vec::new();
+    if report.verdict == Verdict::Inconclusive && e.verdict != Some(Verdict::Inconclusive) {
+        out.push("no write reached the storage: the run judged nothing".to_owned());
+    }
+    if e.unfired_faults.is_none() {
+        for f in faults.iter().filter(|f| f.scripted && f.fired_at.is_none()) {
+            out.push(format!("{} never fired: {}", f.name(), f.why_unfired));
+        }
+    }
+    if is_cut_short(outcome) && e.outcome.is_none() {
+        out.push(format!(
+            "the run was cut short: {}",
+            cut_short_text(outcome)
+        ));
+    }
+    out
+}
+
+/// What a cut-short outcome means, in words.
+pub fn cut_short_text(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Stalled => "it stalled (work was pending but nothing could happen any more)",
+        Outcome::TimeLimit => "it reached the scenario's duration before its clients finished",
+        Outcome::EventLimit => {
+            "it reached the event limit (max_events) before its clients finished"
+        }
+        _ => "it ended normally",
+    }
+}
+
+impl FaultFiring {
+    /// `pause of client1 (line 31, after = "client1:lapsed")`.
+    pub fn name(&self) -> String {
+        let line = if self.line > 0 {
+            format!("line {}, ", self.line)
+        } else {
+            String::new()
+        };
+        format!(
+            "{} of {} ({line}{})",
+            self.kind,
+            self.nodes.join(", "),
+            self.trigger
+        )
+    }
+}
+
+fn firings(scenario: &Scenario, result: &RunResult, scripted: usize) -> Vec<FaultFiring> {
+    scenario
+        .faults
+        .iter()
+        .enumerate()
+        .map(|(index, f)| {
+            let fault = to_fault(&f.kind);
+            let fired_at = result.faults_fired.get(index).copied().flatten();
+            FaultFiring {
+                index,
+                kind: fault.kind(),
+                nodes: fault.nodes().into_iter().map(str::to_owned).collect(),
+                trigger: trigger_text(&f.trigger),
+                line: f.line,
+                fired_at,
+                scripted: index < scripted,
+                // Only an unfired fault needs the journal searched.
+                why_unfired: match fired_at {
+                    Some(_) => String::new(),
+                    None => why_unfired(&f.trigger, result),
+                },
+            }
+        })
+        .collect()
+}
+
+/// `after = "client1:acquired:2", delay = "500ms"` or `at = "5s"`.
+fn trigger_text(trigger: &Trigger) -> String {
+    match trigger {
+        Trigger::At(at) => format!("at = \"{}\"", write::duration(*at)),
+        Trigger::After {
+            node,
+            event,
+            nth,
+            delay,
+        } => {
+            let mut text = if *nth <= 1 {
+                format!("after = \"{node}:{event}\"")
+            } else {
+                format!("after = \"{node}:{event}:{nth}\"")
+            };
+            if !delay.is_zero() {
+                text += &format!(", delay = \"{}\"", write::duration(*delay));
+            }
+            text
+        }
+    }
+}
+
+/// Why a fault with `trigger` never fired in `result`, in words.
+fn why_unfired(trigger: &Trigger, result: &RunResult) -> String {
+    let end = seconds(result.sim_time.as_nanos() as u64);
+    match trigger {
+        Trigger::At(at) => format!(
+            "the run ended at {end}, before {}",
+            seconds(at.as_nanos() as u64)
+        ),
+        Trigger::After {
+            node,
+            event,
+            nth,
+            delay,
+        } => {
+            let seen = result
+                .journal
+                .events()
+                .iter()
+                .filter(|e| e.node == *node && e.kind == *event)
+                .count();
+            if seen == 0 {
+                format!("{node} never logged `{event}` in this run")
+            } else if seen < *nth as usize {
+                format!("{node} logged `{event}` only {seen} times, not {nth}")
+            } else {
+                format!(
+                    "it was due {} after {node}'s `{event}`, past the end of the run at {end}",
+                    write::duration(*delay)
+                )
+            }
+        }
+    }
+}
+
+fn expectations(
+    scenario: &Scenario,
+    report: &Report,
+    unfired: u64,
+    outcome: &Outcome,
+) -> Vec<Expectation> {
     let e = &scenario.expect;
     let mut out = Vec::new();
     if let Some(v) = e.verdict {
@@ -107,6 +367,13 @@ fn expectations(scenario: &Scenario, report: &Report) -> Vec<Expectation> {
             key: "verdict",
             expected: v.as_str().to_owned(),
             actual: report.verdict.as_str().to_owned(),
+        });
+    }
+    if let Some(expected) = &e.outcome {
+        out.push(Expectation {
+            key: "outcome",
+            expected: expected.clone(),
+            actual: outcome.as_str().to_owned(),
         });
     }
     let counts = [
@@ -125,6 +392,7 @@ fn expectations(scenario: &Scenario, report: &Report) -> Vec<Expectation> {
             e.false_rejections,
             report.false_rejections,
         ),
+        ("unfired_faults", e.unfired_faults, unfired),
     ];
     for (key, expected, actual) in counts {
         if let Some(expected) = expected {

@@ -294,6 +294,9 @@ impl ScenarioBuilder {
         for v in &report.violations {
             writeln!(out, "  {}: {}", v.kind, v.explanation).unwrap();
         }
+        for why in &run.inconclusive {
+            writeln!(out, "  inconclusive: {why}").unwrap();
+        }
         let text = self.toml();
         match self.write_file(&text) {
             Some(path) => {

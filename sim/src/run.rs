@@ -122,6 +122,10 @@ pub struct RunResult {
     pub sim_time: Duration,
     /// Wall-clock time the run took (reporting only; never reaches the journal).
     pub wall_time: Duration,
+    /// For each fault given to the world, in order: the true time at which
+    /// it fired, or `None` when its trigger never came within the run (an
+    /// `after` event that never happened, an `at` past the end).
+    pub faults_fired: Vec<Option<Duration>>,
 }
 
 /// Runs the world that `build` makes with `seed`, on a fresh thread.
@@ -138,7 +142,7 @@ where
         .name(format!("{THREAD_PREFIX}{seed}"))
         .spawn(move || run_here(seed, build))
         .expect("spawn a thread for the run");
-    let (outcome, journal, sim_time) = handle
+    let (outcome, journal, sim_time, faults_fired) = handle
         .join()
         .expect("a run's thread panicked outside its simulation");
     RunResult {
@@ -147,12 +151,13 @@ where
         journal,
         sim_time,
         wall_time: started.elapsed(),
+        faults_fired,
     }
 }
 
 const THREAD_PREFIX: &str = "fencesim-seed-";
 
-fn run_here<M, F>(seed: u64, build: F) -> (Outcome, Journal, Duration)
+fn run_here<M, F>(seed: u64, build: F) -> (Outcome, Journal, Duration, Vec<Option<Duration>>)
 where
     M: Message,
     F: FnOnce() -> WorldBuilder<M>,
@@ -163,7 +168,7 @@ where
         runtime.block_on(async move { run_world(build()).await })
     }));
     let world = take_current::<M>();
-    let (journal, node, sim_time) = match &world {
+    let (journal, node, sim_time, fired) = match &world {
         Some(w) => {
             let mut w = w.borrow_mut();
             let node = w.current.map(|id| w.names[id].clone());
@@ -179,9 +184,11 @@ where
             w.dismantle();
             // The world is dropped right after: move its journal out rather
             // than copy it (a copy per seed costs sweeps several percent).
-            (std::mem::take(&mut w.journal), node, sim_time)
+            let fired = w.fired_ns.iter().map(|t| t.map(Duration::from_nanos));
+            let fired = fired.collect();
+            (std::mem::take(&mut w.journal), node, sim_time, fired)
         }
-        None => (Journal::default(), None, Duration::ZERO),
+        None => (Journal::default(), None, Duration::ZERO, Vec::new()),
     };
     drop(world);
     // The killed nodes' tasks are dropped when the executor next runs.
@@ -195,7 +202,7 @@ where
                 .unwrap_or_else(|| panic_text(&*payload)),
         },
     };
-    (outcome, journal, sim_time)
+    (outcome, journal, sim_time, fired)
 }
 
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {

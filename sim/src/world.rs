@@ -158,6 +158,8 @@ pub struct World<M> {
     pub(crate) net: Network,
     pub(crate) journal: Journal,
     faults: Vec<ScheduledFault>,
+    /// True time at which each fault fired (`None`: not yet, or never).
+    pub(crate) fired_ns: Vec<Option<u64>>,
     triggers: Vec<PendingTrigger>,
     /// Faults fired by events, applied as soon as the event is journalled.
     fired: Vec<usize>,
@@ -271,6 +273,7 @@ impl<M: Message> World<M> {
             names,
             net: Network::new(builder.net.default, links),
             journal: Journal::default(),
+            fired_ns: vec![None; builder.faults.len()],
             faults: builder.faults,
             triggers: Vec::new(),
             fired: Vec::new(),
@@ -607,8 +610,7 @@ impl<M: Message> World<M> {
         self.apply_fired();
         self.stepping = None;
         for i in std::mem::take(&mut self.postponed) {
-            let fault = self.faults[i].fault.clone();
-            fault.apply(self);
+            self.fire(i);
         }
         self.apply_fired();
         let alive = alive && self.nodes[id].epoch == epoch;
@@ -648,10 +650,21 @@ impl<M: Message> World<M> {
                 if own_crash {
                     self.postponed.push(i);
                 } else {
-                    fault.apply(self);
+                    self.fire(i);
                 }
             }
         }
+    }
+
+    /// Applies fault `i` now and notes when: a run reports the scripted
+    /// faults that never fired.
+    fn fire(&mut self, i: usize) {
+        if self.stop.is_none() {
+            let now = self.now_ns();
+            self.fired_ns[i].get_or_insert(now);
+        }
+        let fault = self.faults[i].fault.clone();
+        fault.apply(self);
     }
 
     fn timer_op(&mut self, id: NodeId, op: TimerOp, now: u64) {
@@ -773,10 +786,7 @@ impl<M: Message> World<M> {
                         self.deliver_input(node, Input::Timer { id, tag });
                     }
                 }
-                Item::Fault(i) => {
-                    let fault = self.faults[i].fault.clone();
-                    fault.apply(self);
-                }
+                Item::Fault(i) => self.fire(i),
                 Item::FollowUp(f) => f.apply(self),
             }
             // The world's own events (pause, crash, …) can trigger faults too.

@@ -26,9 +26,10 @@ pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
     }
     let mut rows = Vec::new();
     let mut failures = Vec::new();
+    let mut invalid = Vec::new();
     for file in &files {
         let Some(scenario) = load(registry, file) else {
-            status = status.max(Status::Invalid);
+            invalid.push(file.display().to_string());
             continue;
         };
         let first = runner::run(&scenario, scenario.seed);
@@ -46,24 +47,29 @@ pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
             status: row_status,
         });
     }
-    print!("{}", table(&rows));
+    print!("{}", table(&rows, &invalid));
     for f in &failures {
         println!("{f}");
     }
+    for file in &invalid {
+        println!("INVALID {file}: not a valid scenario (its error is on stderr)");
+    }
     if files.is_empty() && status == Status::Ok {
         eprintln!("error: no scenario files (*.toml) found");
+        status = Status::Invalid;
+    }
+    // An invalid file is the user's to fix first, whatever else happened.
+    if !invalid.is_empty() {
         status = Status::Invalid;
     }
     status
 }
 
 fn row_status(run: &ScenarioRun, deterministic: bool) -> Status {
-    if !deterministic || matches!(run.result.outcome, Outcome::Crashed { .. }) {
+    if !deterministic {
         Status::Internal
-    } else if run.expectations_met {
-        Status::Ok
     } else {
-        Status::Failed
+        run.status.into()
     }
 }
 
@@ -81,11 +87,22 @@ fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
             e.key, e.expected, e.actual
         ));
     }
-    if run.expectations.is_empty() && run.report.verdict == crate::oracle::Verdict::Violation {
+    if run.report.verdict == crate::oracle::Verdict::Violation
+        && run.status == crate::runner::RunStatus::Failed
+        && run.expectations.iter().all(|e| e.met())
+    {
         why.push("violation found".to_owned());
     }
+    for reason in &run.inconclusive {
+        why.push(format!("inconclusive: {reason}"));
+    }
+    let mark = if deterministic && run.status == crate::runner::RunStatus::Inconclusive {
+        "INCONCLUSIVE"
+    } else {
+        "FAIL"
+    };
     format!(
-        "FAIL {file}: {}\n  repro: {}",
+        "{mark} {file}: {}\n  repro: {}",
         why.join("; "),
         repro_command(file, run.result.seed)
     )
@@ -122,7 +139,7 @@ struct Row {
     status: Status,
 }
 
-fn table(rows: &[Row]) -> String {
+fn table(rows: &[Row], invalid: &[String]) -> String {
     let header = [
         "scenario", "verdict", "stale", "zombie", "accepted", "rejected", "regress", "lost",
         "outcome", "determ.", "result",
@@ -145,11 +162,18 @@ fn table(rows: &[Row]) -> String {
                 match r.status {
                     Status::Ok => "ok",
                     Status::Failed => "FAIL",
+                    Status::Inconclusive => "INCONCLUSIVE",
                     _ => "ERROR",
                 }
                 .to_owned(),
             ]
         })
+        .chain(invalid.iter().map(|file| {
+            let mut row = vec![file.clone()];
+            row.resize(header.len() - 1, "-".to_owned());
+            row.push("INVALID".to_owned());
+            row
+        }))
         .collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
     for row in &cells {
@@ -176,6 +200,23 @@ fn table(rows: &[Row]) -> String {
         out.push_str(&line(row));
     }
     let ok = rows.iter().filter(|r| r.status == Status::Ok).count();
-    out.push_str(&format!("\n{ok} of {} scenarios passed\n", rows.len()));
+    let inconclusive = rows
+        .iter()
+        .filter(|r| r.status == Status::Inconclusive)
+        .count();
+    let mut tail = Vec::new();
+    if inconclusive > 0 {
+        tail.push(format!("{inconclusive} inconclusive"));
+    }
+    if !invalid.is_empty() {
+        tail.push(format!("{} invalid", invalid.len()));
+    }
+    let tail = if tail.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", tail.join(", "))
+    };
+    let total = rows.len() + invalid.len();
+    out.push_str(&format!("\n{ok} of {total} scenarios passed{tail}\n"));
     out
 }

@@ -1,15 +1,19 @@
 //! `fencesim explore FILE [--seeds A..B] [--jobs N] [--shard K/N]
 //! [--faults random|scenario] [--json] [--exhaustive 1|2]`.
 //!
-//! Exit status, by the contract's order (3 > 2 > 1 > 0):
+//! Exit status, by the contract's order (3 > 2 > 1 > 4 > 0):
 //! - 3 when any seed crashed (a panic in a design or the world is a bug the
 //!   sweep cannot judge), even if others violate: the summary still lists
 //!   both, each with its repro;
 //! - 2 for a bad file or flag;
 //! - 1 when any seed violates;
+//! - 4 when every seed was inconclusive (no write reached the storage in
+//!   any of them: "no violation" would be vacuous);
 //! - 0 otherwise. Seeds that stall or hit the time or event limit are
-//!   counted by outcome and listed, but are not failures: the oracle judges
-//!   what they did up to that point.
+//!   counted apart (`cut_short`), as are inconclusive seeds and seeds where
+//!   a scenario fault never fired, but they are not failures: the oracle
+//!   judges what they did up to that point. The summary says plainly when no
+//!   seed reached the situation the sweep was meant to test.
 
 use std::io::{IsTerminal, Write as _};
 use std::path::Path;
@@ -65,6 +69,9 @@ fn sweep(scenario: &Scenario, options: &Options) -> Status {
         Status::Internal
     } else if summary.violations > 0 {
         Status::Failed
+    } else if summary.seeds > 0 && summary.inconclusive == summary.seeds {
+        // Not one seed judged anything: "no violation" would be vacuous.
+        Status::Inconclusive
     } else {
         Status::Ok
     }
@@ -106,6 +113,35 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     if s.crashed > 0 {
         writeln!(out, "crashed   {} seeds panicked", s.crashed).unwrap();
     }
+    let judged = format!(
+        "{} of {} seeds: {} inconclusive (no write reached the storage), \
+         {} cut short (stalled or at a limit), {} with a scenario fault that never fired",
+        s.seeds - s.inconclusive,
+        s.seeds,
+        s.inconclusive,
+        s.cut_short,
+        s.unfired
+    );
+    super::output::labelled(&mut out, "judged", &judged);
+    for line in untested(s) {
+        super::output::labelled(&mut out, "untested", &line);
+    }
+    let reached: Vec<String> = s
+        .milestone_counts()
+        .iter()
+        .filter(|(_, n)| **n > 0)
+        .map(|(name, n)| format!("{name} {n}"))
+        .collect();
+    let reached = if reached.is_empty() {
+        "none".to_owned()
+    } else {
+        reached.join(", ")
+    };
+    super::output::labelled(
+        &mut out,
+        "reached",
+        &format!("seeds per milestone: {reached}"),
+    );
     writeln!(
         out,
         "speed     {:.0} seeds/s, {} simulated in {} wall ({:.0}x)",
@@ -144,6 +180,29 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
             )
             .unwrap();
         }
+    }
+    out
+}
+
+/// What a sweep never got to test, in plain words.
+fn untested(s: &SweepSummary) -> Vec<String> {
+    let m = s.milestone_counts();
+    let mut out = Vec::new();
+    if s.seeds == 0 {
+        return out;
+    }
+    if s.inconclusive == s.seeds {
+        out.push("no seed had a write reach the storage: this sweep judged nothing".to_owned());
+    }
+    if m["holder_paused_past_lease"] == 0 {
+        out.push(
+            "no seed paused a holder past its lease: this sweep did not test fencing".to_owned(),
+        );
+    } else if m["zombie_write_sent"] == 0 {
+        out.push(
+            "no seed sent a write under a grant no longer current: the fence was never tested"
+                .to_owned(),
+        );
     }
     out
 }

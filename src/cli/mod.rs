@@ -4,7 +4,9 @@
 //! Exit codes, for every subcommand: 0 expectations met (without `[expect]`:
 //! no violation); 1 an expectation failed or a violation was found; 2 invalid
 //! input (a bad file or flag); 3 an internal error, a crashed run, or
-//! non-determinism.
+//! non-determinism; 4 inconclusive (no write reached the storage, a scripted
+//! fault never fired, or the run was cut short, and `[expect]` did not say
+//! so).
 
 mod check;
 mod explore;
@@ -22,8 +24,9 @@ use clap::{Parser, Subcommand};
 use crate::design::catalog::Registry;
 use crate::scenario::{self, Scenario};
 
-/// Exit status of a command, ordered by severity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// Exit status of a command. Ordered by severity, which is not the order of
+/// the codes: ok < inconclusive < failed < invalid < internal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Status {
     /// Expectations met.
     Ok = 0,
@@ -33,6 +36,44 @@ pub enum Status {
     Invalid = 2,
     /// Internal error, crash or non-determinism.
     Internal = 3,
+    /// The run judged nothing, a scripted fault never fired, or the run was
+    /// cut short, and `[expect]` did not say so.
+    Inconclusive = 4,
+}
+
+impl Status {
+    fn severity(self) -> u8 {
+        match self {
+            Status::Ok => 0,
+            Status::Inconclusive => 1,
+            Status::Failed => 2,
+            Status::Invalid => 3,
+            Status::Internal => 4,
+        }
+    }
+}
+
+impl PartialOrd for Status {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Status {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.severity().cmp(&other.severity())
+    }
+}
+
+impl From<crate::runner::RunStatus> for Status {
+    fn from(s: crate::runner::RunStatus) -> Status {
+        match s {
+            crate::runner::RunStatus::Ok => Status::Ok,
+            crate::runner::RunStatus::Inconclusive => Status::Inconclusive,
+            crate::runner::RunStatus::Failed => Status::Failed,
+            crate::runner::RunStatus::Error => Status::Internal,
+        }
+    }
 }
 
 impl From<Status> for ExitCode {
@@ -47,7 +88,9 @@ impl From<Status> for ExitCode {
     version,
     about = "Deterministic simulation testing for distributed locks, leases and fencing tokens",
     after_help = "Exit codes: 0 expectations met, 1 expectation failed or violation found, \
-                  2 invalid input, 3 internal error or non-determinism."
+                  2 invalid input, 3 internal error or non-determinism, 4 inconclusive \
+                  (no write reached the storage, a scripted fault never fired, or the run \
+                  was cut short, and [expect] did not say so)."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -40,10 +40,23 @@ pub(crate) fn run_human(
     out.push_str(&lanes(&result.journal, &run.nodes, lanes_options));
     writeln!(out).unwrap();
     let verdict = match rep.verdict {
-        Verdict::Safe => "SAFE: the storage accepted no stale write",
-        Verdict::Violation => "VIOLATION",
+        Verdict::Safe => "SAFE: the storage accepted no stale write".to_owned(),
+        Verdict::Violation => "VIOLATION".to_owned(),
+        Verdict::Inconclusive => {
+            "INCONCLUSIVE: no write reached the storage, so nothing was judged".to_owned()
+        }
+        Verdict::Error => format!("ERROR: the run {}", result.outcome),
     };
     writeln!(out, "verdict   {verdict}").unwrap();
+    if run.cut_short() {
+        writeln!(
+            out,
+            "cut short {}: {}",
+            result.outcome,
+            crate::runner::cut_short_text(&result.outcome)
+        )
+        .unwrap();
+    }
     writeln!(
         out,
         "writes    {} accepted, {} rejected ({} of the current holder)",
@@ -87,6 +100,17 @@ pub(crate) fn run_human(
             writeln!(out, "{line}").unwrap();
         }
     }
+    writeln!(out).unwrap();
+    let reached = if run.milestones == crate::oracle::Milestones::default() {
+        "no milestone (no dangerous situation came up)".to_owned()
+    } else {
+        run.milestones.reached_text()
+    };
+    labelled(&mut out, "reached", &reached);
+    for f in run.unfired_faults() {
+        let text = format!("the {} never fired: {}", f.name(), f.why_unfired);
+        labelled(&mut out, "unfired", &text);
+    }
     if !run.expectations.is_empty() {
         writeln!(out).unwrap();
         let met = run.expectations.iter().filter(|e| e.met()).count();
@@ -99,6 +123,33 @@ pub(crate) fn run_human(
                 e.key, e.expected, e.actual
             )
             .unwrap();
+        }
+    }
+    if !run.inconclusive.is_empty() {
+        writeln!(out).unwrap();
+        let e = &scenario.expect;
+        let mut keys = Vec::new();
+        if rep.verdict == Verdict::Inconclusive && e.verdict.is_none() {
+            keys.push("verdict = \"inconclusive\"".to_owned());
+        }
+        let unfired = run.unfired_faults().count();
+        if unfired > 0 && e.unfired_faults.is_none() {
+            keys.push(format!("unfired_faults = {unfired}"));
+        }
+        if run.cut_short() && e.outcome.is_none() {
+            keys.push(format!("outcome = \"{}\"", result.outcome.as_str()));
+        }
+        let hint = if keys.is_empty() {
+            String::new()
+        } else {
+            format!("; if intended, say so in [expect]: {}", keys.join(", "))
+        };
+        writeln!(out, "INCONCLUSIVE (exit 4{hint}):").unwrap();
+        for why in &run.inconclusive {
+            for (i, line) in wrap(why, 76).iter().enumerate() {
+                let lead = if i == 0 { "- " } else { "  " };
+                writeln!(out, "  {lead}{line}").unwrap();
+            }
         }
     }
     writeln!(out).unwrap();
@@ -134,12 +185,51 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
         "false_rejections": rep.false_rejections,
         "overlapping_leases": rep.overlapping_leases,
         "violations": rep.violations,
+        "unfired_faults": run.unfired_faults().map(|f| json!({
+            "kind": f.kind,
+            "nodes": f.nodes,
+            "trigger": f.trigger,
+            "line": f.line,
+            "why": f.why_unfired,
+        })).collect::<Vec<_>>(),
+        "milestones": run.milestones,
+        "faults": run.faults.iter().map(|f| json!({
+            "kind": f.kind,
+            "nodes": f.nodes,
+            "trigger": f.trigger,
+            "line": f.line,
+            "fired_at_ms": f.fired_at.map(|t| t.as_millis() as u64),
+        })).collect::<Vec<_>>(),
+        "cut_short": run.cut_short(),
+        "inconclusive": run.inconclusive,
         "expectations": run.expectations.iter().map(|e| json!({
             "key": e.key, "expected": e.expected, "actual": e.actual, "met": e.met(),
         })).collect::<Vec<_>>(),
         "repro": repro,
     });
     value.to_string()
+}
+
+/// `label` in the 10-column margin, then `text` wrapped beside it.
+pub(crate) fn labelled(out: &mut String, label: &str, text: &str) {
+    for (i, line) in wrap(text, 78).iter().enumerate() {
+        let margin = if i == 0 { label } else { "" };
+        writeln!(out, "{margin:<10}{line}").unwrap();
+    }
+}
+
+/// What a run reached and which of its faults never fired, one line each
+/// (for `step`, after its verdict).
+pub(crate) fn run_notes(run: &ScenarioRun) -> Vec<String> {
+    let mut lines = vec![format!("milestones: {}", run.milestones.reached_text())];
+    for f in run.unfired_faults() {
+        lines.push(format!(
+            "unfired: the {} never fired: {}",
+            f.name(),
+            f.why_unfired
+        ));
+    }
+    lines
 }
 
 /// `fencesim designs`.
@@ -203,4 +293,71 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use sim::{Actor, Context, NodeId, TimerId};
+
+    use super::*;
+    use crate::design::catalog::DesignInfo;
+    use crate::design::StorageDesign;
+    use crate::protocol::Msg;
+
+    /// A storage whose server panics on its first write: a bug in a design.
+    struct Panics;
+
+    struct PanickingServer;
+
+    impl Actor<Msg> for PanickingServer {
+        fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
+        fn on_message(&mut self, _: &mut Context<'_, Msg>, _: NodeId, _: Msg) {
+            panic!("the storage design has a bug");
+        }
+        fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
+    }
+
+    impl StorageDesign for Panics {
+        fn info(&self) -> DesignInfo {
+            DesignInfo {
+                name: "panics",
+                role: Role::Storage,
+                summary: "panics on its first write",
+                keys: &[],
+            }
+        }
+        fn server(&self, _: &crate::scenario::Params) -> Box<dyn Actor<Msg>> {
+            Box::new(PanickingServer)
+        }
+    }
+
+    #[test]
+    fn a_crashed_run_is_an_error_and_never_printed_safe() {
+        let mut registry = Registry::builtin();
+        registry.add_storage(Panics);
+        let text = std::fs::read_to_string("scenarios/figure-9-6.toml")
+            .unwrap()
+            .replace("design = \"fenced\"\ndurable = true", "design = \"panics\"");
+        let scenario = crate::scenario::load_str(&registry, "crash.toml", &text).unwrap();
+        let run = crate::runner::run_with(&registry, &scenario, 1);
+        assert!(matches!(run.result.outcome, sim::Outcome::Crashed { .. }));
+        assert_eq!(run.report.verdict, Verdict::Error);
+        assert_eq!(run.status, crate::runner::RunStatus::Error);
+        let options = LanesOptions {
+            width: 20,
+            deliveries: false,
+            color: false,
+        };
+        let human = run_human(&scenario, &run, &options, "repro");
+        let verdict = human.lines().find(|l| l.starts_with("verdict")).unwrap();
+        assert!(verdict.contains("ERROR"), "{verdict}");
+        assert!(
+            verdict.contains("the storage design has a bug"),
+            "{verdict}"
+        );
+        assert!(!human.contains("SAFE"), "{human}");
+        let json: serde_json::Value =
+            serde_json::from_str(&run_json(&scenario, &run, "repro")).unwrap();
+        assert_eq!(json["verdict"], "error");
+    }
 }

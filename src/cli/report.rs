@@ -9,8 +9,6 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use sim::Outcome;
-
 use super::check::collect;
 use super::{load, reproducible_command, Status};
 use crate::design::catalog::Registry;
@@ -90,11 +88,7 @@ pub(super) fn report(
                 return Status::Invalid;
             }
         }
-        let run_status = match (&run.result.outcome, run.expectations_met) {
-            (Outcome::Crashed { .. }, _) => Status::Internal,
-            (_, true) => Status::Ok,
-            (_, false) => Status::Failed,
-        };
+        let run_status: Status = run.status.into();
         status = status.max(run_status);
         println!(
             "{name:<28} {:<9} {}",

@@ -3,8 +3,6 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
-use sim::Outcome;
-
 use super::{load, output, repro_command_faults, Status};
 use crate::design::catalog::Registry;
 use crate::report::lanes::LanesOptions;
@@ -33,12 +31,14 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
+    // The seed's random faults may never fire; only the scenario's own must.
+    let scripted = scenario.faults.len();
     let scenario = if random_faults {
         crate::explore::random::scenario_for_seed(&scenario, seed)
     } else {
         scenario
     };
-    let run = runner::run(&scenario, seed);
+    let run = runner::run_scripted(registry, &scenario, seed, scripted);
     let repro = repro_command_faults(&scenario.file, seed, random_faults);
     if let Some(path) = trace {
         if let Err(e) = std::fs::write(&path, run.result.journal.to_jsonl()) {
@@ -57,9 +57,5 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         };
         print!("{}", output::run_human(&scenario, &run, &options, &repro));
     }
-    match (&run.result.outcome, run.expectations_met) {
-        (Outcome::Crashed { .. }, _) => Status::Internal,
-        (_, true) => Status::Ok,
-        (_, false) => Status::Failed,
-    }
+    run.status.into()
 }

@@ -6,9 +6,7 @@
 use std::io::IsTerminal;
 use std::path::Path;
 
-use sim::Outcome;
-
-use super::{load, reproducible_command, Status};
+use super::{load, output, reproducible_command, Status};
 use crate::design::catalog::Registry;
 use crate::report::lanes::LanesOptions;
 use crate::report::step::Walk;
@@ -26,7 +24,7 @@ pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: u
         deliveries: true,
         color: terminal && std::env::var_os("NO_COLOR").is_none(),
     };
-    let walk = Walk::new(
+    let mut walk = Walk::new(
         &scenario.name,
         &run.result.journal,
         &run.report,
@@ -34,6 +32,8 @@ pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: u
         &options,
         &reproducible_command(&scenario.file, seed),
     );
+    // What the run tested and what it left untested, after the verdict.
+    walk.verdict.extend(output::run_notes(&run));
     if terminal {
         let stdin = std::io::stdin();
         if let Err(e) = walk.interact(stdin.lock(), std::io::stdout().lock(), true) {
@@ -43,9 +43,5 @@ pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: u
     } else {
         print!("{}", walk.piped());
     }
-    match (&run.result.outcome, run.expectations_met) {
-        (Outcome::Crashed { .. }, _) => Status::Internal,
-        (_, true) => Status::Ok,
-        (_, false) => Status::Failed,
-    }
+    run.status.into()
 }

@@ -103,7 +103,8 @@ pub fn parse_range(text: &str) -> Result<Range<u64>, String> {
 
 /// Merges the JSON lines of several shards (or sweeps): the failing seeds'
 /// lines in seed order, then one summary adding up `seeds`, `violations`,
-/// `crashed`, `wall_ms` and the outcomes, with the lowest
+/// `crashed`, `inconclusive`, `cut_short`, `unfired`, `wall_ms`, the
+/// outcomes and the seeds per milestone, with the lowest
 /// `first_failing_seed`. Lines that are not JSON objects are an error.
 pub fn merge<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Vec<Value>, String> {
     let mut seeds_lines: Vec<Value> = Vec::new();
@@ -111,6 +112,8 @@ pub fn merge<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Vec<Value>,
     let mut first: Option<u64> = None;
     let mut outcomes = serde_json::Map::new();
     let mut by_kind = serde_json::Map::new();
+    let mut milestones = serde_json::Map::new();
+    let mut untested = [("inconclusive", 0u64), ("cut_short", 0), ("unfired", 0)];
     for (i, line) in lines.into_iter().enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -122,11 +125,19 @@ pub fn merge<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Vec<Value>,
             seeds += n("seeds");
             violations += n("violations");
             crashed += n("crashed");
+            for (key, count) in &mut untested {
+                *count += n(key);
+            }
             wall_ms = wall_ms.max(n("wall_ms"));
             if let Some(f) = v.get("first_failing_seed").and_then(Value::as_u64) {
                 first = Some(first.map_or(f, |g: u64| g.min(f)));
             }
-            for (table, into) in [("outcomes", &mut outcomes), ("by_kind", &mut by_kind)] {
+            let tables = [
+                ("outcomes", &mut outcomes),
+                ("by_kind", &mut by_kind),
+                ("milestones", &mut milestones),
+            ];
+            for (table, into) in tables {
                 if let Some(map) = v.get(table).and_then(Value::as_object) {
                     for (k, c) in map {
                         let sum = into.get(k).and_then(Value::as_u64).unwrap_or(0)
@@ -142,7 +153,7 @@ pub fn merge<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Vec<Value>,
         }
     }
     seeds_lines.sort_by_key(|v| v.get("seed").and_then(Value::as_u64));
-    seeds_lines.push(json!({
+    let mut summary = json!({
         "summary": true,
         "seeds": seeds,
         "violations": violations,
@@ -150,8 +161,13 @@ pub fn merge<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Vec<Value>,
         "first_failing_seed": first,
         "by_kind": by_kind,
         "outcomes": outcomes,
+        "milestones": milestones,
         // The slowest shard bounds a parallel batch's wall time.
         "wall_ms": wall_ms,
-    }));
+    });
+    for (key, count) in untested {
+        summary[key] = count.into();
+    }
+    seeds_lines.push(summary);
     Ok(seeds_lines)
 }

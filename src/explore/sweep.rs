@@ -24,7 +24,8 @@ use sim::Outcome;
 
 use super::random;
 use super::shard::Shard;
-use crate::oracle::{Verdict, ViolationKind};
+use crate::design::catalog::Registry;
+use crate::oracle::{milestones, Milestones, Verdict, ViolationKind};
 use crate::runner::{self, ScenarioRun};
 use crate::scenario::Scenario;
 
@@ -112,6 +113,11 @@ pub struct SeedReport {
     pub trace_hash: String,
     /// How many faults the run had (the scenario's and the random ones).
     pub faults: usize,
+    /// How many of the scenario's own faults never fired (random ones may
+    /// miss their moment; they are not counted).
+    pub unfired_faults: u64,
+    /// The dangerous situations the run reached.
+    pub milestones: Milestones,
 }
 
 impl SeedReport {
@@ -147,7 +153,19 @@ impl SeedReport {
                 String::new()
             },
             faults,
+            unfired_faults: run.unfired_faults().count() as u64,
+            milestones: run.milestones,
         }
+    }
+
+    /// The run judged nothing: no write reached the storage.
+    pub fn inconclusive(&self) -> bool {
+        self.verdict == Verdict::Inconclusive
+    }
+
+    /// The run stalled or hit the time or event limit.
+    pub fn cut_short(&self) -> bool {
+        runner::is_cut_short(&self.outcome)
     }
 
     /// A violation, or a panic inside the run.
@@ -180,6 +198,8 @@ impl SeedReport {
             "events": self.events,
             "sim_time_ms": self.sim_time.as_millis() as u64,
             "faults": self.faults,
+            "unfired_faults": self.unfired_faults,
+            "milestones": self.milestones,
             "trace_hash": self.trace_hash,
             "repro": repro,
         })
@@ -199,6 +219,14 @@ pub struct SweepSummary {
     pub by_kind: BTreeMap<&'static str, u64>,
     /// Seeds per outcome (`completed`, `stalled`, `time_limit`, …).
     pub outcomes: BTreeMap<&'static str, u64>,
+    /// Seeds whose verdict is `inconclusive` (no write reached the storage).
+    pub inconclusive: u64,
+    /// Seeds cut short: stalled, or at the time or event limit.
+    pub cut_short: u64,
+    /// Seeds in which one of the scenario's own faults never fired.
+    pub unfired: u64,
+    /// Per milestone, the seeds that reached it (every name, zeros included).
+    pub milestones: BTreeMap<&'static str, u64>,
     /// Failing seeds ([`SeedReport::is_failure`]), in seed order, at most
     /// [`MAX_KEPT`] (the lowest ones).
     pub failures: Vec<SeedReport>,
@@ -215,6 +243,12 @@ impl SweepSummary {
         self.seeds += 1;
         *self.outcomes.entry(report.outcome.as_str()).or_default() += 1;
         self.sim_time += report.sim_time;
+        self.inconclusive += u64::from(report.inconclusive());
+        self.cut_short += u64::from(report.cut_short());
+        self.unfired += u64::from(report.unfired_faults > 0);
+        for (name, n) in report.milestones.pairs() {
+            *self.milestones.entry(name).or_default() += u64::from(n > 0);
+        }
         if report.verdict == Verdict::Violation {
             self.violations += 1;
             for k in &report.kinds {
@@ -246,6 +280,12 @@ impl SweepSummary {
         for (k, n) in other.outcomes {
             *self.outcomes.entry(k).or_default() += n;
         }
+        self.inconclusive += other.inconclusive;
+        self.cut_short += other.cut_short;
+        self.unfired += other.unfired;
+        for (k, n) in other.milestones {
+            *self.milestones.entry(k).or_default() += n;
+        }
         self.sim_time += other.sim_time;
         self.first_failing_seed = match (self.first_failing_seed, other.first_failing_seed) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -258,6 +298,15 @@ impl SweepSummary {
     fn trim(&mut self) {
         self.failures.sort_by_key(|f| f.seed);
         self.failures.truncate(MAX_KEPT);
+    }
+
+    /// Seeds that reached each milestone, every name present (a sweep of
+    /// no seed has all zeros).
+    pub fn milestone_counts(&self) -> BTreeMap<&'static str, u64> {
+        milestones::NAMES
+            .iter()
+            .map(|name| (*name, self.milestones.get(name).copied().unwrap_or(0)))
+            .collect()
     }
 
     /// Seeds per second of wall time.
@@ -278,6 +327,10 @@ impl SweepSummary {
             "sim_ms": self.sim_time.as_millis() as u64,
             "by_kind": self.by_kind,
             "outcomes": self.outcomes,
+            "inconclusive": self.inconclusive,
+            "cut_short": self.cut_short,
+            "unfired": self.unfired,
+            "milestones": self.milestone_counts(),
             "range": format!("{}..{}", options.seeds.start, options.seeds.end),
             "shard": options.shard.to_string(),
             "faults": options.faults.as_str(),
@@ -300,7 +353,7 @@ pub fn run_seed(scenario: &Scenario, seed: u64, mode: FaultMode) -> (ScenarioRun
         FaultMode::Random => std::borrow::Cow::Owned(random::scenario_for_seed(scenario, seed)),
         FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
     };
-    let run = runner::run(&s, seed);
+    let run = runner::run_scripted(&Registry::builtin(), &s, seed, scenario.faults.len());
     let report = SeedReport::new(&run, s.faults.len(), s.strict);
     (run, report)
 }

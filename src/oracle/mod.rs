@@ -48,11 +48,13 @@ use sim::journal::Journal;
 mod counts;
 mod history;
 mod lost_update;
+pub mod milestones;
 mod stale;
 mod tokens;
 mod zombie;
 
 use history::History;
+pub use milestones::Milestones;
 
 /// How strictly to judge.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -66,18 +68,30 @@ pub struct OracleConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
-    /// No violation found.
+    /// Writes reached the storage and no violation was found.
     Safe,
     /// At least one violation counted toward the verdict.
     Violation,
+    /// No violation, but the run judged nothing: no write reached the
+    /// storage, so "no stale write was accepted" would be vacuous.
+    /// [`check`] judges a journal and says `safe`; the runner
+    /// (`runner::judge`) says `inconclusive` for a run whose report
+    /// [judged nothing](Report::judged_nothing).
+    Inconclusive,
+    /// The run crashed (a panic in a design or in the world): whatever its
+    /// journal holds, it is never reported as safe. [`check`] never returns
+    /// it; the runner does, for a crashed run.
+    Error,
 }
 
 impl Verdict {
-    /// `"safe"` or `"violation"`.
+    /// `"safe"`, `"violation"`, `"inconclusive"` or `"error"`.
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Safe => "safe",
             Verdict::Violation => "violation",
+            Verdict::Inconclusive => "inconclusive",
+            Verdict::Error => "error",
         }
     }
 }
@@ -145,7 +159,9 @@ impl fmt::Display for Violation {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Report {
     /// `violation` when stale writes, token regressions or lost updates were
-    /// found (or zombie writes, with [`OracleConfig::strict`]).
+    /// found (or zombie writes, with [`OracleConfig::strict`]), else `safe`
+    /// ([`Report::judged_nothing`] tells a vacuous `safe`; the runner calls
+    /// it `inconclusive`).
     pub verdict: Verdict,
     /// Acceptances of a write after one made under a newer grant.
     pub stale_writes: u64,
@@ -168,6 +184,14 @@ pub struct Report {
     /// Every finding in journal order, zombie writes included even when they
     /// do not count toward the verdict.
     pub violations: Vec<Violation>,
+}
+
+impl Report {
+    /// No write reached the storage (none accepted, none rejected): a
+    /// `safe` verdict would claim nothing.
+    pub fn judged_nothing(&self) -> bool {
+        self.accepted_writes + self.rejected_writes == 0
+    }
 }
 
 /// Judges `journal`. Reads nothing but the journal's events.

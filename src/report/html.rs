@@ -51,17 +51,21 @@ pub fn page(s: &Subject<'_>) -> String {
     let verdict_class = match s.report.verdict {
         Verdict::Safe => "safe",
         Verdict::Violation => "violation",
+        Verdict::Inconclusive => "inconclusive",
+        Verdict::Error => "error",
     };
     write!(
         out,
         "<header><h1>{}</h1>\n<p class=\"desc\">{}</p>\n\
          <p><span class=\"verdict {verdict_class}\">{}</span></p>\n\
+         <p class=\"meta\">milestones: {}</p>\n\
          <p class=\"meta\">seed {} · {} events · repro <code>{}</code> · \
          <a href=\"{name}.md\">Markdown</a> · <a href=\"{name}.trace.json\">Perfetto trace</a> · \
          <a href=\"{name}.jsonl\">journal</a> · <a href=\"index.html\">all scenarios</a></p>\n</header>\n",
         esc(s.name),
         esc(s.description.trim()),
         esc(&verdict_text(s.report)),
+        esc(&crate::oracle::Milestones::count(s.journal).reached_text()),
         s.seed,
         s.journal.len(),
         esc(s.repro),

@@ -59,6 +59,12 @@ pub fn page(s: &Subject<'_>) -> String {
          (open in ui.perfetto.dev) · [journal]({name}.jsonl)\n"
     )
     .unwrap();
+    writeln!(
+        out,
+        "**Milestones** (the dangerous situations this run reached): {}\n",
+        crate::oracle::Milestones::count(s.journal).reached_text()
+    )
+    .unwrap();
     writeln!(out, "## Sequence\n\n```mermaid\n{}```\n", mermaid(s)).unwrap();
     writeln!(out, "## What the oracle found\n").unwrap();
     if s.report.violations.is_empty() {

@@ -362,6 +362,8 @@ pub fn verdict_text(report: &Report) -> String {
     let head = match report.verdict {
         Verdict::Safe => "SAFE: the storage accepted no stale write",
         Verdict::Violation => "VIOLATION",
+        Verdict::Inconclusive => "INCONCLUSIVE: no write reached the storage, nothing was judged",
+        Verdict::Error => "ERROR: the run crashed; nothing it did is judged safe",
     };
     format!(
         "{head} ({} accepted, {} rejected; {} stale, {} zombie, {} token regressions, {} lost updates)",

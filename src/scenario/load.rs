@@ -5,7 +5,7 @@ use std::time::Duration;
 use super::faults;
 use super::model::{
     ClientSpec, DesignSpec, Expect, LinkSpec, NetworkSpec, ParamValue, Params, Scenario, Verdict,
-    Workload,
+    Workload, EXPECT_OUTCOMES,
 };
 use super::reader::{did_you_mean, Field, Result, Source, Table};
 use crate::design::catalog::{
@@ -38,6 +38,8 @@ const EXPECT_KEYS: &[&str] = &[
     "token_regressions",
     "lost_updates",
     "false_rejections",
+    "unfired_faults",
+    "outcome",
 ];
 /// The most `[[clients]]` a scenario may have.
 pub(crate) const MAX_CLIENTS: usize = 64;
@@ -466,12 +468,21 @@ fn expect(field: &Field<'_>) -> Result<Expect> {
         token_regressions: count("token_regressions")?,
         lost_updates: count("lost_updates")?,
         false_rejections: count("false_rejections")?,
+        unfired_faults: count("unfired_faults")?,
+        outcome: None,
     };
-    let verdict = match optional(table.get("verdict"), |f| choice(f, &["safe", "violation"]))? {
+    let verdicts = ["safe", "violation", "inconclusive"];
+    let verdict = match optional(table.get("verdict"), |f| choice(f, &verdicts))? {
         Some("safe") => Some(Verdict::Safe),
-        Some(_) => Some(Verdict::Violation),
+        Some("violation") => Some(Verdict::Violation),
+        Some(_) => Some(Verdict::Inconclusive),
         None => None,
     };
+    let outcome = optional(table.get("outcome"), |f| choice(f, EXPECT_OUTCOMES))?;
     table.finish()?;
-    Ok(Expect { verdict, ..expect })
+    Ok(Expect {
+        verdict,
+        outcome: outcome.map(str::to_owned),
+        ..expect
+    })
 }

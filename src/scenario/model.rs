@@ -378,7 +378,18 @@ pub struct Expect {
     /// Number of rejections of the current holder's writes (a fence too
     /// strict, such as `lock_token < :token`).
     pub false_rejections: Option<u64>,
+    /// Number of scripted faults that never fired (their trigger never came
+    /// within the run). Unset, any unfired fault makes the run inconclusive.
+    pub unfired_faults: Option<u64>,
+    /// How the run ends: `completed`, `stalled`, `time_limit` or
+    /// `event_limit`. Unset, a run cut short (anything but `completed`) is
+    /// inconclusive.
+    pub outcome: Option<String>,
 }
+
+/// The values `[expect] outcome` accepts: how a run may end (a crash is
+/// never expected).
+pub const EXPECT_OUTCOMES: &[&str] = &["completed", "stalled", "time_limit", "event_limit"];
 
 /// `[explore]`: the random fault schedules `fencesim explore` draws for each
 /// seed. Every key is optional; see [`ExploreSpec::default`].

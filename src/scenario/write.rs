@@ -257,13 +257,17 @@ fn expect(o: &mut String, s: &Scenario) {
         ("token_regressions", e.token_regressions),
         ("lost_updates", e.lost_updates),
         ("false_rejections", e.false_rejections),
+        ("unfired_faults", e.unfired_faults),
     ];
-    if e.verdict.is_none() && counts.iter().all(|(_, v)| v.is_none()) {
+    if e.verdict.is_none() && e.outcome.is_none() && counts.iter().all(|(_, v)| v.is_none()) {
         return;
     }
     writeln!(o, "\n[expect]").unwrap();
     if let Some(v) = e.verdict {
         line(o, "verdict", &string(v.as_str()));
+    }
+    if let Some(outcome) = &e.outcome {
+        line(o, "outcome", &string(outcome));
     }
     for (key, value) in counts {
         if let Some(n) = value {

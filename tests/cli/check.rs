@@ -1,12 +1,14 @@
 //! `fencesim check [PATH…]`: a table of every scenario under the paths, and
 //! one exit code for all of them.
 //!
-//! The exit code is the worst of the scenarios' codes, by this precedence:
-//! 3 (internal error, crash, non-determinism) > 2 (invalid file or path) >
-//! 1 (an expectation failed, or a violation without `[expect]`) > 0 (all
-//! met). So one invalid file in a directory makes `check` exit 2 even when
-//! another scenario failed: fix the input first, then the findings. (3 cannot
-//! be provoked from a scenario file without a bug in fencesim.)
+//! One invalid file (or path) makes `check` exit 2, whatever the others
+//! did: fix the input first, then the findings. Otherwise the exit code is
+//! the worst of the scenarios' codes, by this precedence: 3 (internal error,
+//! crash, non-determinism) > 1 (an expectation failed, or a violation
+//! without `[expect]`) > 4 (inconclusive: nothing judged, a scripted fault
+//! that never fired, a run cut short) > 0 (all met). An invalid file counts
+//! as a scenario that did not pass. (3 cannot be provoked from a scenario
+//! file without a bug in fencesim.)
 
 use crate::{arg, fencesim, figure_9_6, unfenced, Output, TempDir};
 
@@ -43,7 +45,7 @@ fn failing(name: &str) -> String {
 }
 
 #[test]
-fn invalid_wins_over_failed_and_every_valid_scenario_gets_a_row() {
+fn invalid_wins_over_failed_and_every_scenario_gets_a_row() {
     let dir = TempDir::new("check-mixed");
     dir.write("a-passes.toml", &passing("passes"));
     let fail = dir.write("b-fails.toml", &failing("fails-expectation"));
@@ -57,13 +59,16 @@ fn invalid_wins_over_failed_and_every_valid_scenario_gets_a_row() {
     out.expect_code(2);
 
     let rows = rows(&out);
-    assert_eq!(rows.len(), 2, "one row per valid scenario: {rows:#?}");
+    assert_eq!(rows.len(), 3, "one row per scenario file: {rows:#?}");
     assert!(row(&rows, "passes").ends_with(" ok"), "{rows:#?}");
     let failed = row(&rows, "fails-expectation");
     assert!(failed.ends_with(" FAIL"), "{failed}");
     assert!(failed.contains(" violation "), "{failed}");
+    let invalid = row(&rows, &bad.display().to_string());
+    assert!(invalid.ends_with(" INVALID"), "{invalid}");
+    // The invalid file is counted: it did not pass.
     assert!(
-        out.stdout.contains("1 of 2 scenarios passed"),
+        out.stdout.contains("1 of 3 scenarios passed (1 invalid)"),
         "{}",
         out.stdout
     );

@@ -12,6 +12,7 @@ mod designs;
 mod invalid;
 mod lanes;
 mod run;
+mod verdicts;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

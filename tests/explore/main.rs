@@ -7,6 +7,7 @@ mod property;
 mod random;
 mod shrink;
 mod sweep;
+mod verdicts;
 mod write;
 
 use fencesim::design::catalog::Registry;

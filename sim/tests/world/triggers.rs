@@ -151,3 +151,24 @@ fn a_trigger_on_a_world_event_fires_at_once() {
     });
     assert_at(only(&r.journal, "b", "crash").t_ns, 1_000);
 }
+
+#[test]
+fn the_run_reports_when_each_fault_fired_and_which_never_did() {
+    // Timers at 100, 101 and 300 ms; faults after the 1st and the 4th
+    // `fired` (there are three), at 200 ms, and at 9 s (after the run).
+    let r = run(1, || {
+        let mut w = WorldBuilder::<Msg>::new(limits(ms(5_000)));
+        w.node("t", Timers::new(&[ms(100), ms(101), ms(300)]));
+        w.fault(after("t", "fired", 1, ms(0), pause("t", 10)));
+        w.fault(after("t", "fired", 4, ms(0), pause("t", 10)));
+        w.fault(at(ms(200), pause("t", 10)));
+        w.fault(at(ms(9_000), pause("t", 10)));
+        w
+    });
+    let fired: Vec<Option<u64>> = r
+        .faults_fired
+        .iter()
+        .map(|t| t.map(|d| d.as_millis() as u64))
+        .collect();
+    assert_eq!(fired, [Some(100), None, Some(200), None]);
+}

@@ -1,0 +1,510 @@
+//! Milestones: the dangerous situations a run reached, counted in one pass
+//! over the journal. They are not violations; they say what a run *tested*.
+//! A sweep in which no holder ever outlived its lease says nothing about
+//! fencing, however many seeds came out safe.
+//!
+//! ```
+//! use fencesim::oracle::Milestones;
+//! use sim::journal::{Event, Journal};
+//!
+//! let s = 1_000_000_000u64;
+//! let e = |t: u64, node: &str, kind: &str| Event::new(0, t, node, t as i64, kind);
+//! let journal = Journal::from_events([
+//!     e(0, "client1", "acquired").with("lease", 1u64).with("token", 33u64),
+//!     e(0, "client1", "pause"),
+//!     e(10 * s, "lock", "expired").with("client", "client1").with("lease", 1u64),
+//!     e(15 * s, "client1", "resume"),
+//! ]);
+//! let m = Milestones::count(&journal);
+//! assert_eq!(m.holder_paused_past_lease, 1);
+//! assert_eq!(m.lease_expired_while_held, 1);
+//! assert_eq!(m.zombie_write_sent, 0);
+//! ```
+//!
+//! Like the oracle, grants are clients' `acquired` events, newer when later
+//! in the journal; a client believes in its latest grant until it logs
+//! `released`, `lost` or `lapsed`, or crashes. A grant *ends* at the lock
+//! with its lock-side `expired` or `released` (the `ends`-th one, with
+//! several lock nodes).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use sim::journal::{Event, Journal};
+
+use crate::events::{
+    ACCEPTED, ACQUIRED, EXPIRED, FENCED, GRANTED, LAPSED, LOST, REJECTED, RELEASED, WROTE,
+};
+
+/// How many times a run reached each dangerous situation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Milestones {
+    /// A client was paused, or did nothing, across the end of its own grant
+    /// at the lock, and acted again still believing it (counted when it does).
+    pub holder_paused_past_lease: u64,
+    /// The lock expired, or granted to another client, a lease its client
+    /// still believed in (once per grant).
+    pub lease_expired_while_held: u64,
+    /// A client acquired while another client still believed it held the lock.
+    pub two_believers: u64,
+    /// A client received a grant whose lease the lock had already ended.
+    pub grant_arrived_expired: u64,
+    /// A client sent a write under a grant that had ended at the lock or
+    /// that a newer grant had superseded.
+    pub zombie_write_sent: u64,
+    /// The storage rejected a write whose grant was no longer current.
+    pub stale_write_rejected: u64,
+    /// The storage accepted a write after accepting one made under a newer grant.
+    pub stale_write_accepted: u64,
+    /// A lock node handed out a token not greater than one it handed out before.
+    pub token_regressed: u64,
+    /// A lock node restarted after a crash.
+    pub lock_restarted: u64,
+    /// The storage restarted after a crash.
+    pub storage_restarted: u64,
+}
+
+/// Every milestone's name, in the order they are printed.
+pub const NAMES: [&str; 10] = [
+    "holder_paused_past_lease",
+    "lease_expired_while_held",
+    "two_believers",
+    "grant_arrived_expired",
+    "zombie_write_sent",
+    "stale_write_rejected",
+    "stale_write_accepted",
+    "token_regressed",
+    "lock_restarted",
+    "storage_restarted",
+];
+
+impl Milestones {
+    /// Each milestone's name and count, in [`NAMES`] order.
+    pub fn pairs(&self) -> [(&'static str, u64); 10] {
+        let counts = [
+            self.holder_paused_past_lease,
+            self.lease_expired_while_held,
+            self.two_believers,
+            self.grant_arrived_expired,
+            self.zombie_write_sent,
+            self.stale_write_rejected,
+            self.stale_write_accepted,
+            self.token_regressed,
+            self.lock_restarted,
+            self.storage_restarted,
+        ];
+        let mut out = [("", 0); 10];
+        for (slot, (name, count)) in out.iter_mut().zip(NAMES.into_iter().zip(counts)) {
+            *slot = (name, count);
+        }
+        out
+    }
+
+    /// The milestones reached (count > 0), as `name ×count` text, or `none`.
+    pub fn reached_text(&self) -> String {
+        let reached: Vec<String> = self
+            .pairs()
+            .iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, n)| format!("{name} ×{n}"))
+            .collect();
+        if reached.is_empty() {
+            "none".to_owned()
+        } else {
+            reached.join(", ")
+        }
+    }
+
+    /// Counts the milestones of `journal`, in one pass.
+    pub fn count(journal: &Journal) -> Milestones {
+        let mut pass = Pass::default();
+        for e in journal.events() {
+            pass.event(e);
+        }
+        pass.m
+    }
+}
+
+struct Grant<'a> {
+    client: &'a str,
+    ends_needed: u64,
+    ends_seen: u64,
+    /// True time at which the lock ended it.
+    ended_ns: Option<u64>,
+    /// Already counted as `lease_expired_while_held` / `holder_paused_past_lease`.
+    counted_held: bool,
+    counted_paused: bool,
+}
+
+impl Grant<'_> {
+    fn ended(&self) -> bool {
+        self.ended_ns.is_some()
+    }
+}
+
+#[derive(Default)]
+struct Pass<'a> {
+    m: Milestones,
+    grants: Vec<Grant<'a>>,
+    /// Each client's believed grant.
+    believes: BTreeMap<&'a str, usize>,
+    /// Each (client, lease)'s latest grant.
+    by_lease: BTreeMap<(&'a str, u64), usize>,
+    /// Lock-side expiries seen before the grant reached its client.
+    early_expiries: BTreeMap<(&'a str, u64), u64>,
+    /// Each node's previous event time (for silence across a grant's end).
+    last_ns: BTreeMap<&'a str, u64>,
+    /// Write id → the grant it was sent under.
+    writes: BTreeMap<&'a str, usize>,
+    /// Token-only writes: left out of the storage milestones.
+    fences: std::collections::BTreeSet<&'a str>,
+    /// Per storage node, the newest grant whose write it accepted.
+    newest_accepted: BTreeMap<&'a str, usize>,
+    /// Per lock node, the highest token handed out.
+    max_token: BTreeMap<&'a str, u64>,
+}
+
+impl<'a> Pass<'a> {
+    fn event(&mut self, e: &'a Event) {
+        let node = e.node.as_str();
+        let lock_side = e.str("client").is_some();
+        match e.kind.as_str() {
+            ACQUIRED => self.acquired(e),
+            GRANTED => self.granted(e),
+            EXPIRED | RELEASED if lock_side => self.lock_end(e),
+            RELEASED | LOST | LAPSED | "crash" => {
+                self.believes.remove(node);
+            }
+            WROTE => self.wrote(e),
+            FENCED => {
+                if let Some(w) = e.str("write") {
+                    self.fences.insert(w);
+                }
+            }
+            ACCEPTED | REJECTED => self.storage(e),
+            "restart" if node == "storage" => self.m.storage_restarted += 1,
+            "restart" if is_lock_node(node) => self.m.lock_restarted += 1,
+            _ => {}
+        }
+        if e.kind != "drop" && e.kind != "crash" {
+            self.came_back(node, e.t_ns);
+            self.last_ns.insert(node, e.t_ns);
+        }
+    }
+
+    /// `node` acts at `t_ns`: if it still believes a grant that ended at the
+    /// lock since it last acted, it was paused or silent across that end.
+    fn came_back(&mut self, node: &str, t_ns: u64) {
+        let Some(&g) = self.believes.get(node) else {
+            return;
+        };
+        let last = self.last_ns.get(node).copied().unwrap_or(0);
+        let grant = &mut self.grants[g];
+        if let Some(end) = grant.ended_ns {
+            if !grant.counted_paused && last <= end && end < t_ns {
+                grant.counted_paused = true;
+                self.m.holder_paused_past_lease += 1;
+            }
+        }
+    }
+
+    fn acquired(&mut self, e: &'a Event) {
+        let client = e.node.as_str();
+        let others = self.believes.keys().any(|c| *c != client);
+        self.m.two_believers += u64::from(others);
+        let ends_needed = e.u64("ends").unwrap_or(1).max(1);
+        let early = e
+            .u64("lease")
+            .and_then(|l| self.early_expiries.remove(&(client, l)))
+            .unwrap_or(0);
+        if early >= ends_needed {
+            self.m.grant_arrived_expired += 1;
+        }
+        let g = self.grants.len();
+        self.grants.push(Grant {
+            client,
+            ends_needed,
+            ends_seen: early,
+            ended_ns: (early >= ends_needed).then_some(e.t_ns),
+            counted_held: false,
+            // A grant that arrived ended is `grant_arrived_expired`, not a pause.
+            counted_paused: early >= ends_needed,
+        });
+        if let Some(lease) = e.u64("lease") {
+            self.by_lease.insert((client, lease), g);
+        }
+        self.believes.insert(client, g);
+    }
+
+    fn granted(&mut self, e: &'a Event) {
+        let lock = e.node.as_str();
+        if let Some(token) = e.u64("token") {
+            let max = self.max_token.entry(lock).or_insert(0);
+            if *max > 0 && token <= *max {
+                self.m.token_regressed += 1;
+            }
+            *max = (*max).max(token);
+        }
+        // A lease handed to someone else while a holder still believes in
+        // its own: the lock has moved on without that holder.
+        let to = e.str("client").unwrap_or("");
+        let held: Vec<usize> = self
+            .believes
+            .iter()
+            .filter(|(c, _)| **c != to)
+            .map(|(_, g)| *g)
+            .collect();
+        for g in held {
+            self.held_lost(g);
+        }
+    }
+
+    fn held_lost(&mut self, g: usize) {
+        let grant = &mut self.grants[g];
+        if !grant.counted_held {
+            grant.counted_held = true;
+            self.m.lease_expired_while_held += 1;
+        }
+    }
+
+    fn lock_end(&mut self, e: &'a Event) {
+        let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
+            return;
+        };
+        let Some(&g) = self.by_lease.get(&(client, lease)) else {
+            if e.kind == EXPIRED {
+                *self.early_expiries.entry((client, lease)).or_default() += 1;
+            }
+            return;
+        };
+        let grant = &mut self.grants[g];
+        grant.ends_seen += 1;
+        if grant.ends_seen == grant.ends_needed {
+            grant.ended_ns = Some(e.t_ns);
+            if e.kind == EXPIRED && self.believes.get(client) == Some(&g) {
+                self.held_lost(g);
+            }
+        }
+    }
+
+    /// Whether grant `g` is no longer current: ended at the lock, or a newer
+    /// grant was acquired.
+    fn superseded(&self, g: usize) -> bool {
+        self.grants[g].ended() || g + 1 < self.grants.len()
+    }
+
+    fn wrote(&mut self, e: &'a Event) {
+        let Some(write) = e.str("write") else { return };
+        if e.str("op") == Some("fence") {
+            self.fences.insert(write);
+            return;
+        }
+        let Some(&g) = self.believes.get(e.node.as_str()) else {
+            return;
+        };
+        debug_assert_eq!(self.grants[g].client, e.node);
+        self.writes.insert(write, g);
+        if self.superseded(g) {
+            self.m.zombie_write_sent += 1;
+        }
+    }
+
+    fn storage(&mut self, e: &'a Event) {
+        let Some(write) = e.str("write") else { return };
+        if self.fences.contains(write) {
+            return;
+        }
+        let Some(&g) = self.writes.get(write) else {
+            return;
+        };
+        if e.kind == REJECTED {
+            if self.superseded(g) {
+                self.m.stale_write_rejected += 1;
+            }
+            return;
+        }
+        let newest = self.newest_accepted.entry(e.node.as_str()).or_insert(g);
+        if *newest > g {
+            self.m.stale_write_accepted += 1;
+        }
+        *newest = (*newest).max(g);
+    }
+}
+
+/// `lock` or `lock1` … `lockN`: the scenario's lock node names.
+fn is_lock_node(node: &str) -> bool {
+    node.strip_prefix("lock")
+        .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    fn e(t_s: u64, node: &str, kind: &str) -> Event {
+        Event::new(0, t_s * S, node, (t_s * S) as i64, kind)
+    }
+
+    fn count(events: Vec<Event>) -> Milestones {
+        Milestones::count(&Journal::from_events(events))
+    }
+
+    fn figure_9_6(fenced: bool) -> Vec<Event> {
+        let storage_answer = if fenced { "rejected" } else { "accepted" };
+        vec![
+            e(0, "lock", "granted")
+                .with("client", "client1")
+                .with("lease", 1u64)
+                .with("token", 33u64),
+            e(0, "client1", "acquired")
+                .with("lease", 1u64)
+                .with("token", 33u64),
+            e(0, "client1", "pause"),
+            e(10, "lock", "expired")
+                .with("client", "client1")
+                .with("lease", 1u64),
+            e(12, "lock", "granted")
+                .with("client", "client2")
+                .with("lease", 2u64)
+                .with("token", 34u64),
+            e(12, "client2", "acquired")
+                .with("lease", 2u64)
+                .with("token", 34u64),
+            e(13, "client2", "wrote").with("write", "client2/1"),
+            e(13, "storage", "accepted")
+                .with("write", "client2/1")
+                .with("client", "client2"),
+            e(13, "client2", "released").with("lease", 2u64),
+            e(15, "client1", "resume"),
+            e(16, "client1", "wrote").with("write", "client1/1"),
+            e(16, "storage", storage_answer)
+                .with("write", "client1/1")
+                .with("client", "client1"),
+        ]
+    }
+
+    #[test]
+    fn figure_9_6_reaches_the_pause_the_zombie_and_the_fence() {
+        let m = count(figure_9_6(true));
+        assert_eq!(m.holder_paused_past_lease, 1);
+        assert_eq!(m.lease_expired_while_held, 1);
+        assert_eq!(m.two_believers, 1);
+        assert_eq!(m.zombie_write_sent, 1);
+        assert_eq!(m.stale_write_rejected, 1);
+        assert_eq!(m.stale_write_accepted, 0);
+        assert_eq!(m.grant_arrived_expired, 0);
+        assert_eq!(m.token_regressed, 0);
+    }
+
+    #[test]
+    fn without_the_fence_the_zombie_write_is_accepted_stale() {
+        let m = count(figure_9_6(false));
+        assert_eq!(m.stale_write_accepted, 1);
+        assert_eq!(m.stale_write_rejected, 0);
+        assert_eq!(m.zombie_write_sent, 1);
+    }
+
+    #[test]
+    fn a_holder_that_releases_in_time_reaches_nothing() {
+        let m = count(vec![
+            e(0, "client1", "acquired").with("lease", 1u64),
+            e(1, "client1", "wrote").with("write", "client1/1"),
+            e(1, "storage", "accepted")
+                .with("write", "client1/1")
+                .with("client", "client1"),
+            e(2, "client1", "released").with("lease", 1u64),
+            e(2, "lock", "released")
+                .with("client", "client1")
+                .with("lease", 1u64),
+            e(3, "client2", "acquired").with("lease", 2u64),
+        ]);
+        assert_eq!(m, Milestones::default());
+    }
+
+    #[test]
+    fn a_silent_holder_whose_work_outlasts_its_lease_counts_as_paused_past_it() {
+        // No pause: 45 s of work under a 30 s lease (the batch job that ran twice).
+        let m = count(vec![
+            e(0, "client1", "acquired").with("lease", 1u64),
+            e(30, "lock", "expired")
+                .with("client", "client1")
+                .with("lease", 1u64),
+            e(45, "client1", "wrote").with("write", "client1/1"),
+        ]);
+        assert_eq!(m.holder_paused_past_lease, 1);
+        assert_eq!(m.lease_expired_while_held, 1);
+        assert_eq!(m.zombie_write_sent, 1);
+    }
+
+    #[test]
+    fn a_grant_that_arrives_after_its_expiry_is_counted_once_as_such() {
+        let m = count(vec![
+            e(0, "lock", "granted")
+                .with("client", "client1")
+                .with("lease", 1u64),
+            e(10, "lock", "expired")
+                .with("client", "client1")
+                .with("lease", 1u64),
+            e(11, "client1", "acquired").with("lease", 1u64),
+            e(12, "client1", "wrote").with("write", "client1/1"),
+        ]);
+        assert_eq!(m.grant_arrived_expired, 1);
+        assert_eq!(m.holder_paused_past_lease, 0);
+        assert_eq!(m.zombie_write_sent, 1);
+    }
+
+    #[test]
+    fn tokens_regress_and_servers_restart() {
+        let m = count(vec![
+            e(0, "lock", "granted")
+                .with("client", "client1")
+                .with("lease", 1u64)
+                .with("token", 5u64),
+            e(1, "lock", "crash"),
+            e(2, "lock", "restart"),
+            e(3, "lock", "granted")
+                .with("client", "client2")
+                .with("lease", 1u64)
+                .with("token", 5u64),
+            e(4, "storage", "crash"),
+            e(5, "storage", "restart"),
+            e(6, "client3", "restart"),
+        ]);
+        assert_eq!(m.token_regressed, 1);
+        assert_eq!(m.lock_restarted, 1);
+        assert_eq!(m.storage_restarted, 1);
+    }
+
+    #[test]
+    fn a_redlock_grant_ends_only_when_enough_nodes_end_it() {
+        let end = |t, lock: &str| {
+            e(t, lock, "expired")
+                .with("client", "client1")
+                .with("lease", 1u64)
+        };
+        let acquired = e(0, "client1", "acquired")
+            .with("lease", 1u64)
+            .with("ends", 2u64);
+        let one = count(vec![acquired.clone(), end(10, "lock1")]);
+        assert_eq!(one.lease_expired_while_held, 0);
+        let two = count(vec![acquired, end(10, "lock1"), end(10, "lock2")]);
+        assert_eq!(two.lease_expired_while_held, 1);
+    }
+
+    #[test]
+    fn names_match_the_fields() {
+        let json = serde_json::to_value(Milestones::default()).unwrap();
+        let mut keys: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(|k| k.as_str())
+            .collect();
+        keys.sort();
+        let mut names = NAMES.to_vec();
+        names.sort();
+        assert_eq!(keys, names);
+    }
+}
