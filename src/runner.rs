@@ -83,7 +83,10 @@ pub fn judge(scenario: &Scenario, result: RunResult) -> ScenarioRun {
     };
     let report = oracle::check(&result.journal, &config);
     let expectations = expectations(scenario, &report);
-    let crashed = matches!(result.outcome, Outcome::Crashed { .. });
+    let crashed = matches!(
+        result.outcome,
+        Outcome::Crashed { .. } | Outcome::TimedOut { .. }
+    );
     let expectations_met = !crashed
         && if expectations.is_empty() {
             report.verdict == oracle::Verdict::Safe

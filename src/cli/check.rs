@@ -58,7 +58,12 @@ pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
 }
 
 fn row_status(run: &ScenarioRun, deterministic: bool) -> Status {
-    if !deterministic || matches!(run.result.outcome, Outcome::Crashed { .. }) {
+    if !deterministic
+        || matches!(
+            run.result.outcome,
+            Outcome::Crashed { .. } | Outcome::TimedOut { .. }
+        )
+    {
         Status::Internal
     } else if run.expectations_met {
         Status::Ok
@@ -72,7 +77,7 @@ fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
     if !deterministic {
         why.push("non-deterministic: two runs with the same seed gave different traces".to_owned());
     }
-    if let Outcome::Crashed { .. } = run.result.outcome {
+    if let Outcome::Crashed { .. } | Outcome::TimedOut { .. } = run.result.outcome {
         why.push(run.result.outcome.to_string());
     }
     for e in run.expectations.iter().filter(|e| !e.met()) {

@@ -91,7 +91,7 @@ pub(super) fn report(
             }
         }
         let run_status = match (&run.result.outcome, run.expectations_met) {
-            (Outcome::Crashed { .. }, _) => Status::Internal,
+            (Outcome::Crashed { .. } | Outcome::TimedOut { .. }, _) => Status::Internal,
             (_, true) => Status::Ok,
             (_, false) => Status::Failed,
         };

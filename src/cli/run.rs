@@ -58,7 +58,7 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         print!("{}", output::run_human(&scenario, &run, &options, &repro));
     }
     match (&run.result.outcome, run.expectations_met) {
-        (Outcome::Crashed { .. }, _) => Status::Internal,
+        (Outcome::Crashed { .. } | Outcome::TimedOut { .. }, _) => Status::Internal,
         (_, true) => Status::Ok,
         (_, false) => Status::Failed,
     }

@@ -44,7 +44,7 @@ pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: u
         print!("{}", walk.piped());
     }
     match (&run.result.outcome, run.expectations_met) {
-        (Outcome::Crashed { .. }, _) => Status::Internal,
+        (Outcome::Crashed { .. } | Outcome::TimedOut { .. }, _) => Status::Internal,
         (_, true) => Status::Ok,
         (_, false) => Status::Failed,
     }
