@@ -115,3 +115,72 @@ fn shard_json_lines_merge_into_the_whole_summary() {
     assert_eq!(summary["outcomes"]["completed"], 9);
     assert!(fencesim::explore::shard::merge(["not json"]).is_err());
 }
+
+#[test]
+fn a_stopped_sweep_names_what_it_completed_and_resuming_gives_the_whole() {
+    use fencesim::explore::sweep::{sweep_streaming, SweepEvent};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let s = bundled("explore-lease-unfenced");
+    let o = options(0..60, 2, Shard { index: 1, count: 3 });
+    let whole = sweep(&s, &o, &|_| {});
+    // Stop after 7 seeds of the shard.
+    let started = AtomicU64::new(0);
+    let mut order = Vec::new();
+    let first = sweep_streaming(
+        &s,
+        &o,
+        &[],
+        &|| started.fetch_add(1, Ordering::Relaxed) >= 7,
+        &mut |e| {
+            if let SweepEvent::Seed(r) = e {
+                order.push(r.seed)
+            }
+        },
+    );
+    assert!(first.stopped);
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    assert_eq!(first.seeds, order.len() as u64);
+    // The completed range holds exactly the seeds run.
+    assert_eq!(first.completed.len(), 1);
+    let done = first.completed[0].clone();
+    let in_done: Vec<u64> = done.clone().filter(|x| x % 3 == 1).collect();
+    assert_eq!(in_done, order);
+    let rest = sweep_streaming(&s, &o, &first.completed, &|| false, &mut |_| {});
+    assert!(!rest.stopped);
+    assert_eq!(rest.completed.len(), 1);
+    assert_eq!(rest.completed[0], 0..60);
+    assert!(rest.is_complete(&o));
+    assert_eq!(first.seeds + rest.seeds, whole.seeds);
+    let mut failing: Vec<_> = first.failures.clone();
+    failing.extend(rest.failures.clone());
+    assert_eq!(failing, whole.failures);
+}
+
+#[test]
+fn partial_shards_merge_with_their_gaps() {
+    let lines = [
+        r#"{"seed": 4, "verdict": "violation"}"#,
+        r#"{"summary": true, "seeds": 50, "violations": 1, "crashed": 0, "first_failing_seed": 4, "wall_ms": 10, "outcomes": {"completed": 50}, "range": "0..100", "shard": "0/2", "completed_ranges": [[0, 100]]}"#,
+        r#"{"seed": 9, "verdict": "violation"}"#,
+        r#"{"progress": true, "seeds": 20, "violations": 1, "crashed": 0, "first_failing_seed": 9, "wall_ms": 12, "outcomes": {"completed": 20}, "range": "0..100", "shard": "1/2", "completed_ranges": [[0, 40]]}"#,
+        // Written after the last checkpoint of a killed shard: not counted.
+        r#"{"seed": 45, "verdict": "violation"}"#,
+    ];
+    let merged = fencesim::explore::shard::merge(lines).unwrap();
+    let seeds: Vec<u64> = merged.iter().filter_map(|v| v["seed"].as_u64()).collect();
+    assert_eq!(seeds, [4, 9]);
+    let summary = merged.last().unwrap();
+    assert_eq!(summary["seeds"], 70);
+    assert_eq!(summary["violations"], 2);
+    assert_eq!(summary["complete"], false);
+    assert_eq!(
+        summary["gaps"],
+        serde_json::json!([{"shard": "1/2", "missing": [[40, 100]]}])
+    );
+    // A shard that left no line misses its whole range.
+    let merged = fencesim::explore::shard::merge(lines[..2].iter().copied()).unwrap();
+    assert_eq!(
+        merged.last().unwrap()["gaps"],
+        serde_json::json!([{"shard": "1/2", "missing": [[0, 100]]}])
+    );
+}
