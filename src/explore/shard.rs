@@ -6,7 +6,7 @@
 //! (failing seeds in seed order, one summary). With only a shell:
 //!
 //! ```sh
-//! cat shard-*.jsonl | jq -c 'select(.summary | not)' | jq -sc 'sort_by(.seed)[]'
+//! cat shard-*.jsonl | jq -c 'select(.seed != null)' | jq -sc 'sort_by(.seed)[]'
 //! cat shard-*.jsonl | jq -sc '[.[] | select(.summary)] | {seeds: (map(.seeds) | add),
 //!   violations: (map(.violations) | add),
 //!   first_failing_seed: (map(.first_failing_seed | select(. != null)) | min)}'

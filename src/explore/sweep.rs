@@ -145,7 +145,8 @@ impl SeedReport {
             kinds,
             events: run.result.journal.len() as u64,
             sim_time: run.result.sim_time,
-            trace_hash: if reported {
+            // A timed-out run's journal is lost: no hash to show.
+            trace_hash: if reported && !matches!(run.result.outcome, Outcome::TimedOut { .. }) {
                 run.trace_hash()
             } else {
                 String::new()
