@@ -126,6 +126,31 @@ fn sigterm_stops_a_sweep_cleanly_and_resume_finishes_it() {
 }
 
 #[test]
+fn sigint_stops_a_human_sweep_with_what_it_completed() {
+    let child = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+        .args(["explore", UNFENCED, "--seeds", "0..1000000"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CARGO")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fencesim starts");
+    // A million seeds take minutes: two seconds in, it has caught the
+    // signals and is still running.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("explore   explore-lease-unfenced"), "{text}");
+    assert!(text.contains("stopped   by SIGINT after"), "{text}");
+}
+
+#[test]
 fn resume_refuses_other_settings_and_files_without_a_checkpoint() {
     let file = temp("other.jsonl");
     std::fs::write(

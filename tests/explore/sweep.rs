@@ -184,3 +184,35 @@ fn partial_shards_merge_with_their_gaps() {
         serde_json::json!([{"shard": "1/2", "missing": [[0, 100]]}])
     );
 }
+
+#[test]
+fn a_sweep_with_holes_runs_only_the_holes() {
+    use fencesim::explore::sweep::{normalize, subtract, sweep_streaming};
+    assert_eq!(
+        normalize(vec![5..9, 0..2, 2..4, 8..12, 20..20]),
+        [0..4, 5..12]
+    );
+    assert_eq!(subtract(&(0..50), &[10..20, 40..60]), [0..10, 20..40]);
+    assert!(subtract(&(0..50), std::slice::from_ref(&(0..50))).is_empty());
+    let s = bundled("explore-lease-unfenced");
+    let o = options(0..50, 2, Shard::WHOLE);
+    let whole = sweep(&s, &o, &|_| {});
+    let done = [10..20, 40..60];
+    let mut ran = Vec::new();
+    let holes = sweep_streaming(&s, &o, &done, &|| false, &mut |e| {
+        if let fencesim::explore::sweep::SweepEvent::Seed(r) = e {
+            ran.push(r.seed)
+        }
+    });
+    let expected: Vec<u64> = (0..10).chain(20..40).collect();
+    assert_eq!(ran, expected);
+    assert_eq!(holes.completed.len(), 1);
+    assert_eq!(holes.completed[0], 0..60);
+    let in_holes: Vec<_> = whole
+        .failures
+        .iter()
+        .filter(|f| expected.contains(&f.seed))
+        .cloned()
+        .collect();
+    assert_eq!(holes.failures, in_holes);
+}
