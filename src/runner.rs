@@ -71,8 +71,19 @@ pub fn run(scenario: &Scenario, seed: u64) -> ScenarioRun {
 /// Runs `scenario` with `seed`, building its designs from `registry` (which
 /// must hold those the scenario was loaded with), and judges it.
 pub fn run_with(registry: &Registry, scenario: &Scenario, seed: u64) -> ScenarioRun {
+    run_within(registry, scenario, seed, sim::run::default_run_timeout())
+}
+
+/// [`run_with`] within a wall-clock `budget` (`None`: none): a run still
+/// going after it ends as `Outcome::TimedOut` (see `sim::run_within`).
+pub fn run_within(
+    registry: &Registry,
+    scenario: &Scenario,
+    seed: u64,
+    budget: Option<Duration>,
+) -> ScenarioRun {
     let (s, r) = (scenario.clone(), registry.clone());
-    let result = sim::run(seed, move || world(&r, &s));
+    let result = sim::run_within(seed, budget, move || world(&r, &s));
     judge(scenario, result)
 }
 

@@ -157,43 +157,44 @@ fn sweep(scenario: &Scenario, options: &Options, resumed: Option<Resumed>) -> St
         None => line,
     };
     let mut ran = already;
-    let summary =
-        sweep::sweep_streaming(
-            scenario,
-            o,
-            &done,
-            &|| stop.requested(),
-            &mut |event| match event {
-                SweepEvent::Seed(report) => {
-                    ran += 1;
-                    bar.update(ran, 0);
-                    if json && report.is_failure() {
-                        while earlier
-                            .front()
-                            .is_some_and(|v| v["seed"].as_u64() < Some(report.seed))
-                        {
-                            let line = earlier.pop_front().expect("checked");
-                            if written < sweep::MAX_KEPT {
-                                write(&mut out, &line);
-                                written += 1;
-                            }
-                        }
+    let runs = sweep::Runs::default();
+    let summary = sweep::sweep_streaming(
+        scenario,
+        o,
+        &runs,
+        &done,
+        &|| stop.requested(),
+        &mut |event| match event {
+            SweepEvent::Seed(report) => {
+                ran += 1;
+                bar.update(ran, 0);
+                if json && report.is_failure() {
+                    while earlier
+                        .front()
+                        .is_some_and(|v| v["seed"].as_u64() < Some(report.seed))
+                    {
+                        let line = earlier.pop_front().expect("checked");
                         if written < sweep::MAX_KEPT {
-                            write(
-                                &mut out,
-                                &report.json(&repro(scenario, report.seed, o.faults)),
-                            );
+                            write(&mut out, &line);
                             written += 1;
                         }
                     }
-                }
-                SweepEvent::Checkpoint(summary) => {
-                    if json {
-                        write(&mut out, &with_scenario(combined(summary.progress_json(o))));
+                    if written < sweep::MAX_KEPT {
+                        write(
+                            &mut out,
+                            &report.json(&repro(scenario, report.seed, o.faults)),
+                        );
+                        written += 1;
                     }
                 }
-            },
-        );
+            }
+            SweepEvent::Checkpoint(summary) => {
+                if json {
+                    write(&mut out, &with_scenario(combined(summary.progress_json(o))));
+                }
+            }
+        },
+    );
     bar.finish();
     let signal = stop.signal();
     if json {

@@ -29,6 +29,7 @@ use sim::Outcome;
 
 use super::random;
 use super::shard::Shard;
+use crate::design::catalog::Registry;
 use crate::oracle::{Verdict, ViolationKind};
 use crate::runner::{self, ScenarioRun};
 use crate::scenario::Scenario;
@@ -377,13 +378,52 @@ pub fn scenario_for(scenario: &Scenario, seed: u64, mode: FaultMode) -> Scenario
     }
 }
 
+/// How a sweep makes each run: the designs it builds them from and the
+/// wall-clock budget of each.
+#[derive(Clone)]
+pub struct Runs {
+    /// Must hold the scenario's designs.
+    pub registry: Registry,
+    /// Each run's wall-clock budget (`--run-timeout`); `None`: none.
+    pub budget: Option<Duration>,
+}
+
+impl Default for Runs {
+    /// The bundled designs, and the process's default budget
+    /// (`sim::run::default_run_timeout`).
+    fn default() -> Self {
+        Runs {
+            registry: Registry::builtin(),
+            budget: sim::run::default_run_timeout(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Runs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runs")
+            .field("budget", &self.budget)
+            .finish()
+    }
+}
+
 /// Runs and judges one seed as a sweep would.
 pub fn run_seed(scenario: &Scenario, seed: u64, mode: FaultMode) -> (ScenarioRun, SeedReport) {
+    run_seed_with(&Runs::default(), scenario, seed, mode)
+}
+
+/// [`run_seed`] with `runs`' designs and budget.
+pub fn run_seed_with(
+    runs: &Runs,
+    scenario: &Scenario,
+    seed: u64,
+    mode: FaultMode,
+) -> (ScenarioRun, SeedReport) {
     let s = match mode {
         FaultMode::Random => std::borrow::Cow::Owned(random::scenario_for_seed(scenario, seed)),
         FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
     };
-    let run = runner::run(&s, seed);
+    let run = runner::run_within(&runs.registry, &s, seed, runs.budget);
     let report = SeedReport::new(&run, s.faults.len(), s.strict);
     (run, report)
 }
@@ -418,7 +458,8 @@ pub fn sweep(
     progress: &(dyn Fn(u64) + Sync),
 ) -> SweepSummary {
     let mut seeds = 0;
-    sweep_streaming(scenario, options, &[], &|| false, &mut |event| {
+    let runs = Runs::default();
+    sweep_streaming(scenario, options, &runs, &[], &|| false, &mut |event| {
         if let SweepEvent::Seed(_) = event {
             seeds += 1;
             progress(seeds);
@@ -426,8 +467,10 @@ pub fn sweep(
     })
 }
 
-/// The seeds of `options` that `done` does not cover, run over `jobs`
-/// threads and reported in seed order through `on` (on the calling thread).
+/// The seeds of `options` that `done` does not cover, made as `runs` says
+/// over `jobs` threads, and reported in seed order through `on` (on the
+/// calling thread). A seed whose run outlives its budget is reported as
+/// timed out, and its worker goes on with the next seed.
 ///
 /// When `stop` turns true, workers take no new seed; the seeds they are
 /// running finish (each within the run's wall-clock budget, if any) and are
@@ -438,6 +481,7 @@ pub fn sweep(
 pub fn sweep_streaming(
     scenario: &Scenario,
     options: &SweepOptions,
+    runs: &Runs,
     done: &[Range<u64>],
     stop: &(dyn Fn() -> bool + Sync),
     on: &mut dyn FnMut(SweepEvent<'_>),
@@ -467,7 +511,7 @@ pub fn sweep_streaming(
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(seed) = work.nth(i) else { break };
-                let (_, report) = run_seed(scenario, seed, options.faults);
+                let (_, report) = run_seed_with(runs, scenario, seed, options.faults);
                 if sender.send((i, report)).is_err() {
                     break;
                 }

@@ -1,5 +1,5 @@
 use fencesim::explore::shard::Shard;
-use fencesim::explore::sweep::{sweep, FaultMode, SweepOptions};
+use fencesim::explore::sweep::{sweep, FaultMode, Runs, SweepOptions};
 
 use crate::bundled;
 
@@ -129,6 +129,7 @@ fn a_stopped_sweep_names_what_it_completed_and_resuming_gives_the_whole() {
     let first = sweep_streaming(
         &s,
         &o,
+        &Runs::default(),
         &[],
         &|| started.fetch_add(1, Ordering::Relaxed) >= 7,
         &mut |e| {
@@ -145,7 +146,14 @@ fn a_stopped_sweep_names_what_it_completed_and_resuming_gives_the_whole() {
     let done = first.completed[0].clone();
     let in_done: Vec<u64> = done.clone().filter(|x| x % 3 == 1).collect();
     assert_eq!(in_done, order);
-    let rest = sweep_streaming(&s, &o, &first.completed, &|| false, &mut |_| {});
+    let rest = sweep_streaming(
+        &s,
+        &o,
+        &Runs::default(),
+        &first.completed,
+        &|| false,
+        &mut |_| {},
+    );
     assert!(!rest.stopped);
     assert_eq!(rest.completed.len(), 1);
     assert_eq!(rest.completed[0], 0..60);
@@ -199,7 +207,7 @@ fn a_sweep_with_holes_runs_only_the_holes() {
     let whole = sweep(&s, &o, &|_| {});
     let done = [10..20, 40..60];
     let mut ran = Vec::new();
-    let holes = sweep_streaming(&s, &o, &done, &|| false, &mut |e| {
+    let holes = sweep_streaming(&s, &o, &Runs::default(), &done, &|| false, &mut |e| {
         if let fencesim::explore::sweep::SweepEvent::Seed(r) = e {
             ran.push(r.seed)
         }
@@ -215,4 +223,72 @@ fn a_sweep_with_holes_runs_only_the_holes() {
         .cloned()
         .collect();
     assert_eq!(holes.failures, in_holes);
+}
+
+/// Release for the threads of [`Spin`]'s runs, abandoned when their budget
+/// ran out.
+static RELEASE_SPINNERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A user's storage design that never returns from its first write (until
+/// the test releases it): no simulated limit can end its runs.
+struct Spin;
+
+impl fencesim::design::storage::StoragePolicy for Spin {
+    fn decide(
+        &mut self,
+        _: &fencesim::design::storage::WriteRequest<'_>,
+    ) -> fencesim::design::storage::Decision {
+        while !RELEASE_SPINNERS.load(std::sync::atomic::Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        fencesim::design::storage::Decision::Accept
+    }
+}
+
+impl fencesim::design::StorageDesign for Spin {
+    fn info(&self) -> fencesim::design::catalog::DesignInfo {
+        fencesim::design::catalog::DesignInfo {
+            name: "spin",
+            role: fencesim::design::catalog::Role::Storage,
+            summary: "never returns from a write",
+            keys: &[],
+        }
+    }
+    fn server(
+        &self,
+        _: &fencesim::scenario::Params,
+    ) -> Box<dyn sim::Actor<fencesim::protocol::Msg>> {
+        Box::new(fencesim::design::storage::StorageNode::new(Spin))
+    }
+}
+
+#[test]
+fn runs_that_never_end_time_out_and_the_sweep_goes_on() {
+    use fencesim::explore::sweep::sweep_streaming;
+    let mut registry = fencesim::design::catalog::Registry::builtin();
+    registry.add_storage(Spin);
+    let text = std::fs::read_to_string(format!(
+        "{}/scenarios/explore-lease-unfenced.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+    .replace("design = \"unchecked\"", "design = \"spin\"");
+    assert!(text.contains("\"spin\""), "the demo's storage is unchecked");
+    let s = fencesim::scenario::load_str(&registry, "spin.toml", &text).unwrap();
+    let runs = Runs {
+        registry,
+        budget: Some(std::time::Duration::from_millis(200)),
+    };
+    // Two workers, five seeds: each worker abandons a run and takes the next.
+    let o = options(0..5, 2, Shard::WHOLE);
+    let summary = sweep_streaming(&s, &o, &runs, &[], &|| false, &mut |_| {});
+    RELEASE_SPINNERS.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!((summary.seeds, summary.timed_out), (5, 5));
+    assert_eq!(summary.outcomes.get("timed_out"), Some(&5));
+    assert_eq!(summary.failing_seeds, 5);
+    assert!(summary
+        .failures
+        .iter()
+        .all(|f| f.verdict_str() == "error" && f.is_failure() && f.trace_hash.is_empty()));
+    assert!(summary.is_complete(&o));
 }
