@@ -155,8 +155,26 @@ pub fn run_scripted(
     seed: u64,
     scripted: usize,
 ) -> ScenarioRun {
+    run_within(
+        registry,
+        scenario,
+        seed,
+        scripted,
+        sim::run::default_run_timeout(),
+    )
+}
+
+/// [`run_scripted`] within a wall-clock `budget` (`None`: none): a run still
+/// going after it ends as `Outcome::TimedOut` (see `sim::run_within`).
+pub fn run_within(
+    registry: &Registry,
+    scenario: &Scenario,
+    seed: u64,
+    scripted: usize,
+    budget: Option<Duration>,
+) -> ScenarioRun {
     let (s, r) = (scenario.clone(), registry.clone());
-    let result = sim::run(seed, move || world(&r, &s));
+    let result = sim::run_within(seed, budget, move || world(&r, &s));
     judge_scripted(scenario, result, scripted)
 }
 
@@ -172,7 +190,7 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
         strict: scenario.strict,
     };
     let mut report = oracle::check(&result.journal, &config);
-    let crashed = matches!(result.outcome, Outcome::Crashed { .. });
+    let crashed = result.outcome.is_error();
     if crashed {
         report.verdict = Verdict::Error;
     } else if report.verdict == Verdict::Safe && report.judged_nothing() {

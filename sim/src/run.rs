@@ -5,6 +5,15 @@
 //! different threads share nothing. A panic inside an actor ends that run as
 //! [`Outcome::Crashed`], with the journal up to the panic, and never the caller.
 //!
+//! A run may also be given a wall-clock budget ([`run_within`], or a process
+//! default set with [`set_default_run_timeout`]). Simulated time and the
+//! event limit bound everything the world schedules, but not an actor that
+//! never returns from a handler (a loop in a user's design, a statement that
+//! never ends): Rust cannot interrupt that thread, so when the budget is
+//! spent the caller stops waiting for it, abandons it, and gets
+//! [`Outcome::TimedOut`]. The budget never changes what a finished run did:
+//! it is only ever looked at by the thread that waits.
+//!
 //! ```
 //! use sim::{run, Actor, Context, Limits, Message, NodeId, Outcome, TimerId, WorldBuilder};
 //! use std::time::Duration;
@@ -35,7 +44,8 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::Once;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Once};
 use std::time::{Duration, Instant};
 
 use crate::actor::Message;
@@ -78,6 +88,14 @@ pub enum Outcome {
         /// The panic message and location.
         message: String,
     },
+    /// The run was still going when its wall-clock budget ran out; its
+    /// thread was abandoned (it may still be running) and its journal is
+    /// lost. The budget is wall-clock time: replaying the seed without one
+    /// shows where it hangs.
+    TimedOut {
+        /// The budget that ran out.
+        budget: Duration,
+    },
 }
 
 impl Outcome {
@@ -89,7 +107,14 @@ impl Outcome {
             Outcome::TimeLimit => "time_limit",
             Outcome::EventLimit => "event_limit",
             Outcome::Crashed { .. } => "crashed",
+            Outcome::TimedOut { .. } => "timed_out",
         }
+    }
+
+    /// Whether the run ended without a verdict of its own: it crashed or
+    /// timed out. Such a run is an error, never a pass.
+    pub fn is_error(&self) -> bool {
+        matches!(self, Outcome::Crashed { .. } | Outcome::TimedOut { .. })
     }
 }
 
@@ -104,6 +129,11 @@ impl fmt::Display for Outcome {
                 node: None,
                 message,
             } => write!(f, "crashed: {message}"),
+            Outcome::TimedOut { budget } => write!(
+                f,
+                "timed_out: still running after {} of wall-clock time",
+                humanize(*budget)
+            ),
             other => f.write_str(other.as_str()),
         }
     }
@@ -128,7 +158,9 @@ pub struct RunResult {
     pub faults_fired: Vec<Option<Duration>>,
 }
 
-/// Runs the world that `build` makes with `seed`, on a fresh thread.
+/// Runs the world that `build` makes with `seed`, on a fresh thread, within
+/// the process's default wall-clock budget (none unless
+/// [`set_default_run_timeout`] set one).
 ///
 /// `build` runs on that thread, so actors need not be `Send`.
 pub fn run<M, F>(seed: u64, build: F) -> RunResult
@@ -136,15 +168,54 @@ where
     M: Message,
     F: FnOnce() -> WorldBuilder<M> + Send + 'static,
 {
+    run_within(seed, default_run_timeout(), build)
+}
+
+/// [`run()`] with a wall-clock `budget`: when the run's thread has not
+/// finished after `budget`, it is abandoned and the run ends as
+/// [`Outcome::TimedOut`] with an empty journal. `None` waits for ever.
+pub fn run_within<M, F>(seed: u64, budget: Option<Duration>, build: F) -> RunResult
+where
+    M: Message,
+    F: FnOnce() -> WorldBuilder<M> + Send + 'static,
+{
     install_panic_hook();
     let started = Instant::now();
+    let (done, result) = mpsc::sync_channel(1);
     let handle = std::thread::Builder::new()
         .name(format!("{THREAD_PREFIX}{seed}"))
-        .spawn(move || run_here(seed, build))
+        .spawn(move || {
+            // The waiter may have given up: then nobody reads this.
+            let _ = done.send(run_here(seed, build));
+        })
         .expect("spawn a thread for the run");
-    let (outcome, journal, sim_time, faults_fired) = handle
-        .join()
-        .expect("a run's thread panicked outside its simulation");
+    let received = match budget {
+        Some(budget) => result.recv_timeout(budget).map_err(|e| match e {
+            mpsc::RecvTimeoutError::Timeout => Some(budget),
+            mpsc::RecvTimeoutError::Disconnected => None,
+        }),
+        None => result.recv().map_err(|_| None),
+    };
+    let (outcome, journal, sim_time, faults_fired) = match received {
+        Ok(finished) => {
+            handle
+                .join()
+                .expect("a run's thread panicked outside its simulation");
+            finished
+        }
+        // Dropping the handle detaches the thread: it cannot be stopped, only
+        // no longer waited for.
+        Err(Some(budget)) => (
+            Outcome::TimedOut { budget },
+            Journal::default(),
+            Duration::ZERO,
+            Vec::new(),
+        ),
+        Err(None) => {
+            let _ = handle.join();
+            panic!("a run's thread panicked outside its simulation")
+        }
+    };
     RunResult {
         seed,
         outcome,
@@ -152,6 +223,36 @@ where
         sim_time,
         wall_time: started.elapsed(),
         faults_fired,
+    }
+}
+
+/// Nanoseconds of the process's default budget; 0 means none.
+static DEFAULT_RUN_TIMEOUT_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the wall-clock budget that [`run()`] gives every run of this process
+/// (`None`: no budget, the default). The `fencesim` command line sets it
+/// from `--run-timeout`.
+pub fn set_default_run_timeout(budget: Option<Duration>) {
+    let ns = budget.map_or(0, |b| (b.as_nanos() as u64).max(1));
+    DEFAULT_RUN_TIMEOUT_NS.store(ns, Ordering::Relaxed);
+}
+
+/// The budget [`run()`] uses, as set by [`set_default_run_timeout`].
+pub fn default_run_timeout() -> Option<Duration> {
+    match DEFAULT_RUN_TIMEOUT_NS.load(Ordering::Relaxed) {
+        0 => None,
+        ns => Some(Duration::from_nanos(ns)),
+    }
+}
+
+/// `60s`, `1.5s`, `250ms`: a budget as a user wrote it.
+fn humanize(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{}s", d.as_secs())
+    } else if d < Duration::from_secs(1) && Duration::from_millis(d.as_millis() as u64) == d {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{:.3}s", d.as_secs_f64())
     }
 }
 

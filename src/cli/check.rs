@@ -78,7 +78,7 @@ fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
     if !deterministic {
         why.push("non-deterministic: two runs with the same seed gave different traces".to_owned());
     }
-    if let Outcome::Crashed { .. } = run.result.outcome {
+    if let Outcome::Crashed { .. } | Outcome::TimedOut { .. } = run.result.outcome {
         why.push(run.result.outcome.to_string());
     }
     for e in run.expectations.iter().filter(|e| !e.met()) {

@@ -1,10 +1,19 @@
 //! `fencesim explore FILE [--seeds A..B] [--jobs N] [--shard K/N]
-//! [--faults random|scenario] [--json] [--exhaustive 1|2]`.
+//! [--faults random|scenario] [--json] [--resume OUT] [--exhaustive 1|2
+//! [--max-runs N]]`.
+//!
+//! With `--json` a sweep streams: each failing seed's line as soon as every
+//! seed before it is done (so lines come in seed order), a checkpoint line
+//! (`"progress": true`) every thousand seeds or five seconds, and the
+//! summary last. SIGINT or SIGTERM stop it cleanly: no new seed starts, the
+//! running ones finish and are written, then the summary, whose
+//! `completed_ranges` say which seeds ran; the exit status is then 130
+//! (SIGINT) or 143 (SIGTERM). A second signal ends the process at once.
 //!
 //! Exit status, by the contract's order (3 > 2 > 1 > 4 > 0):
-//! - 3 when any seed crashed (a panic in a design or the world is a bug the
-//!   sweep cannot judge), even if others violate: the summary still lists
-//!   both, each with its repro;
+//! - 3 when any seed crashed or outlived `--run-timeout` (a panic or a hang
+//!   in a design or the world is a bug the sweep cannot judge), even if
+//!   others violate: the summary still lists both, each with its repro;
 //! - 2 for a bad file or flag;
 //! - 1 when any seed violates;
 //! - 4 when every seed was inconclusive (no write reached the storage in
@@ -15,16 +24,21 @@
 //!   judges what they did up to that point. The summary says plainly when no
 //!   seed reached the situation the sweep was meant to test.
 
+use std::collections::VecDeque;
 use std::io::{IsTerminal, Write as _};
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 use super::{load, repro_command_faults, Status};
 use crate::design::catalog::Registry;
 use crate::explore::exhaustive::{self, ExhaustiveResult};
+use crate::explore::resume::{self, Resumed, Sessions};
 use crate::explore::shard::Shard;
-use crate::explore::sweep::{self, FaultMode, SeedReport, SweepOptions, SweepSummary};
+use crate::explore::sweep::{self, FaultMode, SeedReport, SweepEvent, SweepOptions, SweepSummary};
 use crate::explore::{describe, random};
 use crate::scenario::Scenario;
 use sim::journal::seconds;
@@ -33,47 +47,277 @@ pub(super) struct Options {
     pub sweep: SweepOptions,
     pub json: bool,
     pub exhaustive: Option<u8>,
+    /// `--max-runs`: the most runs `--exhaustive` may make.
+    pub max_runs: Option<u64>,
+    /// `--resume`: a stopped sweep's `--json` output.
+    pub resume: Option<PathBuf>,
+    /// Which of `--seeds`, `--shard`, `--faults` the user gave (a resumed
+    /// sweep takes them from its file; given ones must agree).
+    pub given: Given,
 }
 
-pub(super) fn explore(registry: &Registry, file: &Path, options: Options) -> Status {
+/// The sweep settings given on the command line.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Given {
+    pub seeds: bool,
+    pub shard: bool,
+    pub faults: bool,
+}
+
+pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) -> Status {
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
+    let resumed = match options.resume.clone() {
+        None => None,
+        Some(path) => match resumed(&scenario, &path, &mut options) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Status::Invalid;
+            }
+        },
+    };
     match options.exhaustive {
         Some(depth) => exhaustive(&scenario, depth, &options),
-        None => sweep(&scenario, &options),
+        None => sweep(&scenario, &options, resumed),
     }
+}
+
+/// Reads `--resume`'s file and takes the sweep's settings from it.
+fn resumed(scenario: &Scenario, path: &Path, options: &mut Options) -> Result<Resumed, String> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {file}: {e}"))?;
+    let r = resume::read(&text, &file)?;
+    if let Some(name) = &r.scenario {
+        if *name != scenario.name {
+            return Err(format!(
+                "{file} is a sweep of scenario \"{name}\", not of {} (\"{}\")",
+                scenario.file, scenario.name
+            ));
+        }
+    }
+    let o = &mut options.sweep;
+    let clash = |flag: &str, given: String, recorded: String| {
+        format!(
+            "{file} was swept with {flag} {recorded}, not {given}: leave {flag} out to resume it"
+        )
+    };
+    if options.given.seeds && o.seeds != r.range {
+        let show = |r: &std::ops::Range<u64>| format!("{}..{}", r.start, r.end);
+        return Err(clash("--seeds", show(&o.seeds), show(&r.range)));
+    }
+    if options.given.shard && o.shard != r.shard {
+        return Err(clash("--shard", o.shard.to_string(), r.shard.to_string()));
+    }
+    if options.given.faults && o.faults != r.faults {
+        let (a, b) = (o.faults.as_str().to_owned(), r.faults.as_str().to_owned());
+        return Err(clash("--faults", a, b));
+    }
+    o.seeds = r.range.clone();
+    o.shard = r.shard;
+    o.faults = r.faults;
+    Ok(r)
 }
 
 fn repro(scenario: &Scenario, seed: u64, mode: FaultMode) -> String {
     repro_command_faults(&scenario.file, seed, mode == FaultMode::Random)
 }
 
-fn sweep(scenario: &Scenario, options: &Options) -> Status {
+fn sweep(scenario: &Scenario, options: &Options, resumed: Option<Resumed>) -> Status {
     let o = &options.sweep;
+    // A resumed sweep continues a file of JSON lines: it writes JSON lines.
+    let json = options.json || resumed.is_some();
+    let done = resumed.as_ref().map_or(Vec::new(), |r| r.completed.clone());
     let total = o.shard.len(&o.seeds);
+    let already: u64 = done
+        .iter()
+        .map(|r| {
+            o.shard
+                .len(&(r.start.max(o.seeds.start)..r.end.min(o.seeds.end)))
+        })
+        .sum();
     let bar = Progress::new(total);
-    let summary = sweep::sweep(scenario, o, &|done| bar.update(done, 0));
+    let stop = Stop::install();
+    let mut out = std::io::stdout().lock();
+    // The resumed file's failing seeds go out in seed order with the new ones.
+    let mut earlier: VecDeque<Value> = resumed
+        .as_ref()
+        .map_or(VecDeque::new(), |r| r.failing.iter().cloned().collect());
+    let base = resumed.map(|r| r.base);
+    let mut written = 0usize;
+    let write = |out: &mut std::io::StdoutLock<'_>, line: &Value| {
+        // A closed stdout (`| head`) must not stop the sweep; it still ends
+        // with its status.
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    };
+    let with_scenario = |mut line: Value| {
+        line["scenario"] = scenario.name.clone().into();
+        line
+    };
+    let combined = |line: Value| match &base {
+        Some(base) => resume::add(base, &line, Sessions::Sequential),
+        None => line,
+    };
+    let mut ran = already;
+    let runs = sweep::Runs::default();
+    let summary = sweep::sweep_streaming(
+        scenario,
+        o,
+        &runs,
+        &done,
+        &|| stop.requested(),
+        &mut |event| match event {
+            SweepEvent::Seed(report) => {
+                ran += 1;
+                bar.update(ran, 0);
+                if json && report.is_failure() {
+                    while earlier
+                        .front()
+                        .is_some_and(|v| v["seed"].as_u64() < Some(report.seed))
+                    {
+                        let line = earlier.pop_front().expect("checked");
+                        if written < sweep::MAX_KEPT {
+                            write(&mut out, &line);
+                            written += 1;
+                        }
+                    }
+                    if written < sweep::MAX_KEPT {
+                        write(
+                            &mut out,
+                            &report.json(&repro(scenario, report.seed, o.faults)),
+                        );
+                        written += 1;
+                    }
+                }
+            }
+            SweepEvent::Checkpoint(summary) => {
+                if json {
+                    write(&mut out, &with_scenario(combined(summary.progress_json(o))));
+                }
+            }
+        },
+    );
     bar.finish();
-    if options.json {
-        let mut out = std::io::stdout().lock();
-        for f in &summary.failures {
-            let line = f.json(&repro(scenario, f.seed, o.faults));
-            let _ = writeln!(out, "{line}");
+    let signal = stop.signal();
+    if json {
+        for line in earlier.drain(..) {
+            if written < sweep::MAX_KEPT {
+                write(&mut out, &line);
+                written += 1;
+            }
         }
-        let _ = writeln!(out, "{}", summary.json(o));
-    } else {
-        print!("{}", human(scenario, o, &summary));
+        let mut last = with_scenario(combined(summary.json(o)));
+        let failing = last["failing_seeds"].as_u64().unwrap_or(0);
+        last["failing_seeds_truncated"] = (failing > written as u64).into();
+        write(&mut out, &last);
+        if let Some(signal) = signal {
+            eprintln!("{}", stopped_note(&summary, signal, true));
+        }
+        return status(&last, signal);
     }
-    if summary.crashed > 0 {
-        Status::Internal
-    } else if summary.violations > 0 {
-        Status::Failed
-    } else if summary.seeds > 0 && summary.inconclusive == summary.seeds {
+    print!("{}", human(scenario, o, &summary));
+    if let Some(signal) = signal {
+        println!("{}", stopped_note(&summary, signal, false));
+    }
+    status(&summary.json(o), signal)
+}
+
+/// The exit status of a sweep whose (whole) summary line is `summary`.
+fn status(summary: &Value, signal: Option<Signal>) -> Status {
+    let n = |k: &str| summary[k].as_u64().unwrap_or(0);
+    match signal {
+        Some(Signal::Interrupt) => Status::Interrupted,
+        Some(Signal::Terminate) => Status::Terminated,
+        None if n("crashed") > 0 || n("timed_out") > 0 => Status::Internal,
+        None if n("violations") > 0 => Status::Failed,
         // Not one seed judged anything: "no violation" would be vacuous.
-        Status::Inconclusive
+        None if n("seeds") > 0 && n("inconclusive") == n("seeds") => Status::Inconclusive,
+        None => Status::Ok,
+    }
+}
+
+fn stopped_note(s: &SweepSummary, signal: Signal, json: bool) -> String {
+    let ranges: Vec<String> = s
+        .completed
+        .iter()
+        .map(|r| format!("{}..{}", r.start, r.end))
+        .collect();
+    let how = if json {
+        "`explore FILE --resume OUTPUT` runs the rest"
     } else {
-        Status::Ok
+        "with --json, `explore --resume` could run the rest"
+    };
+    format!(
+        "stopped   by {} after {} seeds; completed {} ({how})",
+        signal.name(),
+        s.seeds,
+        if ranges.is_empty() {
+            "none".to_owned()
+        } else {
+            ranges.join(", ")
+        },
+    )
+}
+
+/// The signal that stopped a sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Signal {
+    Interrupt,
+    Terminate,
+}
+
+impl Signal {
+    fn name(self) -> &'static str {
+        match self {
+            Signal::Interrupt => "SIGINT",
+            Signal::Terminate => "SIGTERM",
+        }
+    }
+}
+
+/// SIGINT and SIGTERM, caught for the length of a sweep: the first asks it
+/// to stop; a second one exits at once (130 or 143), for a sweep whose
+/// running seeds take too long to finish.
+struct Stop {
+    requested: Arc<AtomicBool>,
+    signal: Arc<AtomicUsize>,
+}
+
+impl Stop {
+    fn install() -> Stop {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        let requested = Arc::new(AtomicBool::new(false));
+        let signal = Arc::new(AtomicUsize::new(0));
+        for sig in [SIGINT, SIGTERM] {
+            // Order matters: the shutdown checks the flag before the first
+            // signal sets it.
+            let registered =
+                signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, requested.clone())
+                    .and_then(|_| {
+                        signal_hook::flag::register_usize(sig, signal.clone(), sig as usize)
+                    })
+                    .and_then(|_| signal_hook::flag::register(sig, requested.clone()));
+            if let Err(e) = registered {
+                // Without the handlers a signal ends the sweep as before.
+                eprintln!("warning: cannot catch signal {sig}: {e}");
+            }
+        }
+        Stop { requested, signal }
+    }
+
+    fn requested(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
+    }
+
+    fn signal(&self) -> Option<Signal> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        match self.signal.load(Ordering::SeqCst) as i32 {
+            s if s == SIGINT => Some(Signal::Interrupt),
+            s if s == SIGTERM => Some(Signal::Terminate),
+            _ => None,
+        }
     }
 }
 
@@ -142,6 +386,14 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
         "reached",
         &format!("seeds per milestone: {reached}"),
     );
+    if s.timed_out > 0 {
+        writeln!(
+            out,
+            "timed out {} seeds were still running after --run-timeout (replay one to see where it hangs)",
+            s.timed_out
+        )
+        .unwrap();
+    }
     writeln!(
         out,
         "speed     {:.0} seeds/s, {} simulated in {} wall ({:.0}x)",
@@ -158,9 +410,14 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
         for f in &shown {
             writeln!(out, "  {}", seed_line(f)).unwrap();
         }
-        if s.failures.len() > shown.len() {
-            let more = s.failures.len() - shown.len();
-            writeln!(out, "  … and {more} more (all of them with --json)").unwrap();
+        if s.failing_seeds > shown.len() as u64 {
+            let more = s.failing_seeds - shown.len() as u64;
+            let with_json = if s.failures_truncated() {
+                format!("the lowest {} of them with --json", sweep::MAX_KEPT)
+            } else {
+                "all of them with --json".to_owned()
+            };
+            writeln!(out, "  … and {more} more ({with_json})").unwrap();
         }
     }
     if let Some(first) = s.first_failing_seed {
@@ -172,7 +429,7 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
             }
         }
         writeln!(out, "repro     {}", repro(scenario, first, o.faults)).unwrap();
-        if o.faults == FaultMode::Random {
+        if o.faults == FaultMode::Random && super::shrink::writable_seed(first) {
             writeln!(
                 out,
                 "shrink    {}",
@@ -212,7 +469,7 @@ fn seed_line(f: &SeedReport) -> String {
     format!(
         "seed {:<8} {:<9} {:<10} {} stale, {} accepted, {} rejected, {} faults, trace {}{}",
         f.seed,
-        f.verdict.as_str(),
+        f.verdict_str(),
         f.outcome.as_str(),
         f.stale_writes,
         f.accepted_writes,
@@ -222,6 +479,7 @@ fn seed_line(f: &SeedReport) -> String {
         if kinds.is_empty() {
             match &f.outcome {
                 sim::Outcome::Crashed { message, .. } => format!("  ({message})"),
+                timed_out @ sim::Outcome::TimedOut { .. } => format!("  ({timed_out})"),
                 _ => String::new(),
             }
         } else {
@@ -232,11 +490,33 @@ fn seed_line(f: &SeedReport) -> String {
 
 fn exhaustive(scenario: &Scenario, depth: u8, options: &Options) -> Status {
     let o = &options.sweep;
-    let bar = Progress::new(0);
-    let result =
-        exhaustive::exhaustive(scenario, scenario.seed, depth, o.jobs, o.shard, &|d, t| {
-            bar.update(d, t)
-        });
+    let plan = exhaustive::plan(scenario, scenario.seed, depth, o.shard);
+    let cap = options.max_runs.unwrap_or(exhaustive::MAX_RUNS);
+    let shard = if o.shard == Shard::WHOLE {
+        String::new()
+    } else {
+        format!(" (shard {} of {} in all)", o.shard, plan.sets)
+    };
+    if plan.runs > cap {
+        eprintln!(
+            "error: --exhaustive {depth} over a menu of {} injections makes {} runs{shard}, \
+             more than {cap}: pass --max-runs {} to make them anyway, split them with \
+             --shard K/N, or use --exhaustive 1",
+            plan.menu.len(),
+            plan.runs,
+            plan.runs
+        );
+        return Status::Invalid;
+    }
+    eprintln!(
+        "exhaustive: {} injections in the menu, depth {depth}: {} runs{shard}",
+        plan.menu.len(),
+        plan.runs
+    );
+    let bar = Progress::new(plan.runs);
+    let result = exhaustive::run_plan(scenario, scenario.seed, &plan, o.jobs, o.shard, &|d, t| {
+        bar.update(d, t)
+    });
     bar.finish();
     if options.json {
         let mut out = std::io::stdout().lock();
@@ -259,7 +539,7 @@ fn exhaustive(scenario: &Scenario, depth: u8, options: &Options) -> Status {
     } else {
         print!("{}", exhaustive_human(scenario, depth, &result));
     }
-    let crashed = result.breaking.iter().any(|(_, r)| r.crashed());
+    let crashed = result.breaking.iter().any(|(_, r)| r.outcome.is_error());
     if crashed {
         Status::Internal
     } else if result.breaking.is_empty() {
@@ -301,8 +581,8 @@ fn exhaustive_human(scenario: &Scenario, depth: u8, r: &ExhaustiveResult) -> Str
     .unwrap();
     for (faults, report) in &r.breaking {
         let kinds: Vec<&str> = report.kinds.iter().map(|k| k.as_str()).collect();
-        let what = if report.crashed() {
-            "crashed".to_owned()
+        let what = if report.outcome.is_error() {
+            report.outcome.as_str().to_owned()
         } else {
             kinds.join(", ")
         };

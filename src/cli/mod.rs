@@ -39,6 +39,10 @@ pub enum Status {
     /// The run judged nothing, a scripted fault never fired, or the run was
     /// cut short, and `[expect]` did not say so.
     Inconclusive = 4,
+    /// A sweep stopped by SIGINT (128 + 2), after writing what it completed.
+    Interrupted = 130,
+    /// A sweep stopped by SIGTERM (128 + 15), after writing what it completed.
+    Terminated = 143,
 }
 
 impl Status {
@@ -49,6 +53,8 @@ impl Status {
             Status::Failed => 2,
             Status::Invalid => 3,
             Status::Internal => 4,
+            Status::Interrupted => 5,
+            Status::Terminated => 6,
         }
     }
 }
@@ -88,13 +94,37 @@ impl From<Status> for ExitCode {
     version,
     about = "Deterministic simulation testing for distributed locks, leases and fencing tokens",
     after_help = "Exit codes: 0 expectations met, 1 expectation failed or violation found, \
-                  2 invalid input, 3 internal error or non-determinism, 4 inconclusive \
-                  (no write reached the storage, a scripted fault never fired, or the run \
-                  was cut short, and [expect] did not say so)."
+                  2 invalid input, 3 internal error, crashed or timed-out run, or \
+                  non-determinism, 4 inconclusive (no write reached the storage, a \
+                  scripted fault never fired, or the run was cut short, and [expect] \
+                  did not say so); 130/143 a sweep stopped by SIGINT/SIGTERM."
 )]
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Wall-clock budget of each run (`60s`, `5m`, `none`): a run still going
+    /// after it (a design or statement that never returns) ends as an error
+    /// with its repro command; a sweep goes on with the next seed.
+    #[arg(long, global = true, value_name = "DURATION", default_value = "60s",
+          value_parser = parse_run_timeout)]
+    run_timeout: RunTimeout,
+}
+
+/// `--run-timeout`: a duration, or none.
+#[derive(Clone, Copy, Debug)]
+struct RunTimeout(Option<std::time::Duration>);
+
+fn parse_run_timeout(text: &str) -> Result<RunTimeout, String> {
+    if text == "none" {
+        return Ok(RunTimeout(None));
+    }
+    match humantime::parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(RunTimeout(Some(d))),
+        Ok(_) => Err("a run timeout must be longer than 0 (or `none`)".to_owned()),
+        Err(e) => Err(format!(
+            "expected a duration such as 60s or 5m, or `none`: {e}"
+        )),
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -128,9 +158,9 @@ enum Command {
     Explore {
         /// The scenario file.
         file: PathBuf,
-        /// Seeds to run: A..B (B excluded), A..=B or A.
-        #[arg(long, default_value = "0..1000", value_parser = crate::explore::shard::parse_range)]
-        seeds: std::ops::Range<u64>,
+        /// Seeds to run: A..B (B excluded), A..=B or A [default: 0..1000].
+        #[arg(long, value_parser = crate::explore::shard::parse_range)]
+        seeds: Option<std::ops::Range<u64>>,
         /// Worker threads (default: one per core).
         #[arg(long)]
         jobs: Option<usize>,
@@ -138,15 +168,23 @@ enum Command {
         #[arg(long, value_name = "K/N", value_parser = crate::explore::shard::Shard::parse)]
         shard: Option<crate::explore::shard::Shard>,
         /// `random`: the scenario's faults plus a random schedule per seed;
-        /// `scenario`: only the scenario's faults.
-        #[arg(long, value_enum, default_value_t = FaultsArg::Random)]
-        faults: FaultsArg,
-        /// One JSON line per failing seed, then a summary line.
+        /// `scenario`: only the scenario's faults [default: random].
+        #[arg(long, value_enum)]
+        faults: Option<FaultsArg>,
+        /// Stream JSON lines: one per failing seed (in seed order), a
+        /// checkpoint now and then, then a summary line.
         #[arg(long)]
         json: bool,
+        /// Continue the stopped sweep whose `--json` output is FILE: run only
+        /// the seeds it did not complete, and write the whole sweep's lines.
+        #[arg(long, value_name = "FILE", conflicts_with = "exhaustive")]
+        resume: Option<PathBuf>,
         /// Inject 1 fault (or every pair) from a menu at every event of the run.
         #[arg(long, value_name = "1|2", value_parser = clap::value_parser!(u8).range(1..=2))]
         exhaustive: Option<u8>,
+        /// With --exhaustive: allow up to N runs (default: 100000).
+        #[arg(long, value_name = "N", requires = "exhaustive")]
+        max_runs: Option<u64>,
     },
     /// Shrink a failing seed's fault schedule and write it as a scenario.
     Shrink {
@@ -230,6 +268,7 @@ pub fn main() -> ExitCode {
             };
         }
     };
+    sim::run::set_default_run_timeout(cli.run_timeout.0);
     let registry = Registry::builtin();
     let status = match cli.command {
         Command::Run {
@@ -259,19 +298,29 @@ pub fn main() -> ExitCode {
             shard,
             faults,
             json,
+            resume,
             exhaustive,
+            max_runs,
         } => {
             let defaults = crate::explore::sweep::SweepOptions::default();
+            let given = explore::Given {
+                seeds: seeds.is_some(),
+                shard: shard.is_some(),
+                faults: faults.is_some(),
+            };
             let sweep = crate::explore::sweep::SweepOptions {
-                seeds,
+                seeds: seeds.unwrap_or(defaults.seeds),
                 jobs: jobs.unwrap_or(defaults.jobs).max(1),
                 shard: shard.unwrap_or(defaults.shard),
-                faults: faults.into(),
+                faults: faults.unwrap_or(FaultsArg::Random).into(),
             };
             let options = explore::Options {
                 sweep,
                 json,
                 exhaustive,
+                max_runs,
+                resume,
+                given,
             };
             explore::explore(&registry, &file, options)
         }

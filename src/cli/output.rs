@@ -165,7 +165,7 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
     let value = json!({
         "scenario": scenario.name,
         "seed": result.seed,
-        "verdict": rep.verdict.as_str(),
+        "verdict": if result.outcome.is_error() { "error" } else { rep.verdict.as_str() },
         "stale_writes": rep.stale_writes,
         "zombie_writes": rep.zombie_writes,
         "accepted_writes": rep.accepted_writes,
@@ -180,6 +180,7 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
         "outcome": result.outcome.as_str(),
         "crash": match &result.outcome {
             sim::Outcome::Crashed { node, message } => json!({"node": node, "message": message}),
+            o @ sim::Outcome::TimedOut { .. } => json!({"node": null, "message": o.to_string()}),
             _ => serde_json::Value::Null,
         },
         "false_rejections": rep.false_rejections,

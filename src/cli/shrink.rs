@@ -4,7 +4,8 @@
 //!
 //! Exit status: 0 when the shrunk scenario was written and still violates;
 //! 1 when the seed does not violate (nothing to shrink); 2 for a bad file,
-//! flag or output path; 3 when the seed crashed.
+//! flag or output path, or a seed the scenario file cannot hold; 3 when the
+//! seed crashed or timed out.
 
 use std::path::{Path, PathBuf};
 
@@ -32,11 +33,28 @@ pub(super) fn command(file: &str, seed: u64) -> String {
     format!("{prefix} shrink {} --seed {seed}", shell_quote(file))
 }
 
+/// Whether `seed` fits a scenario file's `seed` key (a TOML integer, so at
+/// most `i64::MAX`): the shrunk scenario must replay with its own seed.
+pub(super) fn writable_seed(seed: u64) -> bool {
+    i64::try_from(seed).is_ok()
+}
+
 pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Status {
+    let seed = options.seed;
+    if !writable_seed(seed) {
+        eprintln!(
+            "error: invalid value '{seed}' for '--seed <SEED>': shrink writes the seed into a \
+             scenario file, whose integers stop at {} (TOML); replay the seed with \
+             `fencesim run {} --seed {seed} --faults {}` instead",
+            i64::MAX,
+            shell_quote(&file.display().to_string()),
+            options.faults.as_str()
+        );
+        return Status::Invalid;
+    }
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
-    let seed = options.seed;
     let shrunk = match shrink::shrink(&scenario, seed, options.faults) {
         Ok(s) => s,
         Err(NotFailing(report)) => {
@@ -46,7 +64,7 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
                 report.verdict.as_str(),
                 report.outcome
             );
-            return if report.crashed() {
+            return if report.outcome.is_error() {
                 Status::Internal
             } else {
                 Status::Failed

@@ -14,6 +14,12 @@
 //! (maxima from `[explore]`, or its defaults). With depth 2 every unordered
 //! pair of distinct injections is tried; both triggers come from the run
 //! without faults, so the second fires only if its event still happens.
+//!
+//! A menu of `m` injections makes `m` runs at depth 1 and `m (m - 1) / 2` at
+//! depth 2: a scenario with a few hundred events has millions of pairs.
+//! [`plan`] says how many runs a search will make before any of them runs,
+//! and the sets are numbered, not listed: [`injection`] turns a number into
+//! its set, so memory does not grow with the number of runs.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -23,6 +29,11 @@ use super::sweep::SeedReport;
 use crate::oracle::Verdict;
 use crate::runner;
 use crate::scenario::{FaultKind, FaultSpec, Scenario, Trigger};
+
+/// The most runs `explore --exhaustive` makes unless `--max-runs` allows
+/// more: about half a minute to a few minutes on two cores for a small
+/// scenario.
+pub const MAX_RUNS: u64 = 100_000;
 
 /// What an exhaustive search found.
 #[derive(Clone, Debug)]
@@ -108,13 +119,72 @@ pub fn menu(scenario: &Scenario, seed: u64) -> (SeedReport, Vec<FaultSpec>) {
     (baseline, menu)
 }
 
-/// Every injection set of size `depth` (1 or 2), as menu indices.
-fn injections(menu_len: usize, depth: u8) -> Vec<Vec<usize>> {
+/// How many injection sets of size `depth` (1 or 2) a menu of `menu_len`
+/// has.
+pub fn count(menu_len: u64, depth: u8) -> u64 {
     match depth {
-        1 => (0..menu_len).map(|i| vec![i]).collect(),
-        _ => (0..menu_len)
-            .flat_map(|i| (i + 1..menu_len).map(move |j| vec![i, j]))
-            .collect(),
+        1 => menu_len,
+        _ => menu_len * menu_len.saturating_sub(1) / 2,
+    }
+}
+
+/// The `k`-th injection set of size `depth` (1 or 2) of a menu of
+/// `menu_len`, as menu indices, in the order `{0}, {1}, …` or `{0, 1},
+/// {0, 2}, …, {0, m-1}, {1, 2}, …`.
+pub fn injection(k: u64, menu_len: u64, depth: u8) -> Vec<usize> {
+    assert!(
+        k < count(menu_len, depth),
+        "injection {k} of {}",
+        count(menu_len, depth)
+    );
+    if depth == 1 {
+        return vec![k as usize];
+    }
+    // Pairs starting with i come after start(i) = i*m - i*(i+1)/2 others.
+    let m = menu_len;
+    let start = |i: u64| i * m - i * (i + 1) / 2;
+    let (mut lo, mut hi) = (0u64, m - 1);
+    while lo + 1 < hi {
+        let mid = (lo + hi) / 2;
+        if start(mid) <= k {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let i = lo;
+    let j = i + 1 + (k - start(i));
+    vec![i as usize, j as usize]
+}
+
+/// A search before it runs: the baseline, the menu, and how many runs the
+/// shard will make.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// The run without injections.
+    pub baseline: SeedReport,
+    /// Every single injection of the menu.
+    pub menu: Vec<FaultSpec>,
+    /// 1 or 2.
+    pub depth: u8,
+    /// Injection sets of the whole search.
+    pub sets: u64,
+    /// The shard's share of them: the runs it will make.
+    pub runs: u64,
+}
+
+/// Runs the baseline, builds the menu and counts the runs, without making
+/// any of them.
+pub fn plan(scenario: &Scenario, seed: u64, depth: u8, shard: Shard) -> Plan {
+    assert!(depth == 1 || depth == 2, "depth is 1 or 2, not {depth}");
+    let (baseline, menu) = menu(scenario, seed);
+    let sets = count(menu.len() as u64, depth);
+    Plan {
+        baseline,
+        depth,
+        sets,
+        runs: shard.len(&(0..sets)),
+        menu,
     }
 }
 
@@ -129,33 +199,44 @@ pub fn exhaustive(
     shard: Shard,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> ExhaustiveResult {
-    assert!(depth == 1 || depth == 2, "depth is 1 or 2, not {depth}");
     let started = Instant::now();
-    let (baseline, menu) = menu(scenario, seed);
-    let all = injections(menu.len(), depth);
-    let mine: Vec<&Vec<usize>> = all
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| shard.contains(*i as u64))
-        .map(|(_, set)| set)
-        .collect();
-    let total = mine.len() as u64;
+    let plan = plan(scenario, seed, depth, shard);
+    let mut result = run_plan(scenario, seed, &plan, jobs, shard, progress);
+    result.wall = started.elapsed();
+    result
+}
+
+/// Makes the runs of `plan` (from [`plan`] with the same scenario, seed and
+/// shard).
+pub fn run_plan(
+    scenario: &Scenario,
+    seed: u64,
+    plan: &Plan,
+    jobs: usize,
+    shard: Shard,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> ExhaustiveResult {
+    let started = Instant::now();
+    let (menu, depth) = (&plan.menu, plan.depth);
+    let sets = 0..plan.sets;
+    let total = plan.runs;
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
-    let mut breaking: Vec<(usize, Vec<FaultSpec>, SeedReport)> = std::thread::scope(|scope| {
+    let mut breaking: Vec<(u64, Vec<FaultSpec>, SeedReport)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..jobs.clamp(1, 1024))
             .map(|_| {
                 scope.spawn(|| {
                     let mut found = Vec::new();
                     loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed) as usize;
-                        let Some(set) = mine.get(i) else { break };
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(k) = shard.nth(&sets, i) else { break };
+                        let set = injection(k, menu.len() as u64, depth);
                         let faults: Vec<FaultSpec> = set.iter().map(|&m| menu[m].clone()).collect();
                         let mut s = scenario.clone();
                         s.faults.extend(faults.iter().cloned());
                         let run = runner::run(&s, seed);
                         let report = SeedReport::new(&run, s.faults.len(), s.strict);
-                        if report.verdict == Verdict::Violation || report.crashed() {
+                        if report.verdict == Verdict::Violation || report.outcome.is_error() {
                             found.push((i, faults, report));
                         }
                         progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
@@ -174,8 +255,8 @@ pub fn exhaustive(
     });
     breaking.sort_by_key(|(i, _, _)| *i);
     ExhaustiveResult {
-        baseline,
-        menu,
+        baseline: plan.baseline.clone(),
+        menu: menu.clone(),
         tried: total,
         breaking: breaking.into_iter().map(|(_, f, r)| (f, r)).collect(),
         wall: started.elapsed(),

@@ -7,6 +7,7 @@
 //! - [`exhaustive`]: one or two faults from a bounded menu at every event
 //!   boundary;
 //! - [`shard`]: `--shard K/N` and merging the shards' JSON lines;
+//! - [`resume`]: continuing a stopped sweep from its JSON lines;
 //! - [`strategy`]: proptest strategies for fault schedules.
 //!
 //! ```no_run
@@ -19,6 +20,7 @@
 
 pub mod exhaustive;
 pub mod random;
+pub mod resume;
 pub mod shard;
 pub mod shrink;
 pub mod strategy;

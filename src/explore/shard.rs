@@ -6,7 +6,7 @@
 //! (failing seeds in seed order, one summary). With only a shell:
 //!
 //! ```sh
-//! cat shard-*.jsonl | jq -c 'select(.summary | not)' | jq -sc 'sort_by(.seed)[]'
+//! cat shard-*.jsonl | jq -c 'select(.seed != null)' | jq -sc 'sort_by(.seed)[]'
 //! cat shard-*.jsonl | jq -sc '[.[] | select(.summary)] | {seeds: (map(.seeds) | add),
 //!   violations: (map(.violations) | add),
 //!   first_failing_seed: (map(.first_failing_seed | select(. != null)) | min)}'
@@ -102,71 +102,110 @@ pub fn parse_range(text: &str) -> Result<Range<u64>, String> {
 }
 
 /// Merges the JSON lines of several shards (or sweeps): the failing seeds'
-/// lines in seed order, then one summary adding up `seeds`, `violations`,
-/// `crashed`, `inconclusive`, `cut_short`, `unfired`, `wall_ms`, the
-/// outcomes and the seeds per milestone, with the lowest
-/// `first_failing_seed`. Lines that are not JSON objects are an error.
+/// lines in seed order, then one summary that adds up the shards' counts
+/// (`seeds`, `violations`, `crashed`, the outcomes, …), with the lowest
+/// `first_failing_seed` and the slowest shard's `wall_ms`.
+///
+/// Shards may be partial (stopped, or killed after a checkpoint): each
+/// shard's last summary or checkpoint line counts, with the seeds its
+/// `completed_ranges` cover, and the merged summary lists what is missing
+/// as `gaps` (`[{"shard": "1/4", "missing": [[a, b]]}]`, a shard that left
+/// no line at all missing its whole range) and says `"complete": false`.
+/// Give each shard's lines once (a resumed shard's output replaces the
+/// stopped one's). Lines that are not JSON objects are an error.
 pub fn merge<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Vec<Value>, String> {
+    use super::resume::{add, ranges, Sessions};
+    use super::sweep::{ranges_json, subtract};
     let mut seeds_lines: Vec<Value> = Vec::new();
-    let (mut seeds, mut violations, mut crashed, mut wall_ms) = (0u64, 0u64, 0u64, 0u64);
-    let mut first: Option<u64> = None;
-    let mut outcomes = serde_json::Map::new();
-    let mut by_kind = serde_json::Map::new();
-    let mut milestones = serde_json::Map::new();
-    let mut untested = [("inconclusive", 0u64), ("cut_short", 0), ("unfired", 0)];
+    // Each shard's last summary or checkpoint, by shard (lines of an older
+    // fencesim name no shard: each of those counts on its own).
+    let mut bases: Vec<(String, Value)> = Vec::new();
     for (i, line) in lines.into_iter().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let v: Value =
             serde_json::from_str(line).map_err(|e| format!("line {}: not JSON: {e}", i + 1))?;
-        if v.get("summary").and_then(Value::as_bool) == Some(true) {
-            let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-            seeds += n("seeds");
-            violations += n("violations");
-            crashed += n("crashed");
-            for (key, count) in &mut untested {
-                *count += n(key);
-            }
-            wall_ms = wall_ms.max(n("wall_ms"));
-            if let Some(f) = v.get("first_failing_seed").and_then(Value::as_u64) {
-                first = Some(first.map_or(f, |g: u64| g.min(f)));
-            }
-            let tables = [
-                ("outcomes", &mut outcomes),
-                ("by_kind", &mut by_kind),
-                ("milestones", &mut milestones),
-            ];
-            for (table, into) in tables {
-                if let Some(map) = v.get(table).and_then(Value::as_object) {
-                    for (k, c) in map {
-                        let sum = into.get(k).and_then(Value::as_u64).unwrap_or(0)
-                            + c.as_u64().unwrap_or(0);
-                        into.insert(k.clone(), sum.into());
-                    }
-                }
-            }
+        let flag = |k: &str| v.get(k).and_then(Value::as_bool) == Some(true);
+        if flag("summary") || flag("progress") {
+            let key = match v.get("shard").and_then(Value::as_str) {
+                Some(shard) => shard.to_owned(),
+                None => format!("line {}", i + 1),
+            };
+            bases.retain(|(k, _)| *k != key);
+            bases.push((key, v));
         } else if v.get("seed").is_some() {
             seeds_lines.push(v);
         } else {
             return Err(format!("line {}: neither a seed nor a summary", i + 1));
         }
     }
+    bases.sort_by(|a, b| a.0.cmp(&b.0));
+    let shard_of = |v: &Value| {
+        v.get("shard")
+            .and_then(Value::as_str)
+            .and_then(|s| Shard::parse(s).ok())
+    };
+    // A seed counts when a shard that holds it has run it.
+    let covered = |seed: u64| {
+        bases.iter().any(|(_, b)| {
+            let shard = shard_of(b).unwrap_or(Shard::WHOLE);
+            shard.contains(seed)
+                && match b.get("completed_ranges").and_then(ranges) {
+                    Some(done) => done.iter().any(|r| r.contains(&seed)),
+                    None => true,
+                }
+        })
+    };
+    seeds_lines.retain(|v| v.get("seed").and_then(Value::as_u64).is_some_and(covered));
     seeds_lines.sort_by_key(|v| v.get("seed").and_then(Value::as_u64));
-    let mut summary = json!({
-        "summary": true,
-        "seeds": seeds,
-        "violations": violations,
-        "crashed": crashed,
-        "first_failing_seed": first,
-        "by_kind": by_kind,
-        "outcomes": outcomes,
-        "milestones": milestones,
-        // The slowest shard bounds a parallel batch's wall time.
-        "wall_ms": wall_ms,
-    });
-    for (key, count) in untested {
-        summary[key] = count.into();
+    seeds_lines.dedup_by_key(|v| v.get("seed").and_then(Value::as_u64));
+    let mut summary = json!({"summary": true, "seeds": 0, "violations": 0, "crashed": 0,
+        "first_failing_seed": null, "by_kind": {}, "outcomes": {}, "wall_ms": 0});
+    for (_, b) in &bases {
+        summary = add(&summary, b, Sessions::Parallel);
+    }
+    let map = summary.as_object_mut().expect("an object");
+    map.remove("progress");
+    map.insert("summary".into(), true.into());
+    // Gaps: what each shard of the range has not run.
+    let range = bases
+        .iter()
+        .find_map(|(_, b)| b.get("range").and_then(Value::as_str))
+        .and_then(|r| parse_range(r).ok());
+    let count = bases.iter().find_map(|(_, b)| shard_of(b)).map(|s| s.count);
+    if let (Some(range), Some(count)) = (range, count) {
+        let mut gaps = Vec::new();
+        for index in 0..count {
+            let shard = Shard { index, count };
+            let done = bases
+                .iter()
+                .find(|(_, b)| shard_of(b) == Some(shard))
+                .map(|(_, b)| {
+                    b.get("completed_ranges")
+                        .and_then(ranges)
+                        .unwrap_or_else(|| vec![range.clone()])
+                })
+                .unwrap_or_default();
+            let missing: Vec<Range<u64>> = subtract(&range, &done)
+                .into_iter()
+                .filter(|r| !shard.is_empty(r))
+                .collect();
+            if !missing.is_empty() {
+                gaps.push(json!({"shard": shard.to_string(), "missing": ranges_json(&missing)}));
+            }
+        }
+        map.insert("complete".into(), gaps.is_empty().into());
+        map.insert("gaps".into(), gaps.into());
+        map.insert("shards".into(), count.into());
+        map.insert(
+            "range".into(),
+            format!("{}..{}", range.start, range.end).into(),
+        );
+        // Per-shard fields mean nothing for the whole.
+        map.remove("completed_ranges");
+        map.remove("shard");
+        map.remove("jobs");
     }
     seeds_lines.push(summary);
     Ok(seeds_lines)

@@ -6,6 +6,11 @@
 //! failing seeds are kept (at most [`MAX_KEPT`]); everything else is a
 //! counter, so memory stays flat however many seeds a sweep runs.
 //!
+//! [`sweep_streaming`] reports every seed in seed order as it finishes,
+//! with checkpoints, can be stopped (the seeds running finish, the rest are
+//! left), and can skip the ranges an earlier sweep completed: that is how
+//! `explore --resume` continues a stopped sweep.
+//!
 //! ```no_run
 //! use fencesim::design::catalog::Registry;
 //! use fencesim::explore::sweep::{sweep, FaultMode, SweepOptions};
@@ -132,8 +137,7 @@ impl SeedReport {
             .collect();
         kinds.sort();
         kinds.dedup();
-        let reported = r.verdict == Verdict::Violation
-            || matches!(run.result.outcome, sim::Outcome::Crashed { .. });
+        let reported = r.verdict == Verdict::Violation || run.result.outcome.is_error();
         SeedReport {
             seed: run.result.seed,
             verdict: r.verdict,
@@ -147,7 +151,8 @@ impl SeedReport {
             kinds,
             events: run.result.journal.len() as u64,
             sim_time: run.result.sim_time,
-            trace_hash: if reported {
+            // A timed-out run's journal is lost: no hash to show.
+            trace_hash: if reported && !matches!(run.result.outcome, Outcome::TimedOut { .. }) {
                 run.trace_hash()
             } else {
                 String::new()
@@ -168,9 +173,25 @@ impl SeedReport {
         runner::is_cut_short(&self.outcome)
     }
 
-    /// A violation, or a panic inside the run.
+    /// A violation, or a run that ended in error (a panic, or its
+    /// wall-clock budget ran out).
     pub fn is_failure(&self) -> bool {
-        self.verdict == Verdict::Violation || self.crashed()
+        self.verdict == Verdict::Violation || self.outcome.is_error()
+    }
+
+    /// Whether the run outlived its wall-clock budget.
+    pub fn timed_out(&self) -> bool {
+        matches!(self.outcome, Outcome::TimedOut { .. })
+    }
+
+    /// The verdict as `--json` writes it: `error` for a run that crashed or
+    /// timed out, whatever the oracle made of its (partial or empty) journal.
+    pub fn verdict_str(&self) -> &'static str {
+        if self.outcome.is_error() {
+            "error"
+        } else {
+            self.verdict.as_str()
+        }
     }
 
     /// Whether the run panicked.
@@ -182,10 +203,11 @@ impl SeedReport {
     pub fn json(&self, repro: &str) -> serde_json::Value {
         json!({
             "seed": self.seed,
-            "verdict": self.verdict.as_str(),
+            "verdict": self.verdict_str(),
             "outcome": self.outcome.as_str(),
             "crash": match &self.outcome {
                 Outcome::Crashed { node, message } => json!({"node": node, "message": message}),
+                Outcome::TimedOut { .. } => json!({"node": null, "message": self.outcome.to_string()}),
                 _ => serde_json::Value::Null,
             },
             "kinds": self.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
@@ -215,6 +237,10 @@ pub struct SweepSummary {
     pub violations: u64,
     /// Seeds whose run panicked.
     pub crashed: u64,
+    /// Seeds whose run outlived its wall-clock budget (`--run-timeout`).
+    pub timed_out: u64,
+    /// Failing seeds ([`SeedReport::is_failure`]), all of them, kept or not.
+    pub failing_seeds: u64,
     /// Seeds per violation kind (a seed counts once per kind it shows).
     pub by_kind: BTreeMap<&'static str, u64>,
     /// Seeds per outcome (`completed`, `stalled`, `time_limit`, …).
@@ -236,6 +262,12 @@ pub struct SweepSummary {
     pub sim_time: Duration,
     /// Wall-clock time of the sweep (reporting only).
     pub wall: Duration,
+    /// Seed ranges (half-open, `[a, b)`, in order, disjoint) whose seeds of
+    /// the sweep's shard have all been run, by this sweep or by the one it
+    /// resumed: the whole range once the sweep is done.
+    pub completed: Vec<Range<u64>>,
+    /// Whether the sweep was stopped before running every seed.
+    pub stopped: bool,
 }
 
 impl SweepSummary {
@@ -258,46 +290,26 @@ impl SweepSummary {
         if report.crashed() {
             self.crashed += 1;
         }
+        if report.timed_out() {
+            self.timed_out += 1;
+        }
         if report.is_failure() {
+            self.failing_seeds += 1;
             self.first_failing_seed = Some(
                 self.first_failing_seed
                     .map_or(report.seed, |s| s.min(report.seed)),
             );
-            self.failures.push(report);
-            if self.failures.len() > 2 * MAX_KEPT {
-                self.trim();
+            // Seeds arrive in seed order: the first MAX_KEPT are the lowest.
+            if self.failures.len() < MAX_KEPT {
+                self.failures.push(report);
             }
         }
     }
 
-    fn merge(&mut self, other: SweepSummary) {
-        self.seeds += other.seeds;
-        self.violations += other.violations;
-        self.crashed += other.crashed;
-        for (k, n) in other.by_kind {
-            *self.by_kind.entry(k).or_default() += n;
-        }
-        for (k, n) in other.outcomes {
-            *self.outcomes.entry(k).or_default() += n;
-        }
-        self.inconclusive += other.inconclusive;
-        self.cut_short += other.cut_short;
-        self.unfired += other.unfired;
-        for (k, n) in other.milestones {
-            *self.milestones.entry(k).or_default() += n;
-        }
-        self.sim_time += other.sim_time;
-        self.first_failing_seed = match (self.first_failing_seed, other.first_failing_seed) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        self.failures.extend(other.failures);
-        self.trim();
-    }
-
-    fn trim(&mut self) {
-        self.failures.sort_by_key(|f| f.seed);
-        self.failures.truncate(MAX_KEPT);
+    /// Whether some failing seeds were only counted, not kept (more than
+    /// [`MAX_KEPT`] failed).
+    pub fn failures_truncated(&self) -> bool {
+        self.failing_seeds > self.failures.len() as u64
     }
 
     /// Seeds that reached each milestone, every name present (a sweep of
@@ -314,6 +326,11 @@ impl SweepSummary {
         self.seeds as f64 / self.wall.as_secs_f64().max(1e-9)
     }
 
+    /// Whether every seed of `options`' range (of its shard) has been run.
+    pub fn is_complete(&self, options: &SweepOptions) -> bool {
+        subtract(&options.seeds, &self.completed).is_empty()
+    }
+
     /// The last line of `--json`.
     pub fn json(&self, options: &SweepOptions) -> serde_json::Value {
         json!({
@@ -321,6 +338,9 @@ impl SweepSummary {
             "seeds": self.seeds,
             "violations": self.violations,
             "crashed": self.crashed,
+            "timed_out": self.timed_out,
+            "failing_seeds": self.failing_seeds,
+            "failing_seeds_truncated": self.failures_truncated(),
             "first_failing_seed": self.first_failing_seed,
             "seeds_per_sec": (self.seeds_per_sec() * 10.0).round() / 10.0,
             "wall_ms": self.wall.as_millis() as u64,
@@ -335,8 +355,65 @@ impl SweepSummary {
             "shard": options.shard.to_string(),
             "faults": options.faults.as_str(),
             "jobs": options.jobs,
+            "completed_ranges": ranges_json(&self.completed),
+            "complete": self.is_complete(options),
+            "stopped": self.stopped,
         })
     }
+
+    /// A `--json` progress line: the summary so far, marked
+    /// `"progress": true` instead of `"summary": true`.
+    pub fn progress_json(&self, options: &SweepOptions) -> serde_json::Value {
+        let mut line = self.json(options);
+        let map = line.as_object_mut().expect("a summary is an object");
+        map.remove("summary");
+        let mut out = serde_json::Map::new();
+        out.insert("progress".into(), true.into());
+        out.extend(std::mem::take(map));
+        out.into()
+    }
+}
+
+/// Ranges as JSON: `[[a, b], …]`, each half-open.
+pub fn ranges_json(ranges: &[Range<u64>]) -> serde_json::Value {
+    ranges.iter().map(|r| json!([r.start, r.end])).collect()
+}
+
+/// `ranges` sorted, with overlapping and adjacent ones joined and empty ones
+/// dropped.
+pub fn normalize(mut ranges: Vec<Range<u64>>) -> Vec<Range<u64>> {
+    ranges.retain(|r| r.start < r.end);
+    ranges.sort_by_key(|r| (r.start, r.end));
+    let mut out: Vec<Range<u64>> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// The parts of `range` that no range of `done` covers, in order.
+pub fn subtract(range: &Range<u64>, done: &[Range<u64>]) -> Vec<Range<u64>> {
+    let mut out = Vec::new();
+    let mut from = range.start;
+    for d in normalize(done.to_vec()) {
+        if d.end <= from {
+            continue;
+        }
+        if d.start >= range.end {
+            break;
+        }
+        if d.start > from {
+            out.push(from..d.start);
+        }
+        from = from.max(d.end);
+    }
+    if from < range.end {
+        out.push(from..range.end);
+    }
+    out
 }
 
 /// The scenario that `seed` runs under `mode`.
@@ -347,54 +424,233 @@ pub fn scenario_for(scenario: &Scenario, seed: u64, mode: FaultMode) -> Scenario
     }
 }
 
+/// How a sweep makes each run: the designs it builds them from and the
+/// wall-clock budget of each.
+#[derive(Clone)]
+pub struct Runs {
+    /// Must hold the scenario's designs.
+    pub registry: Registry,
+    /// Each run's wall-clock budget (`--run-timeout`); `None`: none.
+    pub budget: Option<Duration>,
+}
+
+impl Default for Runs {
+    /// The bundled designs, and the process's default budget
+    /// (`sim::run::default_run_timeout`).
+    fn default() -> Self {
+        Runs {
+            registry: Registry::builtin(),
+            budget: sim::run::default_run_timeout(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Runs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runs")
+            .field("budget", &self.budget)
+            .finish()
+    }
+}
+
 /// Runs and judges one seed as a sweep would.
 pub fn run_seed(scenario: &Scenario, seed: u64, mode: FaultMode) -> (ScenarioRun, SeedReport) {
+    run_seed_with(&Runs::default(), scenario, seed, mode)
+}
+
+/// [`run_seed`] with `runs`' designs and budget.
+pub fn run_seed_with(
+    runs: &Runs,
+    scenario: &Scenario,
+    seed: u64,
+    mode: FaultMode,
+) -> (ScenarioRun, SeedReport) {
     let s = match mode {
         FaultMode::Random => std::borrow::Cow::Owned(random::scenario_for_seed(scenario, seed)),
         FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
     };
-    let run = runner::run_scripted(&Registry::builtin(), &s, seed, scenario.faults.len());
+    let run = runner::run_within(&runs.registry, &s, seed, scenario.faults.len(), runs.budget);
     let report = SeedReport::new(&run, s.faults.len(), s.strict);
     (run, report)
 }
 
+/// What a streaming sweep reports, from the calling thread, in seed order.
+#[derive(Debug)]
+pub enum SweepEvent<'a> {
+    /// A seed finished; every seed before it (of the work) finished too.
+    Seed(&'a SeedReport),
+    /// A checkpoint: the summary so far, with its completed ranges. Sent
+    /// every [`CHECKPOINT_SEEDS`] seeds, or after [`CHECKPOINT_WALL`] of
+    /// wall time with at least one seed done.
+    Checkpoint(&'a SweepSummary),
+}
+
+/// Seeds between two checkpoints.
+pub const CHECKPOINT_SEEDS: u64 = 1000;
+/// Wall time after which a slow sweep checkpoints anyway.
+pub const CHECKPOINT_WALL: Duration = Duration::from_secs(5);
+
+/// How far ahead of the oldest unfinished seed workers may go. Results come
+/// back in any order but are reported in seed order, so finished seeds wait
+/// for slower ones; this bounds how many wait (and the memory they hold)
+/// while one seed runs long.
+const WINDOW: u64 = 1 << 16;
+
 /// Runs every seed of `options`, calling `progress` with the number of seeds
-/// done so far (from worker threads, after each seed).
+/// done so far (after each seed).
 pub fn sweep(
     scenario: &Scenario,
     options: &SweepOptions,
     progress: &(dyn Fn(u64) + Sync),
 ) -> SweepSummary {
-    let started = Instant::now();
-    let total = options.shard.len(&options.seeds);
-    let next = AtomicU64::new(0);
-    let done = AtomicU64::new(0);
-    let jobs = options.jobs.clamp(1, 1024).min(total.max(1) as usize);
-    let mut summary = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..jobs)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut local = SweepSummary::default();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(seed) = options.shard.nth(&options.seeds, i) else {
-                            break;
-                        };
-                        let (_, report) = run_seed(scenario, seed, options.faults);
-                        local.add(report);
-                        progress(done.fetch_add(1, Ordering::Relaxed) + 1);
-                    }
-                    local
-                })
-            })
-            .collect();
-        let mut all = SweepSummary::default();
-        for w in workers {
-            all.merge(w.join().expect("a sweep worker panicked outside a run"));
+    let mut seeds = 0;
+    let runs = Runs::default();
+    sweep_streaming(scenario, options, &runs, &[], &|| false, &mut |event| {
+        if let SweepEvent::Seed(_) = event {
+            seeds += 1;
+            progress(seeds);
         }
-        all
+    })
+}
+
+/// The seeds of `options` that `done` does not cover, made as `runs` says
+/// over `jobs` threads, and reported in seed order through `on` (on the
+/// calling thread). A seed whose run outlives its budget is reported as
+/// timed out, and its worker goes on with the next seed.
+///
+/// When `stop` turns true, workers take no new seed; the seeds they are
+/// running finish (each within the run's wall-clock budget, if any) and are
+/// reported, and the summary is [`SweepSummary::stopped`]. Its
+/// [`SweepSummary::completed`] always names exactly the seeds it counted
+/// (plus `done`): seeds finish out of order, but a seed is counted only once
+/// every seed before it has finished.
+pub fn sweep_streaming(
+    scenario: &Scenario,
+    options: &SweepOptions,
+    runs: &Runs,
+    done: &[Range<u64>],
+    stop: &(dyn Fn() -> bool + Sync),
+    on: &mut dyn FnMut(SweepEvent<'_>),
+) -> SweepSummary {
+    let started = Instant::now();
+    let work = Work::new(options, done);
+    let total = work.total;
+    let next = AtomicU64::new(0);
+    let reported = AtomicU64::new(0);
+    let jobs = options.jobs.clamp(1, 1024).min(total.max(1) as usize);
+    let mut summary = SweepSummary {
+        completed: normalize(done.to_vec()),
+        ..SweepSummary::default()
+    };
+    let (sender, results) = std::sync::mpsc::channel::<(u64, SeedReport)>();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            let sender = sender.clone();
+            let (next, reported, work) = (&next, &reported, &work);
+            scope.spawn(move || loop {
+                if stop() {
+                    break;
+                }
+                if next.load(Ordering::Relaxed) >= reported.load(Ordering::Acquire) + WINDOW {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(seed) = work.nth(i) else { break };
+                let (_, report) = run_seed_with(runs, scenario, seed, options.faults);
+                if sender.send((i, report)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(sender);
+        // Reorder: report index i once 0..i are all in.
+        let mut waiting: BTreeMap<u64, SeedReport> = BTreeMap::new();
+        let mut prefix = 0u64;
+        let mut last_checkpoint = (0u64, Instant::now());
+        for (i, report) in results {
+            waiting.insert(i, report);
+            while let Some(report) = waiting.remove(&prefix) {
+                prefix += 1;
+                reported.store(prefix, Ordering::Release);
+                on(SweepEvent::Seed(&report));
+                summary.add(report);
+            }
+            let since = prefix - last_checkpoint.0;
+            if since >= CHECKPOINT_SEEDS
+                || (since > 0 && last_checkpoint.1.elapsed() >= CHECKPOINT_WALL)
+            {
+                summary.completed = work.completed(prefix, done);
+                summary.wall = started.elapsed();
+                on(SweepEvent::Checkpoint(&summary));
+                last_checkpoint = (prefix, Instant::now());
+            }
+        }
+        // Every seed taken was run, so nothing is left waiting.
+        assert!(
+            waiting.is_empty(),
+            "seeds {:?} finished but an earlier one never did",
+            waiting.keys().take(5).collect::<Vec<_>>()
+        );
+        summary.completed = work.completed(prefix, done);
+        summary.stopped = prefix < total;
     });
-    summary.trim();
     summary.wall = started.elapsed();
     summary
+}
+
+/// The seeds a sweep runs: the shard's seeds in the parts of the range that
+/// are not done yet, numbered 0, 1, … in seed order.
+struct Work {
+    shard: Shard,
+    /// Each part with the number of its seeds before it.
+    parts: Vec<(Range<u64>, u64)>,
+    total: u64,
+}
+
+impl Work {
+    fn new(options: &SweepOptions, done: &[Range<u64>]) -> Work {
+        let mut parts = Vec::new();
+        let mut total = 0u64;
+        for part in subtract(&options.seeds, done) {
+            let len = options.shard.len(&part);
+            parts.push((part, total));
+            total += len;
+        }
+        Work {
+            shard: options.shard,
+            parts,
+            total,
+        }
+    }
+
+    /// The `i`-th seed of the work.
+    fn nth(&self, i: u64) -> Option<u64> {
+        if i >= self.total {
+            return None;
+        }
+        let at = self.parts.partition_point(|(_, before)| *before <= i) - 1;
+        let (part, before) = &self.parts[at];
+        self.shard.nth(part, i - before)
+    }
+
+    /// `done` and the seed ranges covered once seeds `0..prefix` of the work
+    /// have run.
+    fn completed(&self, prefix: u64, done: &[Range<u64>]) -> Vec<Range<u64>> {
+        let mut out = done.to_vec();
+        for (part, before) in &self.parts {
+            let len = self.shard.len(part);
+            if prefix >= before + len {
+                out.push(part.clone());
+            } else if prefix > *before {
+                // Up to (not including) the first seed not run yet.
+                let first_missing = self
+                    .shard
+                    .nth(part, prefix - before)
+                    .expect("within the part");
+                out.push(part.start..first_missing);
+            }
+        }
+        normalize(out)
+    }
 }

@@ -159,7 +159,7 @@ fn bad_flags_exit_2() {
     let out = fencesim(&[]);
     out.expect_code(2);
     assert!(
-        out.stderr.contains("Usage: fencesim <COMMAND>"),
+        out.stderr.contains("Usage: fencesim [OPTIONS] <COMMAND>"),
         "{}",
         out.stderr
     );

@@ -45,8 +45,14 @@ fn explore_json_lines_end_with_a_summary() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let (summary, seeds) = lines.split_last().unwrap();
+    let (summary, rest) = lines.split_last().unwrap();
     assert_eq!(summary["summary"], true);
+    // Failing seeds' lines, with checkpoints (`"progress": true`) between
+    // them on a slow machine.
+    let seeds: Vec<&serde_json::Value> = rest.iter().filter(|l| l.get("seed").is_some()).collect();
+    assert!(rest
+        .iter()
+        .all(|l| l.get("seed").is_some() || l["progress"] == true));
     assert_eq!(summary["seeds"], 12);
     assert_eq!(summary["first_failing_seed"], 7);
     assert_eq!(
@@ -92,6 +98,17 @@ fn bad_flags_exit_2() {
         &["explore", UNFENCED, "--seeds", "9..3"],
         &["explore", UNFENCED, "--exhaustive", "3"],
         &["explore", "no-such-file.toml"],
+        &["explore", UNFENCED, "--max-runs", "10"],
+        &[
+            "explore",
+            UNFENCED,
+            "--exhaustive",
+            "1",
+            "--resume",
+            "x.jsonl",
+        ],
+        &["explore", UNFENCED, "--resume", "no-such-output.jsonl"],
+        &["explore", UNFENCED, "--run-timeout", "0s"],
     ] {
         assert_eq!(fencesim(args).0, 2, "{args:?}");
     }

@@ -38,3 +38,22 @@ fn exhaustive_shards_split_the_injections() {
     assert_eq!(a.tried + b.tried, whole.tried);
     assert_eq!(a.breaking.len() + b.breaking.len(), whole.breaking.len());
 }
+
+#[test]
+fn injection_sets_are_numbered_without_being_listed() {
+    use fencesim::explore::exhaustive::{count, injection};
+    for m in [1u64, 2, 3, 7, 40] {
+        let pairs: Vec<Vec<usize>> = (0..count(m, 2)).map(|k| injection(k, m, 2)).collect();
+        let mut expected = Vec::new();
+        for i in 0..m as usize {
+            for j in i + 1..m as usize {
+                expected.push(vec![i, j]);
+            }
+        }
+        assert_eq!(pairs, expected, "menu of {m}");
+        assert_eq!(count(m, 1), m);
+    }
+    // A menu of 3 000 has about 4.5 million pairs, counted, not built.
+    assert_eq!(count(3000, 2), 4_498_500);
+    assert_eq!(injection(4_498_499, 3000, 2), [2998, 2999]);
+}

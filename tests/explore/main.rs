@@ -6,6 +6,7 @@ mod exhaustive;
 mod property;
 mod random;
 mod shrink;
+mod stop;
 mod sweep;
 mod verdicts;
 mod write;

@@ -1,5 +1,5 @@
 use fencesim::explore::shard::Shard;
-use fencesim::explore::sweep::{sweep, FaultMode, SweepOptions};
+use fencesim::explore::sweep::{sweep, FaultMode, Runs, SweepOptions};
 
 use crate::bundled;
 
@@ -114,4 +114,181 @@ fn shard_json_lines_merge_into_the_whole_summary() {
     assert_eq!(summary["first_failing_seed"], 4);
     assert_eq!(summary["outcomes"]["completed"], 9);
     assert!(fencesim::explore::shard::merge(["not json"]).is_err());
+}
+
+#[test]
+fn a_stopped_sweep_names_what_it_completed_and_resuming_gives_the_whole() {
+    use fencesim::explore::sweep::{sweep_streaming, SweepEvent};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let s = bundled("explore-lease-unfenced");
+    let o = options(0..60, 2, Shard { index: 1, count: 3 });
+    let whole = sweep(&s, &o, &|_| {});
+    // Stop after 7 seeds of the shard.
+    let started = AtomicU64::new(0);
+    let mut order = Vec::new();
+    let first = sweep_streaming(
+        &s,
+        &o,
+        &Runs::default(),
+        &[],
+        &|| started.fetch_add(1, Ordering::Relaxed) >= 7,
+        &mut |e| {
+            if let SweepEvent::Seed(r) = e {
+                order.push(r.seed)
+            }
+        },
+    );
+    assert!(first.stopped);
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    assert_eq!(first.seeds, order.len() as u64);
+    // The completed range holds exactly the seeds run.
+    assert_eq!(first.completed.len(), 1);
+    let done = first.completed[0].clone();
+    let in_done: Vec<u64> = done.clone().filter(|x| x % 3 == 1).collect();
+    assert_eq!(in_done, order);
+    let rest = sweep_streaming(
+        &s,
+        &o,
+        &Runs::default(),
+        &first.completed,
+        &|| false,
+        &mut |_| {},
+    );
+    assert!(!rest.stopped);
+    assert_eq!(rest.completed.len(), 1);
+    assert_eq!(rest.completed[0], 0..60);
+    assert!(rest.is_complete(&o));
+    assert_eq!(first.seeds + rest.seeds, whole.seeds);
+    let mut failing: Vec<_> = first.failures.clone();
+    failing.extend(rest.failures.clone());
+    assert_eq!(failing, whole.failures);
+}
+
+#[test]
+fn partial_shards_merge_with_their_gaps() {
+    let lines = [
+        r#"{"seed": 4, "verdict": "violation"}"#,
+        r#"{"summary": true, "seeds": 50, "violations": 1, "crashed": 0, "first_failing_seed": 4, "wall_ms": 10, "outcomes": {"completed": 50}, "range": "0..100", "shard": "0/2", "completed_ranges": [[0, 100]]}"#,
+        r#"{"seed": 9, "verdict": "violation"}"#,
+        r#"{"progress": true, "seeds": 20, "violations": 1, "crashed": 0, "first_failing_seed": 9, "wall_ms": 12, "outcomes": {"completed": 20}, "range": "0..100", "shard": "1/2", "completed_ranges": [[0, 40]]}"#,
+        // Written after the last checkpoint of a killed shard: not counted.
+        r#"{"seed": 45, "verdict": "violation"}"#,
+    ];
+    let merged = fencesim::explore::shard::merge(lines).unwrap();
+    let seeds: Vec<u64> = merged.iter().filter_map(|v| v["seed"].as_u64()).collect();
+    assert_eq!(seeds, [4, 9]);
+    let summary = merged.last().unwrap();
+    assert_eq!(summary["seeds"], 70);
+    assert_eq!(summary["violations"], 2);
+    assert_eq!(summary["complete"], false);
+    assert_eq!(
+        summary["gaps"],
+        serde_json::json!([{"shard": "1/2", "missing": [[40, 100]]}])
+    );
+    // A shard that left no line misses its whole range.
+    let merged = fencesim::explore::shard::merge(lines[..2].iter().copied()).unwrap();
+    assert_eq!(
+        merged.last().unwrap()["gaps"],
+        serde_json::json!([{"shard": "1/2", "missing": [[0, 100]]}])
+    );
+}
+
+#[test]
+fn a_sweep_with_holes_runs_only_the_holes() {
+    use fencesim::explore::sweep::{normalize, subtract, sweep_streaming};
+    assert_eq!(
+        normalize(vec![5..9, 0..2, 2..4, 8..12, 20..20]),
+        [0..4, 5..12]
+    );
+    assert_eq!(subtract(&(0..50), &[10..20, 40..60]), [0..10, 20..40]);
+    assert!(subtract(&(0..50), std::slice::from_ref(&(0..50))).is_empty());
+    let s = bundled("explore-lease-unfenced");
+    let o = options(0..50, 2, Shard::WHOLE);
+    let whole = sweep(&s, &o, &|_| {});
+    let done = [10..20, 40..60];
+    let mut ran = Vec::new();
+    let holes = sweep_streaming(&s, &o, &Runs::default(), &done, &|| false, &mut |e| {
+        if let fencesim::explore::sweep::SweepEvent::Seed(r) = e {
+            ran.push(r.seed)
+        }
+    });
+    let expected: Vec<u64> = (0..10).chain(20..40).collect();
+    assert_eq!(ran, expected);
+    assert_eq!(holes.completed.len(), 1);
+    assert_eq!(holes.completed[0], 0..60);
+    let in_holes: Vec<_> = whole
+        .failures
+        .iter()
+        .filter(|f| expected.contains(&f.seed))
+        .cloned()
+        .collect();
+    assert_eq!(holes.failures, in_holes);
+}
+
+/// Release for the threads of [`Spin`]'s runs, abandoned when their budget
+/// ran out.
+static RELEASE_SPINNERS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A user's storage design that never returns from its first write (until
+/// the test releases it): no simulated limit can end its runs.
+struct Spin;
+
+impl fencesim::design::storage::StoragePolicy for Spin {
+    fn decide(
+        &mut self,
+        _: &fencesim::design::storage::WriteRequest<'_>,
+    ) -> fencesim::design::storage::Decision {
+        while !RELEASE_SPINNERS.load(std::sync::atomic::Ordering::Relaxed) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        fencesim::design::storage::Decision::Accept
+    }
+}
+
+impl fencesim::design::StorageDesign for Spin {
+    fn info(&self) -> fencesim::design::catalog::DesignInfo {
+        fencesim::design::catalog::DesignInfo {
+            name: "spin",
+            role: fencesim::design::catalog::Role::Storage,
+            summary: "never returns from a write",
+            keys: &[],
+        }
+    }
+    fn server(
+        &self,
+        _: &fencesim::scenario::Params,
+    ) -> Box<dyn sim::Actor<fencesim::protocol::Msg>> {
+        Box::new(fencesim::design::storage::StorageNode::new(Spin))
+    }
+}
+
+#[test]
+fn runs_that_never_end_time_out_and_the_sweep_goes_on() {
+    use fencesim::explore::sweep::sweep_streaming;
+    let mut registry = fencesim::design::catalog::Registry::builtin();
+    registry.add_storage(Spin);
+    let text = std::fs::read_to_string(format!(
+        "{}/scenarios/explore-lease-unfenced.toml",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+    .replace("design = \"unchecked\"", "design = \"spin\"");
+    assert!(text.contains("\"spin\""), "the demo's storage is unchecked");
+    let s = fencesim::scenario::load_str(&registry, "spin.toml", &text).unwrap();
+    let runs = Runs {
+        registry,
+        budget: Some(std::time::Duration::from_millis(200)),
+    };
+    // Two workers, five seeds: each worker abandons a run and takes the next.
+    let o = options(0..5, 2, Shard::WHOLE);
+    let summary = sweep_streaming(&s, &o, &runs, &[], &|| false, &mut |_| {});
+    RELEASE_SPINNERS.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!((summary.seeds, summary.timed_out), (5, 5));
+    assert_eq!(summary.outcomes.get("timed_out"), Some(&5));
+    assert_eq!(summary.failing_seeds, 5);
+    assert!(summary
+        .failures
+        .iter()
+        .all(|f| f.verdict_str() == "error" && f.is_failure() && f.trace_hash.is_empty()));
+    assert!(summary.is_complete(&o));
 }

@@ -255,3 +255,26 @@ impl Actor<Msg> for Typed {
         self.done
     }
 }
+
+/// Emits `ok` for each ping, and on `Ping(spin_on)` spins in its handler
+/// until `release` is set: a design stuck in a loop, which no simulated
+/// limit can end. Tests set `release` when done so the abandoned thread
+/// ends too.
+pub struct Spinner {
+    pub spin_on: u64,
+    pub release: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Actor<Msg> for Spinner {
+    fn on_start(&mut self, _: &mut Ctx<'_>) {}
+    fn on_message(&mut self, _: &mut Ctx<'_>, _: NodeId, msg: Msg) {
+        if let Msg::Ping(n) = msg {
+            while n == self.spin_on && !self.release.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+                std::thread::yield_now();
+            }
+            sim::emit!("ok", n = n);
+        }
+    }
+    fn on_timer(&mut self, _: &mut Ctx<'_>, _: TimerId, _: u64) {}
+}

@@ -1,10 +1,14 @@
-//! How runs end: completed, time limit, event limit, stalled, crashed — and a
-//! crash never takes down the caller or the runs after it.
+//! How runs end: completed, time limit, event limit, stalled, crashed, timed
+//! out — and neither a crash nor a hang takes down the caller or the runs
+//! after it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use sim::fault::{Drop, Fault, Scope};
-use sim::{run, Limits, Outcome, WorldBuilder};
+use sim::{run, run_within, Limits, Outcome, WorldBuilder};
 
-use crate::actors::{Burst, Echo, Msg, Panicker, Pinger, Ticker};
+use crate::actors::{Burst, Echo, Msg, Panicker, Pinger, Spinner, Ticker};
 use crate::{assert_at, at, find, limits, ms, net_fixed};
 
 #[test]
@@ -155,4 +159,68 @@ fn runs_after_a_crash_still_work() {
         // And the crash is reproducible.
         assert_eq!(panicking_world(seed).journal, crashed.journal);
     }
+}
+
+fn spinning_world(
+    seed: u64,
+    spin_on: u64,
+    release: Arc<AtomicBool>,
+    budget: std::time::Duration,
+) -> sim::RunResult {
+    run_within(seed, Some(budget), move || {
+        let mut w = WorldBuilder::<Msg>::new(limits(ms(60_000)));
+        w.node("p", Pinger::new("spin", &[ms(100), ms(200)]));
+        w.node("spin", Spinner { spin_on, release });
+        w.network(net_fixed(ms(10)));
+        w
+    })
+}
+
+#[test]
+fn an_actor_that_never_returns_times_out_and_the_runs_after_it_go_on() {
+    let release = Arc::new(AtomicBool::new(false));
+    // No simulated limit can end this run: the handler of ping 1 never
+    // returns. The budget ends it, and the caller goes on.
+    let stuck = spinning_world(3, 1, release.clone(), ms(300));
+    assert_eq!(stuck.outcome, Outcome::TimedOut { budget: ms(300) });
+    assert!(stuck.outcome.is_error());
+    assert_eq!(stuck.outcome.as_str(), "timed_out");
+    assert!(
+        stuck
+            .outcome
+            .to_string()
+            .contains("300ms of wall-clock time"),
+        "{}",
+        stuck.outcome
+    );
+    // Runs after it, on other threads, finish as usual while it still spins
+    // (with a budget they cannot exhaust on a loaded machine).
+    for seed in 0..3 {
+        let fine = spinning_world(seed, 99, release.clone(), ms(600_000));
+        assert_eq!(fine.outcome, Outcome::Completed, "seed {seed}");
+        assert_eq!(find(&fine.journal, "spin", "ok").len(), 2);
+    }
+    release.store(true, Ordering::Relaxed);
+}
+
+#[test]
+fn a_budget_never_changes_a_finished_run() {
+    let release = Arc::new(AtomicBool::new(true));
+    let within = spinning_world(8, 99, release.clone(), ms(600_000));
+    let without = run(8, move || {
+        let mut w = WorldBuilder::<Msg>::new(limits(ms(60_000)));
+        w.node("p", Pinger::new("spin", &[ms(100), ms(200)]));
+        w.node(
+            "spin",
+            Spinner {
+                spin_on: 99,
+                release,
+            },
+        );
+        w.network(net_fixed(ms(10)));
+        w
+    });
+    assert_eq!(within.outcome, Outcome::Completed);
+    assert_eq!(within.journal, without.journal);
+    assert_eq!(within.journal.hash(), without.journal.hash());
 }

@@ -1,0 +1,219 @@
+//! `explore --resume FILE`: continue a sweep from its own `--json` output.
+//!
+//! A sweep's JSON lines carry what resuming needs: every checkpoint
+//! (`"progress": true`) and the summary (`"summary": true`) name the seeds
+//! completed so far as `completed_ranges` (half-open `[a, b)` pairs), with
+//! the counts over exactly those seeds, the range, the shard and the fault
+//! mode; failing seeds have one line each. [`read`] takes the last such line
+//! (a sweep killed outright still left its last checkpoint), the failing
+//! seeds it covers, and leaves the rest to run again.
+//!
+//! ```
+//! let out = r#"{"seed": 7, "verdict": "violation"}
+//! {"progress": true, "completed_ranges": [[0, 1000]], "seeds": 1000, "range": "0..5000", "shard": "0/1", "faults": "random"}
+//! {"seed": 1203, "verdict": "vio"#;
+//! let r = fencesim::explore::resume::read(out, "out.jsonl").unwrap();
+//! assert_eq!(r.completed, [0..1000]);
+//! assert_eq!(r.range, 0..5000);
+//! assert_eq!(r.failing.len(), 1); // seed 1203 is not covered: it runs again
+//! ```
+
+use std::ops::Range;
+
+use serde_json::Value;
+
+use super::shard::{parse_range, Shard};
+use super::sweep::{normalize, FaultMode};
+
+/// What a stopped sweep's output says.
+#[derive(Clone, Debug)]
+pub struct Resumed {
+    /// The sweep's whole range.
+    pub range: Range<u64>,
+    /// Its shard.
+    pub shard: Shard,
+    /// Its fault mode.
+    pub faults: FaultMode,
+    /// The scenario's name, when the output recorded it.
+    pub scenario: Option<String>,
+    /// Seed ranges completed, half-open, normalized.
+    pub completed: Vec<Range<u64>>,
+    /// The failing seeds' lines within `completed`, in seed order, one per
+    /// seed.
+    pub failing: Vec<Value>,
+    /// The checkpoint or summary line the counts come from.
+    pub base: Value,
+}
+
+/// Reads a sweep's `--json` output (`text`, from `file`). A last line cut in
+/// the middle (the sweep was killed while writing it) is ignored; any other
+/// line that is not JSON is an error naming `file:line:column`.
+pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut base: Option<(usize, Value)> = None;
+    let mut seeds: Vec<Value> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = match serde_json::from_str(line) {
+            Ok(v) => v,
+            // The sweep was killed in the middle of writing its last line.
+            Err(_) if i + 1 == lines.len() => continue,
+            Err(e) => {
+                return Err(format!(
+                    "{file}:{}:{}: not a JSON line of `explore --json`: {e}",
+                    i + 1,
+                    e.column()
+                ))
+            }
+        };
+        let flag = |k: &str| v.get(k).and_then(Value::as_bool) == Some(true);
+        if flag("summary") || flag("progress") {
+            if v.get("completed_ranges").is_some() {
+                base = Some((i + 1, v));
+            }
+        } else if v.get("seed").and_then(Value::as_u64).is_some() {
+            seeds.push(v);
+        }
+    }
+    let Some((line, base)) = base else {
+        return Err(format!(
+            "{file}: no checkpoint or summary line with completed_ranges: \
+             nothing to resume from (resume reads the output of `explore --json`)"
+        ));
+    };
+    let at = |what: &str| format!("{file}:{line}:1: {what}");
+    let text_field = |k: &str| {
+        base.get(k)
+            .and_then(Value::as_str)
+            .ok_or_else(|| at(&format!("missing \"{k}\"")))
+    };
+    let range = parse_range(text_field("range")?).map_err(|e| at(&e))?;
+    let shard = Shard::parse(text_field("shard")?).map_err(|e| at(&e))?;
+    let faults = match text_field("faults")? {
+        "random" => FaultMode::Random,
+        "scenario" => FaultMode::Scenario,
+        other => return Err(at(&format!("unknown faults \"{other}\""))),
+    };
+    let completed = ranges(&base["completed_ranges"]).ok_or_else(|| {
+        at("completed_ranges is not a list of [start, end] pairs with start <= end")
+    })?;
+    let covered = |s: u64| completed.iter().any(|r| r.contains(&s));
+    let mut failing: Vec<Value> = seeds
+        .into_iter()
+        .filter(|v| v["seed"].as_u64().is_some_and(covered))
+        .collect();
+    failing.sort_by_key(|v| v["seed"].as_u64());
+    failing.dedup_by_key(|v| v["seed"].as_u64());
+    Ok(Resumed {
+        range,
+        shard,
+        faults,
+        scenario: base
+            .get("scenario")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        completed,
+        failing,
+        base,
+    })
+}
+
+/// `[[a, b], …]` as ranges, normalized; `None` if malformed.
+pub fn ranges(v: &Value) -> Option<Vec<Range<u64>>> {
+    let mut out = Vec::new();
+    for pair in v.as_array()? {
+        let pair = pair.as_array()?;
+        let (a, b) = (pair.first()?.as_u64()?, pair.get(1)?.as_u64()?);
+        if pair.len() != 2 || a > b {
+            return None;
+        }
+        out.push(a..b);
+    }
+    Some(normalize(out))
+}
+
+/// Adds up two summary (or checkpoint) lines: counts are added, tables of
+/// counts (`outcomes`, `by_kind`, …) key by key, `first_failing_seed` is
+/// the lower, `completed_ranges` the union; `wall_ms` is added for
+/// `Sequential` sessions (a resumed sweep) and the larger one is kept for
+/// `Parallel` ones (shards). Any other field is `b`'s. Counters that a
+/// summary gains later are added up too, without changes here.
+pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return b.clone();
+    };
+    let mut out = a.clone();
+    for (k, vb) in b {
+        let va = a.get(k);
+        let merged = match (k.as_str(), va) {
+            (_, None) => vb.clone(),
+            ("first_failing_seed", Some(va)) => match (va.as_u64(), vb.as_u64()) {
+                (Some(x), Some(y)) => x.min(y).into(),
+                (x, y) => x.or(y).into(),
+            },
+            ("completed_ranges", Some(va)) => {
+                let mut all = ranges(va).unwrap_or_default();
+                all.extend(ranges(vb).unwrap_or_default());
+                super::sweep::ranges_json(&normalize(all))
+            }
+            ("wall_ms", Some(va)) if sessions == Sessions::Parallel => {
+                va.as_u64().max(vb.as_u64()).into()
+            }
+            ("failing_seeds_truncated", Some(va)) => {
+                (va.as_bool() == Some(true) || vb.as_bool() == Some(true)).into()
+            }
+            ("stopped", Some(va)) if sessions == Sessions::Parallel => {
+                (va.as_bool() == Some(true) || vb.as_bool() == Some(true)).into()
+            }
+            ("complete", Some(va)) if sessions == Sessions::Parallel => {
+                (va.as_bool() != Some(false) && vb.as_bool() != Some(false)).into()
+            }
+            // Settings and rates: the later line's.
+            ("seeds_per_sec" | "jobs" | "range" | "shard" | "faults", _) => vb.clone(),
+            (_, Some(va)) => add_counts(va, vb),
+        };
+        out.insert(k.clone(), merged);
+    }
+    let n = |k: &str| out.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (seeds, wall_ms) = (n("seeds"), n("wall_ms"));
+    if out.contains_key("seeds_per_sec") && wall_ms > 0 {
+        let rate = seeds as f64 * 1000.0 / wall_ms as f64;
+        out.insert(
+            "seeds_per_sec".into(),
+            ((rate * 10.0).round() / 10.0).into(),
+        );
+    }
+    out.into()
+}
+
+/// How the sessions whose lines [`add`] combines ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sessions {
+    /// One after the other: a sweep and its resumption.
+    Sequential,
+    /// At the same time: the shards of a sweep.
+    Parallel,
+}
+
+fn add_counts(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => match (x.as_u64(), y.as_u64()) {
+            (Some(x), Some(y)) => (x + y).into(),
+            _ => b.clone(),
+        },
+        (Value::Object(x), Value::Object(y)) => {
+            let mut out = x.clone();
+            for (k, vy) in y {
+                let merged = match x.get(k) {
+                    Some(vx) => add_counts(vx, vy),
+                    None => vy.clone(),
+                };
+                out.insert(k.clone(), merged);
+            }
+            out.into()
+        }
+        _ => b.clone(),
+    }
+}

@@ -1,0 +1,307 @@
+//! Sweeps that survive interruption: streaming lines, SIGTERM, `--resume`,
+//! the failing-seed cap, `--run-timeout`, and the exhaustive run cap, as a
+//! user meets them through the binary.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
+
+fn fencesim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CARGO")
+        .output()
+        .expect("fencesim runs");
+    (
+        out.status.code().expect("exits"),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn json_lines(out: &str) -> Vec<Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn summary(lines: &[Value]) -> &Value {
+    let last = lines.last().expect("a summary line");
+    assert_eq!(last["summary"], true, "{last}");
+    last
+}
+
+/// The failing seeds' lines, without the fields that vary between runs.
+fn failing(lines: &[Value]) -> Vec<(u64, String)> {
+    lines
+        .iter()
+        .filter(|l| l.get("seed").is_some())
+        .map(|l| (l["seed"].as_u64().unwrap(), l["trace_hash"].to_string()))
+        .collect()
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("fencesim-{}-{name}", std::process::id()))
+}
+
+#[test]
+fn sigterm_stops_a_sweep_cleanly_and_resume_finishes_it() {
+    // Interrupt once the first failing seed is out.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+        .args([
+            "explore", UNFENCED, "--seeds", "0..1000", "--json", "--jobs", "2",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CARGO")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fencesim starts");
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(
+        status.code(),
+        Some(143),
+        "the sweep finished before SIGTERM?"
+    );
+    let out = first + &rest;
+    let lines = json_lines(&out);
+    let stopped = summary(&lines);
+    assert_eq!(stopped["stopped"], true);
+    assert_eq!(stopped["complete"], false);
+    let done = stopped["completed_ranges"].as_array().unwrap();
+    assert_eq!(done.len(), 1, "{stopped}");
+    let end = done[0][1].as_u64().unwrap();
+    assert_eq!(done[0][0], 0);
+    assert!(end > 7 && end < 1000, "{stopped}");
+    assert_eq!(stopped["seeds"], end);
+    // Every failing seed of the completed range is written, in seed order.
+    let seeds: Vec<u64> = failing(&lines).iter().map(|(s, _)| *s).collect();
+    assert!(seeds.windows(2).all(|w| w[0] < w[1]));
+    assert!(seeds.iter().all(|s| *s < end));
+    assert_eq!(
+        seeds.len() as u64,
+        stopped["failing_seeds"].as_u64().unwrap()
+    );
+
+    let file = temp("stopped.jsonl");
+    std::fs::write(&file, &out).unwrap();
+    let (code, resumed, err) = fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(code, 1, "{err}");
+    let (code, whole, _) = fencesim(&["explore", UNFENCED, "--seeds", "0..1000", "--json"]);
+    assert_eq!(code, 1);
+    let (resumed, whole) = (json_lines(&resumed), json_lines(&whole));
+    assert_eq!(failing(&resumed), failing(&whole));
+    let (a, b) = (summary(&resumed), summary(&whole));
+    for key in [
+        "seeds",
+        "violations",
+        "crashed",
+        "failing_seeds",
+        "outcomes",
+        "by_kind",
+        "first_failing_seed",
+    ] {
+        assert_eq!(a[key], b[key], "{key}");
+    }
+    assert_eq!(a["completed_ranges"], serde_json::json!([[0, 1000]]));
+    assert_eq!(
+        (&a["complete"], &a["stopped"]),
+        (&Value::Bool(true), &Value::Bool(false))
+    );
+}
+
+#[test]
+fn sigint_stops_a_human_sweep_with_what_it_completed() {
+    let child = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+        .args(["explore", UNFENCED, "--seeds", "0..1000000"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env_remove("CARGO")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fencesim starts");
+    // A million seeds take minutes: two seconds in, it has caught the
+    // signals and is still running.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("explore   explore-lease-unfenced"), "{text}");
+    assert!(text.contains("stopped   by SIGINT after"), "{text}");
+}
+
+#[test]
+fn resume_refuses_other_settings_and_files_without_a_checkpoint() {
+    let file = temp("other.jsonl");
+    std::fs::write(
+        &file,
+        r#"{"progress": true, "completed_ranges": [[0, 10]], "seeds": 10, "range": "0..20", "shard": "0/1", "faults": "random", "scenario": "explore-lease-unfenced"}"#,
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let (code, _, err) = fencesim(&["explore", UNFENCED, "--resume", path, "--seeds", "0..30"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--seeds 0..20"), "{err}");
+    let (code, _, err) = fencesim(&[
+        "explore",
+        "scenarios/explore-lease-fenced.toml",
+        "--resume",
+        path,
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("explore-lease-unfenced"), "{err}");
+    std::fs::write(&file, "{\"seed\": 3}\nnot json\n{\"seed\": 4}\n").unwrap();
+    let (code, _, err) = fencesim(&["explore", UNFENCED, "--resume", path]);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(code, 2);
+    assert!(err.contains(&format!("{path}:2:")), "{err}");
+}
+
+#[test]
+fn the_summary_says_when_the_failing_seed_list_was_cut() {
+    // A sweep that already wrote 10 000 failing seeds (the cap) resumes over
+    // 100 more seeds, some of which fail: their lines are left out, and the
+    // summary says so.
+    let mut text = String::new();
+    for seed in 0..10_000 {
+        text += &format!("{{\"seed\": {seed}, \"verdict\": \"violation\"}}\n");
+    }
+    text += r#"{"summary": true, "completed_ranges": [[0, 10000]], "seeds": 10000, "violations": 10000, "failing_seeds": 10000, "failing_seeds_truncated": false, "range": "0..10100", "shard": "0/1", "faults": "random", "scenario": "explore-lease-unfenced"}"#;
+    let file = temp("cap.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let (code, out, err) = fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(code, 1, "{err}");
+    let lines = json_lines(&out);
+    let s = summary(&lines);
+    assert_eq!(s["seeds"], 10_100);
+    assert!(s["failing_seeds"].as_u64().unwrap() > 10_000, "{s}");
+    assert_eq!(s["failing_seeds_truncated"], true);
+    assert_eq!(failing(&lines).len(), 10_000);
+}
+
+#[test]
+fn a_run_that_never_ends_is_an_error_with_its_repro_and_the_sweep_goes_on() {
+    // An UPDATE whose subquery counts for ever: no simulated limit ends it.
+    let file = temp("loop.toml");
+    std::fs::write(
+        &file,
+        r#"name = "sql-loop"
+description = "An UPDATE whose subquery never ends."
+[lock]
+design = "lease"
+ttl = "10s"
+[storage]
+design = "sql"
+update = "UPDATE kv SET value = :value, lock_token = :token WHERE key = :key AND lock_token <= :token AND (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c) > 0"
+[[clients]]
+name = "client1"
+"#,
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let (code, out, _) = fencesim(&["run", path, "--json", "--run-timeout", "1s"]);
+    assert_eq!(code, 3, "{out}");
+    let run: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(run["verdict"], "error");
+    assert_eq!(run["outcome"], "timed_out");
+    assert!(run["repro"].as_str().unwrap().contains("--seed 1"));
+    let (code, out, _) = fencesim(&[
+        "explore",
+        path,
+        "--seeds",
+        "0..3",
+        "--faults",
+        "scenario",
+        "--json",
+        "--run-timeout",
+        "1s",
+    ]);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(code, 3, "{out}");
+    let lines = json_lines(&out);
+    let s = summary(&lines);
+    assert_eq!(
+        (s["seeds"].as_u64(), s["timed_out"].as_u64()),
+        (Some(3), Some(3))
+    );
+    let seeds = failing(&lines);
+    assert_eq!(seeds.len(), 3);
+    assert!(lines[..3]
+        .iter()
+        .all(|l| l["verdict"] == "error" && l["repro"].is_string()));
+    let (code, _, err) = fencesim(&["run", UNFENCED, "--run-timeout", "soon"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+#[test]
+fn exhaustive_pairs_are_counted_before_they_run_and_capped() {
+    // Two clients, a hundred rounds each: thousands of injections, millions
+    // of pairs.
+    let file = temp("busy.toml");
+    std::fs::write(
+        &file,
+        r#"name = "busy"
+[lock]
+design = "lease"
+ttl = "10s"
+tokens = true
+[storage]
+design = "fenced"
+[[clients]]
+name = "client1"
+rounds = 100
+[[clients]]
+name = "client2"
+rounds = 100
+"#,
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let (code, out, err) = fencesim(&["explore", path, "--exhaustive", "2"]);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("more than 100000") && err.contains("--max-runs"),
+        "{err}"
+    );
+    assert!(out.is_empty());
+}
+
+#[test]
+fn shrink_refuses_a_seed_a_scenario_file_cannot_hold() {
+    let out_file = temp("big-seed.toml");
+    let (code, _, err) = fencesim(&[
+        "shrink",
+        UNFENCED,
+        "--seed",
+        "9223372036854775808",
+        "--faults",
+        "scenario",
+        "--out",
+        out_file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("9223372036854775807"), "{err}");
+    assert!(!out_file.exists());
+}
