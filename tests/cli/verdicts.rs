@@ -146,16 +146,16 @@ fn the_bundled_figure_fires_its_pause_and_reaches_its_milestones() {
     );
 }
 
-/// Many clients retrying every nanosecond: the event limit comes long before
+/// Many clients retrying every millisecond: the event limit comes long before
 /// the scenario's end.
 fn crowd(expect: &str) -> String {
     let mut text = String::from(
-        "name = \"crowd\"\ndescription = \"Clients retrying every nanosecond.\"\n\
+        "name = \"crowd\"\ndescription = \"Clients retrying every millisecond.\"\n\
          duration = \"24h\"\nmax_events = 3000\n\n[lock]\ndesign = \"lease\"\nttl = \"10s\"\n\n\
          [storage]\ndesign = \"fenced\"\n",
     );
     for i in 1..=16 {
-        text += &format!("\n[[clients]]\nname = \"client{i}\"\nretry = \"1ns\"\n");
+        text += &format!("\n[[clients]]\nname = \"client{i}\"\nretry = \"1ms\"\n");
     }
     text + expect
 }
