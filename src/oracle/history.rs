@@ -143,12 +143,18 @@ impl<'a> History<'a> {
     }
 
     /// Whether grant `a` is newer than grant `b` in the lock's order: by
-    /// token when both are ordered by token, else by their place among the
+    /// token when both are ordered by token (an equal token is newer only
+    /// when the lock made it later for another client: the same client's
+    /// equal token is the same holding), else by their place among the
     /// lock's `granted` events. Never by when a client heard of its grant.
     pub fn newer(&self, a: usize, b: usize) -> bool {
         let (a, b) = (&self.grants[a], &self.grants[b]);
         match (a.by_token, b.by_token, a.token, b.token) {
-            (true, true, Some(x), Some(y)) => x > y,
+            // An equal token handed to another client (a regression) does
+            // not order the two: the lock's own order does.
+            (true, true, Some(x), Some(y)) => {
+                x > y || (x == y && a.client != b.client && a.lock_seq > b.lock_seq)
+            }
             _ => a.lock_seq > b.lock_seq,
         }
     }
@@ -224,7 +230,14 @@ fn supersede(history: &mut History<'_>) {
             let k = tokened.partition_point(|&(t, _)| t <= token);
             let by_token = earliest_above[k];
             let by_place = first_after(&untokened, g.lock_seq);
-            by_token.into_iter().chain(by_place).min()
+            // The same token, made later for another client.
+            let first = tokened.partition_point(|&(t, _)| t < token);
+            let again = tokened[first..k]
+                .iter()
+                .map(|&(_, h)| (grants[h].lock_seq, h))
+                .filter(|&(s, h)| s > g.lock_seq && grants[h].client != g.client)
+                .min();
+            by_token.into_iter().chain(by_place).chain(again).min()
         })
         .collect();
     for (g, s) in history.grants.iter_mut().zip(superseded) {
@@ -246,7 +259,7 @@ struct Indexer<'a> {
     /// Each (client, lease)'s lock-side `granted` events so far.
     granted: BTreeMap<(&'a str, u64), Vec<Made<'a>>>,
     /// Per storage node, the newest grants among its acceptances so far.
-    newest: BTreeMap<&'a str, Newest>,
+    newest: BTreeMap<&'a str, Newest<'a>>,
 }
 
 /// A lock node's `granted` event: (seq, t_ns, node).
@@ -254,38 +267,57 @@ type Made<'a> = (u64, u64, &'a str);
 
 /// A storage node's newest acceptances so far, each as (key, outcome index):
 /// enough to tell whether a write's grant has been superseded there.
-#[derive(Clone, Copy, Debug, Default)]
-struct Newest {
-    /// The largest token among grants ordered by token.
-    token: Option<(u64, usize)>,
+#[derive(Clone, Debug, Default)]
+struct Newest<'a> {
+    /// Among grants ordered by token: per token, per client, the latest
+    /// lock position.
+    tokens: BTreeMap<u64, BTreeMap<&'a str, (u64, usize)>>,
     /// The latest lock position among grants not ordered by token.
     untokened: Option<(u64, usize)>,
     /// The latest lock position among all grants.
     any: Option<(u64, usize)>,
 }
 
-impl Newest {
-    /// The acceptance made under a grant newer than `grant`, if any.
+impl<'a> Newest<'a> {
+    /// The acceptance made under a grant newer than `grant` (see
+    /// [`History::newer`]), if any.
     fn above(&self, grant: &Grant<'_>) -> Option<usize> {
         let later = |m: Option<(u64, usize)>| m.filter(|&(s, _)| s > grant.lock_seq);
         match (grant.by_token, grant.token) {
-            (true, Some(t)) => self
-                .token
-                .filter(|&(u, _)| u > t)
-                .or_else(|| later(self.untokened)),
+            (true, Some(t)) => {
+                let larger = self.tokens.range(t + 1..).next_back();
+                let equal = self.tokens.get(&t).and_then(|clients| {
+                    let others = clients.iter().filter(|(c, _)| **c != grant.client);
+                    later(others.map(|(_, &m)| m).max())
+                });
+                larger
+                    .and_then(|(_, clients)| clients.values().max().copied())
+                    .or(equal)
+                    .or_else(|| later(self.untokened))
+            }
             _ => later(self.any),
         }
         .map(|(_, i)| i)
     }
 
-    fn add(&mut self, grant: &Grant<'_>, index: usize) {
+    fn add(&mut self, grant: &Grant<'a>, index: usize) {
         fn raise(m: &mut Option<(u64, usize)>, key: u64, index: usize) {
             if m.map_or(true, |(k, _)| key > k) {
                 *m = Some((key, index));
             }
         }
         match (grant.by_token, grant.token) {
-            (true, Some(t)) => raise(&mut self.token, t, index),
+            (true, Some(t)) => {
+                let latest = self
+                    .tokens
+                    .entry(t)
+                    .or_default()
+                    .entry(grant.client)
+                    .or_insert((grant.lock_seq, index));
+                if grant.lock_seq > latest.0 {
+                    *latest = (grant.lock_seq, index);
+                }
+            }
             _ => raise(&mut self.untokened, grant.lock_seq, index),
         }
         raise(&mut self.any, grant.lock_seq, index);

@@ -35,7 +35,9 @@
 //!   node, the one with the larger token; otherwise the one whose `granted`
 //!   came later. (Redlock's token, the largest of a majority's independent
 //!   counters, orders nothing: its grants are ordered by their majority-th
-//!   `granted`.) Equal tokens are not newer than each other.
+//!   `granted`.) Of two equal tokens (a regression), the one the lock made
+//!   later for another client is newer; the same client's equal token is the
+//!   same holding.
 //! - A **write** is made under its client's latest grant before its `wrote`
 //!   event. A storage outcome for a write with no `wrote` event, or written
 //!   before any grant, is counted but judged by no grant-based check.

@@ -40,11 +40,14 @@ pub fn stale_writes(journal: &Journal) -> u64 {
 }
 
 /// Whether the grant `acquired` at `a` is newer than the one at `b`: by
-/// token when both carry one from a single lock node, else by where the lock
-/// made them.
+/// token when both carry one from a single lock node (an equal token only
+/// when made later for another client), else by where the lock made them.
 fn newer(ev: &[Event], a: usize, b: usize) -> bool {
     match (made(ev, a), made(ev, b)) {
-        ((_, true), (_, true)) => ev[a].u64("token") > ev[b].u64("token"),
+        ((x, true), (y, true)) => {
+            let (ta, tb) = (ev[a].u64("token"), ev[b].u64("token"));
+            ta > tb || (ta == tb && ev[a].node != ev[b].node && x > y)
+        }
         ((x, _), (y, _)) => x > y,
     }
 }

@@ -383,3 +383,43 @@ fn storages_are_judged_apart() {
     assert_eq!((r.stale_writes, r.zombie_writes), (0, 1));
     assert!(r.violations[0].explanation.starts_with("storage2 accepted"));
 }
+
+#[test]
+fn an_equal_token_made_later_for_another_client_is_newer() {
+    // The lock forgot its counter and handed token 33 out again: the fence
+    // cannot tell the two holders apart, but the lock's order can.
+    let r = judge(
+        J::new()
+            .granted(0, "lock", "client1", 1, 33)
+            .acquired(1, "client1", 1, Some(33))
+            .wrote(2, "client1", "client1/1", Some(33))
+            .granted(3_000, "lock", "client2", 1, 33)
+            .acquired(3_001, "client2", 1, Some(33))
+            .wrote(3_002, "client2", "client2/1", Some(33))
+            .accepted(3_003, "client2/1", Some(33))
+            .accepted(12_000, "client1/1", Some(33)),
+    );
+    assert_eq!((r.stale_writes, r.token_regressions), (1, 1));
+    assert!(r.violations[1]
+        .explanation
+        .contains("made under a newer grant (token 33, granted at 3.000s)"));
+}
+
+#[test]
+fn the_same_clients_equal_token_is_the_same_holding() {
+    // A reentrant lock (Hazelcast's FencedLock) hands its owner the same
+    // fence again: the owner's first write landing after its second is not
+    // stale.
+    let r = judge(
+        J::new()
+            .granted(0, "lock", "client1", 5, 5)
+            .acquired(1, "client1", 5, Some(5))
+            .wrote(2, "client1", "client1/1", Some(5))
+            .granted(3, "lock", "client1", 5, 5)
+            .acquired(4, "client1", 5, Some(5))
+            .wrote(5, "client1", "client1/2", Some(5))
+            .accepted(6, "client1/2", Some(5))
+            .accepted(7, "client1/1", Some(5)),
+    );
+    assert_eq!(r.stale_writes, 0);
+}
