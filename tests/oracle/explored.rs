@@ -2,7 +2,7 @@
 //! scenario, under the random fault schedules `explore --faults random`
 //! draws for each seed.
 //!
-//! The default test runs 80 seeds per scenario; the ignored one, 2 000, is
+//! The default test runs 200 seeds per scenario; the ignored one, 2 000, is
 //! the larger sweep:
 //!
 //! ```sh
@@ -68,7 +68,7 @@ fn agreement(seeds: u64) -> (u64, u64) {
 
 #[test]
 fn explored_seeds_agree() {
-    let (stale, regressed) = agreement(80);
+    let (stale, regressed) = agreement(200);
     // The sweep reaches both findings, so agreement is not two zeros.
     assert!(stale > 100 && regressed > 10, "{stale} {regressed}");
 }
