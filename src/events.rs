@@ -10,10 +10,12 @@
 //! Client events (`node` = the client's name):
 //! - [`ACQUIRED`] `lease: u64`, `token: u64` *optional*, `ttl_ms: u64`,
 //!   `ends: u64` *optional*: the client now believes it holds the lock. This
-//!   is a **grant**; grants are ordered by their position in the journal
-//!   (true time). `ends` (default 1) is how many lock-node `expired` or
+//!   is a **grant**; the oracle orders grants by the lock's order (the token,
+//!   else the lock's `granted` event for the lease), not by when clients
+//!   heard of them. `ends` (default 1) is how many lock-node `expired` or
 //!   `released` events for this lease end it: with several lock nodes
-//!   (Redlock), the grant ends when no majority holds it any more.
+//!   (Redlock), the grant ends when no majority holds it any more, and it
+//!   was made at its majority-th `granted`.
 //! - [`DENIED`]: the lock said no; the client will retry.
 //! - [`READ`] `value: i64`, `version: u64` *optional*: a read answered.
 //! - [`WROTE`] `write: str`, `token: u64` *optional*, `value: i64`, `op: str`
@@ -44,7 +46,10 @@
 //!
 //! Storage events (`node` = `storage`):
 //! - [`ACCEPTED`] `write: str`, `client: str`, `token: u64` *optional*,
-//!   `value: i64`, `key: str`.
+//!   `value: i64`, `key: str`, `precondition: str` *optional*: present when
+//!   the storage applied the write because a condition it named held on the
+//!   storage's current state (`cas`: `version 1`); the oracle never counts
+//!   such a write as stale.
 //! - [`REJECTED`] `write: str`, `client: str`, `token: u64` *optional*,
 //!   `reason: str`, `max_token: u64` *optional*, `key: str`.
 

@@ -94,6 +94,17 @@ pub struct WriteRequest<'a> {
 pub enum Decision {
     /// Apply the write.
     Accept,
+    /// Apply the write because the precondition it named held on the
+    /// storage's current state, checked atomically with the write (a
+    /// compare-and-set on the version it read, a token compared in the row).
+    /// Journaled as `accepted` with a `precondition` field, and the oracle
+    /// judges such a write by its precondition: it cannot be stale. A write
+    /// that named no precondition, or one the storage did not check against
+    /// its current state, is a plain [`Decision::Accept`].
+    Matched {
+        /// What held, in a few words (`version 1`).
+        precondition: String,
+    },
     /// Refuse it.
     Reject {
         /// Why, in a few words (`token 33 < 34`).
@@ -200,7 +211,9 @@ impl StoragePolicy for Fenced {
 /// a zombie's read-modify-write fails because the next holder's write moved
 /// the version on. A blind write (no version) has nothing to compare and is
 /// applied, as S3 applies a PUT without `If-Match`. The versions live with
-/// the data, which is durable, so a crash forgets nothing.
+/// the data, which is durable, so a crash forgets nothing. A conditional
+/// write that is applied is [`Decision::Matched`]: it was made against the
+/// current version, so nothing newer can be lost under it.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Cas;
 
@@ -211,7 +224,10 @@ impl StoragePolicy for Cas {
                 reason: format!("version {v} != {}", write.stored_version),
                 max_token: None,
             },
-            _ => Decision::Accept,
+            Some(v) => Decision::Matched {
+                precondition: format!("version {v}"),
+            },
+            None => Decision::Accept,
         }
     }
 }
@@ -269,8 +285,13 @@ impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
                     expect_version,
                     stored_version: self.data.get(&key).map_or(0, |e| e.1),
                 };
-                let ok = match self.policy.decide(&request) {
-                    Decision::Accept => {
+                let decision = self.policy.decide(&request);
+                let ok = match decision {
+                    Decision::Accept | Decision::Matched { .. } => {
+                        let precondition = match &decision {
+                            Decision::Matched { precondition } => Some(precondition.as_str()),
+                            _ => None,
+                        };
                         // A fence carries a token and no value.
                         let value = (op != Op::Fence).then_some(value);
                         if let Some(value) = value {
@@ -283,7 +304,8 @@ impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
                             client = client.as_str(),
                             token = token,
                             value = value,
-                            key = key.as_str()
+                            key = key.as_str(),
+                            precondition = precondition
                         );
                         true
                     }
@@ -367,6 +389,30 @@ mod tests {
         // A blind write has nothing to compare.
         let step = h.message(&mut s, 1, write("client1/3", None));
         assert_eq!(step.events[0].0, "accepted");
+    }
+
+    #[test]
+    fn cas_journals_the_precondition_an_applied_write_met() {
+        let precondition = |step: &sim::testing::Step<Msg>| {
+            step.events[0]
+                .1
+                .iter()
+                .find(|(k, _)| k == "precondition")
+                .map(|(_, v)| v.to_string())
+        };
+        let mut h = Harness::new(&["storage", "client1"], 0);
+        let mut s = StorageNode::new(Cas);
+        let step = h.message(&mut s, 1, write_to("x", "client1/1", None, Some(0)));
+        assert_eq!(step.events[0].0, "accepted");
+        assert_eq!(precondition(&step).as_deref(), Some("version 0"));
+        // A blind write names none, and a fenced storage checks a token
+        // against its highest, not the key's current state: no precondition.
+        let step = h.message(&mut s, 1, write("client1/2", None));
+        assert_eq!(precondition(&step), None);
+        let mut f = StorageNode::new(Fenced::new(true));
+        let step = h.message(&mut f, 1, write_to("x", "client1/3", Some(3), Some(0)));
+        assert_eq!(step.events[0].0, "accepted");
+        assert_eq!(precondition(&step), None);
     }
 
     #[test]

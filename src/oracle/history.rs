@@ -1,6 +1,7 @@
 //! One pass over the journal into the small indexes every checker reads:
-//! grants, writes (with the grant each was made under), lease ends at the
-//! lock, storage outcomes and acknowledgements.
+//! grants (with their place in the lock's order), writes (with the grant
+//! each was made under), lease ends at the lock, storage outcomes (with the
+//! earlier acceptance that supersedes each) and acknowledgements.
 //!
 //! Everything borrows from the journal, so indexing allocates only the
 //! vectors and maps themselves.
@@ -24,14 +25,29 @@ pub(crate) struct End {
     pub expired: bool,
 }
 
-/// A client's `acquired` event. Its index in [`History::grants`] is its age:
-/// a higher index is a newer grant.
+/// A client's `acquired` event, matched to the lock's `granted` event(s).
+/// [`History::grants`] lists grants in the order clients heard of them; the
+/// lock's order, which decides which grant is *newer*, is [`History::newer`].
 #[derive(Clone, Debug)]
 pub(crate) struct Grant<'a> {
+    /// The client's `acquired` event.
     pub seq: u64,
     pub t_ns: u64,
     pub client: &'a str,
     pub token: Option<u64>,
+    /// Where the grant stands in the lock's order: the journal position of
+    /// the `granted` event that made it a grant (for a majority of nodes,
+    /// the majority-th), else of the `acquired` event itself (a design that
+    /// journals no `granted`).
+    pub lock_seq: u64,
+    /// True time of that event.
+    pub lock_t_ns: u64,
+    /// Ordered by its token: it has one, from a single lock node. A token
+    /// from several nodes (Redlock's largest of a majority) is no order.
+    pub by_token: bool,
+    /// The earliest grant, in the lock's order, that is newer than this
+    /// one: (its `lock_seq`, its index).
+    pub superseded: Option<(u64, usize)>,
     /// The lock's `expired`/`released` that ended this grant (the first, or
     /// with `ends` = n on `acquired`, the n-th).
     pub end: Option<End>,
@@ -72,9 +88,14 @@ pub(crate) struct Outcome<'a> {
     pub value: Option<i64>,
     /// The grant the write was made under (`None`: unknown write, or no grant).
     pub grant: Option<usize>,
-    /// For an acceptance: index into [`History::outcomes`] of the acceptance,
-    /// at the same storage node and earlier, whose grant is the newest.
-    pub newest_prior: Option<usize>,
+    /// An acceptance the storage journaled with a `precondition`: it applied
+    /// the write because a condition on its current state held (a version
+    /// compare-and-set, a token checked in the row).
+    pub conditional: bool,
+    /// For an acceptance: index into [`History::outcomes`] of an earlier
+    /// acceptance at the same storage node whose grant is newer than this
+    /// one's (the newest such), if any.
+    pub superseding: Option<usize>,
 }
 
 /// A lock node's `granted` event carrying a token: what the lock handed out.
@@ -121,9 +142,28 @@ impl<'a> History<'a> {
         self.writes.get(write_id)
     }
 
-    /// The grant that superseded grant `index`, if it came strictly before `seq`.
+    /// Whether grant `a` is newer than grant `b` in the lock's order: by
+    /// token when both are ordered by token (an equal token is newer only
+    /// when the lock made it later for another client: the same client's
+    /// equal token is the same holding), else by their place among the
+    /// lock's `granted` events. Never by when a client heard of its grant.
+    pub fn newer(&self, a: usize, b: usize) -> bool {
+        let (a, b) = (&self.grants[a], &self.grants[b]);
+        match (a.by_token, b.by_token, a.token, b.token) {
+            // An equal token handed to another client (a regression) does
+            // not order the two: the lock's own order does.
+            (true, true, Some(x), Some(y)) => {
+                x > y || (x == y && a.client != b.client && a.lock_seq > b.lock_seq)
+            }
+            _ => a.lock_seq > b.lock_seq,
+        }
+    }
+
+    /// A grant newer than grant `index` that the lock had made strictly
+    /// before `seq` (the earliest such).
     pub fn newer_grant_before(&self, index: usize, seq: u64) -> Option<&Grant<'a>> {
-        self.grants.get(index + 1).filter(|g| g.seq < seq)
+        let (at, newer) = self.grants[index].superseded?;
+        (at < seq).then(|| &self.grants[newer])
     }
 
     /// How grant `index` ended at the lock, if it did strictly before `seq`.
@@ -137,7 +177,71 @@ impl<'a> History<'a> {
         for event in journal.events() {
             indexer.event(event);
         }
-        indexer.history
+        let mut history = indexer.history;
+        supersede(&mut history);
+        history
+    }
+}
+
+/// Fills in every grant's [`Grant::superseded`]: the newer grant the lock
+/// made first. Sorting keeps it O(n log n) for runs with many grants.
+fn supersede(history: &mut History<'_>) {
+    let grants = &history.grants;
+    // Every grant by lock position: a grant is newer than one not ordered
+    // by token exactly when it stands later in the lock's order.
+    let mut by_seq: Vec<(u64, usize)> = grants
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.lock_seq, i))
+        .collect();
+    by_seq.sort_unstable();
+    // Grants not ordered by token, by lock position: newer than a token
+    // grant when they stand later.
+    let untokened: Vec<(u64, usize)> = by_seq
+        .iter()
+        .copied()
+        .filter(|&(_, i)| !grants[i].by_token)
+        .collect();
+    // Token grants by token, each with the earliest lock position among the
+    // grants with a larger token.
+    let mut tokened: Vec<(u64, usize)> = grants
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.by_token)
+        .map(|(i, g)| (g.token.unwrap_or(0), i))
+        .collect();
+    tokened.sort_unstable();
+    let mut earliest_above: Vec<Option<(u64, usize)>> = vec![None; tokened.len() + 1];
+    for k in (0..tokened.len()).rev() {
+        let here = (grants[tokened[k].1].lock_seq, tokened[k].1);
+        earliest_above[k] = Some(earliest_above[k + 1].map_or(here, |e| e.min(here)));
+    }
+    let first_after = |list: &[(u64, usize)], seq: u64| {
+        let k = list.partition_point(|&(s, _)| s <= seq);
+        list.get(k).copied()
+    };
+    let superseded: Vec<Option<(u64, usize)>> = grants
+        .iter()
+        .map(|g| {
+            if !g.by_token {
+                return first_after(&by_seq, g.lock_seq);
+            }
+            let token = g.token.unwrap_or(0);
+            let k = tokened.partition_point(|&(t, _)| t <= token);
+            let by_token = earliest_above[k];
+            let by_place = first_after(&untokened, g.lock_seq);
+            // The same token, made later for another client.
+            let first = tokened.partition_point(|&(t, _)| t < token);
+            let again = tokened[first..k]
+                .iter()
+                .map(|&(_, h)| (grants[h].lock_seq, h))
+                .filter(|&(s, h)| s > g.lock_seq && grants[h].client != g.client)
+                .min();
+            by_token.into_iter().chain(by_place).chain(again).min()
+        })
+        .collect();
+    for (g, s) in history.grants.iter_mut().zip(superseded) {
+        g.superseded = s;
     }
 }
 
@@ -152,8 +256,72 @@ struct Indexer<'a> {
     /// message that arrived after its lease had run out. The grant, when the
     /// client does acquire, is over from the start.
     early_ends: BTreeMap<(&'a str, u64), Vec<End>>,
-    /// Per storage node, the acceptance with the newest grant so far.
-    newest_accepted: BTreeMap<&'a str, usize>,
+    /// Each (client, lease)'s lock-side `granted` events so far.
+    granted: BTreeMap<(&'a str, u64), Vec<Made<'a>>>,
+    /// Per storage node, the newest grants among its acceptances so far.
+    newest: BTreeMap<&'a str, Newest<'a>>,
+}
+
+/// A lock node's `granted` event: (seq, t_ns, node).
+type Made<'a> = (u64, u64, &'a str);
+
+/// A storage node's newest acceptances so far, each as (key, outcome index):
+/// enough to tell whether a write's grant has been superseded there.
+#[derive(Clone, Debug, Default)]
+struct Newest<'a> {
+    /// Among grants ordered by token: per token, per client, the latest
+    /// lock position.
+    tokens: BTreeMap<u64, BTreeMap<&'a str, (u64, usize)>>,
+    /// The latest lock position among grants not ordered by token.
+    untokened: Option<(u64, usize)>,
+    /// The latest lock position among all grants.
+    any: Option<(u64, usize)>,
+}
+
+impl<'a> Newest<'a> {
+    /// The acceptance made under a grant newer than `grant` (see
+    /// [`History::newer`]), if any.
+    fn above(&self, grant: &Grant<'_>) -> Option<usize> {
+        let later = |m: Option<(u64, usize)>| m.filter(|&(s, _)| s > grant.lock_seq);
+        match (grant.by_token, grant.token) {
+            (true, Some(t)) => {
+                let larger = self.tokens.range(t + 1..).next_back();
+                let equal = self.tokens.get(&t).and_then(|clients| {
+                    let others = clients.iter().filter(|(c, _)| **c != grant.client);
+                    later(others.map(|(_, &m)| m).max())
+                });
+                larger
+                    .and_then(|(_, clients)| clients.values().max().copied())
+                    .or(equal)
+                    .or_else(|| later(self.untokened))
+            }
+            _ => later(self.any),
+        }
+        .map(|(_, i)| i)
+    }
+
+    fn add(&mut self, grant: &Grant<'a>, index: usize) {
+        fn raise(m: &mut Option<(u64, usize)>, key: u64, index: usize) {
+            if m.map_or(true, |(k, _)| key > k) {
+                *m = Some((key, index));
+            }
+        }
+        match (grant.by_token, grant.token) {
+            (true, Some(t)) => {
+                let latest = self
+                    .tokens
+                    .entry(t)
+                    .or_default()
+                    .entry(grant.client)
+                    .or_insert((grant.lock_seq, index));
+                if grant.lock_seq > latest.0 {
+                    *latest = (grant.lock_seq, index);
+                }
+            }
+            _ => raise(&mut self.untokened, grant.lock_seq, index),
+        }
+        raise(&mut self.any, grant.lock_seq, index);
+    }
 }
 
 impl<'a> Indexer<'a> {
@@ -184,11 +352,29 @@ impl<'a> Indexer<'a> {
         let early = lease
             .and_then(|l| self.early_ends.remove(&(client, l)))
             .unwrap_or_default();
+        // The lock's `granted` events for this lease so far. A majority of
+        // `k` answers ending after `ends` node ends means the grant became a
+        // grant at its (k − ends + 1)-th, the majority-th; with one node,
+        // the latest.
+        let granted = lease
+            .and_then(|l| self.granted.get(&(client, l)))
+            .map_or(&[][..], Vec::as_slice);
+        let made = granted
+            .len()
+            .checked_sub(ends_needed as usize)
+            .map(|k| granted[k]);
+        let (lock_seq, lock_t_ns) = made.map_or((e.seq, e.t_ns), |(s, t, _)| (s, t));
+        let token = e.u64("token");
+        let one_node = granted.iter().all(|g| g.2 == granted[0].2);
         self.history.grants.push(Grant {
             seq: e.seq,
             t_ns: e.t_ns,
             client,
-            token: e.u64("token"),
+            token,
+            lock_seq,
+            lock_t_ns,
+            by_token: token.is_some() && one_node && ends_needed == 1,
+            superseded: None,
             end: early.get(ends_needed as usize - 1).copied(),
             ends_needed,
             ends_seen: early.len() as u64,
@@ -201,6 +387,12 @@ impl<'a> Indexer<'a> {
     }
 
     fn issued(&mut self, e: &'a Event) {
+        if let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) {
+            self.granted
+                .entry((client, lease))
+                .or_default()
+                .push((e.seq, e.t_ns, e.node.as_str()));
+        }
         if let (Some(client), Some(token)) = (e.str("client"), e.u64("token")) {
             self.history.issued.push(Issued {
                 seq: e.seq,
@@ -311,11 +503,14 @@ impl<'a> Indexer<'a> {
             None => (e.str("client").unwrap_or("?"), None),
         };
         let index = self.history.outcomes.len();
-        let newest_prior = if accepted {
-            self.newest_accepted.get(node).copied()
-        } else {
-            None
+        let newest = self.newest.entry(node).or_default();
+        let superseding = match grant {
+            Some(g) if accepted => newest.above(&self.history.grants[g]),
+            _ => None,
         };
+        if let (true, Some(g)) = (accepted, grant) {
+            newest.add(&self.history.grants[g], index);
+        }
         self.history.outcomes.push(Outcome {
             seq: e.seq,
             t_ns: e.t_ns,
@@ -326,16 +521,8 @@ impl<'a> Indexer<'a> {
             key,
             value: e.i64("value"),
             grant,
-            newest_prior,
+            conditional: accepted && e.get("precondition").is_some(),
+            superseding,
         });
-        if let (true, Some(g)) = (accepted, grant) {
-            let newer = match newest_prior.and_then(|p| self.history.outcomes[p].grant) {
-                Some(prior) => g > prior,
-                None => true,
-            };
-            if newer {
-                self.newest_accepted.insert(node, index);
-            }
-        }
     }
 }

@@ -24,17 +24,39 @@
 //! assert!(report.violations[0].explanation.contains("token 33"));
 //! ```
 //!
-//! Definitions (see DESIGN.md, "Oracle"):
-//! - A **grant** is a client's `acquired` event; grants are ordered by their
-//!   position in the journal, and a later grant is *newer*.
+//! Definitions:
+//! - A **grant** is a client's `acquired` event, matched by (client, lease)
+//!   to the lock's `granted` event that made it: the latest one before it,
+//!   or for a grant won on several lock nodes (`ends` = e on `acquired`,
+//!   after k `granted` answers) the (k − e + 1)-th, the majority-th. A
+//!   design that journals no `granted` makes its grants at `acquired`.
+//! - **Newer** is the lock's order, never the time at which a client heard
+//!   of its grant: of two grants that both carry a token from a single lock
+//!   node, the one with the larger token; otherwise the one whose `granted`
+//!   came later. (Redlock's token, the largest of a majority's independent
+//!   counters, orders nothing: its grants are ordered by their majority-th
+//!   `granted`.) Of two equal tokens (a regression), the one the lock made
+//!   later for another client is newer; the same client's equal token is the
+//!   same holding.
 //! - A **write** is made under its client's latest grant before its `wrote`
 //!   event. A storage outcome for a write with no `wrote` event, or written
 //!   before any grant, is counted but judged by no grant-based check.
+//! - An acceptance the storage journaled with a `precondition` field was
+//!   applied because a condition on the storage's current state held (a
+//!   version compare-and-set): it is never stale. It can still be a zombie
+//!   write, and lost updates are counted from the final values regardless.
+//! - **stale_write**: the storage accepts a write (without a precondition)
+//!   after the same storage node accepted a write made under a newer grant.
+//! - **zombie_write**: the storage accepts a write whose grant was no longer
+//!   current (the lock had already made a newer grant, or ended this one),
+//!   before it accepted any write made under a newer grant.
+//! - **token_regression**: a lock node's `granted` carries a token not
+//!   greater than one the same node granted before.
 //! - A grant **ends** at the lock with the lock's first `expired` or
 //!   `released` naming its client and lease (matched to that client's latest
-//!   grant of that lease). An end logged before the client's `acquired` (the
-//!   grant reached the client after its lease had run out) ends the grant
-//!   from the start.
+//!   grant of that lease; with `ends` = n, the n-th). An end logged before
+//!   the client's `acquired` (the grant reached the client after its lease
+//!   had run out) ends the grant from the start.
 //! - [`ViolationKind`] describes each finding; [`Report`] lists the counts.
 //!
 //! One pass indexes the journal (`history.rs`); each concern is then a small
@@ -109,7 +131,7 @@ pub enum ViolationKind {
     /// The storage accepted a write after accepting one made under a newer grant.
     StaleWrite,
     /// The storage accepted a write whose grant was no longer current, before
-    /// any newer holder had written.
+    /// it had accepted any write made under a newer grant.
     ZombieWrite,
     /// The lock handed out a token not greater than an earlier grant's.
     TokenRegression,
@@ -163,7 +185,8 @@ pub struct Report {
     /// ([`Report::judged_nothing`] tells a vacuous `safe`; the runner calls
     /// it `inconclusive`).
     pub verdict: Verdict,
-    /// Acceptances of a write after one made under a newer grant.
+    /// Acceptances of a write after one made under a newer grant (in the
+    /// lock's order), except acceptances on a precondition.
     pub stale_writes: u64,
     /// Acceptances of a write whose grant was no longer current, not stale.
     pub zombie_writes: u64,

@@ -1,28 +1,36 @@
 //! `stale_write`: the storage accepts a write after it has already accepted a
-//! write made under a newer grant. The headline check; every design is held
-//! to it, with tokens or without.
+//! write made under a newer grant (newer in the lock's order: see
+//! [`History::newer`]). The headline check; every design is held to it, with
+//! tokens or without. An acceptance the storage journaled with a
+//! `precondition` (a compare-and-set on the current version, a token checked
+//! in the row) is judged by that precondition: it cannot be stale.
 
 use super::history::{History, Outcome};
 use super::{Secs, TokenText, Violation, ViolationKind};
 
-/// Whether acceptance `outcome` is stale: it returns the earlier acceptance
-/// whose grant is newer.
+/// The earlier acceptance, at the same storage node, made under a grant
+/// newer than `outcome`'s, if any (conditional acceptances included).
 pub(super) fn superseding<'h, 'a>(
     history: &'h History<'a>,
     outcome: &Outcome<'a>,
 ) -> Option<&'h Outcome<'a>> {
-    let grant = outcome.grant?;
-    let prior = &history.outcomes[outcome.newest_prior?];
-    (prior.grant? > grant).then_some(prior)
+    outcome.superseding.map(|i| &history.outcomes[i])
 }
 
 /// Counts stale acceptances and appends one violation for each.
 pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u64 {
     let mut count = 0;
     for outcome in history.outcomes.iter().filter(|o| o.accepted) {
+        if outcome.conditional {
+            continue;
+        }
         let Some(prior) = superseding(history, outcome) else {
             continue;
         };
+        debug_assert!(
+            matches!((prior.grant, outcome.grant), (Some(p), Some(g)) if history.newer(p, g)),
+            "{prior:?} does not supersede {outcome:?}"
+        );
         count += 1;
         violations.push(Violation {
             kind: ViolationKind::StaleWrite,
@@ -47,20 +55,21 @@ pub(super) fn write_name(outcome: &Outcome<'_>) -> String {
     format!("{}'s write {}", outcome.client, outcome.write_id)
 }
 
-/// `token 33, granted at 0.004s` for the write of `outcome`, which has a grant.
+/// `token 33, granted at 0.002s` for the write of `outcome`: the time at
+/// which the lock made its grant, not when the client heard of it.
 pub(super) fn grant_text(history: &History<'_>, outcome: &Outcome<'_>) -> String {
     let token = history.write(outcome.write_id).and_then(|w| w.token);
     match outcome.grant {
         Some(g) => format!(
             "{}, granted at {}",
             TokenText(token),
-            Secs(history.grants[g].t_ns)
+            Secs(history.grants[g].lock_t_ns)
         ),
         None => TokenText(token).to_string(),
     }
 }
 
-/// `client1's write client1/1 (token 33, granted at 0.004s)`.
+/// `client1's write client1/1 (token 33, granted at 0.002s)`.
 fn write_text(history: &History<'_>, outcome: &Outcome<'_>) -> String {
     format!("{} ({})", write_name(outcome), grant_text(history, outcome))
 }

@@ -1,6 +1,6 @@
 //! `zombie_write`: the storage accepts a write whose grant is no longer
-//! current (a newer grant exists, or the lock has ended it) before any newer
-//! holder's write was accepted. Fencing tokens cannot stop it, since the
+//! current (the lock had made a newer grant, or had ended this one) before
+//! it accepted any write made under a newer grant. Fencing tokens cannot stop it, since the
 //! storage has not yet seen a newer token; it counts toward the verdict only
 //! when strict.
 
@@ -42,10 +42,19 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
             write!(
                 text,
                 "its grant (granted at {}) had {how} at the lock at {}",
-                Secs(grant.t_ns),
+                Secs(grant.lock_t_ns),
                 Secs(end.t_ns)
             )
             .unwrap();
+            if end.seq < grant.seq {
+                write!(
+                    text,
+                    ", before {} heard of it at {}",
+                    grant.client,
+                    Secs(grant.t_ns)
+                )
+                .unwrap();
+            }
         }
         if let Some(newer) = newer {
             let again = if newer.client == grant.client {
@@ -60,12 +69,12 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
                 text,
                 "{} had been granted the lock{again} at {} ({})",
                 newer.client,
-                Secs(newer.t_ns),
+                Secs(newer.lock_t_ns),
                 TokenText(newer.token)
             )
             .unwrap();
             if end.is_none() {
-                write!(text, ", after its own grant at {}", Secs(grant.t_ns)).unwrap();
+                write!(text, ", after its own grant at {}", Secs(grant.lock_t_ns)).unwrap();
             }
         }
         text.push_str(

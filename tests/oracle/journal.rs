@@ -51,6 +51,41 @@ impl J {
         )
     }
 
+    /// The lock node `lock` hands `client` lease `lease` without a token.
+    pub fn granted_untokened(self, t: u64, lock: &str, client: &str, lease: u64) -> Self {
+        self.push(
+            ev(t, lock, "granted")
+                .with("client", client)
+                .with("lease", lease),
+        )
+    }
+
+    /// `client` believes it holds lease `lease`, won on several lock nodes:
+    /// `ends` lock-node ends take it away (a majority's `acquired`).
+    pub fn acquired_majority(
+        self,
+        t: u64,
+        client: &str,
+        lease: u64,
+        token: Option<u64>,
+        ends: u64,
+    ) -> Self {
+        let e = ev(t, client, "acquired")
+            .with("lease", lease)
+            .with("ttl_ms", 10_000u64)
+            .with("ends", ends);
+        self.push(maybe_token(e, token))
+    }
+
+    /// The lock node `lock` ends `client`'s lease `lease` by expiry.
+    pub fn expired_at(self, t: u64, lock: &str, client: &str, lease: u64) -> Self {
+        self.push(
+            ev(t, lock, "expired")
+                .with("client", client)
+                .with("lease", lease),
+        )
+    }
+
     pub fn released_by_client(self, t: u64, client: &str, lease: u64) -> Self {
         self.push(ev(t, client, "released").with("lease", lease))
     }
@@ -108,6 +143,20 @@ impl J {
             .with("client", client);
         let e = maybe_token(e, token).with("value", value).with("key", key);
         self.push(e)
+    }
+
+    /// An acceptance the storage made because `write`'s precondition (a
+    /// version compare-and-set) held on its current state.
+    pub fn accepted_if(self, t: u64, write: &str, key: &str, value: i64, version: u64) -> Self {
+        let client = write.split('/').next().unwrap();
+        self.push(
+            ev(t, "storage", "accepted")
+                .with("write", write)
+                .with("client", client)
+                .with("value", value)
+                .with("key", key)
+                .with("precondition", format!("version {version}")),
+        )
     }
 
     pub fn rejected(self, t: u64, write: &str, token: Option<u64>) -> Self {

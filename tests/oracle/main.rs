@@ -2,6 +2,7 @@
 //! `fencesim::oracle::check`.
 
 mod counts;
+mod explored;
 mod journal;
 mod lost_update;
 mod reference;
