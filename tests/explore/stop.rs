@@ -201,60 +201,6 @@ fn the_summary_says_when_the_failing_seed_list_was_cut() {
 }
 
 #[test]
-fn a_run_that_never_ends_is_an_error_with_its_repro_and_the_sweep_goes_on() {
-    // An UPDATE whose subquery counts for ever: no simulated limit ends it.
-    let file = temp("loop.toml");
-    std::fs::write(
-        &file,
-        r#"name = "sql-loop"
-description = "An UPDATE whose subquery never ends."
-[lock]
-design = "lease"
-ttl = "10s"
-[storage]
-design = "sql"
-update = "UPDATE kv SET value = :value, lock_token = :token WHERE key = :key AND lock_token <= :token AND (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c) > 0"
-[[clients]]
-name = "client1"
-"#,
-    )
-    .unwrap();
-    let path = file.to_str().unwrap();
-    let (code, out, _) = fencesim(&["run", path, "--json", "--run-timeout", "1s"]);
-    assert_eq!(code, 3, "{out}");
-    let run: Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(run["verdict"], "error");
-    assert_eq!(run["outcome"], "timed_out");
-    assert!(run["repro"].as_str().unwrap().contains("--seed 1"));
-    let (code, out, _) = fencesim(&[
-        "explore",
-        path,
-        "--seeds",
-        "0..3",
-        "--faults",
-        "scenario",
-        "--json",
-        "--run-timeout",
-        "1s",
-    ]);
-    std::fs::remove_file(&file).unwrap();
-    assert_eq!(code, 3, "{out}");
-    let lines = json_lines(&out);
-    let s = summary(&lines);
-    assert_eq!(
-        (s["seeds"].as_u64(), s["timed_out"].as_u64()),
-        (Some(3), Some(3))
-    );
-    let seeds = failing(&lines);
-    assert_eq!(seeds.len(), 3);
-    assert!(lines[..3]
-        .iter()
-        .all(|l| l["verdict"] == "error" && l["repro"].is_string()));
-    let (code, _, err) = fencesim(&["run", UNFENCED, "--run-timeout", "soon"]);
-    assert_eq!(code, 2, "{err}");
-}
-
-#[test]
 fn exhaustive_pairs_are_counted_before_they_run_and_capped() {
     // Two clients, a hundred rounds each: thousands of injections, millions
     // of pairs.
