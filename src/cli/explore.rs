@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use super::{load, repro_command_faults, Status};
 use crate::design::catalog::Registry;
+use crate::escape;
 use crate::explore::exhaustive::{self, ExhaustiveResult};
 use crate::explore::shard::Shard;
 use crate::explore::sweep::{self, FaultMode, SeedReport, SweepOptions, SweepSummary};
@@ -55,11 +56,11 @@ fn sweep(scenario: &Scenario, options: &Options) -> Status {
         let mut out = std::io::stdout().lock();
         for f in &summary.failures {
             let line = f.json(&repro(scenario, f.seed, o.faults));
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", escape::json_line(&line.to_string()));
         }
-        let _ = writeln!(out, "{}", summary.json(o));
+        let _ = writeln!(out, "{}", escape::json_line(&summary.json(o).to_string()));
     } else {
-        print!("{}", human(scenario, o, &summary));
+        print!("{}", escape::terminal_lines(&human(scenario, o, &summary)));
     }
     if summary.crashed > 0 {
         Status::Internal
@@ -81,8 +82,8 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     writeln!(
         out,
         "explore   {} ({}), seeds {}..{}{shard}, faults {}, {} jobs",
-        scenario.name,
-        scenario.file,
+        escape::terminal(&scenario.name),
+        escape::terminal(&scenario.file),
         o.seeds.start,
         o.seeds.end,
         o.faults.as_str(),
@@ -184,7 +185,7 @@ fn exhaustive(scenario: &Scenario, depth: u8, options: &Options) -> Status {
         for (faults, report) in &result.breaking {
             let mut line = report.json(&super::repro_command(&scenario.file, scenario.seed));
             line["injected"] = faults.iter().map(describe).collect::<Vec<_>>().into();
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", escape::json_line(&line.to_string()));
         }
         let summary = serde_json::json!({
             "summary": true,
@@ -198,7 +199,10 @@ fn exhaustive(scenario: &Scenario, depth: u8, options: &Options) -> Status {
         });
         let _ = writeln!(out, "{summary}");
     } else {
-        print!("{}", exhaustive_human(scenario, depth, &result));
+        print!(
+            "{}",
+            escape::terminal_lines(&exhaustive_human(scenario, depth, &result))
+        );
     }
     let crashed = result.breaking.iter().any(|(_, r)| r.crashed());
     if crashed {
@@ -216,8 +220,8 @@ fn exhaustive_human(scenario: &Scenario, depth: u8, r: &ExhaustiveResult) -> Str
     writeln!(
         out,
         "exhaustive {} ({}), seed {}, depth {depth}: {} injections in the menu, {} tried in {}",
-        scenario.name,
-        scenario.file,
+        escape::terminal(&scenario.name),
+        escape::terminal(&scenario.file),
         scenario.seed,
         r.menu.len(),
         r.tried,

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::{load, repro_command, shell_quote, Status};
 use crate::design::catalog::Registry;
+use crate::escape;
 use crate::explore::describe;
 use crate::explore::shrink::{self, NotFailing};
 use crate::explore::sweep::FaultMode;
@@ -42,7 +43,7 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         Err(NotFailing(report)) => {
             eprintln!(
                 "seed {seed} of {} does not violate (verdict {}, outcome {}): nothing to shrink",
-                scenario.file,
+                escape::terminal(&scenario.file),
                 report.verdict.as_str(),
                 report.outcome
             );
@@ -76,17 +77,17 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
     }
     println!(
         "shrink    {} seed {seed}, faults {}: {} runs",
-        scenario.file,
+        escape::terminal(&scenario.file),
         options.faults.as_str(),
         shrunk.runs
     );
     println!("before    {} faults", shrunk.before.len());
     for f in &shrunk.before {
-        println!("  {}", describe(f));
+        println!("  {}", escape::terminal(&describe(f)));
     }
     println!("after     {} faults", shrunk.after.len());
     for f in &shrunk.after {
-        println!("  {}", describe(f));
+        println!("  {}", escape::terminal(&describe(f)));
     }
     let r = &shrunk.run.report;
     println!(
@@ -96,12 +97,12 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         r.accepted_writes,
         r.rejected_writes
     );
-    println!("wrote     {out_text}");
+    println!("wrote     {}", escape::terminal(&out_text));
     let mut repro = repro_command(&out_text, seed);
     if let Some(cut) = repro.rfind(" --seed") {
         repro.truncate(cut);
     }
-    println!("repro     {repro}");
+    println!("repro     {}", escape::terminal(&repro));
     if r.verdict == Verdict::Violation {
         Status::Ok
     } else {

@@ -17,6 +17,7 @@
 //! `#selftest-result`; script errors are written into the page as
 //! `.script-error`. `.ci/run` checks both in headless Chromium.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::json;
@@ -25,6 +26,7 @@ use sim::journal::Event;
 use super::belief::{lease_bars, local_seconds, seconds, token_text, Beliefs};
 use super::step::{steps, verdict_text};
 use super::Subject;
+use crate::escape::html as esc;
 use crate::events;
 use crate::oracle::Verdict;
 
@@ -407,13 +409,17 @@ impl Layout {
             }
         }
         // Messages.
-        let mut sent: Vec<(u64, usize)> = Vec::new();
+        // Each message's first send, by id: a map, so that drawing the
+        // arrows costs time linear in the journal (times a logarithm).
+        let mut sent: BTreeMap<u64, usize> = BTreeMap::new();
         for (i, e) in events.iter().enumerate() {
             let Some(id) = e.u64("id") else { continue };
             match e.kind.as_str() {
-                "send" => sent.push((id, i)),
+                "send" => {
+                    sent.entry(id).or_insert(i);
+                }
                 "deliver" | "drop" => {
-                    let Some(&(_, si)) = sent.iter().find(|(m, _)| *m == id) else {
+                    let Some(&si) = sent.get(&id) else {
                         continue;
                     };
                     let from = &events[si].node;
@@ -569,21 +575,6 @@ fn short_seconds(ns: u64) -> String {
             .trim_end_matches('0')
             .to_owned()
     }
-}
-
-/// HTML-escaped text.
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// JSON safe inside `<script>`: `<` only occurs in strings, where `\u003c`
