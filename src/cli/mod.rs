@@ -8,6 +8,7 @@
 
 mod check;
 mod explore;
+mod files;
 mod output;
 mod report;
 mod run;
@@ -75,6 +76,10 @@ enum Command {
         /// Also write the journal (the whole trace) to this file, as JSON Lines.
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Replace the --trace file if it exists (a link is replaced, never
+        /// followed).
+        #[arg(long)]
+        force: bool,
         /// `random` adds the seed's random fault schedule (as `explore` draws
         /// it) to the scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
@@ -115,6 +120,9 @@ enum Command {
         /// Where to write the shrunk scenario (default: STEM-seed-N-shrunk.toml).
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace the output file even if shrink did not write it.
+        #[arg(long)]
+        force: bool,
         /// The faults the seed failed with, as for `explore`.
         #[arg(long, value_enum, default_value_t = FaultsArg::Random)]
         faults: FaultsArg,
@@ -149,6 +157,10 @@ enum Command {
         /// The directory to write into (created if missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Replace existing files even if an earlier `report` did not write
+        /// them.
+        #[arg(long)]
+        force: bool,
     },
     /// List the designs and their keys.
     Designs,
@@ -196,6 +208,7 @@ pub fn main() -> ExitCode {
             deliveries,
             width,
             trace,
+            force,
             faults,
         } => run::run(
             &registry,
@@ -206,6 +219,7 @@ pub fn main() -> ExitCode {
                 deliveries,
                 width: width as usize,
                 trace,
+                force,
                 random_faults: faults == FaultsArg::Random,
             },
         ),
@@ -236,6 +250,7 @@ pub fn main() -> ExitCode {
             file,
             seed,
             out,
+            force,
             faults,
         } => shrink::shrink(
             &registry,
@@ -243,12 +258,18 @@ pub fn main() -> ExitCode {
             shrink::Options {
                 seed,
                 out,
+                force,
                 faults: faults.into(),
             },
         ),
         Command::Check { paths } => check::check(&registry, &paths),
         Command::Step { file, seed, width } => step::step(&registry, &file, seed, width as usize),
-        Command::Report { paths, seed, out } => report::report(&registry, &paths, seed, &out),
+        Command::Report {
+            paths,
+            seed,
+            out,
+            force,
+        } => report::report(&registry, &paths, seed, &out, force),
         Command::Designs => {
             print!("{}", output::designs(&registry));
             Status::Ok

@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::files::{self, Replace};
 use super::{load, repro_command, shell_quote, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
@@ -17,9 +18,14 @@ use crate::explore::sweep::FaultMode;
 use crate::oracle::Verdict;
 use crate::scenario::to_toml;
 
+/// How every scenario `shrink` writes begins.
+const HEADER: &str = "# Written by `fencesim shrink ";
+
 pub(super) struct Options {
     pub seed: u64,
     pub out: Option<PathBuf>,
+    /// Replace the output file even if shrink did not write it (`--force`).
+    pub force: bool,
     pub faults: FaultMode,
 }
 
@@ -38,6 +44,26 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         return Status::Invalid;
     };
     let seed = options.seed;
+    let out = options.out.unwrap_or_else(|| {
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("scenario");
+        PathBuf::from(format!("{stem}-seed-{seed}-shrunk.toml"))
+    });
+    let replace = if options.force {
+        Replace::Force
+    } else {
+        Replace::Own
+    };
+    // A file that starts with shrink's header is one shrink wrote: running
+    // the same shrink again replaces it.
+    let own = |path: &Path| files::starts_with(path, HEADER);
+    // Refused before the (long) shrinking, and checked again when writing.
+    if let Err(e) = files::check_target(&out, replace, own) {
+        eprintln!("error: --out: {e}");
+        return Status::Invalid;
+    }
     let shrunk = match shrink::shrink(&scenario, seed, options.faults) {
         Ok(s) => s,
         Err(NotFailing(report)) => {
@@ -54,25 +80,19 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
             };
         }
     };
-    let out = options.out.unwrap_or_else(|| {
-        let stem = file
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("scenario");
-        PathBuf::from(format!("{stem}-seed-{seed}-shrunk.toml"))
-    });
     let out_text = out.display().to_string();
     let header = format!(
-        "# Written by `fencesim shrink {} --seed {seed}`: the smallest fault schedule found\n\
+        "{HEADER}{} --seed {seed}`: the smallest fault schedule found\n\
          # that still breaks the design. `fencesim run {}` replays it; it has no [expect],\n\
          # so run exits 1 while the bug is there and 0 once the design is fixed.\n\n",
-        shell_quote(&scenario.file),
-        shell_quote(&out_text)
+        escape::terminal(&shell_quote(&scenario.file)),
+        escape::terminal(&shell_quote(&out_text))
     );
     let mut shrunk_scenario = shrunk.scenario.clone();
     shrunk_scenario.file = out_text.clone();
-    if let Err(e) = std::fs::write(&out, header + &to_toml(&shrunk_scenario)) {
-        eprintln!("error: cannot write {out_text}: {e}");
+    let text = header + &to_toml(&shrunk_scenario);
+    if let Err(e) = files::write(&out, text.as_bytes(), replace, own) {
+        eprintln!("error: --out: {e}");
         return Status::Invalid;
     }
     println!(
