@@ -74,7 +74,9 @@ out="$(/usr/bin/chromium --headless --no-sandbox --disable-gpu \
     --dump-dom "file://$work/page.html" 2>/dev/null)"
 result="$(sed -n '/<pre id="out">/,/<\/pre>/p' <<<"$out")"
 count="$(ls "$dir"/*.md | grep -vc '/index.md$')"
-if ! grep -q "done $count" <<<"$result" || grep -q '^\(ERROR\|EMPTY\)' <<<"$result"; then
+oks="$(grep -cE '(^|>)ok ' <<<"$result" || true)"
+if ! grep -q "done $count" <<<"$result" || [ "$oks" != "$count" ] \
+    || grep -q '^\(ERROR\|EMPTY\)' <<<"$result"; then
     echo "mermaid check failed:" >&2
     echo "$result" >&2
     exit 1

@@ -223,12 +223,14 @@ fn index_md(entries: &[Entry]) -> String {
     for e in entries {
         writeln!(
             out,
-            "| [{n}]({n}.md) | {} | {} | {} | [html]({n}.html) | [perfetto]({n}.trace.json) | \
-             [jsonl]({n}.jsonl) | `{}` |",
+            "| [{}]({n}.md) | {} | {} | {} | [html]({n}.html) | [perfetto]({n}.trace.json) | \
+             [jsonl]({n}.jsonl) | {} |",
+            escape::markdown(&e.name),
             e.verdict,
             e.expectations,
             e.events,
-            reproducible_command(&e.file, e.seed),
+            // In a table, even a code span needs its `|` escaped (GFM).
+            escape::code_span(&reproducible_command(&e.file, e.seed)).replace('|', "\\|"),
             n = e.name
         )
         .unwrap();

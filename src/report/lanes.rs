@@ -179,8 +179,8 @@ pub fn lanes_limited(
             let left_out = tail_from - head;
             writeln!(
                 out,
-                "{:>time_width$}  … {left_out} events not shown (of {rows}); \
-                 `fencesim step` and `fencesim report` show them all",
+                "{:>time_width$}  … {left_out} of {rows} rows not shown; \
+                 `fencesim step` and `fencesim report` show every event",
                 "…"
             )
             .unwrap();

@@ -183,7 +183,7 @@ fn report_does_not_replace_a_readme_nor_its_index_with_a_scenario() {
     assert!(page.starts_with("# \\_index\n"), "{page}");
     let listing = std::fs::read_to_string(out.join("index.md")).unwrap();
     assert!(listing.starts_with("# fencesim reports"), "{listing}");
-    assert!(listing.contains("[_index](_index.md)"), "{listing}");
+    assert!(listing.contains("[\\_index](_index.md)"), "{listing}");
 
     // Its own earlier output is replaced; a file it did not write is kept.
     std::fs::write(out.join("notes.md"), "mine\n").unwrap();
@@ -236,7 +236,7 @@ fn run_caps_its_lanes_for_a_long_journal() {
         unfenced_as("long", "many rounds").replace("work = \"1s\"", "work = \"1s\"\nrounds = 60");
     let file = write(&dir, "long.toml", &text);
     let (_, stdout, stderr) = fencesim(&["run", arg(&file)]);
-    assert!(stdout.contains("events not shown"), "{stdout}{stderr}");
+    assert!(stdout.contains("rows not shown"), "{stdout}{stderr}");
     let lanes = stdout.lines().filter(|l| l.contains('│')).count();
     assert!(lanes <= 400, "{lanes} lane rows");
     assert!(stdout.contains("repro"), "the end is still printed");
