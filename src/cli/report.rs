@@ -1,6 +1,13 @@
-//! `fencesim report PATH… [--seed N] --out DIR`: for every scenario under the
-//! paths, `NAME.md`, `NAME.html`, `NAME.trace.json` and `NAME.jsonl`, plus
-//! `index.html` and `index.md` linking them.
+//! `fencesim report PATH… [--seed N] --out DIR [--force]`: for every
+//! scenario under the paths, `NAME.md`, `NAME.html`, `NAME.trace.json` and
+//! `NAME.jsonl`, plus `index.html` and `index.md` linking them, and the
+//! manifest `.fencesim-report` listing what it wrote.
+//!
+//! `NAME` is the scenario's name made a safe file stem
+//! ([`files::file_stem`]). A file that exists and is not listed in the
+//! manifest (a `README.md`, notes) is never replaced without `--force`, and
+//! a link is never followed; every refusal is reported, before anything is
+//! written, and makes the exit status 2.
 //!
 //! Everything written is byte-deterministic: no dates, no environment, the
 //! scenario paths as given, and the repro command always spelled

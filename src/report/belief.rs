@@ -103,7 +103,7 @@ pub enum NodeState {
 /// What a step's sentence needs (the lease that ended, the grants since)
 /// is found through indexes, and the state *before* an event is a small
 /// copy of the current holders and beliefs over the shared history (see
-/// [`Beliefs::apply_keeping_before`]): explaining a whole journal costs time
+/// `apply_keeping_before`): explaining a whole journal costs time
 /// linear in it (times a logarithm), never a copy of the history per event.
 #[derive(Clone, Debug)]
 pub struct Beliefs {
