@@ -190,13 +190,15 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with status 0; usage errors to
-            // stderr with status 2, as the contract says.
+            // stderr with status 2, as the contract says. An error quotes
+            // the argument: shown escaped, like everything a user did not
+            // write to fencesim.
+            if e.use_stderr() {
+                eprint!("{}", crate::escape::terminal_lines(&e.render().to_string()));
+                return Status::Invalid.into();
+            }
             let _ = e.print();
-            return if e.use_stderr() {
-                Status::Invalid.into()
-            } else {
-                Status::Ok.into()
-            };
+            return Status::Ok.into();
         }
     };
     let registry = Registry::builtin();

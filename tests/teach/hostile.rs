@@ -120,6 +120,10 @@ fn no_control_character_reaches_the_terminal() {
     assert!(stderr.contains("key\\x1b[2J"), "{stderr}");
     assert_eq!(raw_controls(&stdout), []);
     assert_eq!(raw_controls(&stderr), [], "{stderr:?}");
+    // So do the command line's errors, which quote the argument.
+    let (code, _, stderr) = fencesim(&["run", arg(&file), "--seed", "1\x07\u{9b}2J"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(raw_controls(&stderr), [], "{stderr:?}");
 }
 
 #[test]
