@@ -123,38 +123,41 @@ pub fn page(s: &Subject<'_>) -> String {
 /// The embedded data: the journal (canonical JSON of every event) and, per
 /// step, its cursor position, sentence and beliefs.
 fn data(s: &Subject<'_>, layout: &Layout) -> String {
-    let mut journal = String::from("[");
+    // Written as it goes, one event and one step at a time: a long journal
+    // never has a second copy as a JSON tree.
+    let mut out = String::from("{\"journal\":[");
     for (i, e) in s.journal.events().iter().enumerate() {
         if i > 0 {
-            journal.push_str(",\n");
+            out.push_str(",\n");
         }
-        e.write_json(&mut journal);
+        e.write_json(&mut out);
     }
-    journal.push(']');
+    out.push_str("],\n\"steps\":[");
     let mut beliefs = Beliefs::new(s.journal);
-    let steps: Vec<_> = steps(s.journal, s.report)
+    for (i, (step, e)) in steps(s.journal, s.report)
         .into_iter()
         .zip(s.journal.events())
-        .map(|(step, e)| {
-            beliefs.apply(e);
-            json!({
-                "x": layout.x[step.seq as usize].round() as i64,
-                "t": seconds(step.t_ns),
-                "node": step.node,
-                "phrase": step.phrase,
-                "sentence": step.sentence,
-                "violations": step.violations,
-                "beliefs": belief_rows(&beliefs),
-                "msg": if e.kind == "send" || e.kind == "deliver" || e.kind == "drop" { e.u64("id") } else { None },
-            })
-        })
-        .collect();
+        .enumerate()
+    {
+        beliefs.apply(e);
+        let value = json!({
+            "x": layout.x[step.seq as usize].round() as i64,
+            "t": seconds(step.t_ns),
+            "node": step.node,
+            "phrase": step.phrase,
+            "sentence": step.sentence,
+            "violations": step.violations,
+            "beliefs": belief_rows(&beliefs),
+            "msg": if e.kind == "send" || e.kind == "deliver" || e.kind == "drop" { e.u64("id") } else { None },
+        });
+        if i > 0 {
+            out.push(',');
+        }
+        write!(out, "{value}").unwrap();
+    }
     let violations: Vec<u64> = s.report.violations.iter().map(|v| v.seq).collect();
-    format!(
-        "{{\"journal\":{journal},\n\"steps\":{},\n\"violations\":{}}}",
-        serde_json::Value::from(steps),
-        json!(violations)
-    )
+    write!(out, "],\n\"violations\":{}}}", json!(violations)).unwrap();
+    out
 }
 
 /// `[node, believes, truly]` for every client, then `[lock, "", holder]`.
