@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod design;
+pub mod escape;
 pub mod events;
 pub mod explore;
 pub mod oracle;

@@ -7,6 +7,7 @@ use sim::Outcome;
 
 use super::{load, repro_command, Status};
 use crate::design::catalog::Registry;
+use crate::escape;
 use crate::runner::{self, ScenarioRun};
 
 pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
@@ -20,7 +21,10 @@ pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
     let mut status = Status::Ok;
     for path in paths {
         if let Err(e) = collect(path, &mut files) {
-            eprintln!("error: {}: {e}", path.display());
+            eprintln!(
+                "error: {}: {e}",
+                escape::terminal(&path.display().to_string())
+            );
             status = status.max(Status::Invalid);
         }
     }
@@ -41,18 +45,21 @@ pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
             failures.push(failure(&scenario.file, &first, deterministic));
         }
         rows.push(Row {
-            name: scenario.name.clone(),
+            name: escape::terminal(&scenario.name),
             run: first,
             deterministic,
             status: row_status,
         });
     }
-    print!("{}", table(&rows, &invalid));
+    print!("{}", escape::terminal_lines(&table(&rows, &invalid)));
     for f in &failures {
-        println!("{f}");
+        println!("{}", escape::terminal_lines(f));
     }
     for file in &invalid {
-        println!("INVALID {file}: not a valid scenario (its error is on stderr)");
+        println!(
+            "INVALID {}: not a valid scenario (its error is on stderr)",
+            escape::terminal(file)
+        );
     }
     if files.is_empty() && status == Status::Ok {
         eprintln!("error: no scenario files (*.toml) found");
@@ -74,6 +81,7 @@ fn row_status(run: &ScenarioRun, deterministic: bool) -> Status {
 }
 
 fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
+    let file = &escape::terminal(file);
     let mut why = Vec::new();
     if !deterministic {
         why.push("non-deterministic: two runs with the same seed gave different traces".to_owned());

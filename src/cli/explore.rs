@@ -35,6 +35,7 @@ use serde_json::Value;
 
 use super::{load, repro_command_faults, Status};
 use crate::design::catalog::Registry;
+use crate::escape;
 use crate::explore::exhaustive::{self, ExhaustiveResult};
 use crate::explore::resume::{self, Resumed, Sessions};
 use crate::explore::shard::Shard;
@@ -149,7 +150,7 @@ fn sweep(scenario: &Scenario, options: &Options, resumed: Option<Resumed>) -> St
     let write = |out: &mut std::io::StdoutLock<'_>, line: &Value| {
         // A closed stdout (`| head`) must not stop the sweep; it still ends
         // with its status.
-        let _ = writeln!(out, "{line}");
+        let _ = writeln!(out, "{}", escape::json_line(&line.to_string()));
         let _ = out.flush();
     };
     let with_scenario = |mut line: Value| {
@@ -217,7 +218,7 @@ fn sweep(scenario: &Scenario, options: &Options, resumed: Option<Resumed>) -> St
         }
         return status(&last, signal);
     }
-    print!("{}", human(scenario, o, &summary));
+    print!("{}", escape::terminal_lines(&human(scenario, o, &summary)));
     if let Some(signal) = signal {
         println!("{}", stopped_note(&summary, signal, false));
     }
@@ -332,8 +333,8 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     writeln!(
         out,
         "explore   {} ({}), seeds {}..{}{shard}, faults {}, {} jobs",
-        scenario.name,
-        scenario.file,
+        escape::terminal(&scenario.name),
+        escape::terminal(&scenario.file),
         o.seeds.start,
         o.seeds.end,
         o.faults.as_str(),
@@ -523,7 +524,7 @@ fn exhaustive(scenario: &Scenario, depth: u8, options: &Options) -> Status {
         for (faults, report) in &result.breaking {
             let mut line = report.json(&super::repro_command(&scenario.file, scenario.seed));
             line["injected"] = faults.iter().map(describe).collect::<Vec<_>>().into();
-            let _ = writeln!(out, "{line}");
+            let _ = writeln!(out, "{}", escape::json_line(&line.to_string()));
         }
         let summary = serde_json::json!({
             "summary": true,
@@ -537,7 +538,10 @@ fn exhaustive(scenario: &Scenario, depth: u8, options: &Options) -> Status {
         });
         let _ = writeln!(out, "{summary}");
     } else {
-        print!("{}", exhaustive_human(scenario, depth, &result));
+        print!(
+            "{}",
+            escape::terminal_lines(&exhaustive_human(scenario, depth, &result))
+        );
     }
     let crashed = result.breaking.iter().any(|(_, r)| r.outcome.is_error());
     if crashed {
@@ -555,8 +559,8 @@ fn exhaustive_human(scenario: &Scenario, depth: u8, r: &ExhaustiveResult) -> Str
     writeln!(
         out,
         "exhaustive {} ({}), seed {}, depth {depth}: {} injections in the menu, {} tried in {}",
-        scenario.name,
-        scenario.file,
+        escape::terminal(&scenario.name),
+        escape::terminal(&scenario.file),
         scenario.seed,
         r.menu.len(),
         r.tried,

@@ -10,6 +10,7 @@
 
 mod check;
 mod explore;
+mod files;
 mod output;
 mod report;
 mod run;
@@ -148,6 +149,10 @@ enum Command {
         /// Also write the journal (the whole trace) to this file, as JSON Lines.
         #[arg(long, value_name = "FILE")]
         trace: Option<PathBuf>,
+        /// Replace the --trace file if it exists (a link is replaced, never
+        /// followed).
+        #[arg(long)]
+        force: bool,
         /// `random` adds the seed's random fault schedule (as `explore` draws
         /// it) to the scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
@@ -196,6 +201,9 @@ enum Command {
         /// Where to write the shrunk scenario (default: STEM-seed-N-shrunk.toml).
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace the output file even if shrink did not write it.
+        #[arg(long)]
+        force: bool,
         /// The faults the seed failed with, as for `explore`.
         #[arg(long, value_enum, default_value_t = FaultsArg::Random)]
         faults: FaultsArg,
@@ -230,6 +238,10 @@ enum Command {
         /// The directory to write into (created if missing).
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
+        /// Replace existing files even if an earlier `report` did not write
+        /// them.
+        #[arg(long)]
+        force: bool,
     },
     /// List the designs and their keys.
     Designs,
@@ -259,13 +271,15 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with status 0; usage errors to
-            // stderr with status 2, as the contract says.
+            // stderr with status 2, as the contract says. An error quotes
+            // the argument: shown escaped, like everything a user did not
+            // write to fencesim.
+            if e.use_stderr() {
+                eprint!("{}", crate::escape::terminal_lines(&e.render().to_string()));
+                return Status::Invalid.into();
+            }
             let _ = e.print();
-            return if e.use_stderr() {
-                Status::Invalid.into()
-            } else {
-                Status::Ok.into()
-            };
+            return Status::Ok.into();
         }
     };
     sim::run::set_default_run_timeout(cli.run_timeout.0);
@@ -278,6 +292,7 @@ pub fn main() -> ExitCode {
             deliveries,
             width,
             trace,
+            force,
             faults,
         } => run::run(
             &registry,
@@ -288,6 +303,7 @@ pub fn main() -> ExitCode {
                 deliveries,
                 width: width as usize,
                 trace,
+                force,
                 random_faults: faults == FaultsArg::Random,
             },
         ),
@@ -328,6 +344,7 @@ pub fn main() -> ExitCode {
             file,
             seed,
             out,
+            force,
             faults,
         } => shrink::shrink(
             &registry,
@@ -335,12 +352,18 @@ pub fn main() -> ExitCode {
             shrink::Options {
                 seed,
                 out,
+                force,
                 faults: faults.into(),
             },
         ),
         Command::Check { paths } => check::check(&registry, &paths),
         Command::Step { file, seed, width } => step::step(&registry, &file, seed, width as usize),
-        Command::Report { paths, seed, out } => report::report(&registry, &paths, seed, &out),
+        Command::Report {
+            paths,
+            seed,
+            out,
+            force,
+        } => report::report(&registry, &paths, seed, &out, force),
         Command::Designs => {
             print!("{}", output::designs(&registry));
             Status::Ok

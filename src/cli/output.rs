@@ -6,12 +6,22 @@ use serde_json::json;
 use sim::journal::seconds;
 
 use crate::design::catalog::{Registry, Role, CLIENT_KEYS};
+use crate::escape;
 use crate::oracle::Verdict;
-use crate::report::lanes::{lanes, LanesOptions};
+use crate::report::lanes::{lanes_limited, LanesOptions};
 use crate::runner::ScenarioRun;
 use crate::scenario::Scenario;
 
+/// The most lane rows `run` prints: the first and last halves, with a line
+/// saying how many were left out. A huge run must not print gigabytes.
+pub(crate) const MAX_LANE_ROWS: usize = 400;
+
+/// The most violations (and rejections) `run` explains; `--json` has them all.
+const MAX_EXPLAINED: usize = 20;
+
 /// The human report of one run: verdict, violations explained, lanes, repro.
+/// Text from the scenario is escaped for the terminal
+/// ([`escape::terminal_lines`]; the lanes escape their own).
 pub(crate) fn run_human(
     scenario: &Scenario,
     run: &ScenarioRun,
@@ -21,7 +31,14 @@ pub(crate) fn run_human(
     let mut out = String::new();
     let result = &run.result;
     let rep = &run.report;
-    writeln!(out, "scenario  {} ({})", scenario.name, scenario.file).unwrap();
+    let t = escape::terminal;
+    writeln!(
+        out,
+        "scenario  {} ({})",
+        t(&scenario.name),
+        t(&scenario.file)
+    )
+    .unwrap();
     if !scenario.description.is_empty() {
         for line in wrap(&scenario.description, 78) {
             writeln!(out, "          {line}").unwrap();
@@ -37,7 +54,9 @@ pub(crate) fn run_human(
     )
     .unwrap();
     writeln!(out).unwrap();
-    out.push_str(&lanes(&result.journal, &run.nodes, lanes_options));
+    let head = escape::terminal_lines(&out);
+    let lanes = lanes_limited(&result.journal, &run.nodes, lanes_options, MAX_LANE_ROWS);
+    let mut out = String::new();
     writeln!(out).unwrap();
     let verdict = match rep.verdict {
         Verdict::Safe => "SAFE: the storage accepted no stale write".to_owned(),
@@ -73,12 +92,21 @@ pub(crate) fn run_human(
         rep.overlapping_leases
     )
     .unwrap();
-    for v in &rep.violations {
+    for v in rep.violations.iter().take(MAX_EXPLAINED) {
         writeln!(out).unwrap();
         writeln!(out, "{} (event {}):", v.kind, v.seq).unwrap();
         for line in wrap(&v.explanation, 76) {
             writeln!(out, "  {line}").unwrap();
         }
+    }
+    if rep.violations.len() > MAX_EXPLAINED {
+        writeln!(out).unwrap();
+        writeln!(
+            out,
+            "… and {} more violations (`run --json` lists them all)",
+            rep.violations.len() - MAX_EXPLAINED
+        )
+        .unwrap();
     }
     let rejections: Vec<_> = result
         .journal
@@ -88,14 +116,22 @@ pub(crate) fn run_human(
         .collect();
     if rep.violations.is_empty() && !rejections.is_empty() {
         writeln!(out).unwrap();
-        for e in rejections {
+        if rejections.len() > MAX_EXPLAINED {
+            writeln!(
+                out,
+                "{} writes rejected; the first {MAX_EXPLAINED}:",
+                rejections.len()
+            )
+            .unwrap();
+        }
+        for e in rejections.into_iter().take(MAX_EXPLAINED) {
             let line = format!(
                 "{} rejected {}'s write {} at {}: {}.",
-                e.node,
-                e.str("client").unwrap_or("?"),
-                e.str("write").unwrap_or("?"),
+                t(&e.node),
+                t(e.str("client").unwrap_or("?")),
+                t(e.str("write").unwrap_or("?")),
                 seconds(e.t_ns),
-                e.str("reason").unwrap_or("refused"),
+                t(e.str("reason").unwrap_or("refused")),
             );
             writeln!(out, "{line}").unwrap();
         }
@@ -120,7 +156,9 @@ pub(crate) fn run_human(
             writeln!(
                 out,
                 "  {mark} {} = {} (got {})",
-                e.key, e.expected, e.actual
+                t(e.key),
+                t(&e.expected.to_string()),
+                t(&e.actual.to_string())
             )
             .unwrap();
         }
@@ -154,8 +192,8 @@ pub(crate) fn run_human(
     }
     writeln!(out).unwrap();
     writeln!(out, "trace     {}", run.trace_hash()).unwrap();
-    writeln!(out, "repro     {repro}").unwrap();
-    out
+    writeln!(out, "repro     {}", t(repro)).unwrap();
+    head + &lanes + &escape::terminal_lines(&out)
 }
 
 /// The `--json` object: the contract's fields, then extras.
@@ -208,7 +246,7 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
         })).collect::<Vec<_>>(),
         "repro": repro,
     });
-    value.to_string()
+    escape::json_line(&value.to_string())
 }
 
 /// `label` in the 10-column margin, then `text` wrapped beside it.

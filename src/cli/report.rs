@@ -1,19 +1,30 @@
-//! `fencesim report PATH… [--seed N] --out DIR`: for every scenario under the
-//! paths, `NAME.md`, `NAME.html`, `NAME.trace.json` and `NAME.jsonl`, plus
-//! `index.html` and `index.md` linking them.
+//! `fencesim report PATH… [--seed N] --out DIR [--force]`: for every
+//! scenario under the paths, `NAME.md`, `NAME.html`, `NAME.trace.json` and
+//! `NAME.jsonl`, plus `index.html` and `index.md` linking them, and the
+//! manifest `.fencesim-report` listing what it wrote.
+//!
+//! `NAME` is the scenario's name made a safe file stem
+//! ([`files::file_stem`]). A file that exists and is not listed in the
+//! manifest (a `README.md`, notes) is never replaced without `--force`, and
+//! a link is never followed; every refusal is reported, before anything is
+//! written, and makes the exit status 2.
 //!
 //! Everything written is byte-deterministic: no dates, no environment, the
 //! scenario paths as given, and the repro command always spelled
 //! `fencesim run FILE --seed N`.
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::check::collect;
+use super::files::{self, file_stem, Replace, INDEX_FILES, MANIFEST};
 use super::{load, reproducible_command, Status};
 use crate::design::catalog::Registry;
+use crate::escape;
 use crate::report::{html, markdown, perfetto, Subject};
 use crate::runner;
+use crate::scenario::Scenario;
 
 /// One scenario's line in the index.
 struct Entry {
@@ -31,12 +42,13 @@ pub(super) fn report(
     paths: &[PathBuf],
     seed: Option<u64>,
     out: &Path,
+    force: bool,
 ) -> Status {
     let mut files = Vec::new();
     let mut status = Status::Ok;
     for path in paths {
         if let Err(e) = collect(path, &mut files) {
-            eprintln!("error: {}: {e}", path.display());
+            eprintln!("error: {}: {e}", shown(path));
             status = status.max(Status::Invalid);
         }
     }
@@ -44,25 +56,88 @@ pub(super) fn report(
         eprintln!("error: no scenario files (*.toml) found");
         return Status::Invalid;
     }
-    if let Err(e) = std::fs::create_dir_all(out) {
-        eprintln!("error: cannot create {}: {e}", out.display());
+    if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) {
+        eprintln!(
+            "error: --out {} is a symbolic link: fencesim does not write through links; \
+             give the directory it points to",
+            shown(out)
+        );
         return Status::Invalid;
     }
-    let mut entries: Vec<Entry> = Vec::new();
+    if let Err(e) = std::fs::create_dir_all(out) {
+        eprintln!("error: cannot create {}: {e}", shown(out));
+        return Status::Invalid;
+    }
+    let owned = match files::manifest(out) {
+        Ok(owned) => owned,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Status::Invalid;
+        }
+    };
+    let replace = if force { Replace::Force } else { Replace::Own };
+    let may_write = |file_name: &str| {
+        files::check_target(&out.join(file_name), replace, |_| owned.contains(file_name))
+    };
+
+    // First every scenario and the names of its files: clashes and files
+    // the command may not replace are reported before anything is written.
+    let mut planned: Vec<(Scenario, String)> = Vec::new();
+    let mut taken: BTreeSet<String> = INDEX_FILES.iter().map(|f| f.to_ascii_lowercase()).collect();
     for file in &files {
         let Some(scenario) = load(registry, file) else {
             status = status.max(Status::Invalid);
             continue;
         };
-        let name = file_name(&scenario.name);
-        if let Some(other) = entries.iter().find(|e| e.name == name) {
+        let name = file_stem(&scenario.name);
+        let names = outputs(&name);
+        // Case-insensitively: `Figure.md` and `figure.md` are one file on
+        // some file systems.
+        if let Some(clash) = names
+            .iter()
+            .find(|n| taken.contains(&n.to_ascii_lowercase()))
+        {
+            let other = planned
+                .iter()
+                .find(|(_, other)| outputs(other).iter().any(|o| o.eq_ignore_ascii_case(clash)))
+                .map_or("the index".to_owned(), |(s, _)| escape::terminal(&s.file));
             eprintln!(
-                "error: {} and {} both write reports named {name}",
-                other.file, scenario.file
+                "error: {} and {other} both write {clash}",
+                escape::terminal(&scenario.file)
             );
             status = status.max(Status::Invalid);
             continue;
         }
+        if let Some(e) = names.iter().find_map(|n| may_write(n).err()) {
+            eprintln!("error: {}: {e}", escape::terminal(&scenario.file));
+            status = status.max(Status::Invalid);
+            continue;
+        }
+        taken.extend(names.iter().map(|n| n.to_ascii_lowercase()));
+        planned.push((scenario, name));
+    }
+    let index_refused = INDEX_FILES.iter().find_map(|n| may_write(n).err());
+    if let Some(e) = &index_refused {
+        eprintln!("error: the index: {e}");
+        status = status.max(Status::Invalid);
+    }
+
+    // The manifest first: whatever is written next is known as ours.
+    let mut manifest = owned.clone();
+    for (_, name) in &planned {
+        manifest.extend(outputs(name));
+    }
+    if index_refused.is_none() {
+        manifest.extend(INDEX_FILES.iter().map(|f| f.to_string()));
+    }
+    let text = files::manifest_text(&manifest);
+    if let Err(e) = files::write(&out.join(MANIFEST), text.as_bytes(), replace, |_| true) {
+        eprintln!("error: {e}");
+        return Status::Invalid;
+    }
+
+    let mut entries: Vec<Entry> = Vec::new();
+    for (scenario, name) in planned {
         let seed = seed.unwrap_or(scenario.seed);
         let run = runner::run(&scenario, seed);
         let repro = reproducible_command(&scenario.file, seed);
@@ -75,16 +150,17 @@ pub(super) fn report(
             nodes: &run.nodes,
             repro: &repro,
         };
+        let [md, html_file, trace, jsonl] = outputs(&name);
         let outputs = [
-            (format!("{name}.md"), markdown::page(&subject)),
-            (format!("{name}.html"), html::page(&subject)),
-            (format!("{name}.trace.json"), perfetto::trace(&subject)),
-            (format!("{name}.jsonl"), run.result.journal.to_jsonl()),
+            (md, markdown::page(&subject)),
+            (html_file, html::page(&subject)),
+            (trace, perfetto::trace(&subject)),
+            (jsonl, run.result.journal.to_jsonl()),
         ];
         for (file_name, text) in outputs {
-            let path = out.join(&file_name);
-            if let Err(e) = std::fs::write(&path, text) {
-                eprintln!("error: cannot write {}: {e}", path.display());
+            let own = |_: &Path| owned.contains(&file_name);
+            if let Err(e) = files::write(&out.join(&file_name), text.as_bytes(), replace, own) {
+                eprintln!("error: {e}");
                 return Status::Invalid;
             }
         }
@@ -113,38 +189,29 @@ pub(super) fn report(
             seed,
         });
     }
-    for (file_name, text) in [
-        ("index.md", index_md(&entries)),
-        ("index.html", index_html(&entries)),
-    ] {
-        let path = out.join(file_name);
-        if let Err(e) = std::fs::write(&path, text) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return Status::Invalid;
+    if index_refused.is_none() {
+        for (file_name, text) in [
+            ("index.md", index_md(&entries)),
+            ("index.html", index_html(&entries)),
+        ] {
+            let own = |_: &Path| owned.contains(file_name);
+            if let Err(e) = files::write(&out.join(file_name), text.as_bytes(), replace, own) {
+                eprintln!("error: {e}");
+                return Status::Invalid;
+            }
         }
     }
-    println!("wrote {} scenarios to {}", entries.len(), out.display());
+    println!("wrote {} scenarios to {}", entries.len(), shown(out));
     status
 }
 
-/// A scenario name as a file name: anything but letters, digits, `.`, `_`
-/// and `-` becomes `_`.
-fn file_name(name: &str) -> String {
-    let s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if s.is_empty() || s.starts_with('.') {
-        format!("_{s}")
-    } else {
-        s
-    }
+/// The four files of the report named `name`.
+fn outputs(name: &str) -> [String; 4] {
+    ["md", "html", "trace.json", "jsonl"].map(|ext| format!("{name}.{ext}"))
+}
+
+fn shown(path: &Path) -> String {
+    escape::terminal(&path.display().to_string())
 }
 
 fn index_md(entries: &[Entry]) -> String {
@@ -157,12 +224,14 @@ fn index_md(entries: &[Entry]) -> String {
     for e in entries {
         writeln!(
             out,
-            "| [{n}]({n}.md) | {} | {} | {} | [html]({n}.html) | [perfetto]({n}.trace.json) | \
-             [jsonl]({n}.jsonl) | `{}` |",
+            "| [{}]({n}.md) | {} | {} | {} | [html]({n}.html) | [perfetto]({n}.trace.json) | \
+             [jsonl]({n}.jsonl) | {} |",
+            escape::markdown(&e.name),
             e.verdict,
             e.expectations,
             e.events,
-            reproducible_command(&e.file, e.seed),
+            // In a table, even a code span needs its `|` escaped (GFM).
+            escape::code_span(&reproducible_command(&e.file, e.seed)).replace('|', "\\|"),
             n = e.name
         )
         .unwrap();
@@ -192,22 +261,15 @@ fn index_html(entries: &[Entry]) -> String {
              <td class=\"{v}\">{v}</td><td>{}</td><td>{}</td><td><a href=\"{n}.html\">timeline</a> · \
              <a href=\"{n}.md\">markdown</a> · <a href=\"{n}.trace.json\">perfetto</a> · \
              <a href=\"{n}.jsonl\">jsonl</a></td><td><code>{}</code></td></tr>",
-            esc(&e.description),
+            escape::html(&e.description),
             e.expectations,
             e.events,
-            esc(&reproducible_command(&e.file, e.seed)),
-            n = esc(&e.name),
+            escape::html(&reproducible_command(&e.file, e.seed)),
+            n = escape::html(&e.name),
             v = e.verdict
         )
         .unwrap();
     }
     out.push_str("</table>\n</body>\n</html>\n");
     out
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }

@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
+use super::files::{self, Replace};
 use super::{load, output, repro_command_faults, Status};
 use crate::design::catalog::Registry;
 use crate::report::lanes::LanesOptions;
@@ -14,6 +15,8 @@ pub(super) struct Options {
     pub deliveries: bool,
     pub width: usize,
     pub trace: Option<PathBuf>,
+    /// Replace an existing --trace file (`--force`).
+    pub force: bool,
     /// Add the seed's random fault schedule (`--faults random`).
     pub random_faults: bool,
 }
@@ -25,6 +28,7 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         deliveries,
         width,
         trace,
+        force,
         random_faults,
     } = options;
     let Some(scenario) = load(registry, file) else {
@@ -41,8 +45,12 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
     let run = runner::run_scripted(registry, &scenario, seed, scripted);
     let repro = repro_command_faults(&scenario.file, seed, random_faults);
     if let Some(path) = trace {
-        if let Err(e) = std::fs::write(&path, run.result.journal.to_jsonl()) {
-            eprintln!("error: cannot write the trace to {}: {e}", path.display());
+        // A trace has no header to recognize it by: an existing file is
+        // replaced only with --force.
+        let replace = if force { Replace::Force } else { Replace::Own };
+        let jsonl = run.result.journal.to_jsonl();
+        if let Err(e) = files::write(&path, jsonl.as_bytes(), replace, |_| false) {
+            eprintln!("error: --trace: {e}");
             return Status::Invalid;
         }
     }

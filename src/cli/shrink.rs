@@ -9,17 +9,24 @@
 
 use std::path::{Path, PathBuf};
 
+use super::files::{self, Replace};
 use super::{load, repro_command, shell_quote, Status};
 use crate::design::catalog::Registry;
+use crate::escape;
 use crate::explore::describe;
 use crate::explore::shrink::{self, NotFailing};
 use crate::explore::sweep::FaultMode;
 use crate::oracle::Verdict;
 use crate::scenario::to_toml;
 
+/// How every scenario `shrink` writes begins.
+const HEADER: &str = "# Written by `fencesim shrink ";
+
 pub(super) struct Options {
     pub seed: u64,
     pub out: Option<PathBuf>,
+    /// Replace the output file even if shrink did not write it (`--force`).
+    pub force: bool,
     pub faults: FaultMode,
 }
 
@@ -55,12 +62,32 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
+    let out = options.out.unwrap_or_else(|| {
+        let stem = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("scenario");
+        PathBuf::from(format!("{stem}-seed-{seed}-shrunk.toml"))
+    });
+    let replace = if options.force {
+        Replace::Force
+    } else {
+        Replace::Own
+    };
+    // A file that starts with shrink's header is one shrink wrote: running
+    // the same shrink again replaces it.
+    let own = |path: &Path| files::starts_with(path, HEADER);
+    // Refused before the (long) shrinking, and checked again when writing.
+    if let Err(e) = files::check_target(&out, replace, own) {
+        eprintln!("error: --out: {e}");
+        return Status::Invalid;
+    }
     let shrunk = match shrink::shrink(&scenario, seed, options.faults) {
         Ok(s) => s,
         Err(NotFailing(report)) => {
             eprintln!(
                 "seed {seed} of {} does not violate (verdict {}, outcome {}): nothing to shrink",
-                scenario.file,
+                escape::terminal(&scenario.file),
                 report.verdict.as_str(),
                 report.outcome
             );
@@ -71,40 +98,34 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
             };
         }
     };
-    let out = options.out.unwrap_or_else(|| {
-        let stem = file
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("scenario");
-        PathBuf::from(format!("{stem}-seed-{seed}-shrunk.toml"))
-    });
     let out_text = out.display().to_string();
     let header = format!(
-        "# Written by `fencesim shrink {} --seed {seed}`: the smallest fault schedule found\n\
+        "{HEADER}{} --seed {seed}`: the smallest fault schedule found\n\
          # that still breaks the design. `fencesim run {}` replays it; it has no [expect],\n\
          # so run exits 1 while the bug is there and 0 once the design is fixed.\n\n",
-        shell_quote(&scenario.file),
-        shell_quote(&out_text)
+        escape::terminal(&shell_quote(&scenario.file)),
+        escape::terminal(&shell_quote(&out_text))
     );
     let mut shrunk_scenario = shrunk.scenario.clone();
     shrunk_scenario.file = out_text.clone();
-    if let Err(e) = std::fs::write(&out, header + &to_toml(&shrunk_scenario)) {
-        eprintln!("error: cannot write {out_text}: {e}");
+    let text = header + &to_toml(&shrunk_scenario);
+    if let Err(e) = files::write(&out, text.as_bytes(), replace, own) {
+        eprintln!("error: --out: {e}");
         return Status::Invalid;
     }
     println!(
         "shrink    {} seed {seed}, faults {}: {} runs",
-        scenario.file,
+        escape::terminal(&scenario.file),
         options.faults.as_str(),
         shrunk.runs
     );
     println!("before    {} faults", shrunk.before.len());
     for f in &shrunk.before {
-        println!("  {}", describe(f));
+        println!("  {}", escape::terminal(&describe(f)));
     }
     println!("after     {} faults", shrunk.after.len());
     for f in &shrunk.after {
-        println!("  {}", describe(f));
+        println!("  {}", escape::terminal(&describe(f)));
     }
     let r = &shrunk.run.report;
     println!(
@@ -114,12 +135,12 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         r.accepted_writes,
         r.rejected_writes
     );
-    println!("wrote     {out_text}");
+    println!("wrote     {}", escape::terminal(&out_text));
     let mut repro = repro_command(&out_text, seed);
     if let Some(cut) = repro.rfind(" --seed") {
         repro.truncate(cut);
     }
-    println!("repro     {repro}");
+    println!("repro     {}", escape::terminal(&repro));
     if r.verdict == Verdict::Violation {
         Status::Ok
     } else {

@@ -37,6 +37,8 @@
 //! );
 //! ```
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use sim::journal::{Event, Journal};
 
 use crate::events;
@@ -97,8 +99,26 @@ pub enum NodeState {
 
 /// The beliefs and truths after some prefix of a journal; feed it events in
 /// order with [`Beliefs::apply`].
+///
+/// What a step's sentence needs (the lease that ended, the grants since)
+/// is found through indexes, and the state *before* an event is a small
+/// copy of the current holders and beliefs over the shared history (see
+/// `apply_keeping_before`): explaining a whole journal costs time
+/// linear in it (times a logarithm), never a copy of the history per event.
 #[derive(Clone, Debug)]
 pub struct Beliefs {
+    now: Now,
+    /// Every true lease that ended so far, oldest first.
+    ended: Vec<Ended>,
+    /// client → lease → indexes into `ended`, ascending.
+    ended_by_lease: BTreeMap<String, BTreeMap<u64, Vec<usize>>>,
+    /// Every grant so far (lock, lease), oldest first (so in true time).
+    grants: Vec<(String, Held)>,
+}
+
+/// Who believes and holds what right now: as small as the set of nodes.
+#[derive(Clone, Debug)]
+pub(crate) struct Now {
     /// Client nodes (those emitting client events), in order of appearance,
     /// with their belief.
     clients: Vec<(String, Option<Believed>)>,
@@ -107,10 +127,25 @@ pub struct Beliefs {
     locks: Vec<(String, Option<Held>)>,
     /// Every node seen, with its state.
     states: Vec<(String, NodeState)>,
-    /// Every true lease that ended so far, oldest first.
-    ended: Vec<Ended>,
-    /// Every grant so far (lock, lease), oldest first.
-    grants: Vec<(String, Held)>,
+}
+
+/// The beliefs as they were before an event, kept by
+/// [`Beliefs::apply_keeping_before`]: the holders and beliefs of then, and
+/// how much of the (append-only) history existed.
+#[derive(Clone, Debug)]
+pub(crate) struct Before {
+    now: Now,
+    ended_len: usize,
+    grants_len: usize,
+}
+
+/// Read access to the beliefs at one point: now, or before an event.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct View<'a> {
+    now: &'a Now,
+    history: &'a Beliefs,
+    ended_len: usize,
+    grants_len: usize,
 }
 
 const CLIENT_KINDS: &[&str] = &[
@@ -128,27 +163,32 @@ impl Beliefs {
         let mut clients: Vec<(String, Option<Believed>)> = Vec::new();
         let mut locks: Vec<(String, Option<Held>)> = Vec::new();
         let mut states: Vec<(String, NodeState)> = Vec::new();
+        let (mut seen_clients, mut seen_locks, mut seen) =
+            (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
         for e in journal.events() {
             let is_client = CLIENT_KINDS.contains(&e.kind.as_str())
                 || (e.kind == events::RELEASED && e.get("client").is_none());
             let is_lock = e.kind == events::GRANTED
                 || e.kind == events::EXPIRED
                 || (e.kind == events::RELEASED && e.get("client").is_some());
-            if is_client && !clients.iter().any(|(n, _)| *n == e.node) {
+            if is_client && seen_clients.insert(e.node.as_str()) {
                 clients.push((e.node.clone(), None));
             }
-            if is_lock && !locks.iter().any(|(n, _)| *n == e.node) {
+            if is_lock && seen_locks.insert(e.node.as_str()) {
                 locks.push((e.node.clone(), None));
             }
-            if e.node != "world" && !states.iter().any(|(n, _)| *n == e.node) {
+            if e.node != "world" && seen.insert(e.node.as_str()) {
                 states.push((e.node.clone(), NodeState::Up));
             }
         }
         Beliefs {
-            clients,
-            locks,
-            states,
+            now: Now {
+                clients,
+                locks,
+                states,
+            },
             ended: Vec::new(),
+            ended_by_lease: BTreeMap::new(),
             grants: Vec::new(),
         }
     }
@@ -199,7 +239,7 @@ impl Beliefs {
                     since_t_ns: e.t_ns,
                 };
                 self.grants.push((e.node.clone(), held.clone()));
-                if let Some((_, h)) = self.locks.iter_mut().find(|(n, _)| *n == e.node) {
+                if let Some((_, h)) = self.now.locks.iter_mut().find(|(n, _)| *n == e.node) {
                     *h = Some(held);
                 }
             }
@@ -221,23 +261,63 @@ impl Beliefs {
         }
     }
 
+    /// [`Beliefs::apply`], keeping what is needed to look at the beliefs as
+    /// they were just before `e` ([`Beliefs::before`]): a copy of the
+    /// current holders and beliefs, not of the history.
+    pub(crate) fn apply_keeping_before(&mut self, e: &Event) -> Before {
+        let before = Before {
+            now: self.now.clone(),
+            ended_len: self.ended.len(),
+            grants_len: self.grants.len(),
+        };
+        self.apply(e);
+        before
+    }
+
+    /// The beliefs as they were when `before` was kept.
+    pub(crate) fn before<'a>(&'a self, before: &'a Before) -> View<'a> {
+        View {
+            now: &before.now,
+            history: self,
+            ended_len: before.ended_len,
+            grants_len: before.grants_len,
+        }
+    }
+
+    /// The beliefs now.
+    pub(crate) fn view(&self) -> View<'_> {
+        View {
+            now: &self.now,
+            history: self,
+            ended_len: self.ended.len(),
+            grants_len: self.grants.len(),
+        }
+    }
+
     fn set_state(&mut self, node: &str, state: NodeState) {
-        match self.states.iter_mut().find(|(n, _)| n == node) {
+        match self.now.states.iter_mut().find(|(n, _)| n == node) {
             Some((_, s)) => *s = state,
-            None => self.states.push((node.to_owned(), state)),
+            None => self.now.states.push((node.to_owned(), state)),
         }
     }
 
     fn belief_mut(&mut self, node: &str) -> Option<&mut Option<Believed>> {
-        self.clients
+        self.now
+            .clients
             .iter_mut()
             .find(|(n, _)| n == node)
             .map(|(_, b)| b)
     }
 
     fn end_at(&mut self, lock: &str, how: &'static str, at_t_ns: u64) {
-        if let Some((_, h)) = self.locks.iter_mut().find(|(n, _)| n == lock) {
+        if let Some((_, h)) = self.now.locks.iter_mut().find(|(n, _)| n == lock) {
             if let Some(held) = h.take() {
+                self.ended_by_lease
+                    .entry(held.client.clone())
+                    .or_default()
+                    .entry(held.lease)
+                    .or_default()
+                    .push(self.ended.len());
                 self.ended.push(Ended {
                     lock: lock.to_owned(),
                     held,
@@ -250,73 +330,120 @@ impl Beliefs {
 
     /// The clients, in order of first appearance in the journal.
     pub fn clients(&self) -> impl Iterator<Item = (&str, Option<&Believed>)> {
-        self.clients.iter().map(|(n, b)| (n.as_str(), b.as_ref()))
+        self.view().clients()
     }
 
     /// The lock nodes with their true holder.
     pub fn locks(&self) -> impl Iterator<Item = (&str, Option<&Held>)> {
-        self.locks.iter().map(|(n, h)| (n.as_str(), h.as_ref()))
+        self.view().locks()
     }
 
     /// What `client` believes it holds.
     pub fn believed(&self, client: &str) -> Option<&Believed> {
-        self.clients
-            .iter()
-            .find(|(n, _)| n == client)
-            .and_then(|(_, b)| b.as_ref())
+        self.view().believed(client)
     }
 
     /// The lease `lock` truly granted and has not ended.
     pub fn holder(&self, lock: &str) -> Option<&Held> {
-        self.locks
-            .iter()
-            .find(|(n, _)| n == lock)
-            .and_then(|(_, h)| h.as_ref())
+        self.view().holder(lock)
     }
 
     /// Whether `node` is a client.
     pub fn is_client(&self, node: &str) -> bool {
-        self.clients.iter().any(|(n, _)| n == node)
+        self.now.clients.iter().any(|(n, _)| n == node)
     }
 
     /// Whether `node` is a lock node.
     pub fn is_lock(&self, node: &str) -> bool {
-        self.locks.iter().any(|(n, _)| n == node)
+        self.now.locks.iter().any(|(n, _)| n == node)
     }
 
     /// The state of `node` (a node never seen is up).
     pub fn state(&self, node: &str) -> NodeState {
-        self.states
-            .iter()
-            .find(|(n, _)| n == node)
-            .map_or(NodeState::Up, |(_, s)| *s)
+        self.view().state(node)
     }
 
     /// Whether `node` is paused or down.
     pub fn is_out(&self, node: &str) -> bool {
-        self.state(node) != NodeState::Up
+        self.view().is_out(node)
     }
 
     /// The last time a true lease of `client` with `lease` ended, if it did.
     pub fn ended(&self, client: &str, lease: u64) -> Option<&Ended> {
-        self.ended
-            .iter()
-            .rev()
-            .find(|x| x.held.client == client && x.held.lease == lease)
+        self.view().ended(client, lease)
     }
 
     /// Grants made after true time `t_ns` to clients other than `client`.
     pub fn grants_since(&self, t_ns: u64, client: &str) -> impl Iterator<Item = &Held> {
-        let client = client.to_owned();
-        self.grants
-            .iter()
-            .map(|(_, h)| h)
-            .filter(move |h| h.since_t_ns >= t_ns && h.client != client)
+        self.view().grants_since(t_ns, client)
     }
 
     /// One line: every client's belief, then every lock's true holder, then
     /// who is paused or down.
     pub fn summary(&self) -> String {
+        self.view().summary()
+    }
+}
+
+impl<'a> View<'a> {
+    pub(crate) fn clients(self) -> impl Iterator<Item = (&'a str, Option<&'a Believed>)> {
+        self.now
+            .clients
+            .iter()
+            .map(|(n, b)| (n.as_str(), b.as_ref()))
+    }
+
+    pub(crate) fn locks(self) -> impl Iterator<Item = (&'a str, Option<&'a Held>)> {
+        self.now.locks.iter().map(|(n, h)| (n.as_str(), h.as_ref()))
+    }
+
+    pub(crate) fn believed(self, client: &str) -> Option<&'a Believed> {
+        self.now
+            .clients
+            .iter()
+            .find(|(n, _)| n == client)
+            .and_then(|(_, b)| b.as_ref())
+    }
+
+    pub(crate) fn holder(self, lock: &str) -> Option<&'a Held> {
+        self.now
+            .locks
+            .iter()
+            .find(|(n, _)| n == lock)
+            .and_then(|(_, h)| h.as_ref())
+    }
+
+    pub(crate) fn state(self, node: &str) -> NodeState {
+        self.now
+            .states
+            .iter()
+            .find(|(n, _)| n == node)
+            .map_or(NodeState::Up, |(_, s)| *s)
+    }
+
+    pub(crate) fn is_out(self, node: &str) -> bool {
+        self.state(node) != NodeState::Up
+    }
+
+    /// The last end of `client`'s `lease` in this view's history.
+    pub(crate) fn ended(self, client: &str, lease: u64) -> Option<&'a Ended> {
+        let at = self.history.ended_by_lease.get(client)?.get(&lease)?;
+        let visible = at.partition_point(|&i| i < self.ended_len);
+        visible.checked_sub(1).map(|i| &self.history.ended[at[i]])
+    }
+
+    /// Grants at or after true time `t_ns` to clients other than `client`.
+    pub(crate) fn grants_since(self, t_ns: u64, client: &str) -> impl Iterator<Item = &'a Held> {
+        let client = client.to_owned();
+        let grants = &self.history.grants[..self.grants_len];
+        let from = grants.partition_point(|(_, h)| h.since_t_ns < t_ns);
+        grants[from..]
+            .iter()
+            .map(|(_, h)| h)
+            .filter(move |h| h.client != client)
+    }
+
+    pub(crate) fn summary(self) -> String {
         let mut parts = Vec::new();
         for (client, b) in self.clients() {
             parts.push(match b {
@@ -341,6 +468,7 @@ impl Beliefs {
             });
         }
         let out: Vec<String> = self
+            .now
             .states
             .iter()
             .filter_map(|(n, s)| match s {

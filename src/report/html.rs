@@ -17,6 +17,7 @@
 //! `#selftest-result`; script errors are written into the page as
 //! `.script-error`. `.ci/run` checks both in headless Chromium.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::json;
@@ -25,6 +26,7 @@ use sim::journal::Event;
 use super::belief::{lease_bars, local_seconds, seconds, token_text, Beliefs};
 use super::step::{steps, verdict_text};
 use super::Subject;
+use crate::escape::html as esc;
 use crate::events;
 use crate::oracle::Verdict;
 
@@ -125,38 +127,41 @@ pub fn page(s: &Subject<'_>) -> String {
 /// The embedded data: the journal (canonical JSON of every event) and, per
 /// step, its cursor position, sentence and beliefs.
 fn data(s: &Subject<'_>, layout: &Layout) -> String {
-    let mut journal = String::from("[");
+    // Written as it goes, one event and one step at a time: a long journal
+    // never has a second copy as a JSON tree.
+    let mut out = String::from("{\"journal\":[");
     for (i, e) in s.journal.events().iter().enumerate() {
         if i > 0 {
-            journal.push_str(",\n");
+            out.push_str(",\n");
         }
-        e.write_json(&mut journal);
+        e.write_json(&mut out);
     }
-    journal.push(']');
+    out.push_str("],\n\"steps\":[");
     let mut beliefs = Beliefs::new(s.journal);
-    let steps: Vec<_> = steps(s.journal, s.report)
+    for (i, (step, e)) in steps(s.journal, s.report)
         .into_iter()
         .zip(s.journal.events())
-        .map(|(step, e)| {
-            beliefs.apply(e);
-            json!({
-                "x": layout.x[step.seq as usize].round() as i64,
-                "t": seconds(step.t_ns),
-                "node": step.node,
-                "phrase": step.phrase,
-                "sentence": step.sentence,
-                "violations": step.violations,
-                "beliefs": belief_rows(&beliefs),
-                "msg": if e.kind == "send" || e.kind == "deliver" || e.kind == "drop" { e.u64("id") } else { None },
-            })
-        })
-        .collect();
+        .enumerate()
+    {
+        beliefs.apply(e);
+        let value = json!({
+            "x": layout.x[step.seq as usize].round() as i64,
+            "t": seconds(step.t_ns),
+            "node": step.node,
+            "phrase": step.phrase,
+            "sentence": step.sentence,
+            "violations": step.violations,
+            "beliefs": belief_rows(&beliefs),
+            "msg": if e.kind == "send" || e.kind == "deliver" || e.kind == "drop" { e.u64("id") } else { None },
+        });
+        if i > 0 {
+            out.push(',');
+        }
+        write!(out, "{value}").unwrap();
+    }
     let violations: Vec<u64> = s.report.violations.iter().map(|v| v.seq).collect();
-    format!(
-        "{{\"journal\":{journal},\n\"steps\":{},\n\"violations\":{}}}",
-        serde_json::Value::from(steps),
-        json!(violations)
-    )
+    write!(out, "],\n\"violations\":{}}}", json!(violations)).unwrap();
+    out
 }
 
 /// `[node, believes, truly]` for every client, then `[lock, "", holder]`.
@@ -411,13 +416,17 @@ impl Layout {
             }
         }
         // Messages.
-        let mut sent: Vec<(u64, usize)> = Vec::new();
+        // Each message's first send, by id: a map, so that drawing the
+        // arrows costs time linear in the journal (times a logarithm).
+        let mut sent: BTreeMap<u64, usize> = BTreeMap::new();
         for (i, e) in events.iter().enumerate() {
             let Some(id) = e.u64("id") else { continue };
             match e.kind.as_str() {
-                "send" => sent.push((id, i)),
+                "send" => {
+                    sent.entry(id).or_insert(i);
+                }
                 "deliver" | "drop" => {
-                    let Some(&(_, si)) = sent.iter().find(|(m, _)| *m == id) else {
+                    let Some(&si) = sent.get(&id) else {
                         continue;
                     };
                     let from = &events[si].node;
@@ -573,21 +582,6 @@ fn short_seconds(ns: u64) -> String {
             .trim_end_matches('0')
             .to_owned()
     }
-}
-
-/// HTML-escaped text.
-fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// JSON safe inside `<script>`: `<` only occurs in strings, where `\u003c`

@@ -49,6 +49,7 @@ use std::fmt::Write as _;
 
 use sim::journal::{seconds, Event, Journal, Value};
 
+use crate::escape::terminal;
 use crate::events;
 
 /// How [`lanes`] draws.
@@ -84,7 +85,23 @@ const OUT: &str = "┊";
 /// Renders the journal as lanes, one column per node of `nodes` in that
 /// order, plus a trailing `world` column when some shown event happened on a
 /// node not in `nodes`. Every line ends with `\n` and has no trailing spaces.
+/// Text from the journal is shown as [`crate::escape::terminal`] shows it:
+/// the only escape sequences in the output are the colours of
+/// [`LanesOptions::color`].
 pub fn lanes(journal: &Journal, nodes: &[String], options: &LanesOptions) -> String {
+    lanes_limited(journal, nodes, options, usize::MAX)
+}
+
+/// [`lanes`] with at most `max_rows` event rows: past that, the first
+/// `max_rows / 2` rows and the last ones, with a line in between saying how
+/// many were left out. Rendering costs time linear in the journal and
+/// memory linear in the rows shown.
+pub fn lanes_limited(
+    journal: &Journal,
+    nodes: &[String],
+    options: &LanesOptions,
+    max_rows: usize,
+) -> String {
     let width = options.width.max(MIN_WIDTH);
     let mut node_lanes: Vec<&str> = Vec::with_capacity(nodes.len());
     for node in nodes {
@@ -120,7 +137,13 @@ pub fn lanes(journal: &Journal, nodes: &[String], options: &LanesOptions) -> Str
     let mut row = format!("{:>time_width$}", "time");
     for name in &lane_names {
         row.push_str(GUTTER);
-        push_cell(&mut row, &fit(name, width), width, Tone::Plain, false);
+        push_cell(
+            &mut row,
+            &fit(&terminal(name), width),
+            width,
+            Tone::Plain,
+            false,
+        );
     }
     end_line(&mut out, row);
     let mut row = "─".repeat(time_width);
@@ -133,6 +156,17 @@ pub fn lanes(journal: &Journal, nodes: &[String], options: &LanesOptions) -> Str
     // Whether each node lane is paused or down, as of the current row.
     let mut out_of_play = vec![false; node_count];
     let mut fences = Fences::default();
+    let rows = if max_rows == usize::MAX {
+        usize::MAX
+    } else {
+        journal.events().iter().filter(|e| shown(e)).count()
+    };
+    let (head, tail_from) = if rows > max_rows {
+        (max_rows / 2, rows - (max_rows - max_rows / 2))
+    } else {
+        (usize::MAX, 0)
+    };
+    let mut row_index = 0usize;
     for e in journal.events() {
         // Every event feeds the stale-looking check, shown or not.
         let (phrase, tone) = fences.phrase(e);
@@ -140,6 +174,22 @@ pub fn lanes(journal: &Journal, nodes: &[String], options: &LanesOptions) -> Str
             continue;
         }
         let lane = lane_of(e);
+        let drawn = row_index < head || row_index >= tail_from;
+        if row_index == head {
+            let left_out = tail_from - head;
+            writeln!(
+                out,
+                "{:>time_width$}  … {left_out} of {rows} rows not shown; \
+                 `fencesim step` and `fencesim report` show every event",
+                "…"
+            )
+            .unwrap();
+        }
+        row_index += 1;
+        if !drawn {
+            note_out_of_play(&mut out_of_play, lane, e);
+            continue;
+        }
         let mut row = format!("{:>time_width$}", seconds(e.t_ns));
         for i in 0..lane_names.len() {
             row.push_str(GUTTER);
@@ -151,7 +201,7 @@ pub fn lanes(journal: &Journal, nodes: &[String], options: &LanesOptions) -> Str
                     let phrase = if e.node == "world" {
                         phrase.clone()
                     } else {
-                        format!("{}: {phrase}", e.node)
+                        format!("{}: {phrase}", terminal(&e.node))
                     };
                     push_cell(&mut row, &fit(&phrase, width), width, tone, options.color)
                 }
@@ -162,15 +212,20 @@ pub fn lanes(journal: &Journal, nodes: &[String], options: &LanesOptions) -> Str
             }
         }
         end_line(&mut out, row);
-        if let Some(l) = lane {
-            match e.kind.as_str() {
-                "pause" | "crash" => out_of_play[l] = true,
-                "resume" | "restart" => out_of_play[l] = false,
-                _ => {}
-            }
-        }
+        note_out_of_play(&mut out_of_play, lane, e);
     }
     out
+}
+
+/// Whether the lane's node is paused or down after `e`.
+fn note_out_of_play(out_of_play: &mut [bool], lane: Option<usize>, e: &Event) {
+    if let Some(l) = lane {
+        match e.kind.as_str() {
+            "pause" | "crash" => out_of_play[l] = true,
+            "resume" | "restart" => out_of_play[l] = false,
+            _ => {}
+        }
+    }
 }
 
 /// A short human phrase for one event: `acquired lease 1, token 33`,
@@ -184,12 +239,9 @@ pub fn describe(event: &Event) -> String {
             format!("{} {}", event.kind, event.fields_text())
         }
     });
-    // A newline in a message summary must not break the table.
-    let one_line: String = phrase
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    one_line.trim().to_owned()
+    // A newline in a message summary must not break the table, nor an
+    // escape sequence reach a terminal.
+    terminal(phrase.trim())
 }
 
 /// The phrase of a kind this module knows, or `None` (unknown kind, or a

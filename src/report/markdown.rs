@@ -25,7 +25,7 @@
 //! assert!(md.contains("n0->>n1: acquire\n"));
 //! ```
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use sim::journal::Event;
@@ -34,17 +34,24 @@ use super::belief::seconds;
 use super::lanes::{describe, lanes, LanesOptions};
 use super::step::{steps, verdict_text};
 use super::Subject;
+use crate::escape;
 use crate::events;
 
-/// The whole page: title, description, verdict, diagram, findings, steps,
+/// The line fencesim writes right before the page's diagram: what CI looks
+/// for to render the diagram fencesim wrote (text from the scenario cannot
+/// contain it: [`escape::markdown`] turns every `<` into `&lt;`).
+pub const SEQUENCE_MARKER: &str = "<!-- fencesim:sequence -->";
+
+/// The whole page: title, verdict, description, diagram, findings, steps,
 /// lanes, links and the repro command.
+///
+/// The verdict comes before any text from the scenario, and that text is
+/// [`escape::markdown`]: a description cannot hide the verdict in a comment
+/// or forge one with headings, emphasis, links or raw HTML.
 pub fn page(s: &Subject<'_>) -> String {
     let mut out = String::new();
     let name = s.name;
-    writeln!(out, "# {name}\n").unwrap();
-    if !s.description.is_empty() {
-        writeln!(out, "{}\n", s.description.trim()).unwrap();
-    }
+    writeln!(out, "# {}\n", escape::markdown(name)).unwrap();
     writeln!(
         out,
         "**Verdict:** {} · seed {} · {} events\n",
@@ -55,23 +62,39 @@ pub fn page(s: &Subject<'_>) -> String {
     .unwrap();
     writeln!(
         out,
-        "Also: [step-through timeline]({name}.html) · [Perfetto trace]({name}.trace.json) \
-         (open in ui.perfetto.dev) · [journal]({name}.jsonl)\n"
-    )
-    .unwrap();
-    writeln!(
-        out,
         "**Milestones** (the dangerous situations this run reached): {}\n",
         crate::oracle::Milestones::count(s.journal).reached_text()
     )
     .unwrap();
-    writeln!(out, "## Sequence\n\n```mermaid\n{}```\n", mermaid(s)).unwrap();
+    if !s.description.trim().is_empty() {
+        writeln!(out, "{}\n", escape::markdown(s.description)).unwrap();
+    }
+    let file = href(name);
+    writeln!(
+        out,
+        "Also: [step-through timeline]({file}.html) · [Perfetto trace]({file}.trace.json) \
+         (open in ui.perfetto.dev) · [journal]({file}.jsonl)\n"
+    )
+    .unwrap();
+    writeln!(
+        out,
+        "## Sequence\n\n{SEQUENCE_MARKER}\n{}",
+        escape::fence("mermaid", &mermaid(s))
+    )
+    .unwrap();
     writeln!(out, "## What the oracle found\n").unwrap();
     if s.report.violations.is_empty() {
         writeln!(out, "No violation.").unwrap();
     }
     for v in &s.report.violations {
-        writeln!(out, "- **{}** (event {}): {}", v.kind, v.seq, v.explanation).unwrap();
+        writeln!(
+            out,
+            "- **{}** (event {}): {}",
+            v.kind,
+            v.seq,
+            escape::markdown(&v.explanation)
+        )
+        .unwrap();
     }
     for e in s
         .journal
@@ -79,16 +102,15 @@ pub fn page(s: &Subject<'_>) -> String {
         .iter()
         .filter(|e| e.kind == events::REJECTED)
     {
-        writeln!(
-            out,
-            "- {} rejected {}'s write {} at {}: {}.",
+        let line = format!(
+            "{} rejected {}'s write {} at {}: {}.",
             e.node,
             e.str("client").unwrap_or("?"),
             e.str("write").unwrap_or("?"),
             seconds(e.t_ns),
             e.str("reason").unwrap_or("refused")
-        )
-        .unwrap();
+        );
+        writeln!(out, "- {}", escape::markdown(&line)).unwrap();
     }
     writeln!(out, "\n## Step by step\n").unwrap();
     writeln!(out, "| # | time | node | event | what it means |").unwrap();
@@ -103,9 +125,9 @@ pub fn page(s: &Subject<'_>) -> String {
             "| {} | {} | {} | {} | {} |",
             step.seq,
             seconds(step.t_ns),
-            cell(&step.node),
-            cell(&step.phrase),
-            cell(&meaning)
+            escape::markdown(&step.node),
+            escape::markdown(&step.phrase),
+            escape::markdown(&meaning)
         )
         .unwrap();
     }
@@ -115,11 +137,30 @@ pub fn page(s: &Subject<'_>) -> String {
     };
     writeln!(
         out,
-        "\n## Lanes\n\n```text\n{}```\n",
-        lanes(s.journal, s.nodes, &options)
+        "\n## Lanes\n\n{}",
+        escape::fence("text", &lanes(s.journal, s.nodes, &options))
     )
     .unwrap();
-    writeln!(out, "## Reproduce\n\n```sh\n{}\n```", s.repro).unwrap();
+    write!(
+        out,
+        "## Reproduce\n\n{}",
+        escape::fence("sh", &format!("{}\n", escape::terminal(s.repro)))
+    )
+    .unwrap();
+    out
+}
+
+/// A file name as a link target: anything but ASCII letters, digits, `.`,
+/// `_` and `-` percent-encoded.
+fn href(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for b in name.bytes() {
+        if b.is_ascii_alphanumeric() || b"._-".contains(&b) {
+            out.push(b as char);
+        } else {
+            write!(out, "%{b:02X}").unwrap();
+        }
+    }
     out
 }
 
@@ -137,9 +178,16 @@ pub fn mermaid(s: &Subject<'_>) -> String {
             ids.push(&e.node);
         }
     }
-    let id = |node: &str| ids.iter().position(|n| *n == node).map(|i| format!("n{i}"));
+    // Lookups by map, not by scanning: the diagram costs time linear in
+    // the journal (times a logarithm).
+    let index: BTreeMap<&str, usize> = ids.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let id = |node: &str| index.get(node).map(|i| format!("n{i}"));
+    let mut findings: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    for v in &s.report.violations {
+        findings.entry(v.seq).or_default().push(v.kind.as_str());
+    }
     for (i, n) in ids.iter().enumerate() {
-        writeln!(out, "    participant n{i} as {}", text(n)).unwrap();
+        writeln!(out, "    participant n{i} as {}", escape::mermaid(n)).unwrap();
     }
     let all = match ids.len() {
         0 => None,
@@ -148,11 +196,15 @@ pub fn mermaid(s: &Subject<'_>) -> String {
     };
     let mut ended: BTreeSet<u64> = BTreeSet::new();
     let mut sends: Vec<&Event> = Vec::new();
+    let mut first_send: BTreeMap<u64, &Event> = BTreeMap::new();
     for e in s.journal.events() {
         let msg_id = e.u64("id");
         let line = match e.kind.as_str() {
             "send" => {
                 sends.push(e);
+                if let Some(m) = msg_id {
+                    first_send.entry(m).or_insert(e);
+                }
                 None
             }
             "deliver" => {
@@ -160,7 +212,7 @@ pub fn mermaid(s: &Subject<'_>) -> String {
                 match (id(e.str("from").unwrap_or("")), id(&e.node)) {
                     (Some(from), Some(to)) => Some(format!(
                         "{from}->>{to}: {}{}",
-                        text(e.str("msg").unwrap_or("")),
+                        escape::mermaid(e.str("msg").unwrap_or("")),
                         if copy { " (duplicate)" } else { "" }
                     )),
                     _ => None,
@@ -173,18 +225,19 @@ pub fn mermaid(s: &Subject<'_>) -> String {
                 let msg = e
                     .str("msg")
                     .or_else(|| {
-                        sends
-                            .iter()
-                            .find(|x| x.u64("id") == msg_id)
+                        msg_id
+                            .and_then(|m| first_send.get(&m))
                             .and_then(|x| x.str("msg"))
                     })
                     .unwrap_or("message");
                 match (id(&e.node), id(e.str("to").unwrap_or(""))) {
-                    (Some(from), Some(to)) => Some(format!(
-                        "{from}-x{to}: {} (lost{})",
-                        text(msg),
-                        e.str("reason").map_or(String::new(), |r| format!(": {r}"))
-                    )),
+                    (Some(from), Some(to)) => {
+                        let reason = e.str("reason").map_or(String::new(), |r| format!(": {r}"));
+                        Some(format!(
+                            "{from}-x{to}: {}",
+                            escape::mermaid(&format!("{msg} (lost{reason})"))
+                        ))
+                    }
                     _ => None,
                 }
             }
@@ -198,19 +251,28 @@ pub fn mermaid(s: &Subject<'_>) -> String {
             | events::ACQUIRED
             | events::EXPIRED
             | events::ACCEPTED
-            | events::REJECTED => id(&e.node)
-                .map(|n| format!("Note over {n}: {} {}", seconds(e.t_ns), text(&describe(e)))),
-            "partition" | "heal" => all
-                .as_ref()
-                .map(|n| format!("Note over {n}: {} {}", seconds(e.t_ns), text(&describe(e)))),
+            | events::REJECTED => id(&e.node).map(|n| {
+                format!(
+                    "Note over {n}: {} {}",
+                    seconds(e.t_ns),
+                    escape::mermaid(&describe(e))
+                )
+            }),
+            "partition" | "heal" => all.as_ref().map(|n| {
+                format!(
+                    "Note over {n}: {} {}",
+                    seconds(e.t_ns),
+                    escape::mermaid(&describe(e))
+                )
+            }),
             _ => None,
         };
         if let Some(line) = line {
             writeln!(out, "    {line}").unwrap();
         }
-        for v in s.report.violations.iter().filter(|v| v.seq == e.seq) {
+        for kind in findings.get(&e.seq).into_iter().flatten() {
             if let Some(n) = id(&e.node) {
-                writeln!(out, "    Note over {n}: ⚠ {}", v.kind).unwrap();
+                writeln!(out, "    Note over {n}: ⚠ {kind}").unwrap();
             }
         }
     }
@@ -220,33 +282,11 @@ pub fn mermaid(s: &Subject<'_>) -> String {
                 writeln!(
                     out,
                     "    {from}-x{to}: {} (never delivered)",
-                    text(e.str("msg").unwrap_or(""))
+                    escape::mermaid(e.str("msg").unwrap_or(""))
                 )
                 .unwrap();
             }
         }
     }
     out
-}
-
-/// Text safe inside a Mermaid line: `;` and `#` end or escape a statement,
-/// `<` and `>` may be read as markup.
-fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '#' => out.push_str("#35;"),
-            ';' => out.push_str("#59;"),
-            '<' => out.push_str("#lt;"),
-            '>' => out.push_str("#gt;"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Text safe inside a Markdown table cell.
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('<', "&lt;")
 }

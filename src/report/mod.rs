@@ -3,7 +3,7 @@
 //! Renderers read the journal and nothing else (not the designs, not log
 //! text), so a user's own design renders like a bundled one.
 //!
-//! - [`lanes`]: terminal lanes in the style of DDIA's figure 9-6, one column
+//! - [`lanes`](mod@lanes): terminal lanes in the style of DDIA's figure 9-6, one column
 //!   per node, time flowing down.
 //! - [`belief`]: who believes it holds which lease, beside the truth at the lock.
 //! - [`step`]: every event explained in a sentence; `fencesim step`.

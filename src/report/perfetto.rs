@@ -120,6 +120,10 @@ pub fn trace(s: &Subject<'_>) -> String {
     let mut sends: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     let mut copies: BTreeMap<u64, u64> = BTreeMap::new();
     let mut out_since: BTreeMap<String, (u64, &'static str)> = BTreeMap::new();
+    let mut findings: BTreeMap<u64, Vec<&crate::oracle::Violation>> = BTreeMap::new();
+    for v in &s.report.violations {
+        findings.entry(v.seq).or_default().push(v);
+    }
     for e in s.journal.events() {
         let p = pid(&e.node);
         let mut args = Map::new();
@@ -128,7 +132,7 @@ pub fn trace(s: &Subject<'_>) -> String {
         for (name, value) in &e.fields {
             args.insert(name.clone(), field(value));
         }
-        for v in s.report.violations.iter().filter(|v| v.seq == e.seq) {
+        for v in findings.get(&e.seq).into_iter().flatten() {
             args.insert(v.kind.as_str().into(), json!(v.explanation));
         }
         let message_end = e.kind == "send" || e.kind == "deliver";

@@ -25,12 +25,15 @@ use std::io::{self, BufRead, Write};
 
 use sim::journal::{Event, Journal};
 
-use super::belief::{local_seconds, seconds, token_text, Beliefs};
+use super::belief::{local_seconds, seconds, token_text, Beliefs, View};
 use super::lanes::{describe, lanes, LanesOptions};
+use crate::escape::terminal;
 use crate::events;
 use crate::oracle::{Report, Verdict};
 
-/// One event, explained.
+/// One event, explained. Its texts come escaped by
+/// [`crate::escape::terminal`]: what a scenario put in a node name or a
+/// message shows as `\x1b`, never as an escape sequence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
     /// The event's journal `seq`.
@@ -55,28 +58,31 @@ pub fn steps(journal: &Journal, report: &Report) -> Vec<Step> {
     let mut beliefs = Beliefs::new(journal);
     let mut sent: BTreeMap<u64, (u64, String)> = BTreeMap::new();
     let mut out = Vec::with_capacity(journal.len());
+    let mut findings: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for v in &report.violations {
+        findings
+            .entry(v.seq)
+            .or_default()
+            .push(terminal(&format!("{}: {}", v.kind, v.explanation)));
+    }
     for e in journal.events() {
-        let before = beliefs.clone();
-        beliefs.apply(e);
-        let sentence = sentence(e, &before, &beliefs, &sent);
+        let kept = beliefs.apply_keeping_before(e);
+        let sentence = sentence(e, beliefs.before(&kept), beliefs.view(), &sent);
         if e.kind == "send" {
             if let Some(id) = e.u64("id") {
                 sent.insert(id, (e.t_ns, e.node.clone()));
             }
         }
+        // Escaped once here, so that every medium shows the same text and
+        // the terminal gets no control character from a scenario.
         out.push(Step {
             seq: e.seq,
             t_ns: e.t_ns,
-            node: e.node.clone(),
+            node: terminal(&e.node),
             phrase: describe(e),
-            sentence,
-            beliefs: beliefs.summary(),
-            violations: report
-                .violations
-                .iter()
-                .filter(|v| v.seq == e.seq)
-                .map(|v| format!("{}: {}", v.kind, v.explanation))
-                .collect(),
+            sentence: terminal(&sentence),
+            beliefs: terminal(&beliefs.summary()),
+            violations: findings.remove(&e.seq).unwrap_or_default(),
         });
     }
     out
@@ -85,8 +91,8 @@ pub fn steps(journal: &Journal, report: &Report) -> Vec<Step> {
 /// The sentence for `e`, given the beliefs just before and just after it.
 fn sentence(
     e: &Event,
-    before: &Beliefs,
-    after: &Beliefs,
+    before: View<'_>,
+    after: View<'_>,
     sent: &BTreeMap<u64, (u64, String)>,
 ) -> String {
     let node = e.node.as_str();
@@ -278,7 +284,7 @@ fn sentence(
     s
 }
 
-fn resume_sentence(e: &Event, before: &Beliefs) -> String {
+fn resume_sentence(e: &Event, before: View<'_>) -> String {
     let node = e.node.as_str();
     let mut s = format!("{node} resumes");
     if let super::belief::NodeState::Paused(since) = before.state(node) {
@@ -315,7 +321,7 @@ fn resume_sentence(e: &Event, before: &Beliefs) -> String {
     s + "."
 }
 
-fn wrote_sentence(e: &Event, after: &Beliefs) -> String {
+fn wrote_sentence(e: &Event, after: View<'_>) -> String {
     let node = e.node.as_str();
     let verb = if e.str("op") == Some("increment") {
         "an increment"
@@ -380,7 +386,8 @@ pub fn verdict_text(report: &Report) -> String {
 /// row per event, and what the oracle found.
 #[derive(Clone, Debug)]
 pub struct Walk {
-    /// The scenario's name.
+    /// The scenario's name (as [`terminal`] shows it, like every text of a
+    /// walk).
     pub name: String,
     /// Every event, explained.
     pub steps: Vec<Step>,
@@ -420,16 +427,16 @@ impl Walk {
             report
                 .violations
                 .iter()
-                .map(|v| format!("{} (event {}): {}", v.kind, v.seq, v.explanation)),
+                .map(|v| terminal(&format!("{} (event {}): {}", v.kind, v.seq, v.explanation))),
         );
         Walk {
-            name: name.to_owned(),
+            name: terminal(name),
             steps: steps(journal, report),
             header: lines,
             rows,
             violations: report.violations.iter().map(|v| v.seq).collect(),
             verdict,
-            repro: repro.to_owned(),
+            repro: terminal(repro),
         }
     }
 

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::ops::Range;
 
+use crate::escape;
+
 /// A problem with a scenario file: where it is and what is wrong.
 ///
 /// `line` and `col` are 1-based (columns count characters, not bytes). They
@@ -90,23 +92,47 @@ fn floor_char_boundary(text: &str, index: usize) -> usize {
 
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "error: {}", self.message)?;
+        // Everything here can come from the file (a quoted key, the line
+        // itself) or its name: control characters are shown, never sent to
+        // the terminal.
+        writeln!(f, "error: {}", escape::terminal(&self.message))?;
         let number = self.line.to_string();
         let gutter = " ".repeat(number.len());
-        writeln!(f, "{gutter}--> {}", self.location())?;
+        writeln!(f, "{gutter}--> {}", escape::terminal(&self.location()))?;
         let Some((source_line, underlined)) = &self.snippet else {
             return Ok(());
         };
         // Tabs are copied into the padding so the carets line up under the
-        // same characters in any terminal.
-        let padding: String = source_line
-            .chars()
-            .take(self.col.saturating_sub(1))
-            .map(|c| if c == '\t' { '\t' } else { ' ' })
-            .collect();
+        // same characters in any terminal; an escaped character is as wide
+        // as its escape.
+        let mut shown = String::new();
+        let mut padding = String::new();
+        let (mut carets, mut covered) = (0, 0);
+        let first = self.col.saturating_sub(1);
+        for (i, c) in source_line.chars().enumerate() {
+            let text = if c == '\t' {
+                "\t".to_owned()
+            } else {
+                escape::terminal(c.encode_utf8(&mut [0; 4]))
+            };
+            let width = text.chars().count();
+            if i < first {
+                padding.push_str(&if c == '\t' {
+                    text.clone()
+                } else {
+                    " ".repeat(width)
+                });
+            } else if i < first + underlined {
+                carets += width;
+                covered += 1;
+            }
+            shown.push_str(&text);
+        }
+        // A span past the end of the line (a missing value) keeps its carets.
+        let carets = carets + underlined.saturating_sub(covered);
         writeln!(f, "{gutter} |")?;
-        writeln!(f, "{number} | {source_line}")?;
-        writeln!(f, "{gutter} | {padding}{}", "^".repeat(*underlined))
+        writeln!(f, "{number} | {shown}")?;
+        writeln!(f, "{gutter} | {padding}{}", "^".repeat(carets))
     }
 }
 
@@ -143,6 +169,35 @@ mod tests {
         let error = ScenarioError::at("s", "a = ", 4..4, "m".into());
         assert_eq!((error.line, error.col), (1, 5));
         assert!(error.to_string().ends_with("1 | a = \n  |     ^\n"));
+    }
+
+    #[test]
+    fn control_characters_in_the_line_and_message_are_shown_not_sent() {
+        let text = "name = \"x\"\n\x1b]0;t\x07 = 1\n";
+        let start = text.find('\x1b').unwrap();
+        let key = "\x1b]0;t\x07";
+        let error = ScenarioError::at(
+            "s\x1b.toml",
+            text,
+            start..start + key.len(),
+            format!("unknown key `{key}`"),
+        );
+        let shown = error.to_string();
+        assert!(
+            !shown.chars().any(|c| c.is_control() && c != '\n'),
+            "{shown:?}"
+        );
+        assert_eq!(
+            shown,
+            "error: unknown key `\\x1b]0;t\\x07`\n --> s\\x1b.toml:2:1\n  |\n\
+             2 | \\x1b]0;t\\x07 = 1\n  | ^^^^^^^^^^^^\n"
+        );
+        // The carets follow the escapes: a tab stays a tab, `\x1b` is 4 wide.
+        let text = "\t\x1bk = 1";
+        let error = ScenarioError::at("s", text, 2..3, "m".into());
+        assert!(error
+            .to_string()
+            .ends_with("1 | \t\\x1bk = 1\n  | \t    ^\n"));
     }
 
     #[test]

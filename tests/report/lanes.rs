@@ -481,7 +481,8 @@ fn phrases() {
                 .with("id", 1u64)
                 .with("to", "lock")
                 .with("msg", "two\nlines"),
-            "→ lock: two lines",
+            // Control characters are shown, never sent to the terminal.
+            "→ lock: two\\x0alines",
         ),
     ];
     for (event, phrase) in cases {

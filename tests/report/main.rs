@@ -1,3 +1,4 @@
 //! Reports rendered from hand-built journals.
 
 mod lanes;
+mod linear;

@@ -88,3 +88,67 @@ fn lost_messages_are_crossed_arrows() {
         "{page}"
     );
 }
+
+/// What a design journals from the scenario (SQLite's error text, a
+/// message, a node name) renders as text: in the findings, the step table
+/// and the diagram.
+#[test]
+fn journalled_text_is_escaped_in_the_findings_table_and_diagram() {
+    use fencesim::oracle::{check, OracleConfig};
+    use sim::journal::{Event, Journal};
+
+    let hostile = "near \"x\": syntax error <!-- | # [link](http://e) %%{init: {}}%% ``` \x1b[2J";
+    let journal = Journal::from_events([
+        Event::new(0, 0, "client1", 0, "send")
+            .with("id", 0u64)
+            .with("to", "storage")
+            .with("msg", hostile),
+        Event::new(1, 2, "storage", 2, "deliver")
+            .with("id", 0u64)
+            .with("from", "client1")
+            .with("msg", hostile),
+        Event::new(2, 3, "storage", 3, "rejected")
+            .with("client", "client1")
+            .with("write", "client1/1")
+            .with("reason", hostile),
+    ]);
+    let report = check(&journal, &OracleConfig::default());
+    let nodes = ["client1".to_owned(), "storage".to_owned()];
+    let page = markdown::page(&Subject {
+        name: "sql",
+        description: "",
+        seed: 1,
+        journal: &journal,
+        report: &report,
+        nodes: &nodes,
+        repro: "fencesim run sql.toml --seed 1",
+    });
+    assert_eq!(page.matches("<!--").count(), 1, "only the marker:\n{page}");
+    assert!(!page.contains('\x1b'), "{page}");
+    let finding = page
+        .lines()
+        .find(|l| l.starts_with("- storage rejected"))
+        .expect("the rejection among the findings");
+    assert!(
+        finding.contains("&lt;!-- \\| # \\[link\\](http://e) %%{init: {}}%% \\`\\`\\` \\x1b"),
+        "{finding}"
+    );
+    // The table keeps its five columns on every row.
+    for row in page.lines().filter(|l| l.starts_with("| ")) {
+        assert_eq!(row.matches(" | ").count(), 4, "{row}");
+    }
+    // The diagram: one statement per line, no directive, no fence closed.
+    let diagram = mermaid(&page);
+    let arrow = diagram.iter().find(|l| l.contains("->>")).unwrap();
+    for entity in [
+        "#lt;!--",
+        "#35; [link]",
+        "#37;#37;#123;init",
+        "#96;#96;#96;",
+    ] {
+        assert!(arrow.contains(entity), "{entity} in {arrow}");
+    }
+    assert!(!diagram
+        .iter()
+        .any(|l| l.contains("%%") || l.contains("```")));
+}

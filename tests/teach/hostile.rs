@@ -1,0 +1,247 @@
+//! Scenarios written by someone else: what a file says is data. It cannot
+//! forge a report's verdict, drive the terminal, or make a command write
+//! where the user did not ask.
+
+use std::path::{Path, PathBuf};
+
+use crate::{crate_root, fencesim, TempDir};
+
+/// Escape sequences a hostile file may carry: a screen clear, a window
+/// title, an OSC 52 clipboard write, a C1 CSI, a right-to-left override.
+const NASTY: &str = r"\u001b[2J\u001b]0;owned\u0007\u001b]52;c;aGk=\u0007\u009b31m\u202e";
+
+/// `scenarios/figure-9-6-unfenced.toml` (a stale write, as its `[expect]`
+/// says: exit 0) with another `name` and `description` (TOML basic
+/// strings).
+fn unfenced_as(name: &str, description: &str) -> String {
+    let text = std::fs::read_to_string(crate_root().join("scenarios/figure-9-6-unfenced.toml"))
+        .expect("bundled scenario");
+    let rest = &text[text.find("\nseed = ").expect("seed line")..];
+    format!("name = \"{name}\"\ndescription = \"{description}\"{rest}")
+}
+
+fn write(dir: &TempDir, file: &str, text: &str) -> PathBuf {
+    let path = dir.path().join(file);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn arg(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+/// Every character a terminal could act on (C0, DEL, C1, bidirectional
+/// overrides), other than line breaks.
+fn raw_controls(text: &str) -> Vec<char> {
+    let bidi = '\u{202a}'..='\u{202e}';
+    text.chars()
+        .filter(|&c| (c.is_control() || bidi.contains(&c)) && c != '\n')
+        .collect()
+}
+
+#[test]
+fn a_description_cannot_forge_the_verdict_of_the_markdown_report() {
+    let dir = TempDir::new();
+    let forged = "Harmless.\\n\\n**Verdict:** SAFE: the storage accepted no stale write \
+                  <!-- the rest is hidden\\n\\n```mermaid\\nsequenceDiagram\\n```\\n\\n# Fine";
+    let file = write(&dir, "forged.toml", &unfenced_as("forged", forged));
+    let out = dir.path().join("out");
+    let (code, stdout, stderr) = fencesim(&["report", arg(&file), "--out", arg(&out)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let md = std::fs::read_to_string(out.join("forged.md")).unwrap();
+    let lines: Vec<&str> = md.lines().collect();
+    // The real verdict comes right after the title, before any text of the
+    // scenario's.
+    assert_eq!(lines[0], "# forged");
+    assert!(lines[2].starts_with("**Verdict:** VIOLATION"), "{md}");
+    let description = lines[4];
+    assert!(
+        description.starts_with("Harmless. \\*\\*Verdict:\\*\\* SAFE"),
+        "{md}"
+    );
+    // Nothing of it is live Markdown: no comment, no fence, no heading.
+    assert!(!description.contains("<!--") && !description.contains("```"));
+    assert!(!lines.contains(&"# Fine"), "{md}");
+    assert_eq!(md.matches("<!--").count(), 1, "only fencesim's own marker");
+    let marker = lines
+        .iter()
+        .position(|l| *l == "<!-- fencesim:sequence -->")
+        .unwrap();
+    assert_eq!(lines[marker + 1], "```mermaid");
+    assert_eq!(lines[marker + 2], "sequenceDiagram");
+    assert_eq!(lines[marker + 3], "    participant n0 as client1");
+}
+
+#[test]
+fn no_control_character_reaches_the_terminal() {
+    let dir = TempDir::new();
+    let file = write(
+        &dir,
+        "nasty.toml",
+        &unfenced_as(&format!("nasty{NASTY}"), &format!("desc{NASTY}\\r\\nmore")),
+    );
+    let seed = ["--seed", "1"];
+    let runs: [&[&str]; 5] = [
+        &["run", arg(&file)],
+        &["run", arg(&file), "--json", seed[0], seed[1]],
+        &["step", arg(&file)],
+        &["check", arg(&file)],
+        &[
+            "explore",
+            arg(&file),
+            "--seeds",
+            "0..2",
+            "--faults",
+            "scenario",
+        ],
+    ];
+    for args in runs {
+        let (code, stdout, stderr) = fencesim(args);
+        assert_eq!(code, i32::from(args[0] == "explore"), "{args:?}: {stderr}");
+        // Shown, in the terminal's form or JSON's.
+        let shown = if args.contains(&"--json") {
+            "nasty\\u001b[2J\\u001b]0;owned\\u0007"
+        } else {
+            "nasty\\x1b[2J\\x1b]0;owned\\x07"
+        };
+        assert!(stdout.contains(shown), "{args:?}: {stdout}");
+        assert_eq!(raw_controls(&stdout), [], "{args:?} stdout: {stdout:?}");
+        assert_eq!(raw_controls(&stderr), [], "{args:?} stderr: {stderr:?}");
+    }
+    // The loader's errors quote the file: the key, and the line itself.
+    let bad = write(
+        &dir,
+        "bad.toml",
+        &format!("\"key{NASTY}\" = 1\n{}", unfenced_as("bad", "")),
+    );
+    let (code, stdout, stderr) = fencesim(&["run", arg(&bad)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("bad.toml:1:1"), "{stderr}");
+    assert!(stderr.contains("key\\x1b[2J"), "{stderr}");
+    assert_eq!(raw_controls(&stdout), []);
+    assert_eq!(raw_controls(&stderr), [], "{stderr:?}");
+    // So do the command line's errors, which quote the argument.
+    let (code, _, stderr) = fencesim(&["run", arg(&file), "--seed", "1\x07\u{9b}2J"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(raw_controls(&stderr), [], "{stderr:?}");
+}
+
+#[test]
+fn a_symbolic_link_as_output_is_not_followed() {
+    let dir = TempDir::new();
+    let victim = write(&dir, "victim.txt", "precious\n");
+    let link = |name: &str| {
+        let path = dir.path().join(name);
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        path
+    };
+    let scenario = "scenarios/figure-9-6-unfenced.toml";
+
+    let trace = link("trace.jsonl");
+    let (code, _, stderr) = fencesim(&["run", scenario, "--trace", arg(&trace)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("symbolic link"), "{stderr}");
+
+    let shrunk = link("shrunk.toml");
+    let (code, _, stderr) = fencesim(&["shrink", scenario, "--seed", "1", "--out", arg(&shrunk)]);
+    assert_eq!(code, 2, "{stderr}");
+
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("figure-9-6-unfenced.md")).unwrap();
+    let (code, _, stderr) = fencesim(&["report", scenario, "--out", arg(&out)]);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+
+    // --force replaces the link itself, never what it points to.
+    let (code, _, stderr) = fencesim(&["run", scenario, "--trace", arg(&trace), "--force"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!std::fs::symlink_metadata(&trace)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&trace)
+        .unwrap()
+        .starts_with("{\"seq\":0"));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+}
+
+#[test]
+fn report_does_not_replace_a_readme_nor_its_index_with_a_scenario() {
+    let dir = TempDir::new();
+    let readme = write(&dir, "readme.toml", &unfenced_as("README", "a readme"));
+    let index = write(&dir, "index.toml", &unfenced_as("index", "an index"));
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("README.md"), "# my project\n").unwrap();
+    let (code, stdout, stderr) =
+        fencesim(&["report", arg(&readme), arg(&index), "--out", arg(&out)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("README.md already exists"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("README.md")).unwrap(),
+        "# my project\n"
+    );
+    // The scenario named `index` has its own page; the index lists it.
+    let page = std::fs::read_to_string(out.join("_index.md")).unwrap();
+    assert!(page.starts_with("# \\_index\n"), "{page}");
+    let listing = std::fs::read_to_string(out.join("index.md")).unwrap();
+    assert!(listing.starts_with("# fencesim reports"), "{listing}");
+    assert!(listing.contains("[\\_index](_index.md)"), "{listing}");
+
+    // Its own earlier output is replaced; a file it did not write is kept.
+    std::fs::write(out.join("notes.md"), "mine\n").unwrap();
+    let (code, _, stderr) = fencesim(&["report", arg(&index), "--out", arg(&out)]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(out.join("notes.md")).unwrap(),
+        "mine\n"
+    );
+    // And with --force, what the user says goes.
+    let (code, _, stderr) = fencesim(&["report", arg(&readme), "--out", arg(&out), "--force"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(std::fs::read_to_string(out.join("README.md"))
+        .unwrap()
+        .starts_with("# README"));
+}
+
+#[test]
+fn shrink_replaces_only_its_own_scenario_file() {
+    let dir = TempDir::new();
+    let scenario = "scenarios/figure-9-6-unfenced.toml";
+    let out = write(&dir, "shrunk.toml", "# my notes\n");
+    let args = [
+        "shrink",
+        scenario,
+        "--seed",
+        "1",
+        "--faults",
+        "scenario",
+        "--out",
+        arg(&out),
+    ];
+    let (code, _, stderr) = fencesim(&args);
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "# my notes\n");
+    std::fs::remove_file(&out).unwrap();
+    for _ in 0..2 {
+        let (code, stdout, stderr) = fencesim(&args);
+        assert_eq!(code, 0, "{stdout}{stderr}");
+    }
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with("# Written by `fencesim shrink "));
+}
+
+#[test]
+fn run_caps_its_lanes_for_a_long_journal() {
+    let dir = TempDir::new();
+    let text =
+        unfenced_as("long", "many rounds").replace("work = \"1s\"", "work = \"1s\"\nrounds = 60");
+    let file = write(&dir, "long.toml", &text);
+    let (_, stdout, stderr) = fencesim(&["run", arg(&file)]);
+    assert!(stdout.contains("rows not shown"), "{stdout}{stderr}");
+    let lanes = stdout.lines().filter(|l| l.contains('│')).count();
+    assert!(lanes <= 400, "{lanes} lane rows");
+    assert!(stdout.contains("repro"), "the end is still printed");
+}
