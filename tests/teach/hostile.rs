@@ -54,7 +54,8 @@ fn a_description_cannot_forge_the_verdict_of_the_markdown_report() {
     // scenario's.
     assert_eq!(lines[0], "# forged");
     assert!(lines[2].starts_with("**Verdict:** VIOLATION"), "{md}");
-    let description = lines[4];
+    assert!(lines[4].starts_with("**Milestones**"), "{md}");
+    let description = lines[6];
     assert!(
         description.starts_with("Harmless. \\*\\*Verdict:\\*\\* SAFE"),
         "{md}"
