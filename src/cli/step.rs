@@ -33,7 +33,7 @@ pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: u
         &reproducible_command(&scenario.file, seed),
     );
     // What the run tested and what it left untested, after the verdict.
-    walk.verdict.extend(output::run_notes(&run));
+    walk.notes = output::run_notes(&run);
     if terminal {
         let stdin = std::io::stdin();
         if let Err(e) = walk.interact(stdin.lock(), std::io::stdout().lock(), true) {

@@ -399,6 +399,9 @@ pub struct Walk {
     pub violations: Vec<u64>,
     /// [`verdict_text`] and the violations explained.
     pub verdict: Vec<String>,
+    /// Lines after the verdict, each with its own label (`reached  …`,
+    /// `unfired  …`): what the run tested and what it left untested.
+    pub notes: Vec<String>,
     /// The command that replays the run.
     pub repro: String,
 }
@@ -436,6 +439,7 @@ impl Walk {
             rows,
             violations: report.violations.iter().map(|v| v.seq).collect(),
             verdict,
+            notes: Vec::new(),
             repro: terminal(repro),
         }
     }
@@ -460,6 +464,9 @@ impl Walk {
         }
         for line in &self.verdict {
             out.push_str(&format!("verdict  {line}\n"));
+        }
+        for line in &self.notes {
+            out.push_str(&format!("{line}\n"));
         }
         out.push_str(&format!("repro    {}\n", self.repro));
         out
@@ -499,6 +506,9 @@ impl Walk {
             out.push('\n');
             for line in &self.verdict {
                 out.push_str(&format!("  verdict: {line}\n"));
+            }
+            for line in &self.notes {
+                out.push_str(&format!("  {line}\n"));
             }
         }
         out

@@ -225,7 +225,7 @@ fn step_shows_the_milestones_after_the_verdict() {
     assert!(
         out.stdout
             .lines()
-            .any(|l| l.contains("milestones:") && l.contains("zombie_write_sent ×1")),
+            .any(|l| l.starts_with("reached  ") && l.contains("zombie_write_sent ×1")),
         "{}",
         out.stdout
     );
