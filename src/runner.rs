@@ -69,6 +69,24 @@ impl ScenarioRun {
     pub fn cut_short(&self) -> bool {
         is_cut_short(&self.result.outcome)
     }
+
+    /// What the run left untested, one sentence each, whether or not
+    /// `[expect]` names it: each scripted fault that never fired, and a run
+    /// cut short. Empty when every fault fired and the run completed.
+    pub fn untested(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .unfired_faults()
+            .map(|f| format!("the {} never fired: {}", f.name(), f.why_unfired))
+            .collect();
+        if self.cut_short() {
+            out.push(format!(
+                "the run was cut short ({}): {}",
+                self.result.outcome,
+                cut_short_text(&self.result.outcome)
+            ));
+        }
+        out
+    }
 }
 
 /// Whether an outcome is a run cut short (stalled, time limit, event limit).

@@ -257,17 +257,11 @@ pub(crate) fn labelled(out: &mut String, label: &str, text: &str) {
     }
 }
 
-/// What a run reached and which of its faults never fired, one line each
-/// (for `step`, after its verdict).
+/// What a run reached and what it left untested (faults that never fired, a
+/// run cut short), one labelled line each (for `step`, after its verdict).
 pub(crate) fn run_notes(run: &ScenarioRun) -> Vec<String> {
     let mut lines = vec![format!("reached  {}", run.milestones.reached_text())];
-    for f in run.unfired_faults() {
-        lines.push(format!(
-            "unfired  the {} never fired: {}",
-            f.name(),
-            f.why_unfired
-        ));
-    }
+    lines.extend(run.untested().iter().map(|line| format!("untested {line}")));
     lines
 }
 

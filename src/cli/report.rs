@@ -141,6 +141,7 @@ pub(super) fn report(
         let seed = seed.unwrap_or(scenario.seed);
         let run = runner::run(&scenario, seed);
         let repro = reproducible_command(&scenario.file, seed);
+        let untested = run.untested();
         let subject = Subject {
             name: &name,
             description: &scenario.description,
@@ -149,6 +150,7 @@ pub(super) fn report(
             report: &run.report,
             nodes: &run.nodes,
             repro: &repro,
+            untested: &untested,
         };
         let [md, html_file, trace, jsonl] = outputs(&name);
         let outputs = [

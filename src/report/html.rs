@@ -60,7 +60,7 @@ pub fn page(s: &Subject<'_>) -> String {
         out,
         "<header><h1>{}</h1>\n<p class=\"desc\">{}</p>\n\
          <p><span class=\"verdict {verdict_class}\">{}</span></p>\n\
-         <p class=\"meta\">milestones: {}</p>\n\
+         <p class=\"meta\">milestones: {}</p>\n{}\
          <p class=\"meta\">seed {} · {} events · repro <code>{}</code> · \
          <a href=\"{name}.md\">Markdown</a> · <a href=\"{name}.trace.json\">Perfetto trace</a> · \
          <a href=\"{name}.jsonl\">journal</a> · <a href=\"index.html\">all scenarios</a></p>\n</header>\n",
@@ -68,6 +68,10 @@ pub fn page(s: &Subject<'_>) -> String {
         esc(s.description.trim()),
         esc(&verdict_text(s.report)),
         esc(&crate::oracle::Milestones::count(s.journal).reached_text()),
+        s.untested
+            .iter()
+            .map(|line| format!("<p class=\"meta untested\">untested: {}</p>\n", esc(line)))
+            .collect::<String>(),
         s.seed,
         s.journal.len(),
         esc(s.repro),

@@ -20,6 +20,7 @@
 //! let md = markdown::mermaid(&Subject {
 //!     name: "tiny", description: "", seed: 1, journal: &journal, report: &report,
 //!     nodes: &nodes, repro: "fencesim run tiny.toml --seed 1",
+//!     nodes: &nodes, untested: &[],
 //! });
 //! assert!(md.contains("participant n0 as client1\n"));
 //! assert!(md.contains("n0->>n1: acquire\n"));
@@ -66,6 +67,9 @@ pub fn page(s: &Subject<'_>) -> String {
         crate::oracle::Milestones::count(s.journal).reached_text()
     )
     .unwrap();
+    for line in s.untested {
+        writeln!(out, "**Untested:** {}\n", escape::markdown(line)).unwrap();
+    }
     if !s.description.trim().is_empty() {
         writeln!(out, "{}\n", escape::markdown(s.description)).unwrap();
     }

@@ -53,4 +53,7 @@ pub struct Subject<'a> {
     pub nodes: &'a [String],
     /// The command that replays the run.
     pub repro: &'a str,
+    /// What the run left untested, one sentence each (scripted faults that
+    /// never fired, a run cut short: [`crate::runner::ScenarioRun::untested`]).
+    pub untested: &'a [String],
 }

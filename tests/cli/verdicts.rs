@@ -246,3 +246,33 @@ fn a_violation_expected_by_its_counts_alone_still_passes() {
     out.expect_code(1);
     assert_eq!(out.json()["unfired_faults"][0]["kind"], "pause");
 }
+
+#[test]
+fn step_and_the_reports_name_a_fault_that_never_fired() {
+    let dir = TempDir::new("unfired-reports");
+    let file = dir.write("unfired.toml", &figure_with("unfired", PAUSE_AFTER_LAPSED));
+    let step = fencesim(&["step", arg(&file)]);
+    step.expect_code(4);
+    let untested = step.line("untested");
+    assert!(
+        untested.contains("pause of client1") && untested.contains("never fired"),
+        "{untested}"
+    );
+    let out = dir.path().join("out");
+    let report = fencesim(&["report", arg(&file), "--out", arg(&out)]);
+    report.expect_code(4);
+    let md = std::fs::read_to_string(out.join("unfired.md")).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("**Untested:**"))
+        .unwrap_or_else(|| panic!("no untested line in\n{md}"));
+    assert!(
+        line.contains("pause of client1") && line.contains("never fired"),
+        "{line}"
+    );
+    let html = std::fs::read_to_string(out.join("unfired.html")).unwrap();
+    assert!(
+        html.contains("<p class=\"meta untested\">untested: the pause of client1"),
+        "no untested line in the HTML page"
+    );
+}

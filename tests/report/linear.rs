@@ -149,6 +149,7 @@ fn rendering(rounds: u64) -> u64 {
         report: &report,
         nodes: &nodes,
         repro: "fencesim run linear.toml --seed 1",
+        untested: &[],
     };
     allocated(|| {
         assert_eq!(steps(&journal, &report).len(), journal.len());

@@ -15,6 +15,7 @@ fn page(name: &str) -> (String, usize) {
         report: &run.report,
         nodes: &run.nodes,
         repro: &repro,
+        untested: &[],
     });
     (page, run.result.journal.len())
 }

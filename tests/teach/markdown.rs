@@ -15,6 +15,7 @@ fn page(name: &str) -> String {
         report: &run.report,
         nodes: &run.nodes,
         repro: &repro,
+        untested: &[],
     })
 }
 
@@ -122,6 +123,7 @@ fn journalled_text_is_escaped_in_the_findings_table_and_diagram() {
         report: &report,
         nodes: &nodes,
         repro: "fencesim run sql.toml --seed 1",
+        untested: &[],
     });
     assert_eq!(page.matches("<!--").count(), 1, "only the marker:\n{page}");
     assert!(!page.contains('\x1b'), "{page}");

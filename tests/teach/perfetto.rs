@@ -18,6 +18,7 @@ fn trace(name: &str) -> (Value, Vec<String>, usize) {
         report: &run.report,
         nodes: &run.nodes,
         repro: &repro,
+        untested: &[],
     });
     let value = serde_json::from_str(&text).expect("the trace is JSON");
     (value, run.nodes.clone(), run.result.journal.len())
