@@ -452,6 +452,12 @@ fn client_name_problem(name: &str) -> Option<String> {
             "client name `{name}` is reserved for a server node (lock, lockN, storage)"
         ));
     }
+    // The journal's own events (partition, heal) are the world's.
+    if name == sim::world::WORLD_NODE {
+        return Some(format!(
+            "client name `{name}` is reserved: the journal names the simulated world `{name}`"
+        ));
+    }
     None
 }
 
