@@ -8,6 +8,7 @@ use fencesim::scenario::model::{EXPECT_OUTCOMES, FAULT_KINDS};
 use fencesim::scenario::{accepted_keys, load_str};
 
 const FORMAT: &str = include_str!("../../docs/format.md");
+const README: &str = include_str!("../../README.md");
 const FILE: &str = "docs/format.md";
 
 /// The ```toml blocks of the page: (line of the opening fence, text).
@@ -227,4 +228,16 @@ fn design_and_client_tables_are_the_catalogs_text() {
         "{FILE} differs from the catalog; it should read:\n\n{}",
         expected.join("\n\n")
     );
+}
+
+/// Users read the repository's own reference: the README links it, and
+/// neither points at the team's design notes, which users do not have.
+#[test]
+fn the_readme_links_the_reference_and_nothing_outside_the_repository() {
+    assert!(README.contains("[docs/format.md](docs/format.md)"));
+    for (file, text) in [("README.md", README), (FILE, FORMAT)] {
+        for elsewhere in ["DESIGN.md", "shared/"] {
+            assert!(!text.contains(elsewhere), "{file} points at {elsewhere}");
+        }
+    }
 }
