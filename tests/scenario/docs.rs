@@ -5,7 +5,7 @@
 use fencesim::design::catalog::{DesignInfo, KeySpec, Registry, CLIENT_KEYS};
 use fencesim::runner::{self, RunStatus};
 use fencesim::scenario::model::{EXPECT_OUTCOMES, FAULT_KINDS};
-use fencesim::scenario::{accepted_keys, load_str};
+use fencesim::scenario::{accepted_keys, load_str, Scenario};
 
 const FORMAT: &str = include_str!("../../docs/format.md");
 const README: &str = include_str!("../../README.md");
@@ -47,11 +47,14 @@ fn has_header(text: &str, header: &str) -> bool {
 }
 
 /// A fragment made a scenario: the parts it leaves out (a name, a lease
-/// lock, a fenced storage, clients `client1` and `client2`) added around it.
-fn completed(fragment: &str) -> String {
+/// lock, a fenced storage, clients `client1` and `client2`) added around it;
+/// and how many lines were added before it.
+fn completed(fragment: &str) -> (String, usize) {
     let mut text = String::new();
+    let mut before = 0;
     if !top_level_key(fragment, "name") {
         text.push_str("name = \"example\"\n");
+        before = 1;
     }
     text.push_str(fragment);
     if !has_header(fragment, "[lock]") {
@@ -63,12 +66,27 @@ fn completed(fragment: &str) -> String {
     if !has_header(fragment, "[[clients]]") {
         text.push_str("\n[[clients]]\nname = \"client1\"\n[[clients]]\nname = \"client2\"\n");
     }
-    text
+    (text, before)
+}
+
+/// Loads a block whose first line is line `fence + 1` of the page (after
+/// `before` added lines), failing with the page's own line and column.
+#[track_caller]
+fn load_block(fence: usize, text: &str, before: usize) -> Scenario {
+    match load_str(&Registry::builtin(), FILE, text) {
+        Ok(scenario) => scenario,
+        Err(e) => {
+            let line = (fence + e.line).saturating_sub(before);
+            panic!(
+                "{FILE}:{line}:{}: {}\n--- the block as loaded ---\n{text}",
+                e.col, e.message
+            )
+        }
+    }
 }
 
 #[test]
 fn every_whole_scenario_example_loads_and_runs_as_it_says() {
-    let registry = Registry::builtin();
     let whole: Vec<_> = toml_blocks()
         .into_iter()
         .filter(|(_, text)| top_level_key(text, "name"))
@@ -79,17 +97,13 @@ fn every_whole_scenario_example_loads_and_runs_as_it_says() {
         whole.len()
     );
     for (line, text) in whole {
-        let name = format!("{FILE}, block at line {line}");
-        let scenario = match load_str(&registry, &name, &text) {
-            Ok(scenario) => scenario,
-            Err(e) => panic!("{e}\n--- the block ---\n{text}"),
-        };
+        let scenario = load_block(line, &text, 0);
         // What the page shows a scenario doing, it does.
         let run = runner::run(&scenario, scenario.seed);
         assert_eq!(
             run.status,
             RunStatus::Ok,
-            "{name}: {:?} {:?}\n{:#?}",
+            "the scenario at {FILE}:{line}: {:?} {:?}\n{:#?}",
             run.report.verdict,
             run.inconclusive,
             run.expectations
@@ -99,7 +113,6 @@ fn every_whole_scenario_example_loads_and_runs_as_it_says() {
 
 #[test]
 fn every_fragment_loads_inside_a_minimal_scenario() {
-    let registry = Registry::builtin();
     let blocks = toml_blocks();
     assert!(
         blocks.len() >= 10,
@@ -107,11 +120,8 @@ fn every_fragment_loads_inside_a_minimal_scenario() {
         blocks.len()
     );
     for (line, fragment) in blocks {
-        let text = completed(&fragment);
-        let name = format!("{FILE}, block at line {line} (completed)");
-        if let Err(e) = load_str(&registry, &name, &text) {
-            panic!("{e}\n--- the completed block ---\n{text}");
-        }
+        let (text, before) = completed(&fragment);
+        load_block(line, &text, before);
     }
 }
 
