@@ -336,7 +336,7 @@ fn firings(scenario: &Scenario, result: &RunResult, scripted: usize) -> Vec<Faul
 /// `after = "client1:acquired:2", delay = "500ms"` or `at = "5s"`.
 fn trigger_text(trigger: &Trigger) -> String {
     match trigger {
-        Trigger::At(at) => format!("at = \"{}\"", write::duration(*at)),
+        Trigger::At(at) => format!("at = {}", write::duration(*at)),
         Trigger::After {
             node,
             event,
@@ -349,7 +349,7 @@ fn trigger_text(trigger: &Trigger) -> String {
                 format!("after = \"{node}:{event}:{nth}\"")
             };
             if !delay.is_zero() {
-                text += &format!(", delay = \"{}\"", write::duration(*delay));
+                text += &format!(", delay = {}", write::duration(*delay));
             }
             text
         }
@@ -383,7 +383,7 @@ fn why_unfired(trigger: &Trigger, result: &RunResult) -> String {
             } else {
                 format!(
                     "it was due {} after {node}'s `{event}`, past the end of the run at {end}",
-                    write::duration(*delay)
+                    seconds(delay.as_nanos() as u64)
                 )
             }
         }
@@ -625,5 +625,28 @@ fn to_fault(kind: &FaultKind) -> Fault {
             node,
             restart_after,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `write::duration` quotes its text: the trigger is shown once quoted,
+    /// as a scenario file writes it.
+    #[test]
+    fn triggers_read_as_written() {
+        let at = Trigger::At(Duration::from_secs(20));
+        assert_eq!(trigger_text(&at), "at = \"20s\"");
+        let after = Trigger::After {
+            node: "client1".into(),
+            event: "acquired".into(),
+            nth: 2,
+            delay: Duration::from_millis(500),
+        };
+        assert_eq!(
+            trigger_text(&after),
+            "after = \"client1:acquired:2\", delay = \"500ms\""
+        );
     }
 }

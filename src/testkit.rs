@@ -3,8 +3,8 @@
 //! replays the failure.
 //!
 //! The builder writes TOML, so what a test runs is always a scenario file in
-//! the format of DESIGN.md: loaded and validated by the same loader as
-//! `fencesim run`, and printable for a bug report.
+//! scenario format version 1 (`docs/format.md`): loaded and validated by the
+//! same loader as `fencesim run`, and printable for a bug report.
 //!
 //! ```
 //! use fencesim::design::catalog::Registry;

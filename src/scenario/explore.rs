@@ -16,7 +16,7 @@ use super::load::{node, optional};
 use super::model::{ExploreSpec, FAULT_KINDS};
 use super::reader::{did_you_mean, Field, Result};
 
-const EXPLORE_KEYS: &[&str] = &[
+pub(crate) const EXPLORE_KEYS: &[&str] = &[
     "kinds",
     "faults",
     "nodes",

@@ -32,6 +32,16 @@ pub(crate) fn faults(field: &Field<'_>, nodes: &[String]) -> Result<Vec<FaultSpe
         .collect()
 }
 
+/// `[[faults]]` with the trigger keys, then each kind's own keys, for
+/// [`super::accepted_keys`].
+pub(crate) fn table_keys() -> Vec<(String, Vec<&'static str>)> {
+    let mut tables = vec![("[[faults]]".to_owned(), TRIGGER_KEYS.to_vec())];
+    for (kind, keys) in KINDS {
+        tables.push((format!("[[faults]] of kind `{kind}`"), keys.to_vec()));
+    }
+    tables
+}
+
 fn kind_names() -> Vec<&'static str> {
     KINDS.iter().map(|(name, _)| *name).collect()
 }

@@ -50,6 +50,19 @@ pub(crate) const MAX_EVENTS: u64 = 1_000_000;
 /// The default `max_events`.
 pub(crate) const DEFAULT_MAX_EVENTS: u64 = 100_000;
 
+/// The keys of the tables read here, for [`super::accepted_keys`].
+pub(crate) fn table_keys() -> Vec<(String, Vec<&'static str>)> {
+    let mut client = vec!["name"];
+    client.extend(CLIENT_KEYS.iter().map(|k| k.name));
+    vec![
+        ("the top level".to_owned(), TOP_KEYS.to_vec()),
+        ("[network]".to_owned(), NETWORK_KEYS.to_vec()),
+        ("[[network.links]]".to_owned(), LINK_KEYS.to_vec()),
+        ("[[clients]]".to_owned(), client),
+        ("[expect]".to_owned(), EXPECT_KEYS.to_vec()),
+    ]
+}
+
 pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario> {
     let doc = src.parse()?;
     let mut top = Table::root(src, &doc);
@@ -450,6 +463,12 @@ fn client_name_problem(name: &str) -> Option<String> {
     if name == "lock" || name == "storage" || lock_n {
         return Some(format!(
             "client name `{name}` is reserved for a server node (lock, lockN, storage)"
+        ));
+    }
+    // The journal's own events (partition, heal) are the world's.
+    if name == sim::world::WORLD_NODE {
+        return Some(format!(
+            "client name `{name}` is reserved: the journal names the simulated world `{name}`"
         ));
     }
     None

@@ -1,5 +1,5 @@
-//! Scenario files: TOML in the format of DESIGN.md ("Scenario format,
-//! version 1"), loaded into a validated [`Scenario`].
+//! Scenario files: TOML in scenario format version 1 (its reference is
+//! `docs/format.md` in the repository), loaded into a validated [`Scenario`].
 //!
 //! Every mistake in a file is a [`ScenarioError`] naming the file, line and
 //! column of the offending key or value; the loader never panics on input.
@@ -63,6 +63,25 @@ pub fn load_file(registry: &Registry, path: &Path) -> Result<Scenario, ScenarioE
 /// [`Scenario::file`].
 pub fn load_str(registry: &Registry, file: &str, text: &str) -> Result<Scenario, ScenarioError> {
     load::scenario(registry, reader::Source { file, text })
+}
+
+/// The keys the loader accepts in each table of a scenario file, with the
+/// table as error messages name it: `the top level`, `[network]`,
+/// `[[network.links]]`, `[[clients]]`, `[expect]`, `[[faults]]` (the
+/// trigger keys every fault takes), one entry per fault kind for its own
+/// keys (``[[faults]] of kind `pause` ``, …) and `[explore]`. `[lock]` and `[storage]` take `design`
+/// and their design's keys, listed by the [`Registry`].
+///
+/// ```
+/// let tables = fencesim::scenario::accepted_keys();
+/// let expect = tables.iter().find(|(table, _)| table == "[expect]").unwrap();
+/// assert!(expect.1.contains(&"stale_writes"));
+/// ```
+pub fn accepted_keys() -> Vec<(String, Vec<&'static str>)> {
+    let mut tables = load::table_keys();
+    tables.extend(faults::table_keys());
+    tables.push(("[explore]".to_owned(), explore::EXPLORE_KEYS.to_vec()));
+    tables
 }
 
 /// Whether a catalog key's default passes its own kind's checks.

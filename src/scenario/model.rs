@@ -281,7 +281,8 @@ pub enum FaultKind {
     Clock {
         /// The node whose clock changes.
         node: String,
-        /// Shifts both clocks by this many nanoseconds.
+        /// Sets the wall clock to read true time plus this many nanoseconds
+        /// (the monotonic clock does not step).
         offset: Option<i64>,
         /// Clock rate, in (0, 100]: 1.5 runs 50% fast.
         rate: Option<f64>,

@@ -177,6 +177,9 @@ fn clients_cannot_take_a_server_name_or_a_malformed_one() {
     assert_error(&text, "t.toml:9:8", "client name `lock12` is reserved");
     let text = BASE.replace("\"client2\"", "\"2fast\"");
     assert_error(&text, "t.toml:9:8", "invalid client name \"2fast\"");
+    // Once accepted, and the run crashed (exit 3) building its world.
+    let text = BASE.replace("\"client2\"", "\"world\"");
+    assert_error(&text, "t.toml:9:8", "client name `world` is reserved");
     assert!(load(&BASE.replace("\"client2\"", "\"locker\"")).is_ok());
 }
 

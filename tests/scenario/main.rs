@@ -2,6 +2,7 @@
 //! model, and mistakes reported at the right `file:line:col`.
 
 mod bounds;
+mod docs;
 mod errors;
 mod fuzz;
 mod sandbox;
@@ -13,7 +14,7 @@ use std::process::Command;
 use fencesim::design::catalog::Registry;
 use fencesim::scenario::{load_str, Scenario, ScenarioError};
 
-/// The DESIGN.md example, verbatim.
+/// The example of the format's contract, verbatim.
 const FIGURE_9_6: &str = include_str!("figure-9-6.toml");
 
 /// A minimal valid scenario: clients on lines 6-9, so tests append faults
