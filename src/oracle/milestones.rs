@@ -21,16 +21,21 @@
 //! assert_eq!(m.zombie_write_sent, 0);
 //! ```
 //!
-//! Like the oracle, grants are clients' `acquired` events, newer when later
-//! in the journal; a client believes in its latest grant until it logs
-//! `released`, `lost` or `lapsed`, or crashes. A grant *ends* at the lock
-//! with its lock-side `expired` or `released` (the `ends`-th one, with
-//! several lock nodes).
+//! A client believes in its latest grant (its latest `acquired`) until it
+//! logs `released`, `lost` or `lapsed`, or crashes. A grant *ends* at the
+//! lock with its lock-side `expired` or `released` (the `ends`-th one, with
+//! several lock nodes). Whether a grant is still *current*, and which is
+//! *newer*, is the oracle's own judgement (the lock's order, see
+//! [`crate::oracle`]): the storage milestones and `token_regressed` count
+//! exactly what the oracle counts, so a milestone never contradicts the
+//! verdict.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 use sim::journal::{Event, Journal};
+
+use super::history::History;
 
 use crate::events::{
     ACCEPTED, ACQUIRED, EXPIRED, FENCED, GRANTED, LAPSED, LOST, REJECTED, RELEASED, WROTE,
@@ -117,10 +122,16 @@ impl Milestones {
 
     /// Counts the milestones of `journal`, in one pass.
     pub fn count(journal: &Journal) -> Milestones {
-        let mut pass = Pass::default();
+        let mut pass = Pass {
+            history: History::index(journal),
+            ..Pass::default()
+        };
         for e in journal.events() {
             pass.event(e);
         }
+        let mut findings = Vec::new();
+        pass.m.stale_write_accepted = super::stale::check(&pass.history, &mut findings);
+        pass.m.token_regressed = super::tokens::check(&pass.history, &mut findings);
         pass.m
     }
 }
@@ -134,12 +145,6 @@ struct Grant<'a> {
     /// Already counted as `lease_expired_while_held` / `holder_paused_past_lease`.
     counted_held: bool,
     counted_paused: bool,
-}
-
-impl Grant<'_> {
-    fn ended(&self) -> bool {
-        self.ended_ns.is_some()
-    }
 }
 
 #[derive(Default)]
@@ -158,10 +163,9 @@ struct Pass<'a> {
     writes: BTreeMap<&'a str, usize>,
     /// Token-only writes: left out of the storage milestones.
     fences: std::collections::BTreeSet<&'a str>,
-    /// Per storage node, the newest grant whose write it accepted.
-    newest_accepted: BTreeMap<&'a str, usize>,
-    /// Per lock node, the highest token handed out.
-    max_token: BTreeMap<&'a str, u64>,
+    /// The oracle's indexes of the same journal: its grants are this pass's
+    /// grants, index for index (one per `acquired`), in the lock's order.
+    history: History<'a>,
 }
 
 impl<'a> Pass<'a> {
@@ -237,14 +241,6 @@ impl<'a> Pass<'a> {
     }
 
     fn granted(&mut self, e: &'a Event) {
-        let lock = e.node.as_str();
-        if let Some(token) = e.u64("token") {
-            let max = self.max_token.entry(lock).or_insert(0);
-            if *max > 0 && token <= *max {
-                self.m.token_regressed += 1;
-            }
-            *max = (*max).max(token);
-        }
         // A lease handed to someone else while a holder still believes in
         // its own: the lock has moved on without that holder.
         let to = e.str("client").unwrap_or("");
@@ -287,10 +283,11 @@ impl<'a> Pass<'a> {
         }
     }
 
-    /// Whether grant `g` is no longer current: ended at the lock, or a newer
-    /// grant was acquired.
-    fn superseded(&self, g: usize) -> bool {
-        self.grants[g].ended() || g + 1 < self.grants.len()
+    /// Whether grant `g` was no longer current before event `seq`: the lock
+    /// had ended it, or had made a newer grant (in the lock's order).
+    fn superseded(&self, g: usize, seq: u64) -> bool {
+        self.history.ended_before(g, seq).is_some()
+            || self.history.newer_grant_before(g, seq).is_some()
     }
 
     fn wrote(&mut self, e: &'a Event) {
@@ -304,7 +301,7 @@ impl<'a> Pass<'a> {
         };
         debug_assert_eq!(self.grants[g].client, e.node);
         self.writes.insert(write, g);
-        if self.superseded(g) {
+        if self.superseded(g, e.seq) {
             self.m.zombie_write_sent += 1;
         }
     }
@@ -317,17 +314,9 @@ impl<'a> Pass<'a> {
         let Some(&g) = self.writes.get(write) else {
             return;
         };
-        if e.kind == REJECTED {
-            if self.superseded(g) {
-                self.m.stale_write_rejected += 1;
-            }
-            return;
+        if e.kind == REJECTED && self.superseded(g, e.seq) {
+            self.m.stale_write_rejected += 1;
         }
-        let newest = self.newest_accepted.entry(e.node.as_str()).or_insert(g);
-        if *newest > g {
-            self.m.stale_write_accepted += 1;
-        }
-        *newest = (*newest).max(g);
     }
 }
 

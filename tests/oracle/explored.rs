@@ -51,6 +51,14 @@ fn agreement(seeds: u64) -> (u64, u64) {
                             let what =
                                 format!("fencesim run {} --seed {seed} --faults random", s.file);
                             assert_agrees(journal, &what);
+                            // The milestones count what the oracle counts:
+                            // a milestone never contradicts the verdict.
+                            let m = &run.milestones;
+                            assert_eq!(
+                                (m.stale_write_accepted, m.token_regressed),
+                                (run.report.stale_writes, run.report.token_regressions),
+                                "milestones against the oracle: {what}"
+                            );
                             stale += u64::from(stale_writes(journal) > 0);
                             regressed += u64::from(token_regressions(journal) > 0);
                         }
