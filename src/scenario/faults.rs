@@ -208,6 +208,15 @@ fn after_event(field: &Field<'_>, nodes: &[String]) -> Result<(String, String, u
             events.join(", ")
         )));
     }
+    // The world journals these under its own name, never a node's: an
+    // `after` on them would wait for ever.
+    if matches!(event, "partition" | "heal") {
+        return Err(field.error(format!(
+            "`{event}` is journaled by the simulated world, not by `{node_name}`: no node logs it, \
+             so `after = \"{node_name}:{event}\"` would never fire; trigger on a node's event \
+             (such as \"{node_name}:send\") or at a time (`at`)"
+        )));
+    }
     let nth = match nth {
         None => 1,
         Some(n) => match n.parse::<u32>() {

@@ -373,3 +373,15 @@ fn network_values_are_range_checked() {
     let text = with("[[network.links]]\nfrom = \"client1\"\nto = \"nowhere\"\n");
     assert_error(&text, "t.toml:12:6", "unknown node `nowhere`");
 }
+
+#[test]
+fn after_a_world_event_is_refused_since_no_node_logs_it() {
+    for event in ["partition", "heal"] {
+        let text = pause(&format!("after = \"lock:{event}\"\n"));
+        assert_error(
+            &text,
+            "t.toml:14:9",
+            &format!("`{event}` is journaled by the simulated world, not by `lock`"),
+        );
+    }
+}
