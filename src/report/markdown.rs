@@ -20,7 +20,7 @@
 //! let md = markdown::mermaid(&Subject {
 //!     name: "tiny", description: "", seed: 1, journal: &journal, report: &report,
 //!     nodes: &nodes, repro: "fencesim run tiny.toml --seed 1",
-//!     nodes: &nodes, untested: &[],
+//!     untested: &[],
 //! });
 //! assert!(md.contains("participant n0 as client1\n"));
 //! assert!(md.contains("n0->>n1: acquire\n"));

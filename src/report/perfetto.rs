@@ -28,7 +28,7 @@
 //! let trace = perfetto::trace(&Subject {
 //!     name: "tiny", description: "", seed: 1, journal: &journal, report: &report,
 //!     nodes: &nodes, repro: "fencesim run tiny.toml --seed 1",
-//!     nodes: &nodes, untested: &[],
+//!     untested: &[],
 //! });
 //! let v: serde_json::Value = serde_json::from_str(&trace).unwrap();
 //! let flows: Vec<_> = v["traceEvents"].as_array().unwrap().iter()
