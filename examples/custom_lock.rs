@@ -8,19 +8,29 @@
 //! than the grace still lets a zombie write in: only fencing tokens checked
 //! by the storage close it.
 //!
-//! Run with `cargo run --example custom_lock`; it exits 0 only if every
-//! check it prints holds.
+//! This binary is the whole `fencesim` command line with `grace_lease`
+//! registered beside the bundled designs:
+//!
+//! ```text
+//! cargo run --example custom_lock -- designs
+//! cargo run --example custom_lock -- check examples/
+//! cargo run --release --example custom_lock -- explore examples/grace-lease.toml
+//! cargo run --release --example custom_lock -- explore examples/grace-lease-fenced.toml
+//! ```
+//!
+//! The first `explore` finds seeds where a client paused past `ttl + grace`
+//! writes after a newer holder; `shrink` cuts one down; the fenced twin
+//! stays safe.
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role};
 use fencesim::design::lock_client::{LockClient, SingleServer};
 use fencesim::design::LockDesign;
 use fencesim::events;
-use fencesim::oracle::Verdict;
 use fencesim::protocol::Msg;
 use fencesim::scenario::Params;
-use fencesim::testkit::ScenarioBuilder;
 use sim::{Actor, Context, NodeId, TimerId};
 
 /// The catalog entry: what `design = "grace_lease"` takes.
@@ -150,91 +160,15 @@ impl Actor<Msg> for GraceServer {
     }
 }
 
-/// Figure 9-6 on `grace_lease`: client1 pauses 15 s right after acquiring.
-fn figure_9_6(registry: &Registry, grace: &str, fenced: bool) -> ScenarioBuilder {
-    ScenarioBuilder::new(&format!(
-        "grace-{grace}-{}",
-        if fenced { "fenced" } else { "unfenced" }
-    ))
-    .registry(registry.clone())
-    .lock("grace_lease", |t| {
-        t.set("ttl", "10s")
-            .set("grace", grace)
-            .set("tokens", fenced)
-    })
-    .storage(if fenced { "fenced" } else { "unchecked" }, |t| t)
-    .client("client1", |t| t)
-    .client("client2", |t| t.set("start", "11s"))
-    .fault("pause", |t| {
-        t.set("node", "client1")
-            .set("after", "client1:acquired")
-            .set("duration", "15s")
-    })
-}
-
-fn main() {
+/// The bundled designs and `grace_lease`.
+pub fn registry() -> Registry {
     let mut registry = Registry::builtin();
     registry.add_lock(GraceLease);
-    let seeds = 0..200u64;
-    let mut failed = 0;
-    let mut check = |what: &str, ok: bool| {
-        println!("{} {what}", if ok { "ok  " } else { "FAIL" });
-        failed += u32::from(!ok);
-    };
+    registry
+}
 
-    // 1. Figure 9-6 with tokens: the zombie's token-1 write is rejected.
-    let fenced = figure_9_6(&registry, "2s", true).expect(|t| {
-        t.set("verdict", "safe")
-            .set("stale_writes", 0)
-            .set("rejected_writes", 1)
-    });
-    let run = fenced.run(1);
-    check(
-        "figure 9-6, grace 2s, tokens + fenced storage: the paused client's write is rejected",
-        run.expectations_met,
-    );
-
-    // 2. The same over 200 seeds: no stale write, ever.
-    let stale: u64 = seeds
-        .clone()
-        .map(|s| fenced.run(s).report.stale_writes)
-        .sum();
-    check(
-        &format!("tokens + fenced storage: no stale write over seeds {seeds:?}"),
-        stale == 0,
-    );
-
-    // 3. Without fencing, a grace shorter than the pause is not enough.
-    let unfenced = figure_9_6(&registry, "2s", false);
-    let first_stale = seeds
-        .clone()
-        .find(|&s| unfenced.run(s).report.verdict == Verdict::Violation);
-    check(
-        &format!(
-            "no tokens, unchecked storage, grace 2s < pause 15s: a stale write gets through \
-             (first on seed {})",
-            first_stale.map_or("none".to_string(), |s| s.to_string())
-        ),
-        first_stale.is_some(),
-    );
-
-    // 4. A grace longer than the pause hides this one pause, and only it.
-    let long_grace = figure_9_6(&registry, "10s", false);
-    let violations = seeds
-        .clone()
-        .filter(|&s| long_grace.run(s).report.verdict == Verdict::Violation)
-        .count();
-    check(
-        &format!(
-            "no tokens, grace 10s (lock held 20s) > pause 15s: safe over seeds {seeds:?} \
-             ({violations} violations)"
-        ),
-        violations == 0,
-    );
-
-    if failed > 0 {
-        eprintln!("{failed} check(s) failed");
-        std::process::exit(1);
-    }
-    println!("all checks hold");
+/// The whole `fencesim` command line, with `grace_lease` beside the bundled
+/// designs.
+fn main() -> ExitCode {
+    fencesim::cli::main_with(registry())
 }

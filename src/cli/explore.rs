@@ -79,9 +79,11 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
             }
         },
     };
+    // Every run is made with the designs the scenario was loaded with.
+    let runs = sweep::Runs::with_registry(registry.clone());
     match options.exhaustive {
-        Some(depth) => exhaustive(&scenario, depth, &options),
-        None => sweep(&scenario, &options, resumed),
+        Some(depth) => exhaustive(&runs, &scenario, depth, &options),
+        None => sweep(&runs, &scenario, &options, resumed),
     }
 }
 
@@ -125,7 +127,12 @@ fn repro(scenario: &Scenario, seed: u64, mode: FaultMode) -> String {
     repro_command_faults(&scenario.file, seed, mode == FaultMode::Random)
 }
 
-fn sweep(scenario: &Scenario, options: &Options, resumed: Option<Resumed>) -> Status {
+fn sweep(
+    runs: &sweep::Runs,
+    scenario: &Scenario,
+    options: &Options,
+    resumed: Option<Resumed>,
+) -> Status {
     let o = &options.sweep;
     // A resumed sweep continues a file of JSON lines: it writes JSON lines.
     let json = options.json || resumed.is_some();
@@ -162,11 +169,10 @@ fn sweep(scenario: &Scenario, options: &Options, resumed: Option<Resumed>) -> St
         None => line,
     };
     let mut ran = already;
-    let runs = sweep::Runs::default();
     let summary = sweep::sweep_streaming(
         scenario,
         o,
-        &runs,
+        runs,
         &done,
         &|| stop.requested(),
         &mut |event| match event {
@@ -489,9 +495,9 @@ fn seed_line(f: &SeedReport) -> String {
     )
 }
 
-fn exhaustive(scenario: &Scenario, depth: u8, options: &Options) -> Status {
+fn exhaustive(runs: &sweep::Runs, scenario: &Scenario, depth: u8, options: &Options) -> Status {
     let o = &options.sweep;
-    let plan = exhaustive::plan(scenario, scenario.seed, depth, o.shard);
+    let plan = exhaustive::plan_with(runs, scenario, scenario.seed, depth, o.shard);
     let cap = options.max_runs.unwrap_or(exhaustive::MAX_RUNS);
     let shard = if o.shard == Shard::WHOLE {
         String::new()
@@ -515,9 +521,15 @@ fn exhaustive(scenario: &Scenario, depth: u8, options: &Options) -> Status {
         plan.runs
     );
     let bar = Progress::new(plan.runs);
-    let result = exhaustive::run_plan(scenario, scenario.seed, &plan, o.jobs, o.shard, &|d, t| {
-        bar.update(d, t)
-    });
+    let result = exhaustive::run_plan(
+        runs,
+        scenario,
+        scenario.seed,
+        &plan,
+        o.jobs,
+        o.shard,
+        &|d, t| bar.update(d, t),
+    );
     bar.finish();
     if options.json {
         let mut out = std::io::stdout().lock();

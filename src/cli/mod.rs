@@ -17,7 +17,7 @@ mod run;
 mod shrink;
 mod step;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -265,9 +265,44 @@ impl From<FaultsArg> for crate::explore::sweep::FaultMode {
     }
 }
 
-/// Runs the command line and returns its exit code.
+/// Runs the `fencesim` command line, with the bundled designs, and returns
+/// its exit code.
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    main_with(Registry::builtin())
+}
+
+/// Runs the whole command line (`run`, `check`, `explore`, `shrink`, `step`,
+/// `report`, `designs`) with the designs of `registry`, and returns its exit
+/// code: a crate that writes its own designs gets every command in a few
+/// lines.
+///
+/// ```no_run
+/// use fencesim::design::catalog::Registry;
+///
+/// fn main() -> std::process::ExitCode {
+///     let registry = Registry::builtin();
+///     // registry.add_lock(MyLock); registry.add_storage(MyStorage); …
+///     fencesim::cli::main_with(registry)
+/// }
+/// ```
+///
+/// The repro commands it prints name the running program: `cargo run
+/// --release --example NAME --` under `cargo run --example NAME`, else the
+/// program's own name.
+pub fn main_with(registry: Registry) -> ExitCode {
+    let _ = PROGRAM.set(Program::from_args());
+    run_args(&registry, std::env::args_os()).into()
+}
+
+/// Runs the command line `args` (the program's name first, as in
+/// `std::env::args_os`) with the designs of `registry`: [`main_with`]
+/// without the process around it, for tests and drivers.
+pub fn run_args<I, T>(registry: &Registry, args: I) -> Status
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with status 0; usage errors to
@@ -276,14 +311,13 @@ pub fn main() -> ExitCode {
             // write to fencesim.
             if e.use_stderr() {
                 eprint!("{}", crate::escape::terminal_lines(&e.render().to_string()));
-                return Status::Invalid.into();
+                return Status::Invalid;
             }
             let _ = e.print();
-            return Status::Ok.into();
+            return Status::Ok;
         }
     };
     sim::run::set_default_run_timeout(cli.run_timeout.0);
-    let registry = Registry::builtin();
     let status = match cli.command {
         Command::Run {
             file,
@@ -295,7 +329,7 @@ pub fn main() -> ExitCode {
             force,
             faults,
         } => run::run(
-            &registry,
+            registry,
             &file,
             run::Options {
                 seed,
@@ -338,7 +372,7 @@ pub fn main() -> ExitCode {
                 resume,
                 given,
             };
-            explore::explore(&registry, &file, options)
+            explore::explore(registry, &file, options)
         }
         Command::Shrink {
             file,
@@ -347,7 +381,7 @@ pub fn main() -> ExitCode {
             force,
             faults,
         } => shrink::shrink(
-            &registry,
+            registry,
             &file,
             shrink::Options {
                 seed,
@@ -356,20 +390,26 @@ pub fn main() -> ExitCode {
                 faults: faults.into(),
             },
         ),
-        Command::Check { paths } => check::check(&registry, &paths),
-        Command::Step { file, seed, width } => step::step(&registry, &file, seed, width as usize),
+        Command::Check { paths } => check::check(registry, &paths),
+        Command::Step { file, seed, width } => step::step(registry, &file, seed, width as usize),
         Command::Report {
             paths,
             seed,
             out,
             force,
-        } => report::report(&registry, &paths, seed, &out, force),
+        } => report::report(registry, &paths, seed, &out, force),
         Command::Designs => {
-            print!("{}", output::designs(&registry));
+            print!("{}", output::designs(registry));
             Status::Ok
         }
     };
-    status.into()
+    status
+}
+
+/// What `designs` prints for `registry`: every design, by role, with its
+/// keys.
+pub fn designs_text(registry: &Registry) -> String {
+    output::designs(registry)
 }
 
 /// Loads a scenario; on failure prints the error (file, line, column and
@@ -381,15 +421,77 @@ fn load(registry: &Registry, file: &std::path::Path) -> Option<Scenario> {
         .ok()
 }
 
-/// The command that replays `file` with `seed` exactly. Under `cargo run`
-/// (the README's way in) it is spelled as a cargo command.
+/// The program whose commands repro lines spell: set once by [`main_with`]
+/// from `argv[0]`; a library caller that never ran it gets `fencesim`'s.
+static PROGRAM: std::sync::OnceLock<Program> = std::sync::OnceLock::new();
+
+/// How the running program is invoked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Program {
+    /// Its name (`fencesim`, `custom_lock`).
+    name: String,
+    /// Built by cargo as an example (`target/…/examples/NAME`).
+    example: bool,
+}
+
+impl Program {
+    fn fencesim() -> Program {
+        Program {
+            name: "fencesim".to_owned(),
+            example: false,
+        }
+    }
+
+    fn from_args() -> Program {
+        std::env::args_os()
+            .next()
+            .map_or_else(Program::fencesim, |arg0| {
+                Program::from_path(Path::new(&arg0))
+            })
+    }
+
+    fn from_path(path: &Path) -> Program {
+        let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
+            return Program::fencesim();
+        };
+        // `cargo run --example NAME` runs `target/PROFILE/examples/NAME`.
+        let example = path
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|d| d == "examples");
+        Program {
+            name: name.to_owned(),
+            example,
+        }
+    }
+
+    /// How a user runs it here: under `cargo run` (the README's way in), as
+    /// a cargo command.
+    fn invocation(&self, under_cargo: bool) -> String {
+        match (under_cargo, self.example) {
+            (true, true) => format!("cargo run --release --example {} --", self.name),
+            (true, false) if self.name == "fencesim" => "cargo run --release --".to_owned(),
+            (true, false) => format!("cargo run --release --bin {} --", self.name),
+            (false, _) => self.name.clone(),
+        }
+    }
+}
+
+fn program() -> Program {
+    PROGRAM.get().cloned().unwrap_or_else(Program::fencesim)
+}
+
+/// How to invoke the running program in this environment: `fencesim`, or
+/// under `cargo run` its cargo command (`cargo run --release --`, `cargo run
+/// --release --example custom_lock --`).
+pub fn invocation() -> String {
+    program().invocation(std::env::var_os("CARGO").is_some())
+}
+
+/// The command that replays `file` with `seed` exactly, spelled for the
+/// running program (see [`invocation`]).
 pub fn repro_command(file: &str, seed: u64) -> String {
-    let prefix = if std::env::var_os("CARGO").is_some() {
-        "cargo run --release --"
-    } else {
-        "fencesim"
-    };
-    format!("{prefix} run {} --seed {seed}", shell_quote(file))
+    format!("{} run {} --seed {seed}", invocation(), shell_quote(file))
 }
 
 /// [`repro_command`], with `--faults random` when the seed ran with its
@@ -406,8 +508,10 @@ pub fn repro_command_faults(file: &str, seed: u64, random: bool) -> String {
 /// The command that replays `file` with `seed`, the same in every
 /// environment: what written reports print, so that they are byte-identical
 /// wherever they are generated.
+/// It names the program by its name alone (`fencesim`, or a user's binary
+/// built with [`main_with`]).
 pub fn reproducible_command(file: &str, seed: u64) -> String {
-    format!("fencesim run {} --seed {seed}", shell_quote(file))
+    format!("{} run {} --seed {seed}", program().name, shell_quote(file))
 }
 
 /// `file` as one shell word: unchanged when it is plain, else single-quoted.
@@ -420,5 +524,33 @@ fn shell_quote(file: &str) -> String {
         file.to_owned()
     } else {
         format!("'{}'", file.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Program;
+    use std::path::Path;
+
+    fn invocation(arg0: &str, under_cargo: bool) -> String {
+        Program::from_path(Path::new(arg0)).invocation(under_cargo)
+    }
+
+    #[test]
+    fn repro_commands_name_the_program_that_runs() {
+        let fencesim = "target/release/fencesim";
+        assert_eq!(invocation(fencesim, true), "cargo run --release --");
+        assert_eq!(invocation(fencesim, false), "fencesim");
+        let example = "/work/target/debug/examples/custom_lock";
+        assert_eq!(
+            invocation(example, true),
+            "cargo run --release --example custom_lock --"
+        );
+        assert_eq!(invocation(example, false), "custom_lock");
+        assert_eq!(
+            invocation("target/debug/locktest", true),
+            "cargo run --release --bin locktest --"
+        );
+        assert_eq!(invocation("/usr/local/bin/locktest", false), "locktest");
     }
 }

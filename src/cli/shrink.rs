@@ -16,6 +16,7 @@ use crate::escape;
 use crate::explore::describe;
 use crate::explore::shrink::{self, NotFailing};
 use crate::explore::sweep::FaultMode;
+use crate::explore::sweep::Runs;
 use crate::oracle::Verdict;
 use crate::scenario::to_toml;
 
@@ -32,12 +33,11 @@ pub(super) struct Options {
 
 /// The command that shrinks `seed` of `file` (random faults).
 pub(super) fn command(file: &str, seed: u64) -> String {
-    let prefix = if std::env::var_os("CARGO").is_some() {
-        "cargo run --release --"
-    } else {
-        "fencesim"
-    };
-    format!("{prefix} shrink {} --seed {seed}", shell_quote(file))
+    format!(
+        "{} shrink {} --seed {seed}",
+        super::invocation(),
+        shell_quote(file)
+    )
 }
 
 /// Whether `seed` fits a scenario file's `seed` key (a TOML integer, so at
@@ -52,8 +52,9 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         eprintln!(
             "error: invalid value '{seed}' for '--seed <SEED>': shrink writes the seed into a \
              scenario file, whose integers stop at {} (TOML); replay the seed with \
-             `fencesim run {} --seed {seed} --faults {}` instead",
+             `{} run {} --seed {seed} --faults {}` instead",
             i64::MAX,
+            super::invocation(),
             shell_quote(&file.display().to_string()),
             options.faults.as_str()
         );
@@ -82,7 +83,12 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         eprintln!("error: --out: {e}");
         return Status::Invalid;
     }
-    let shrunk = match shrink::shrink(&scenario, seed, options.faults) {
+    let shrunk = match shrink::shrink_with(
+        &Runs::with_registry(registry.clone()),
+        &scenario,
+        seed,
+        options.faults,
+    ) {
         Ok(s) => s,
         Err(NotFailing(report)) => {
             eprintln!(

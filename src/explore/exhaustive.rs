@@ -25,9 +25,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::shard::Shard;
-use super::sweep::SeedReport;
+use super::sweep::{Runs, SeedReport};
 use crate::oracle::Verdict;
-use crate::runner;
 use crate::scenario::{FaultKind, FaultSpec, Scenario, Trigger};
 
 /// The most runs `explore --exhaustive` makes unless `--max-runs` allows
@@ -52,7 +51,12 @@ pub struct ExhaustiveResult {
 
 /// The menu of single injections for `scenario` run with `seed`.
 pub fn menu(scenario: &Scenario, seed: u64) -> (SeedReport, Vec<FaultSpec>) {
-    let run = runner::run(scenario, seed);
+    menu_with(&Runs::default(), scenario, seed)
+}
+
+/// [`menu`], its baseline run made as `runs` says.
+pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Vec<FaultSpec>) {
+    let run = runs.run(scenario, seed);
     let baseline = SeedReport::new(&run, scenario.faults.len(), scenario.strict);
     let spec = scenario.explore.clone().unwrap_or_default();
     let nodes = scenario.node_names();
@@ -176,8 +180,13 @@ pub struct Plan {
 /// Runs the baseline, builds the menu and counts the runs, without making
 /// any of them.
 pub fn plan(scenario: &Scenario, seed: u64, depth: u8, shard: Shard) -> Plan {
+    plan_with(&Runs::default(), scenario, seed, depth, shard)
+}
+
+/// [`plan`], its baseline run made as `runs` says.
+pub fn plan_with(runs: &Runs, scenario: &Scenario, seed: u64, depth: u8, shard: Shard) -> Plan {
     assert!(depth == 1 || depth == 2, "depth is 1 or 2, not {depth}");
-    let (baseline, menu) = menu(scenario, seed);
+    let (baseline, menu) = menu_with(runs, scenario, seed);
     let sets = count(menu.len() as u64, depth);
     Plan {
         baseline,
@@ -199,16 +208,18 @@ pub fn exhaustive(
     shard: Shard,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> ExhaustiveResult {
+    let runs = Runs::default();
     let started = Instant::now();
-    let plan = plan(scenario, seed, depth, shard);
-    let mut result = run_plan(scenario, seed, &plan, jobs, shard, progress);
+    let plan = plan_with(&runs, scenario, seed, depth, shard);
+    let mut result = run_plan(&runs, scenario, seed, &plan, jobs, shard, progress);
     result.wall = started.elapsed();
     result
 }
 
-/// Makes the runs of `plan` (from [`plan`] with the same scenario, seed and
-/// shard).
+/// Makes the runs of `plan` (from [`plan_with`] with the same scenario, seed
+/// and shard) as `runs` says: with its designs and budget.
 pub fn run_plan(
+    runs: &Runs,
     scenario: &Scenario,
     seed: u64,
     plan: &Plan,
@@ -234,7 +245,7 @@ pub fn run_plan(
                         let faults: Vec<FaultSpec> = set.iter().map(|&m| menu[m].clone()).collect();
                         let mut s = scenario.clone();
                         s.faults.extend(faults.iter().cloned());
-                        let run = runner::run(&s, seed);
+                        let run = runs.run(&s, seed);
                         let report = SeedReport::new(&run, s.faults.len(), s.strict);
                         if report.verdict == Verdict::Violation || report.outcome.is_error() {
                             found.push((i, faults, report));

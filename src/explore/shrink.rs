@@ -47,14 +47,26 @@ pub struct Shrunk {
 #[derive(Clone, Debug)]
 pub struct NotFailing(pub Box<SeedReport>);
 
-/// Shrinks the schedule of `seed` (run under `mode`).
+/// Shrinks the schedule of `seed` (run under `mode`), with the bundled
+/// designs.
 pub fn shrink(scenario: &Scenario, seed: u64, mode: FaultMode) -> Result<Shrunk, NotFailing> {
+    shrink_with(&sweep::Runs::default(), scenario, seed, mode)
+}
+
+/// [`shrink`], making every run as `runs` says (its designs and budget).
+pub fn shrink_with(
+    runs: &sweep::Runs,
+    scenario: &Scenario,
+    seed: u64,
+    mode: FaultMode,
+) -> Result<Shrunk, NotFailing> {
     let full = sweep::scenario_for(scenario, seed, mode);
-    let (_, report) = sweep::run_seed(&full, seed, FaultMode::Scenario);
+    let (_, report) = sweep::run_seed_with(runs, &full, seed, FaultMode::Scenario);
     if report.verdict != crate::oracle::Verdict::Violation {
         return Err(NotFailing(Box::new(report)));
     }
     let mut s = Shrinker {
+        runs_with: runs,
         base: full.clone(),
         seed,
         kinds: report.kinds.clone(),
@@ -77,7 +89,7 @@ pub fn shrink(scenario: &Scenario, seed: u64, mode: FaultMode) -> Result<Shrunk,
     )
     .trim_end()
     .to_string();
-    let run = runner::run(&out, seed);
+    let run = s.run(&out);
     Ok(Shrunk {
         before,
         after: faults,
@@ -87,14 +99,20 @@ pub fn shrink(scenario: &Scenario, seed: u64, mode: FaultMode) -> Result<Shrunk,
     })
 }
 
-struct Shrinker {
+struct Shrinker<'a> {
+    runs_with: &'a sweep::Runs,
     base: Scenario,
     seed: u64,
     kinds: Vec<ViolationKind>,
     runs: u64,
 }
 
-impl Shrinker {
+impl Shrinker<'_> {
+    fn run(&self, s: &Scenario) -> ScenarioRun {
+        let runs = self.runs_with;
+        runner::run_within(&runs.registry, s, self.seed, s.faults.len(), runs.budget)
+    }
+
     fn fails(&mut self, faults: &[FaultSpec]) -> bool {
         if self.runs >= MAX_RUNS {
             return false;
@@ -102,7 +120,7 @@ impl Shrinker {
         self.runs += 1;
         let mut s = self.base.clone();
         s.faults = faults.to_vec();
-        let run = runner::run(&s, self.seed);
+        let run = self.run(&s);
         let report = SeedReport::new(&run, faults.len(), s.strict);
         report.verdict == crate::oracle::Verdict::Violation
             && report.kinds.iter().any(|k| self.kinds.contains(k))

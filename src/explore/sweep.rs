@@ -445,6 +445,28 @@ impl Default for Runs {
     }
 }
 
+impl Runs {
+    /// The designs of `registry`, and the process's default budget.
+    pub fn with_registry(registry: Registry) -> Runs {
+        Runs {
+            registry,
+            budget: sim::run::default_run_timeout(),
+        }
+    }
+
+    /// Runs `scenario` (all of whose faults are its own) with `seed` and
+    /// judges it.
+    pub fn run(&self, scenario: &Scenario, seed: u64) -> ScenarioRun {
+        runner::run_within(
+            &self.registry,
+            scenario,
+            seed,
+            scenario.faults.len(),
+            self.budget,
+        )
+    }
+}
+
 impl std::fmt::Debug for Runs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runs")
