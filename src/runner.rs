@@ -335,25 +335,11 @@ fn firings(scenario: &Scenario, result: &RunResult, scripted: usize) -> Vec<Faul
 
 /// `after = "client1:acquired:2", delay = "500ms"` or `at = "5s"`.
 fn trigger_text(trigger: &Trigger) -> String {
-    match trigger {
-        Trigger::At(at) => format!("at = {}", write::duration(*at)),
-        Trigger::After {
-            node,
-            event,
-            nth,
-            delay,
-        } => {
-            let mut text = if *nth <= 1 {
-                format!("after = \"{node}:{event}\"")
-            } else {
-                format!("after = \"{node}:{event}:{nth}\"")
-            };
-            if !delay.is_zero() {
-                text += &format!(", delay = {}", write::duration(*delay));
-            }
-            text
-        }
-    }
+    let keys: Vec<String> = write::trigger_keys(trigger)
+        .into_iter()
+        .map(|(key, value)| format!("{key} = {value}"))
+        .collect();
+    keys.join(", ")
 }
 
 /// Why a fault with `trigger` never fired in `result`, in words.

@@ -213,23 +213,32 @@ pub(crate) fn fault(o: &mut String, f: &FaultSpec) {
             }
         }
     }
-    match &f.trigger {
-        Trigger::At(at) => line(o, "at", &duration(*at)),
+    for (key, value) in trigger_keys(&f.trigger) {
+        line(o, key, &value);
+    }
+}
+
+/// A fault's trigger as the keys and TOML values a scenario file writes:
+/// `at = "5s"`, or `after = "client1:acquired:2"` with `delay` when not zero.
+pub(crate) fn trigger_keys(trigger: &Trigger) -> Vec<(&'static str, String)> {
+    match trigger {
+        Trigger::At(at) => vec![("at", duration(*at))],
         Trigger::After {
             node,
             event,
             nth,
             delay,
         } => {
-            let after = if *nth == 1 {
+            let after = if *nth <= 1 {
                 format!("{node}:{event}")
             } else {
                 format!("{node}:{event}:{nth}")
             };
-            line(o, "after", &string(&after));
+            let mut keys = vec![("after", string(&after))];
             if !delay.is_zero() {
-                line(o, "delay", &duration(*delay));
+                keys.push(("delay", duration(*delay)));
             }
+            keys
         }
     }
 }
