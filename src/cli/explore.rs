@@ -476,7 +476,7 @@ fn seed_line(f: &SeedReport) -> String {
     format!(
         "seed {:<8} {:<9} {:<10} {} stale, {} accepted, {} rejected, {} faults, trace {}{}",
         f.seed,
-        f.verdict_str(),
+        f.verdict.as_str(),
         f.outcome.as_str(),
         f.stale_writes,
         f.accepted_writes,

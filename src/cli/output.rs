@@ -203,7 +203,7 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
     let value = json!({
         "scenario": scenario.name,
         "seed": result.seed,
-        "verdict": if result.outcome.is_error() { "error" } else { rep.verdict.as_str() },
+        "verdict": rep.verdict.as_str(),
         "stale_writes": rep.stale_writes,
         "zombie_writes": rep.zombie_writes,
         "accepted_writes": rep.accepted_writes,

@@ -184,16 +184,6 @@ impl SeedReport {
         matches!(self.outcome, Outcome::TimedOut { .. })
     }
 
-    /// The verdict as `--json` writes it: `error` for a run that crashed or
-    /// timed out, whatever the oracle made of its (partial or empty) journal.
-    pub fn verdict_str(&self) -> &'static str {
-        if self.outcome.is_error() {
-            "error"
-        } else {
-            self.verdict.as_str()
-        }
-    }
-
     /// Whether the run panicked.
     pub fn crashed(&self) -> bool {
         matches!(self.outcome, Outcome::Crashed { .. })
@@ -203,7 +193,7 @@ impl SeedReport {
     pub fn json(&self, repro: &str) -> serde_json::Value {
         json!({
             "seed": self.seed,
-            "verdict": self.verdict_str(),
+            "verdict": self.verdict.as_str(),
             "outcome": self.outcome.as_str(),
             "crash": match &self.outcome {
                 Outcome::Crashed { node, message } => json!({"node": node, "message": message}),

@@ -289,6 +289,6 @@ fn runs_that_never_end_time_out_and_the_sweep_goes_on() {
     assert!(summary
         .failures
         .iter()
-        .all(|f| f.verdict_str() == "error" && f.is_failure() && f.trace_hash.is_empty()));
+        .all(|f| f.verdict.as_str() == "error" && f.is_failure() && f.trace_hash.is_empty()));
     assert!(summary.is_complete(&o));
 }
