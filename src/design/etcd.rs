@@ -239,17 +239,11 @@ impl Actor<Msg> for EtcdServer {
                     }
                     _ => false,
                 };
-                if extended && self.holder == Some(lease) {
-                    sim::emit!(events::RENEWED, client = ctx.name_of(from), lease = lease);
-                }
-                let ttl = if extended { self.ttl } else { Duration::ZERO };
-                let reply = Msg::RenewReply {
-                    lease,
-                    req,
-                    ok: extended,
-                    ttl,
-                };
-                ctx.send(from, reply);
+                // Every lease can be kept alive; only the holder's renewal
+                // moves the lock's lease end.
+                let holds_lock = self.holder == Some(lease);
+                let ttl = extended.then_some(self.ttl);
+                super::answer_renewal(ctx, from, lease, req, ttl, holds_lock);
             }
             Msg::Release { lease } => {
                 if let Some(state) = self.leases.get(&lease) {

@@ -174,19 +174,7 @@ impl Actor<Msg> for LeaseLock {
                     }
                     _ => false,
                 };
-                if ok {
-                    sim::emit!(events::RENEWED, client = ctx.name_of(from), lease = lease);
-                }
-                let ttl = if ok { ttl } else { Duration::ZERO };
-                ctx.send(
-                    from,
-                    Msg::RenewReply {
-                        lease,
-                        req,
-                        ok,
-                        ttl,
-                    },
-                );
+                super::answer_renewal(ctx, from, lease, req, ok.then_some(ttl), true);
             }
             _ => {}
         }

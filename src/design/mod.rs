@@ -81,3 +81,31 @@ pub struct ParamError {
     /// What is wrong with it.
     pub message: String,
 }
+
+/// A lock server's answer to [`Msg::Renew`]: `extended` is the new lease
+/// length (`None`: refused, the lock is lost). `renewed` is journaled for an
+/// extension of the lease that holds the lock (`holds_lock`), so the oracle
+/// and the beliefs see the lease end move; the reply follows it.
+pub(crate) fn answer_renewal(
+    ctx: &mut sim::Context<'_, Msg>,
+    client: sim::NodeId,
+    lease: u64,
+    req: u64,
+    extended: Option<std::time::Duration>,
+    holds_lock: bool,
+) {
+    if extended.is_some() && holds_lock {
+        sim::emit!(
+            crate::events::RENEWED,
+            client = ctx.name_of(client),
+            lease = lease
+        );
+    }
+    let reply = Msg::RenewReply {
+        lease,
+        req,
+        ok: extended.is_some(),
+        ttl: extended.unwrap_or_default(),
+    };
+    ctx.send(client, reply);
+}

@@ -225,17 +225,7 @@ impl RedisLock {
             }
             _ => false,
         };
-        if ok {
-            sim::emit!(events::RENEWED, client = ctx.name_of(client), lease = lease);
-        }
-        let ttl = if ok { ttl } else { Duration::ZERO };
-        let reply = Msg::RenewReply {
-            lease,
-            req,
-            ok,
-            ttl,
-        };
-        ctx.send(client, reply);
+        super::answer_renewal(ctx, client, lease, req, ok.then_some(ttl), true);
     }
 }
 

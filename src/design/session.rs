@@ -149,20 +149,8 @@ impl SessionTable {
         let ok = session.is_some_and(|s| self.is_live(ctx, client, s));
         if let Some(s) = session.filter(|_| ok) {
             self.heartbeat(ctx, client, s);
-            sim::emit!(
-                crate::events::RENEWED,
-                client = ctx.name_of(client),
-                lease = lease
-            );
         }
-        let ttl = if ok { self.ttl } else { Duration::ZERO };
-        let reply = Msg::RenewReply {
-            lease,
-            req,
-            ok,
-            ttl,
-        };
-        ctx.send(client, reply);
+        super::answer_renewal(ctx, client, lease, req, ok.then_some(self.ttl), true);
         ok
     }
 
