@@ -10,6 +10,7 @@ pub mod explore;
 pub mod oracle;
 pub mod protocol;
 pub mod report;
+pub mod repro;
 pub mod runner;
 pub mod scenario;
 pub mod testkit;

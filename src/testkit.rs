@@ -303,7 +303,7 @@ impl ScenarioBuilder {
                 let path = path.display().to_string();
                 writeln!(out, "scenario written to {path}").unwrap();
                 if self.bundled_designs_only() {
-                    writeln!(out, "repro: {}", crate::cli::repro_command(&path, seed)).unwrap();
+                    writeln!(out, "repro: {}", crate::repro::repro_command(&path, seed)).unwrap();
                 }
             }
             None => writeln!(out, "--- scenario ---\n{text}---").unwrap(),

@@ -17,12 +17,13 @@ mod run;
 mod shrink;
 mod step;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 use crate::design::catalog::Registry;
+pub use crate::repro::{invocation, repro_command, repro_command_faults, reproducible_command};
 use crate::scenario::{self, Scenario};
 
 /// Exit status of a command. Ordered by severity, which is not the order of
@@ -290,7 +291,7 @@ pub fn main() -> ExitCode {
 /// --release --example NAME --` under `cargo run --example NAME`, else the
 /// program's own name.
 pub fn main_with(registry: Registry) -> ExitCode {
-    let _ = PROGRAM.set(Program::from_args());
+    crate::repro::name_program_from_args();
     run_args(&registry, std::env::args_os()).into()
 }
 
@@ -419,138 +420,4 @@ fn load(registry: &Registry, file: &std::path::Path) -> Option<Scenario> {
     scenario::load_file(registry, file)
         .map_err(|e| eprint!("{e}"))
         .ok()
-}
-
-/// The program whose commands repro lines spell: set once by [`main_with`]
-/// from `argv[0]`; a library caller that never ran it gets `fencesim`'s.
-static PROGRAM: std::sync::OnceLock<Program> = std::sync::OnceLock::new();
-
-/// How the running program is invoked.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Program {
-    /// Its name (`fencesim`, `custom_lock`).
-    name: String,
-    /// Built by cargo as an example (`target/…/examples/NAME`).
-    example: bool,
-}
-
-impl Program {
-    fn fencesim() -> Program {
-        Program {
-            name: "fencesim".to_owned(),
-            example: false,
-        }
-    }
-
-    fn from_args() -> Program {
-        std::env::args_os()
-            .next()
-            .map_or_else(Program::fencesim, |arg0| {
-                Program::from_path(Path::new(&arg0))
-            })
-    }
-
-    fn from_path(path: &Path) -> Program {
-        let Some(name) = path.file_stem().and_then(|s| s.to_str()) else {
-            return Program::fencesim();
-        };
-        // `cargo run --example NAME` runs `target/PROFILE/examples/NAME`.
-        let example = path
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|d| d == "examples");
-        Program {
-            name: name.to_owned(),
-            example,
-        }
-    }
-
-    /// How a user runs it here: under `cargo run` (the README's way in), as
-    /// a cargo command.
-    fn invocation(&self, under_cargo: bool) -> String {
-        match (under_cargo, self.example) {
-            (true, true) => format!("cargo run --release --example {} --", self.name),
-            (true, false) if self.name == "fencesim" => "cargo run --release --".to_owned(),
-            (true, false) => format!("cargo run --release --bin {} --", self.name),
-            (false, _) => self.name.clone(),
-        }
-    }
-}
-
-fn program() -> Program {
-    PROGRAM.get().cloned().unwrap_or_else(Program::fencesim)
-}
-
-/// How to invoke the running program in this environment: `fencesim`, or
-/// under `cargo run` its cargo command (`cargo run --release --`, `cargo run
-/// --release --example custom_lock --`).
-pub fn invocation() -> String {
-    program().invocation(std::env::var_os("CARGO").is_some())
-}
-
-/// The command that replays `file` with `seed` exactly, spelled for the
-/// running program (see [`invocation`]).
-pub fn repro_command(file: &str, seed: u64) -> String {
-    format!("{} run {} --seed {seed}", invocation(), shell_quote(file))
-}
-
-/// [`repro_command`], with `--faults random` when the seed ran with its
-/// random fault schedule.
-pub fn repro_command_faults(file: &str, seed: u64, random: bool) -> String {
-    let command = repro_command(file, seed);
-    if random {
-        command + " --faults random"
-    } else {
-        command
-    }
-}
-
-/// The command that replays `file` with `seed`, the same in every
-/// environment: what written reports print, so that they are byte-identical
-/// wherever they are generated.
-/// It names the program by its name alone (`fencesim`, or a user's binary
-/// built with [`main_with`]).
-pub fn reproducible_command(file: &str, seed: u64) -> String {
-    format!("{} run {} --seed {seed}", program().name, shell_quote(file))
-}
-
-/// `file` as one shell word: unchanged when it is plain, else single-quoted.
-fn shell_quote(file: &str) -> String {
-    let plain = !file.is_empty()
-        && file
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@=%".contains(c));
-    if plain {
-        file.to_owned()
-    } else {
-        format!("'{}'", file.replace('\'', "'\\''"))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Program;
-    use std::path::Path;
-
-    fn invocation(arg0: &str, under_cargo: bool) -> String {
-        Program::from_path(Path::new(arg0)).invocation(under_cargo)
-    }
-
-    #[test]
-    fn repro_commands_name_the_program_that_runs() {
-        let fencesim = "target/release/fencesim";
-        assert_eq!(invocation(fencesim, true), "cargo run --release --");
-        assert_eq!(invocation(fencesim, false), "fencesim");
-        let example = "/work/target/debug/examples/custom_lock";
-        assert_eq!(
-            invocation(example, true),
-            "cargo run --release --example custom_lock --"
-        );
-        assert_eq!(invocation(example, false), "custom_lock");
-        assert_eq!(
-            invocation("target/debug/locktest", true),
-            "cargo run --release --bin locktest --"
-        );
-        assert_eq!(invocation("/usr/local/bin/locktest", false), "locktest");
-    }
 }

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::files::{self, Replace};
-use super::{load, repro_command, shell_quote, Status};
+use super::{load, repro_command, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::describe;
@@ -18,6 +18,7 @@ use crate::explore::shrink::{self, NotFailing};
 use crate::explore::sweep::FaultMode;
 use crate::explore::sweep::Runs;
 use crate::oracle::Verdict;
+use crate::repro::shell_quote;
 use crate::scenario::to_toml;
 
 /// How every scenario `shrink` writes begins.
