@@ -25,15 +25,16 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role};
+use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role, Value};
 use fencesim::design::lock_client::{LockClient, SingleServer};
+use fencesim::design::params::Params;
 use fencesim::design::LockDesign;
 use fencesim::events;
 use fencesim::protocol::Msg;
-use fencesim::scenario::Params;
 use sim::{Actor, Context, NodeId, TimerId};
 
-/// The catalog entry: what `design = "grace_lease"` takes.
+/// The catalog entry: what `design = "grace_lease"` takes, each key with its
+/// kind and typed default (`fencesim designs` prints them).
 const GRACE_LEASE: DesignInfo = DesignInfo {
     name: "grace_lease",
     role: Role::Lock,
@@ -42,19 +43,19 @@ const GRACE_LEASE: DesignInfo = DesignInfo {
         KeySpec {
             name: "ttl",
             kind: KeyKind::Duration,
-            default: Some("\"10s\""),
+            default: Some(Value::Duration(Duration::from_secs(10))),
             doc: "the lease the holder is told",
         },
         KeySpec {
             name: "grace",
             kind: KeyKind::Duration,
-            default: Some("\"2s\""),
+            default: Some(Value::Duration(Duration::from_secs(2))),
             doc: "how much longer the server waits before re-granting",
         },
         KeySpec {
             name: "tokens",
             kind: KeyKind::Bool,
-            default: Some("true"),
+            default: Some(Value::Bool(true)),
             doc: "hand out fencing tokens",
         },
     ],

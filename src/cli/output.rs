@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 use sim::journal::seconds;
 
-use crate::design::catalog::{Registry, Role, CLIENT_KEYS};
+use crate::design::catalog::{KeySpec, Registry, Role, CLIENT_KEYS};
 use crate::escape;
 use crate::oracle::Verdict;
 use crate::report::lanes::{lanes_limited, LanesOptions};
@@ -273,7 +273,7 @@ pub(crate) fn designs(registry: &Registry) -> String {
         for d in registry.designs().iter().filter(|d| d.role == role) {
             writeln!(out, "  {:<12} {}", d.name, d.summary).unwrap();
             for k in d.keys {
-                let default = k.default.unwrap_or("(required)");
+                let default = shown_default(k);
                 writeln!(
                     out,
                     "      {:<12} {:<18} default {:<8} {}",
@@ -301,12 +301,18 @@ pub(crate) fn designs(registry: &Registry) -> String {
             "      {:<16} {:<18} default {:<9} {}",
             k.name,
             k.kind.to_string(),
-            k.default.unwrap_or("(required)"),
+            shown_default(k),
             k.doc
         )
         .unwrap();
     }
     out
+}
+
+/// A key's default as a scenario file writes it, or `(required)`.
+fn shown_default(key: &KeySpec) -> String {
+    key.default
+        .map_or_else(|| "(required)".to_owned(), |d| d.to_string())
 }
 
 /// Greedy word wrap.

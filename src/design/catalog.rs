@@ -1,9 +1,12 @@
 //! What designs exist and which scenario keys each one takes.
 //!
-//! The scenario loader validates `[lock]` and `[storage]` tables against this
-//! catalog and fills in defaults; `fencesim designs` prints it. A user's own
-//! design is described once here, with [`Registry::add`], and gets the same
-//! validation and documentation as a bundled one.
+//! Each design declares its keys next to its code (`lease.rs` holds
+//! [`LEASE`], the `lease` design's name, summary and keys, each with its
+//! kind, bounds and typed default); the [`Registry`] collects the designs a
+//! program knows. The scenario loader validates `[lock]` and `[storage]`
+//! tables against it and fills in defaults; `fencesim designs` prints it. A
+//! user's own design registers the same way ([`Registry::add_lock`]) and gets
+//! the same validation and documentation as a bundled one.
 //!
 //! ```
 //! use fencesim::design::catalog::{Registry, Role};
@@ -17,6 +20,18 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use crate::design::chubby::CHUBBY;
+pub use crate::design::client::CLIENT_KEYS;
+pub use crate::design::etcd::ETCD;
+pub use crate::design::hazelcast::HAZELCAST;
+pub use crate::design::lease::LEASE;
+pub use crate::design::params::Value;
+use crate::design::params::{ParamValue, Params};
+pub use crate::design::redis::REDIS;
+pub use crate::design::redlock::REDLOCK;
+pub use crate::design::sql::SQL;
+pub use crate::design::storage::{CAS, FENCED, UNCHECKED};
+pub use crate::design::zookeeper::ZOOKEEPER;
 use crate::design::{LockDesign, StorageDesign};
 
 /// Which part of the system a design plays.
@@ -117,6 +132,53 @@ impl fmt::Display for KeyKind {
     }
 }
 
+impl KeyKind {
+    /// Whether `value` is of this kind and within its bounds; if not, why
+    /// (`"2ms is out of range: expected 10ms..=24h"`). A duration's `below`
+    /// relation involves another key and is checked by the loader.
+    pub fn check(&self, value: &ParamValue) -> Result<(), String> {
+        match (*self, value) {
+            (KeyKind::Duration, ParamValue::Duration(d)) if *d <= MAX_DURATION => Ok(()),
+            (KeyKind::Duration, ParamValue::Duration(d)) => Err(format!(
+                "{} is out of range: expected at most {}",
+                show_duration(*d),
+                show_duration(MAX_DURATION)
+            )),
+            (KeyKind::DurationIn { min, max, zero, .. }, ParamValue::Duration(d)) => {
+                if (d.is_zero() && zero.is_some()) || (min..=max).contains(d) {
+                    return Ok(());
+                }
+                let or_zero = zero.map_or(String::new(), |z| format!(", or 0s for {z}"));
+                Err(format!(
+                    "{} is out of range: expected {}..={}{or_zero}",
+                    show_duration(*d),
+                    show_duration(min),
+                    show_duration(max)
+                ))
+            }
+            (KeyKind::Bool, ParamValue::Bool(_)) => Ok(()),
+            (KeyKind::U64 { min, max }, ParamValue::U64(n)) if (min..=max).contains(n) => Ok(()),
+            (KeyKind::U64 { min, max }, ParamValue::U64(n)) => {
+                Err(format!("{n} is out of range: expected {min}..={max}"))
+            }
+            (KeyKind::F64 { min, max }, ParamValue::F64(x)) if (min..=max).contains(x) => Ok(()),
+            (KeyKind::F64 { min, max }, ParamValue::F64(x)) => {
+                Err(format!("{x} is out of range: expected {min}..={max}"))
+            }
+            (KeyKind::Choice(choices), ParamValue::Str(s)) if choices.contains(&s.as_str()) => {
+                Ok(())
+            }
+            (KeyKind::Choice(choices), ParamValue::Str(s)) => Err(format!(
+                "unknown value {:?}; expected one of: {}",
+                s,
+                choices.join(", ")
+            )),
+            (KeyKind::Text, ParamValue::Str(_)) => Ok(()),
+            (kind, value) => Err(format!("{value:?} is not a {kind}")),
+        }
+    }
+}
+
 /// The longest duration any key takes: longer ones are typos ("10000h")
 /// rather than scenarios, and would overflow the simulator's clocks.
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
@@ -167,7 +229,7 @@ fn show_count(n: u64) -> String {
 }
 
 /// A lease, session or key TTL: [`MIN_TTL`] to a day.
-const TTL: KeyKind = KeyKind::DurationIn {
+pub const TTL: KeyKind = KeyKind::DurationIn {
     min: MIN_TTL,
     max: MAX_DURATION,
     zero: None,
@@ -175,8 +237,9 @@ const TTL: KeyKind = KeyKind::DurationIn {
 };
 
 /// A client's heartbeat or keep-alive period: at least [`MIN_INTERVAL`],
-/// shorter than the session it keeps alive; `0s` for the design's default.
-const fn heartbeat(zero: &'static str) -> KeyKind {
+/// shorter than the session it keeps alive; `0s` for the design's default,
+/// which `zero` names (`"ttl / 3"`).
+pub const fn heartbeat(zero: &'static str) -> KeyKind {
     KeyKind::DurationIn {
         min: MIN_INTERVAL,
         max: MAX_DURATION,
@@ -186,7 +249,7 @@ const fn heartbeat(zero: &'static str) -> KeyKind {
 }
 
 /// A duration from 0 to a day.
-const ANY_DURATION: KeyKind = KeyKind::DurationIn {
+pub const ANY_DURATION: KeyKind = KeyKind::DurationIn {
     min: Duration::ZERO,
     max: MAX_DURATION,
     zero: None,
@@ -194,7 +257,7 @@ const ANY_DURATION: KeyKind = KeyKind::DurationIn {
 };
 
 /// A timer that repeats or waits: [`MIN_INTERVAL`] to a day.
-const INTERVAL: KeyKind = KeyKind::DurationIn {
+pub const INTERVAL: KeyKind = KeyKind::DurationIn {
     min: MIN_INTERVAL,
     max: MAX_DURATION,
     zero: None,
@@ -202,7 +265,7 @@ const INTERVAL: KeyKind = KeyKind::DurationIn {
 };
 
 /// A first token, up to [`MAX_FIRST_TOKEN`].
-const FIRST_TOKEN: KeyKind = KeyKind::U64 {
+pub const FIRST_TOKEN: KeyKind = KeyKind::U64 {
     min: 0,
     max: MAX_FIRST_TOKEN,
 };
@@ -214,9 +277,11 @@ pub struct KeySpec {
     pub name: &'static str,
     /// Its type and bounds.
     pub kind: KeyKind,
-    /// The default, written as it would be in TOML (`"\"10s\""`, `"true"`,
-    /// `"1"`); `None` makes the key required.
-    pub default: Option<&'static str>,
+    /// The default, typed (`Value::Duration(Duration::from_secs(10))`,
+    /// `Value::Bool(true)`, `Value::Str("global")`); `None` makes the key
+    /// required. It must satisfy the key's own kind ([`KeyKind::check`]);
+    /// [`Registry::add`] refuses a design whose default does not.
+    pub default: Option<Value>,
     /// One line for `fencesim designs`.
     pub doc: &'static str,
 }
@@ -239,362 +304,14 @@ impl DesignInfo {
     pub fn key(&self, name: &str) -> Option<&KeySpec> {
         self.keys.iter().find(|key| key.name == name)
     }
+
+    /// The declared default of every key that has one: what a table that
+    /// sets nothing but `design` loads as, and what the design's typed
+    /// config's `Default` is made of.
+    pub fn defaults(&self) -> Params {
+        Params::defaults(self.keys)
+    }
 }
-
-/// Lock service: a TTL lease with optional fencing tokens.
-pub const LEASE: DesignInfo = DesignInfo {
-    name: "lease",
-    role: Role::Lock,
-    summary: "single server TTL lease, optionally handing out fencing tokens",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some("\"10s\""),
-            doc: "how long a grant lasts on the lock's clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some("true"),
-            doc: "hand out fencing tokens with each grant",
-        },
-        KeySpec {
-            name: "first_token",
-            kind: FIRST_TOKEN,
-            default: Some("1"),
-            doc: "the token of the first grant (tokens stay within a signed 64-bit integer)",
-        },
-        KeySpec {
-            name: "durable",
-            kind: KeyKind::Bool,
-            default: Some("true"),
-            doc: "does the token counter survive a crash",
-        },
-    ],
-};
-
-/// Lock service: one Redis node, `SET NX PX` on its wall clock.
-pub const REDIS: DesignInfo = DesignInfo {
-    name: "redis",
-    role: Role::Lock,
-    summary: "one Redis node: SET NX PX with the key's expiry on the node's wall clock",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some("\"10s\""),
-            doc: "the key's PX, on the node's wall clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some("false"),
-            doc: "take a token from an INCR counter with each grant",
-        },
-        KeySpec {
-            name: "first_token",
-            kind: FIRST_TOKEN,
-            default: Some("1"),
-            doc: "the counter's first token (tokens stay within a signed 64-bit integer)",
-        },
-        KeySpec {
-            name: "durable",
-            kind: KeyKind::Bool,
-            default: Some("true"),
-            doc: "persistence: do the key and the counter survive a crash",
-        },
-    ],
-};
-
-/// Lock service: Redlock over N independent Redis nodes.
-pub const REDLOCK: DesignInfo = DesignInfo {
-    name: "redlock",
-    role: Role::Lock,
-    summary: "Redlock: a majority of N Redis nodes, validity = ttl - elapsed - drift",
-    keys: &[
-        KeySpec {
-            name: "nodes",
-            kind: KeyKind::U64 { min: 1, max: 15 },
-            default: Some("5"),
-            doc: "how many Redis nodes (lock1 … lockN)",
-        },
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some("\"10s\""),
-            doc: "the keys' PX, on each node's wall clock",
-        },
-        KeySpec {
-            name: "timeout",
-            kind: KeyKind::DurationIn {
-                min: MIN_INTERVAL,
-                max: MAX_DURATION,
-                zero: None,
-                below: Some("ttl"),
-            },
-            default: Some("\"50ms\""),
-            doc: "how long the client waits for the nodes' answers (Redlock: much less than ttl)",
-        },
-        KeySpec {
-            name: "drift_factor",
-            kind: KeyKind::F64 { min: 0.0, max: 0.5 },
-            default: Some("0.01"),
-            doc: "clock drift allowed per unit of ttl (plus 2 ms)",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some("false"),
-            doc: "INCR counter per node; the token is the majority's largest (not a fence)",
-        },
-        KeySpec {
-            name: "durable",
-            kind: KeyKind::Bool,
-            default: Some("true"),
-            doc: "persistence: do each node's key and counter survive a crash",
-        },
-    ],
-};
-
-/// Storage: no check at all, the baseline that shows why fencing matters.
-pub const UNCHECKED: DesignInfo = DesignInfo {
-    name: "unchecked",
-    role: Role::Storage,
-    summary: "accepts every write",
-    keys: &[],
-};
-
-/// Storage: rejects writes whose token is below the highest seen.
-pub const FENCED: DesignInfo = DesignInfo {
-    name: "fenced",
-    role: Role::Storage,
-    summary: "rejects a write whose token is lower than the highest it has seen",
-    keys: &[
-        KeySpec {
-            name: "durable",
-            kind: KeyKind::Bool,
-            default: Some("true"),
-            doc: "does the highest token survive a crash",
-        },
-        KeySpec {
-            name: "scope",
-            kind: KeyKind::Choice(&["global", "key"]),
-            default: Some("\"global\""),
-            doc: "one highest token for the whole store, or one per key",
-        },
-    ],
-};
-
-/// Storage: a conditional write on the key's version (S3 If-Match).
-pub const CAS: DesignInfo = DesignInfo {
-    name: "cas",
-    role: Role::Storage,
-    summary: "applies a write only if the key is still at the version the writer read \
-              (S3 If-Match, GCS ifGenerationMatch); blind writes pass",
-    keys: &[],
-};
-
-/// Storage: a real SQLite running the user's conditional UPDATE.
-pub const SQL: DesignInfo = DesignInfo {
-    name: "sql",
-    role: Role::Storage,
-    summary: "an in-memory SQLite table kv(key, value, lock_token) written by your own \
-              UPDATE; a write is accepted when it changes a row",
-    keys: &[KeySpec {
-        name: "update",
-        kind: KeyKind::Text,
-        default: Some(
-            "\"UPDATE kv SET value = :value, lock_token = :token \
-             WHERE key = :key AND lock_token <= :token\"",
-        ),
-        doc: "the statement run for each write, with :key, :value, :token, :version",
-    }],
-};
-
-/// Lock service: an etcd lease with a lock key; the key's revision is the token.
-pub const ETCD: DesignInfo = DesignInfo {
-    name: "etcd",
-    role: Role::Lock,
-    summary: "etcd concurrency.Mutex: a lease kept alive by the client, a lock key \
-              on it; the lowest create revision holds, and is the token",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some("\"10s\""),
-            doc: "the lease's time to live on the server's clock",
-        },
-        KeySpec {
-            name: "keepalive",
-            kind: heartbeat("ttl / 3"),
-            default: Some("\"0s\""),
-            doc: "how often the client refreshes its lease; 0s means ttl/3",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some("true"),
-            doc: "hand out the lock key's create revision as a fencing token",
-        },
-    ],
-};
-
-/// Lock service: ZooKeeper's lock recipe (sessions, ephemeral sequential znodes).
-pub const ZOOKEEPER: DesignInfo = DesignInfo {
-    name: "zookeeper",
-    role: Role::Lock,
-    summary: "ZooKeeper lock recipe: sessions kept by heartbeats, ephemeral sequential znodes, zxid as token",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some("\"10s\""),
-            doc: "session timeout on the server's clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some("true"),
-            doc: "grants carry the lock node's zxid as a fencing token",
-        },
-        KeySpec {
-            name: "heartbeat",
-            kind: heartbeat("ttl / 3"),
-            default: Some("\"0s\""),
-            doc: "client heartbeat interval; 0s means ttl / 3",
-        },
-    ],
-};
-
-/// Lock service: Chubby's lock with sequencers and lock-delay.
-pub const CHUBBY: DesignInfo = DesignInfo {
-    name: "chubby",
-    role: Role::Lock,
-    summary: "Chubby lock: sessions kept by keep-alives, sequencer generation numbers, lock-delay",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some("\"10s\""),
-            doc: "session lease on the server's clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some("true"),
-            doc: "grants carry the lock's generation number (sequencer)",
-        },
-        KeySpec {
-            name: "lock_delay",
-            kind: KeyKind::DurationIn {
-                min: Duration::ZERO,
-                max: Duration::from_secs(60),
-                zero: None,
-                below: None,
-            },
-            default: Some("\"0s\""),
-            doc: "after a holder's session is lost, nobody gets the lock for this long \
-                  (Chubby caps it at one minute)",
-        },
-        KeySpec {
-            name: "heartbeat",
-            kind: heartbeat("ttl / 3"),
-            default: Some("\"0s\""),
-            doc: "client keep-alive interval; 0s means ttl / 3",
-        },
-    ],
-};
-
-/// Lock service: Hazelcast's FencedLock on CP sessions.
-pub const HAZELCAST: DesignInfo = DesignInfo {
-    name: "hazelcast",
-    role: Role::Lock,
-    summary: "Hazelcast FencedLock on CP sessions: reentrant, fence grows per free-to-acquired transition",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some("\"10s\""),
-            doc: "CP session TTL on the server's clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some("true"),
-            doc: "grants carry the fence (Hazelcast always has one)",
-        },
-        KeySpec {
-            name: "heartbeat",
-            kind: heartbeat("ttl / 5"),
-            default: Some("\"0s\""),
-            doc: "CP session heartbeat interval; 0s means ttl / 5",
-        },
-    ],
-};
-
-/// The keys of a `[[clients]]` table besides its required `name`, in
-/// documentation order: the one list the scenario loader validates against
-/// (and takes defaults from) and `fencesim designs` prints.
-pub const CLIENT_KEYS: &[KeySpec] = &[
-    KeySpec {
-        name: "start",
-        kind: ANY_DURATION,
-        default: Some("\"0s\""),
-        doc: "when it first tries to acquire, on its own clock",
-    },
-    KeySpec {
-        name: "rounds",
-        kind: KeyKind::U64 {
-            min: 1,
-            max: 100_000,
-        },
-        default: Some("1"),
-        doc: "acquire → work → write → release cycles",
-    },
-    KeySpec {
-        name: "work",
-        kind: ANY_DURATION,
-        default: Some("\"1s\""),
-        doc: "time in the critical section before the write",
-    },
-    KeySpec {
-        name: "workload",
-        kind: KeyKind::Choice(&["write", "increment"]),
-        default: Some("\"write\""),
-        doc: "write: a blind write; increment: read, add one, write back",
-    },
-    KeySpec {
-        name: "retry",
-        kind: INTERVAL,
-        default: Some("\"500ms\""),
-        doc: "wait after a denial before asking again",
-    },
-    KeySpec {
-        name: "timeout",
-        kind: INTERVAL,
-        default: Some("\"5s\""),
-        doc: "how long to wait for any answer",
-    },
-    KeySpec {
-        name: "check_lease",
-        kind: KeyKind::Bool,
-        default: Some("false"),
-        doc: "check the lease on its own clock before writing (check-then-act)",
-    },
-    KeySpec {
-        name: "renew",
-        kind: KeyKind::Bool,
-        default: Some("false"),
-        doc: "renew the lease every half ttl while holding it (keep-alive)",
-    },
-    KeySpec {
-        name: "fence_on_acquire",
-        kind: KeyKind::Bool,
-        default: Some("false"),
-        doc: "send a token-only write right after acquiring",
-    },
-];
 
 /// The designs a scenario may name: their metadata, and how to build them.
 #[derive(Clone)]
@@ -743,7 +460,7 @@ impl Registry {
                     below
                 );
             }
-            if let Err(message) = crate::scenario::check_default(key) {
+            if let Some(Err(message)) = key.default.map(|d| key.kind.check(&d.into())) {
                 panic!(
                     "design `{}`: default of key `{}`: {message}",
                     info.name, key.name
@@ -807,15 +524,46 @@ mod tests {
     }
 
     #[test]
-    fn client_key_defaults_satisfy_their_kinds() {
-        for key in CLIENT_KEYS {
-            crate::scenario::check_default(key).unwrap();
-            assert!(
-                key.default.is_some(),
-                "client key `{}` is optional",
-                key.name
-            );
+    fn every_declared_default_satisfies_its_kind() {
+        let registry = Registry::builtin();
+        let designs = registry.designs().iter().map(|d| (d.name, d.keys));
+        for (design, keys) in designs.chain([("[[clients]]", CLIENT_KEYS)]) {
+            for key in keys {
+                let default = key
+                    .default
+                    .unwrap_or_else(|| panic!("{design}: key `{}` has no default", key.name));
+                if let Err(e) = key.kind.check(&default.into()) {
+                    panic!("{design}: default of `{}`: {e}", key.name);
+                }
+            }
         }
+    }
+
+    #[test]
+    fn a_design_loads_its_declared_defaults() {
+        let lease = LEASE.defaults();
+        assert_eq!(lease.duration("ttl"), Duration::from_secs(10));
+        assert!(lease.bool("tokens"));
+        assert_eq!(FENCED.defaults().str("scope"), "global");
+        assert_eq!(REDLOCK.defaults().f64("drift_factor"), 0.01);
+    }
+
+    #[test]
+    fn kinds_check_type_and_bounds() {
+        let d = |ms| ParamValue::Duration(Duration::from_millis(ms));
+        assert_eq!(TTL.check(&d(10)), Ok(()));
+        assert_eq!(
+            TTL.check(&d(2)).unwrap_err(),
+            "2ms is out of range: expected 10ms..=24h"
+        );
+        assert_eq!(heartbeat("ttl / 3").check(&d(0)), Ok(()));
+        assert!(TTL.check(&ParamValue::Bool(true)).is_err());
+        let scope = FENCED.key("scope").unwrap().kind;
+        assert!(scope.check(&ParamValue::Str("key".into())).is_ok());
+        assert!(scope.check(&ParamValue::Str("row".into())).is_err());
+        assert!(FIRST_TOKEN
+            .check(&ParamValue::U64(MAX_FIRST_TOKEN + 1))
+            .is_err());
     }
 
     #[test]
@@ -836,7 +584,7 @@ mod tests {
         const KEYS: &[KeySpec] = &[KeySpec {
             name: "heartbeat",
             kind: heartbeat("ttl / 3"),
-            default: Some("\"0s\""),
+            default: Some(Value::Duration(Duration::ZERO)),
             doc: "",
         }];
         Registry::empty().add(DesignInfo {
@@ -869,7 +617,7 @@ mod tests {
         let keys: &'static [KeySpec] = &[KeySpec {
             name: "ttl",
             kind: KeyKind::Duration,
-            default: Some("10"),
+            default: Some(Value::U64(10)),
             doc: "",
         }];
         Registry::empty().add(DesignInfo {

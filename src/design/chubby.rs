@@ -30,14 +30,14 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{self, DesignInfo};
+use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
 use crate::design::lock_client::LockClient;
+use crate::design::params::Params;
 use crate::design::session::{heartbeat_interval, SessionTable};
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::LockDesign;
 use crate::events;
 use crate::protocol::Msg;
-use crate::scenario::Params;
 
 /// The `chubby` design as the registry knows it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -45,19 +45,16 @@ pub struct Chubby;
 
 impl LockDesign for Chubby {
     fn info(&self) -> DesignInfo {
-        catalog::CHUBBY
+        CHUBBY
     }
 
     fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(ChubbyLock::new(ChubbyConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-            lock_delay: p.duration("lock_delay"),
-        }))
+        Box::new(ChubbyLock::new(ChubbyConfig::from_params(p)))
     }
 
     fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let heartbeat = heartbeat_interval(p.duration("heartbeat"), p.duration("ttl"), 3);
+        let config = ChubbyConfig::from_params(p);
+        let heartbeat = heartbeat_interval(config.heartbeat, config.ttl, 3);
         Box::new(SessionLockClient::new(
             lock_nodes[0].clone(),
             heartbeat,
@@ -66,7 +63,46 @@ impl LockDesign for Chubby {
     }
 }
 
-/// Settings of the `chubby` server.
+/// Lock service: Chubby's lock with sequencers and lock-delay.
+pub const CHUBBY: DesignInfo = DesignInfo {
+    name: "chubby",
+    role: Role::Lock,
+    summary: "Chubby lock: sessions kept by keep-alives, sequencer generation numbers, lock-delay",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: TTL,
+            default: Some(Value::Duration(Duration::from_secs(10))),
+            doc: "session lease on the server's clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(true)),
+            doc: "grants carry the lock's generation number (sequencer)",
+        },
+        KeySpec {
+            name: "lock_delay",
+            kind: KeyKind::DurationIn {
+                min: Duration::ZERO,
+                max: Duration::from_secs(60),
+                zero: None,
+                below: None,
+            },
+            default: Some(Value::Duration(Duration::ZERO)),
+            doc: "after a holder's session is lost, nobody gets the lock for this long \
+                  (Chubby caps it at one minute)",
+        },
+        KeySpec {
+            name: "heartbeat",
+            kind: heartbeat("ttl / 3"),
+            default: Some(Value::Duration(Duration::ZERO)),
+            doc: "client keep-alive interval; 0s means ttl / 3",
+        },
+    ],
+};
+
+/// Settings of the `chubby` design: its server and its clients' keep-alive.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChubbyConfig {
     /// Session lease on the server's clock.
@@ -75,15 +111,26 @@ pub struct ChubbyConfig {
     pub tokens: bool,
     /// How long a lock whose holder's session was lost stays unavailable.
     pub lock_delay: Duration,
+    /// The clients' keep-alive interval; zero means `ttl / 3`.
+    pub heartbeat: Duration,
+}
+
+impl ChubbyConfig {
+    /// The settings [`CHUBBY`]'s keys describe.
+    pub fn from_params(p: &Params) -> Self {
+        ChubbyConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            lock_delay: p.duration("lock_delay"),
+            heartbeat: p.duration("heartbeat"),
+        }
+    }
 }
 
 impl Default for ChubbyConfig {
+    /// [`CHUBBY`]'s declared defaults.
     fn default() -> Self {
-        ChubbyConfig {
-            ttl: Duration::from_secs(10),
-            tokens: true,
-            lock_delay: Duration::ZERO,
-        }
+        ChubbyConfig::from_params(&CHUBBY.defaults())
     }
 }
 

@@ -28,7 +28,9 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
+use crate::design::catalog::{KeyKind, KeySpec, Value, ANY_DURATION, INTERVAL};
 use crate::design::lock_client::{Grant, LockClient, LockEvent, SingleServer, PROTOCOL_TAG};
+use crate::design::params::Params;
 use crate::events;
 use crate::protocol::{Msg, Op};
 
@@ -59,23 +61,98 @@ pub struct ClientConfig {
     pub fence_on_acquire: bool,
 }
 
-impl Default for ClientConfig {
-    fn default() -> Self {
+impl ClientConfig {
+    /// The settings a `[[clients]]` table's [`CLIENT_KEYS`] describe; it
+    /// writes key `x` on node `storage`.
+    pub fn from_params(p: &Params) -> Self {
         ClientConfig {
-            start: Duration::ZERO,
-            rounds: 1,
-            work: Duration::from_secs(1),
-            op: Op::Put,
-            retry: Duration::from_millis(500),
-            timeout: Duration::from_secs(5),
+            start: p.duration("start"),
+            rounds: p.u64("rounds"),
+            work: p.duration("work"),
+            op: match p.str("workload") {
+                "increment" => Op::Increment,
+                _ => Op::Put,
+            },
+            retry: p.duration("retry"),
+            timeout: p.duration("timeout"),
             key: "x".into(),
             storage: "storage".into(),
-            check_lease: false,
-            renew: false,
-            fence_on_acquire: false,
+            check_lease: p.bool("check_lease"),
+            renew: p.bool("renew"),
+            fence_on_acquire: p.bool("fence_on_acquire"),
         }
     }
 }
+
+impl Default for ClientConfig {
+    /// The declared defaults of [`CLIENT_KEYS`].
+    fn default() -> Self {
+        ClientConfig::from_params(&Params::defaults(CLIENT_KEYS))
+    }
+}
+
+/// The keys of a `[[clients]]` table besides its required `name`, in
+/// documentation order: the one list the scenario loader validates against
+/// (and takes defaults from) and `fencesim designs` prints.
+pub const CLIENT_KEYS: &[KeySpec] = &[
+    KeySpec {
+        name: "start",
+        kind: ANY_DURATION,
+        default: Some(Value::Duration(Duration::ZERO)),
+        doc: "when it first tries to acquire, on its own clock",
+    },
+    KeySpec {
+        name: "rounds",
+        kind: KeyKind::U64 {
+            min: 1,
+            max: 100_000,
+        },
+        default: Some(Value::U64(1)),
+        doc: "acquire → work → write → release cycles",
+    },
+    KeySpec {
+        name: "work",
+        kind: ANY_DURATION,
+        default: Some(Value::Duration(Duration::from_secs(1))),
+        doc: "time in the critical section before the write",
+    },
+    KeySpec {
+        name: "workload",
+        kind: KeyKind::Choice(&["write", "increment"]),
+        default: Some(Value::Str("write")),
+        doc: "write: a blind write; increment: read, add one, write back",
+    },
+    KeySpec {
+        name: "retry",
+        kind: INTERVAL,
+        default: Some(Value::Duration(Duration::from_millis(500))),
+        doc: "wait after a denial before asking again",
+    },
+    KeySpec {
+        name: "timeout",
+        kind: INTERVAL,
+        default: Some(Value::Duration(Duration::from_secs(5))),
+        doc: "how long to wait for any answer",
+    },
+    KeySpec {
+        name: "check_lease",
+        kind: KeyKind::Bool,
+        default: Some(Value::Bool(false)),
+        doc: "check the lease on its own clock before writing (check-then-act)",
+    },
+    KeySpec {
+        name: "renew",
+        kind: KeyKind::Bool,
+        default: Some(Value::Bool(false)),
+        doc: "renew the lease every half ttl while holding it (keep-alive)",
+    },
+    KeySpec {
+        name: "fence_on_acquire",
+        kind: KeyKind::Bool,
+        default: Some(Value::Bool(false)),
+        doc: "send a token-only write right after acquiring",
+    },
+];
 
 const TAG_ACQUIRE: u64 = 0;
 const TAG_WORK: u64 = 1;

@@ -32,14 +32,14 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{self, DesignInfo};
+use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
 use crate::design::lock_client::LockClient;
+use crate::design::params::Params;
 use crate::design::session::{heartbeat_interval, SessionTable};
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::LockDesign;
 use crate::events;
 use crate::protocol::Msg;
-use crate::scenario::Params;
 
 /// The `hazelcast` design as the registry knows it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -47,18 +47,16 @@ pub struct Hazelcast;
 
 impl LockDesign for Hazelcast {
     fn info(&self) -> DesignInfo {
-        catalog::HAZELCAST
+        HAZELCAST
     }
 
     fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(FencedLock::new(HazelcastConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-        }))
+        Box::new(FencedLock::new(HazelcastConfig::from_params(p)))
     }
 
     fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let heartbeat = heartbeat_interval(p.duration("heartbeat"), p.duration("ttl"), 5);
+        let config = HazelcastConfig::from_params(p);
+        let heartbeat = heartbeat_interval(config.heartbeat, config.ttl, 5);
         Box::new(SessionLockClient::new(
             lock_nodes[0].clone(),
             heartbeat,
@@ -67,21 +65,60 @@ impl LockDesign for Hazelcast {
     }
 }
 
-/// Settings of the `hazelcast` server.
+/// Lock service: Hazelcast's FencedLock on CP sessions.
+pub const HAZELCAST: DesignInfo = DesignInfo {
+    name: "hazelcast",
+    role: Role::Lock,
+    summary: "Hazelcast FencedLock on CP sessions: reentrant, fence grows per free-to-acquired transition",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: TTL,
+            default: Some(Value::Duration(Duration::from_secs(10))),
+            doc: "CP session TTL on the server's clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(true)),
+            doc: "grants carry the fence (Hazelcast always has one)",
+        },
+        KeySpec {
+            name: "heartbeat",
+            kind: heartbeat("ttl / 5"),
+            default: Some(Value::Duration(Duration::ZERO)),
+            doc: "CP session heartbeat interval; 0s means ttl / 5",
+        },
+    ],
+};
+
+/// Settings of the `hazelcast` design: its server and its clients'
+/// heartbeat.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HazelcastConfig {
     /// CP session TTL on the server's clock.
     pub ttl: Duration,
     /// Whether grants carry the fence as a token.
     pub tokens: bool,
+    /// The clients' CP session heartbeat interval; zero means `ttl / 5`.
+    pub heartbeat: Duration,
+}
+
+impl HazelcastConfig {
+    /// The settings [`HAZELCAST`]'s keys describe.
+    pub fn from_params(p: &Params) -> Self {
+        HazelcastConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            heartbeat: p.duration("heartbeat"),
+        }
+    }
 }
 
 impl Default for HazelcastConfig {
+    /// [`HAZELCAST`]'s declared defaults.
     fn default() -> Self {
-        HazelcastConfig {
-            ttl: Duration::from_secs(10),
-            tokens: true,
-        }
+        HazelcastConfig::from_params(&HAZELCAST.defaults())
     }
 }
 

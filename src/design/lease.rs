@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{self, DesignInfo};
+use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, TTL};
 use crate::design::lock_client::{LockClient, SingleServer};
+use crate::design::params::Params;
 use crate::design::LockDesign;
 use crate::events;
 use crate::protocol::Msg;
-use crate::scenario::Params;
 
 /// The `lease` design as the registry knows it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -28,22 +28,50 @@ pub struct Lease;
 
 impl LockDesign for Lease {
     fn info(&self) -> DesignInfo {
-        catalog::LEASE
+        LEASE
     }
 
     fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(LeaseLock::new(LeaseConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-            first_token: p.u64("first_token"),
-            durable: p.bool("durable"),
-        }))
+        Box::new(LeaseLock::new(LeaseConfig::from_params(p)))
     }
 
     fn client(&self, _params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
         Box::new(SingleServer::new(lock_nodes[0].clone()))
     }
 }
+
+/// Lock service: a TTL lease with optional fencing tokens.
+pub const LEASE: DesignInfo = DesignInfo {
+    name: "lease",
+    role: Role::Lock,
+    summary: "single server TTL lease, optionally handing out fencing tokens",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: TTL,
+            default: Some(Value::Duration(Duration::from_secs(10))),
+            doc: "how long a grant lasts on the lock's clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(true)),
+            doc: "hand out fencing tokens with each grant",
+        },
+        KeySpec {
+            name: "first_token",
+            kind: FIRST_TOKEN,
+            default: Some(Value::U64(1)),
+            doc: "the token of the first grant (tokens stay within a signed 64-bit integer)",
+        },
+        KeySpec {
+            name: "durable",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(true)),
+            doc: "does the token counter survive a crash",
+        },
+    ],
+};
 
 /// Settings of the `lease` lock service.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,14 +86,22 @@ pub struct LeaseConfig {
     pub durable: bool,
 }
 
-impl Default for LeaseConfig {
-    fn default() -> Self {
+impl LeaseConfig {
+    /// The settings [`LEASE`]'s keys describe.
+    pub fn from_params(p: &Params) -> Self {
         LeaseConfig {
-            ttl: Duration::from_secs(10),
-            tokens: true,
-            first_token: 1,
-            durable: true,
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            first_token: p.u64("first_token"),
+            durable: p.bool("durable"),
         }
+    }
+}
+
+impl Default for LeaseConfig {
+    /// [`LEASE`]'s declared defaults.
+    fn default() -> Self {
+        LeaseConfig::from_params(&LEASE.defaults())
     }
 }
 

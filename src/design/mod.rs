@@ -13,6 +13,7 @@ pub mod etcd;
 pub mod hazelcast;
 pub mod lease;
 pub mod lock_client;
+pub mod params;
 pub mod redis;
 pub mod redlock;
 pub mod session;
@@ -25,8 +26,8 @@ use sim::Actor;
 
 use crate::design::catalog::DesignInfo;
 use crate::design::lock_client::LockClient;
+pub use crate::design::params::{ParamValue, Params};
 use crate::protocol::Msg;
-use crate::scenario::Params;
 
 /// A lock service: its metadata, its server actor(s) and the client half of
 /// its protocol. Register one with

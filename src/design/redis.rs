@@ -36,12 +36,12 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{self, DesignInfo};
+use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, TTL};
 use crate::design::lock_client::{LockClient, SingleServer};
+use crate::design::params::Params;
 use crate::design::LockDesign;
 use crate::events;
 use crate::protocol::Msg;
-use crate::scenario::Params;
 
 /// How often the active expire cycle looks at the key, on the monotonic
 /// clock (Redis' default `hz 10`).
@@ -53,7 +53,7 @@ pub struct Redis;
 
 impl LockDesign for Redis {
     fn info(&self) -> DesignInfo {
-        catalog::REDIS
+        REDIS
     }
 
     fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
@@ -64,6 +64,39 @@ impl LockDesign for Redis {
         Box::new(SingleServer::new(lock_nodes[0].clone()))
     }
 }
+
+/// Lock service: one Redis node, `SET NX PX` on its wall clock.
+pub const REDIS: DesignInfo = DesignInfo {
+    name: "redis",
+    role: Role::Lock,
+    summary: "one Redis node: SET NX PX with the key's expiry on the node's wall clock",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: TTL,
+            default: Some(Value::Duration(Duration::from_secs(10))),
+            doc: "the key's PX, on the node's wall clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(false)),
+            doc: "take a token from an INCR counter with each grant",
+        },
+        KeySpec {
+            name: "first_token",
+            kind: FIRST_TOKEN,
+            default: Some(Value::U64(1)),
+            doc: "the counter's first token (tokens stay within a signed 64-bit integer)",
+        },
+        KeySpec {
+            name: "durable",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(true)),
+            doc: "persistence: do the key and the counter survive a crash",
+        },
+    ],
+};
 
 /// Settings of one Redis lock node.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +112,7 @@ pub struct RedisConfig {
 }
 
 impl RedisConfig {
-    /// The `ttl`, `tokens`, `first_token` and `durable` keys of `p`.
+    /// The settings [`REDIS`]'s keys describe.
     pub fn from_params(p: &Params) -> Self {
         RedisConfig {
             ttl: p.duration("ttl"),
@@ -91,13 +124,9 @@ impl RedisConfig {
 }
 
 impl Default for RedisConfig {
+    /// [`REDIS`]'s declared defaults.
     fn default() -> Self {
-        RedisConfig {
-            ttl: Duration::from_secs(10),
-            tokens: false,
-            first_token: 1,
-            durable: true,
-        }
+        RedisConfig::from_params(&REDIS.defaults())
     }
 }
 

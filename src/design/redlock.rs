@@ -49,12 +49,14 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId};
 
-use crate::design::catalog::{self, DesignInfo};
+use crate::design::catalog::{
+    DesignInfo, KeyKind, KeySpec, Role, Value, MAX_DURATION, MIN_INTERVAL, TTL,
+};
 use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use crate::design::params::Params;
 use crate::design::redis::{RedisConfig, RedisLock};
 use crate::design::LockDesign;
 use crate::protocol::Msg;
-use crate::scenario::Params;
 
 /// The clock drift allowance Redlock adds to `ttl × drift_factor`.
 pub const DRIFT_ALLOWANCE: Duration = Duration::from_millis(2);
@@ -65,48 +67,116 @@ pub struct Redlock;
 
 impl LockDesign for Redlock {
     fn info(&self) -> DesignInfo {
-        catalog::REDLOCK
+        REDLOCK
     }
 
     fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(RedisLock::new(RedisConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-            first_token: 1,
-            durable: p.bool("durable"),
-        }))
+        Box::new(RedisLock::new(RedlockConfig::from_params(p).node()))
     }
 
     fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
         Box::new(RedlockClient::new(
-            RedlockConfig {
-                ttl: p.duration("ttl"),
-                timeout: p.duration("timeout"),
-                drift_factor: p.f64("drift_factor"),
-            },
+            RedlockConfig::from_params(p),
             lock_nodes.to_vec(),
         ))
     }
 }
 
-/// Settings of a Redlock client.
+/// Lock service: Redlock over N independent Redis nodes.
+pub const REDLOCK: DesignInfo = DesignInfo {
+    name: "redlock",
+    role: Role::Lock,
+    summary: "Redlock: a majority of N Redis nodes, validity = ttl - elapsed - drift",
+    keys: &[
+        KeySpec {
+            name: "nodes",
+            kind: KeyKind::U64 { min: 1, max: 15 },
+            default: Some(Value::U64(5)),
+            doc: "how many Redis nodes (lock1 … lockN)",
+        },
+        KeySpec {
+            name: "ttl",
+            kind: TTL,
+            default: Some(Value::Duration(Duration::from_secs(10))),
+            doc: "the keys' PX, on each node's wall clock",
+        },
+        KeySpec {
+            name: "timeout",
+            kind: KeyKind::DurationIn {
+                min: MIN_INTERVAL,
+                max: MAX_DURATION,
+                zero: None,
+                below: Some("ttl"),
+            },
+            default: Some(Value::Duration(Duration::from_millis(50))),
+            doc: "how long the client waits for the nodes' answers (Redlock: much less than ttl)",
+        },
+        KeySpec {
+            name: "drift_factor",
+            kind: KeyKind::F64 { min: 0.0, max: 0.5 },
+            default: Some(Value::F64(0.01)),
+            doc: "clock drift allowed per unit of ttl (plus 2 ms)",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(false)),
+            doc: "INCR counter per node; the token is the majority's largest (not a fence)",
+        },
+        KeySpec {
+            name: "durable",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(true)),
+            doc: "persistence: do each node's key and counter survive a crash",
+        },
+    ],
+};
+
+/// Settings of a Redlock deployment: its nodes and the client's algorithm.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RedlockConfig {
+    /// How many Redis nodes (`lock1` … `lockN`).
+    pub nodes: u64,
     /// The keys' time to live on every node.
     pub ttl: Duration,
     /// How long to wait for the nodes' answers.
     pub timeout: Duration,
     /// The clock drift allowed per unit of `ttl`.
     pub drift_factor: f64,
+    /// Whether each node takes a token from its own `INCR` counter.
+    pub tokens: bool,
+    /// Whether each node's key and counter survive a crash.
+    pub durable: bool,
+}
+
+impl RedlockConfig {
+    /// The settings [`REDLOCK`]'s keys describe.
+    pub fn from_params(p: &Params) -> Self {
+        RedlockConfig {
+            nodes: p.u64("nodes"),
+            ttl: p.duration("ttl"),
+            timeout: p.duration("timeout"),
+            drift_factor: p.f64("drift_factor"),
+            tokens: p.bool("tokens"),
+            durable: p.bool("durable"),
+        }
+    }
+
+    /// The settings of each of its Redis nodes (counters start at 1).
+    pub fn node(&self) -> RedisConfig {
+        RedisConfig {
+            ttl: self.ttl,
+            tokens: self.tokens,
+            first_token: 1,
+            durable: self.durable,
+        }
+    }
 }
 
 impl Default for RedlockConfig {
+    /// [`REDLOCK`]'s declared defaults.
     fn default() -> Self {
-        RedlockConfig {
-            ttl: Duration::from_secs(10),
-            timeout: Duration::from_millis(50),
-            drift_factor: 0.01,
-        }
+        RedlockConfig::from_params(&REDLOCK.defaults())
     }
 }
 

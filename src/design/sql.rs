@@ -59,8 +59,8 @@
 //!   integers (or NULL), so `SET value = :key` fails at load rather than
 //!   answering reads with text. Tokens are bound as SQLite's signed 64-bit
 //!   integers; the built-in locks' tokens stay far below `i64::MAX` (see
-//!   [`catalog::MAX_FIRST_TOKEN`]), and a larger one is never wrapped: it
-//!   ends the run as crashed, saying so.
+//!   [`MAX_FIRST_TOKEN`](crate::design::catalog::MAX_FIRST_TOKEN)), and a
+//!   larger one is never wrapped: it ends the run as crashed, saying so.
 //! - **A trial run.** At load the statement runs on a fresh table for two
 //!   sample writes (key `"key"`, value 1, token 1 and version 0; then no
 //!   token and no version), each followed by a read: a statement that fails
@@ -74,11 +74,11 @@
 use rusqlite::{Connection, Statement};
 use sim::Actor;
 
-use crate::design::catalog::{self, DesignInfo};
+use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value};
+use crate::design::params::Params;
 use crate::design::storage::{Decision, StorageNode, StoragePolicy, WriteRequest};
 use crate::design::{ParamError, StorageDesign};
 use crate::protocol::{Msg, Op};
-use crate::scenario::Params;
 
 mod sandbox;
 
@@ -99,20 +99,61 @@ pub struct SqlDesign;
 
 impl StorageDesign for SqlDesign {
     fn info(&self) -> DesignInfo {
-        catalog::SQL
+        SQL
     }
 
     fn server(&self, params: &Params) -> Box<dyn Actor<Msg>> {
-        let sql = Sql::new(params.str("update"))
+        let sql = Sql::new(&SqlConfig::from_params(params).update)
             .unwrap_or_else(|e| panic!("sql storage: invalid `update` statement: {e}"));
         Box::new(StorageNode::new(sql))
     }
 
     fn validate(&self, params: &Params) -> Result<(), ParamError> {
-        Sql::check(params.str("update")).map_err(|message| ParamError {
+        Sql::check(&SqlConfig::from_params(params).update).map_err(|message| ParamError {
             key: "update",
             message,
         })
+    }
+}
+
+/// Storage: a real SQLite running the user's conditional UPDATE.
+pub const SQL: DesignInfo = DesignInfo {
+    name: "sql",
+    role: Role::Storage,
+    summary: "an in-memory SQLite table kv(key, value, lock_token) written by your own \
+              UPDATE; a write is accepted when it changes a row",
+    keys: &[KeySpec {
+        name: "update",
+        kind: KeyKind::Text,
+        default: Some(Value::Str(
+            "UPDATE kv SET value = :value, lock_token = :token \
+             WHERE key = :key AND lock_token <= :token",
+        )),
+        doc: "the statement run for each write, with :key, :value, :token, :version",
+    }],
+};
+
+/// Settings of the `sql` storage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SqlConfig {
+    /// The `UPDATE` run for each write, with `:key`, `:value`, `:token` and
+    /// `:version`.
+    pub update: String,
+}
+
+impl SqlConfig {
+    /// The settings [`SQL`]'s keys describe.
+    pub fn from_params(p: &Params) -> Self {
+        SqlConfig {
+            update: p.str("update").to_owned(),
+        }
+    }
+}
+
+impl Default for SqlConfig {
+    /// [`SQL`]'s declared defaults: the fencing `UPDATE`.
+    fn default() -> Self {
+        SqlConfig::from_params(&SQL.defaults())
     }
 }
 

@@ -15,11 +15,11 @@ use std::collections::BTreeMap;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{self, DesignInfo};
+use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value};
+use crate::design::params::Params;
 use crate::design::StorageDesign;
 use crate::events;
 use crate::protocol::{Msg, Op};
-use crate::scenario::Params;
 
 /// The `unchecked` design as the registry knows it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -27,7 +27,7 @@ pub struct UncheckedDesign;
 
 impl StorageDesign for UncheckedDesign {
     fn info(&self) -> DesignInfo {
-        catalog::UNCHECKED
+        UNCHECKED
     }
 
     fn server(&self, _params: &Params) -> Box<dyn Actor<Msg>> {
@@ -41,14 +41,15 @@ pub struct FencedDesign;
 
 impl StorageDesign for FencedDesign {
     fn info(&self) -> DesignInfo {
-        catalog::FENCED
+        FENCED
     }
 
     fn server(&self, params: &Params) -> Box<dyn Actor<Msg>> {
-        let durable = params.bool("durable");
-        let fenced = match params.str("scope") {
-            "key" => Fenced::per_key(durable),
-            _ => Fenced::new(durable),
+        let config = FencedConfig::from_params(params);
+        let fenced = if config.per_key {
+            Fenced::per_key(config.durable)
+        } else {
+            Fenced::new(config.durable)
         };
         Box::new(StorageNode::new(fenced))
     }
@@ -60,13 +61,78 @@ pub struct CasDesign;
 
 impl StorageDesign for CasDesign {
     fn info(&self) -> DesignInfo {
-        catalog::CAS
+        CAS
     }
 
     fn server(&self, _params: &Params) -> Box<dyn Actor<Msg>> {
         Box::new(StorageNode::new(Cas))
     }
 }
+
+/// Storage: no check at all, the baseline that shows why fencing matters.
+pub const UNCHECKED: DesignInfo = DesignInfo {
+    name: "unchecked",
+    role: Role::Storage,
+    summary: "accepts every write",
+    keys: &[],
+};
+
+/// Storage: rejects writes whose token is below the highest seen.
+pub const FENCED: DesignInfo = DesignInfo {
+    name: "fenced",
+    role: Role::Storage,
+    summary: "rejects a write whose token is lower than the highest it has seen",
+    keys: &[
+        KeySpec {
+            name: "durable",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(true)),
+            doc: "does the highest token survive a crash",
+        },
+        KeySpec {
+            name: "scope",
+            kind: KeyKind::Choice(&["global", "key"]),
+            default: Some(Value::Str("global")),
+            doc: "one highest token for the whole store, or one per key",
+        },
+    ],
+};
+
+/// Settings of the `fenced` storage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FencedConfig {
+    /// Whether the highest token survives a crash.
+    pub durable: bool,
+    /// One highest token per key (`scope = "key"`) instead of one for the
+    /// whole store (`"global"`).
+    pub per_key: bool,
+}
+
+impl FencedConfig {
+    /// The settings [`FENCED`]'s keys describe.
+    pub fn from_params(p: &Params) -> Self {
+        FencedConfig {
+            durable: p.bool("durable"),
+            per_key: p.str("scope") == "key",
+        }
+    }
+}
+
+impl Default for FencedConfig {
+    /// [`FENCED`]'s declared defaults.
+    fn default() -> Self {
+        FencedConfig::from_params(&FENCED.defaults())
+    }
+}
+
+/// Storage: a conditional write on the key's version (S3 If-Match).
+pub const CAS: DesignInfo = DesignInfo {
+    name: "cas",
+    role: Role::Storage,
+    summary: "applies a write only if the key is still at the version the writer read \
+              (S3 If-Match, GCS ifGenerationMatch); blind writes pass",
+    keys: &[],
+};
 
 /// A write as the storage sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -33,14 +33,14 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{self, DesignInfo};
+use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
 use crate::design::lock_client::LockClient;
+use crate::design::params::Params;
 use crate::design::session::{heartbeat_interval, SessionTable};
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::LockDesign;
 use crate::events;
 use crate::protocol::Msg;
-use crate::scenario::Params;
 
 /// The `zookeeper` design as the registry knows it.
 #[derive(Clone, Copy, Debug, Default)]
@@ -48,18 +48,16 @@ pub struct ZooKeeper;
 
 impl LockDesign for ZooKeeper {
     fn info(&self) -> DesignInfo {
-        catalog::ZOOKEEPER
+        ZOOKEEPER
     }
 
     fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(ZooKeeperLock::new(ZooKeeperConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-        }))
+        Box::new(ZooKeeperLock::new(ZooKeeperConfig::from_params(p)))
     }
 
     fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let heartbeat = heartbeat_interval(p.duration("heartbeat"), p.duration("ttl"), 3);
+        let config = ZooKeeperConfig::from_params(p);
+        let heartbeat = heartbeat_interval(config.heartbeat, config.ttl, 3);
         Box::new(SessionLockClient::new(
             lock_nodes[0].clone(),
             heartbeat,
@@ -68,21 +66,59 @@ impl LockDesign for ZooKeeper {
     }
 }
 
-/// Settings of the `zookeeper` server.
+/// Lock service: ZooKeeper's lock recipe (sessions, ephemeral sequential znodes).
+pub const ZOOKEEPER: DesignInfo = DesignInfo {
+    name: "zookeeper",
+    role: Role::Lock,
+    summary: "ZooKeeper lock recipe: sessions kept by heartbeats, ephemeral sequential znodes, zxid as token",
+    keys: &[
+        KeySpec {
+            name: "ttl",
+            kind: TTL,
+            default: Some(Value::Duration(Duration::from_secs(10))),
+            doc: "session timeout on the server's clock",
+        },
+        KeySpec {
+            name: "tokens",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(true)),
+            doc: "grants carry the lock node's zxid as a fencing token",
+        },
+        KeySpec {
+            name: "heartbeat",
+            kind: heartbeat("ttl / 3"),
+            default: Some(Value::Duration(Duration::ZERO)),
+            doc: "client heartbeat interval; 0s means ttl / 3",
+        },
+    ],
+};
+
+/// Settings of the `zookeeper` design: its server and its clients' heartbeat.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ZooKeeperConfig {
     /// Session timeout on the server's clock.
     pub ttl: Duration,
     /// Whether grants carry the lock node's zxid as a fencing token.
     pub tokens: bool,
+    /// The clients' heartbeat interval; zero means `ttl / 3`.
+    pub heartbeat: Duration,
+}
+
+impl ZooKeeperConfig {
+    /// The settings [`ZOOKEEPER`]'s keys describe.
+    pub fn from_params(p: &Params) -> Self {
+        ZooKeeperConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            heartbeat: p.duration("heartbeat"),
+        }
+    }
 }
 
 impl Default for ZooKeeperConfig {
+    /// [`ZOOKEEPER`]'s declared defaults.
     fn default() -> Self {
-        ZooKeeperConfig {
-            ttl: Duration::from_secs(10),
-            tokens: true,
-        }
+        ZooKeeperConfig::from_params(&ZOOKEEPER.defaults())
     }
 }
 

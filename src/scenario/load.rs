@@ -8,9 +8,7 @@ use super::model::{
     Workload, EXPECT_OUTCOMES,
 };
 use super::reader::{did_you_mean, Field, Result, Source, Table};
-use crate::design::catalog::{
-    show_duration, DesignInfo, KeyKind, KeySpec, Registry, Role, CLIENT_KEYS,
-};
+use crate::design::catalog::{show_duration, DesignInfo, KeyKind, Registry, Role, CLIENT_KEYS};
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -176,9 +174,7 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
     for key in info.keys {
         let value = match (table.get(key.name), key.default) {
             (Some(field), _) => param_value(&key.kind, &field)?,
-            (None, Some(_)) => default_value(key).unwrap_or_else(|e| {
-                panic!("design `{name}`: Registry::add let a bad default through: {e}")
-            }),
+            (None, Some(default)) => default.into(),
             (None, None) => {
                 return Err(table.error(format!(
                     "missing required key `{}` in {} ({}, {})",
@@ -255,50 +251,24 @@ fn relations(info: &DesignInfo, params: &Params, table: &mut Table<'_>) -> Resul
 fn param_value(kind: &KeyKind, field: &Field<'_>) -> Result<ParamValue> {
     Ok(match *kind {
         KeyKind::Duration => ParamValue::Duration(field.duration()?),
-        KeyKind::DurationIn { min, max, zero, .. } => {
-            let value = field.duration()?;
-            let zero_ok = value.is_zero() && zero.is_some();
-            if !zero_ok && !(min..=max).contains(&value) {
-                let or_zero = zero.map_or(String::new(), |z| format!(", or 0s for {z}"));
-                let message = format!(
-                    "{} is out of range: expected {}..={}{or_zero}",
-                    show_duration(value),
-                    show_duration(min),
-                    show_duration(max)
-                );
-                return Err(field.error(field.named(message)));
-            }
-            ParamValue::Duration(value)
+        KeyKind::DurationIn { .. } => {
+            in_range(kind, field, ParamValue::Duration(field.duration()?))?
         }
         KeyKind::Bool => ParamValue::Bool(field.bool()?),
         KeyKind::U64 { min, max } => ParamValue::U64(field.u64_in(min, max)?),
-        KeyKind::F64 { min, max } => {
-            let value = field.f64()?;
-            if !(min..=max).contains(&value) {
-                let message = format!("{value} is out of range: expected {min}..={max}");
-                return Err(field.error(field.named(message)));
-            }
-            ParamValue::F64(value)
-        }
+        KeyKind::F64 { .. } => in_range(kind, field, ParamValue::F64(field.f64()?))?,
         KeyKind::Choice(choices) => ParamValue::Str(choice(field, choices)?.to_string()),
         KeyKind::Text => ParamValue::Str(field.str()?.to_string()),
     })
 }
 
-/// A catalog key's default, read through the same checks as a file's value.
-pub(crate) fn default_value(key: &KeySpec) -> std::result::Result<ParamValue, String> {
-    let default = key
-        .default
-        .ok_or("the key is required and has no default")?;
-    let text = format!("value = {default}");
-    let src = Source {
-        file: "<default>",
-        text: &text,
-    };
-    let doc = src.parse().map_err(|e| e.message)?;
-    let mut table = Table::root(src, &doc);
-    let field = table.require("value").map_err(|e| e.message)?;
-    param_value(&key.kind, &field).map_err(|e| format!("{default}: {}", e.message))
+/// `value`, read from `field`, if it is within `kind`'s bounds; else an
+/// error at the field saying which bounds.
+fn in_range(kind: &KeyKind, field: &Field<'_>, value: ParamValue) -> Result<ParamValue> {
+    match kind.check(&value) {
+        Ok(()) => Ok(value),
+        Err(message) => Err(field.error(field.named(message))),
+    }
 }
 
 fn choice<'a>(field: &Field<'a>, choices: &[&str]) -> Result<&'a str> {
@@ -417,16 +387,12 @@ fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
         )));
     }
     // Every key comes from the catalog's table, with its kind and default.
-    let mut values = Vec::with_capacity(CLIENT_KEYS.len());
+    let mut p = Params::defaults(CLIENT_KEYS);
     for key in CLIENT_KEYS {
-        let value = match table.get(key.name) {
-            Some(field) => param_value(&key.kind, &field)?,
-            None => default_value(key)
-                .unwrap_or_else(|e| panic!("client key `{}`: bad default: {e}", key.name)),
-        };
-        values.push((key.name.to_string(), value));
+        if let Some(field) = table.get(key.name) {
+            p = p.with(key.name, param_value(&key.kind, &field)?);
+        }
     }
-    let p = Params::new(values);
     let spec = ClientSpec {
         name: name.to_string(),
         start: p.duration("start"),

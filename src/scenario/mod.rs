@@ -33,7 +33,7 @@
 
 use std::path::Path;
 
-use crate::design::catalog::{KeySpec, Registry};
+use crate::design::catalog::Registry;
 
 pub mod error;
 mod explore;
@@ -82,12 +82,4 @@ pub fn accepted_keys() -> Vec<(String, Vec<&'static str>)> {
     tables.extend(faults::table_keys());
     tables.push(("[explore]".to_owned(), explore::EXPLORE_KEYS.to_vec()));
     tables
-}
-
-/// Whether a catalog key's default passes its own kind's checks.
-pub(crate) fn check_default(key: &KeySpec) -> Result<(), String> {
-    match key.default {
-        None => Ok(()),
-        Some(_) => load::default_value(key).map(drop),
-    }
 }

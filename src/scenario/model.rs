@@ -3,8 +3,11 @@
 //! Every value here has passed validation and has its default filled in, so
 //! consumers never re-check the file's rules.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
+
+/// A design's parameters live in the design layer; re-exported here, where
+/// a loaded [`DesignSpec`] carries them.
+pub use crate::design::params::{ParamValue, Params};
 
 /// A loaded and validated scenario file.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,97 +71,6 @@ pub struct DesignSpec {
     pub design: String,
     /// Every key the design takes (see the catalog), defaults filled in.
     pub params: Params,
-}
-
-/// A design's parameters, checked against the catalog, with defaults filled in.
-///
-/// The typed getters panic when the key is missing or of another type: the
-/// loader guarantees every catalog key is present with its declared kind, so
-/// that can only be a design asking for a key its catalog entry lacks.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Params(BTreeMap<String, ParamValue>);
-
-/// One parameter's value, typed by its catalog kind.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ParamValue {
-    /// From a duration key.
-    Duration(Duration),
-    /// From a bool key.
-    Bool(bool),
-    /// From an integer key.
-    U64(u64),
-    /// From a float key.
-    F64(f64),
-    /// From a choice key.
-    Str(String),
-}
-
-impl Params {
-    /// Parameters from `(key, value)` pairs.
-    pub fn new(values: impl IntoIterator<Item = (String, ParamValue)>) -> Params {
-        Params(values.into_iter().collect())
-    }
-
-    /// The value of `key`, if the design has it.
-    pub fn get(&self, key: &str) -> Option<&ParamValue> {
-        self.0.get(key)
-    }
-
-    /// All parameters, ordered by key.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &ParamValue)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
-    }
-
-    fn expect(&self, key: &str, kind: &str) -> &ParamValue {
-        match self.0.get(key) {
-            Some(value) => value,
-            None => panic!(
-                "design parameter `{key}` ({kind}) is missing: is it in the design's catalog entry? \
-                 present: {:?}",
-                self.0.keys().collect::<Vec<_>>()
-            ),
-        }
-    }
-
-    /// The duration `key`. Panics if it is missing or not a duration.
-    pub fn duration(&self, key: &str) -> Duration {
-        match self.expect(key, "duration") {
-            ParamValue::Duration(d) => *d,
-            other => panic!("design parameter `{key}` is {other:?}, not a duration"),
-        }
-    }
-
-    /// The bool `key`. Panics if it is missing or not a bool.
-    pub fn bool(&self, key: &str) -> bool {
-        match self.expect(key, "bool") {
-            ParamValue::Bool(b) => *b,
-            other => panic!("design parameter `{key}` is {other:?}, not a bool"),
-        }
-    }
-
-    /// The integer `key`. Panics if it is missing or not an integer.
-    pub fn u64(&self, key: &str) -> u64 {
-        match self.expect(key, "integer") {
-            ParamValue::U64(n) => *n,
-            other => panic!("design parameter `{key}` is {other:?}, not an integer"),
-        }
-    }
-
-    /// The float `key`. Panics if it is missing or not a float.
-    pub fn f64(&self, key: &str) -> f64 {
-        match self.expect(key, "float") {
-            ParamValue::F64(f) => *f,
-            other => panic!("design parameter `{key}` is {other:?}, not a float"),
-        }
-    }
-
-    /// The choice `key`. Panics if it is missing or not a choice.
-    pub fn str(&self, key: &str) -> &str {
-        match self.expect(key, "choice") {
-            ParamValue::Str(s) => s,
-            other => panic!("design parameter `{key}` is {other:?}, not a choice"),
-        }
-    }
 }
 
 /// `[network]`: the latency, loss and duplication of every link, with

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role};
+use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role, Value};
 use fencesim::scenario::*;
 
 use super::{load, BASE, FIGURE_9_6};
@@ -291,19 +291,19 @@ fn user_registry() -> Registry {
         KeySpec {
             name: "nodes",
             kind: KeyKind::U64 { min: 1, max: 9 },
-            default: Some("3"),
+            default: Some(Value::U64(3)),
             doc: "servers",
         },
         KeySpec {
             name: "drift",
             kind: KeyKind::F64 { min: 0.0, max: 1.0 },
-            default: Some("0.01"),
+            default: Some(Value::F64(0.01)),
             doc: "",
         },
         KeySpec {
             name: "clock",
             kind: KeyKind::Choice(&["wall", "monotonic"]),
-            default: Some("\"wall\""),
+            default: Some(Value::Str("wall")),
             doc: "",
         },
         KeySpec {
