@@ -14,7 +14,6 @@ use std::time::Duration;
 use sim::fault::{self, Fault, ScheduledFault, Scope};
 use sim::{Actor, Limits, LinkConfig, NetConfig, Outcome, RunResult, WorldBuilder};
 
-use crate::design::catalog::Registry;
 use crate::design::client::{Client, ClientConfig};
 use crate::oracle::{self, Milestones, OracleConfig, Report, Verdict};
 use crate::protocol::{Msg, Op};
@@ -152,47 +151,31 @@ impl Expectation {
     }
 }
 
-/// Runs `scenario` with `seed` on a fresh thread, with the bundled designs,
-/// and judges it.
+/// Runs `scenario` with `seed` on a fresh thread and judges it. The world
+/// is built from the designs the scenario was loaded with
+/// ([`DesignSpec::resolved`](crate::scenario::DesignSpec::resolved)): a
+/// user's own designs run as they were loaded, with no registry to pass.
 pub fn run(scenario: &Scenario, seed: u64) -> ScenarioRun {
-    run_with(&Registry::builtin(), scenario, seed)
+    run_scripted(scenario, seed, scenario.faults.len())
 }
 
-/// Runs `scenario` with `seed`, building its designs from `registry` (which
-/// must hold those the scenario was loaded with), and judges it.
-pub fn run_with(registry: &Registry, scenario: &Scenario, seed: u64) -> ScenarioRun {
-    run_scripted(registry, scenario, seed, scenario.faults.len())
-}
-
-/// Like [`run_with`], for a scenario whose faults after the first
-/// `scripted` were added to it (`--faults random`): those may never fire
-/// without making the run inconclusive.
-pub fn run_scripted(
-    registry: &Registry,
-    scenario: &Scenario,
-    seed: u64,
-    scripted: usize,
-) -> ScenarioRun {
-    run_within(
-        registry,
-        scenario,
-        seed,
-        scripted,
-        sim::run::default_run_timeout(),
-    )
+/// Like [`run`], for a scenario whose faults after the first `scripted`
+/// were added to it (`--faults random`): those may never fire without
+/// making the run inconclusive.
+pub fn run_scripted(scenario: &Scenario, seed: u64, scripted: usize) -> ScenarioRun {
+    run_within(scenario, seed, scripted, sim::run::default_run_timeout())
 }
 
 /// [`run_scripted`] within a wall-clock `budget` (`None`: none): a run still
 /// going after it ends as `Outcome::TimedOut` (see `sim::run_within`).
 pub fn run_within(
-    registry: &Registry,
     scenario: &Scenario,
     seed: u64,
     scripted: usize,
     budget: Option<Duration>,
 ) -> ScenarioRun {
-    let (s, r) = (scenario.clone(), registry.clone());
-    let result = sim::run_within(seed, budget, move || world(&r, &s));
+    let s = scenario.clone();
+    let result = sim::run_within(seed, budget, move || world(&s));
     judge_scripted(scenario, result, scripted)
 }
 
@@ -432,21 +415,22 @@ fn expectations(
 /// and faults.
 ///
 /// # Panics
-/// If `registry` cannot build one of the scenario's designs (it was loaded
-/// with another registry, or a design was added as metadata only).
-pub fn world(registry: &Registry, s: &Scenario) -> WorldBuilder<Msg> {
-    let lock = registry.lock(&s.lock.design).unwrap_or_else(|| {
+/// If one of the scenario's designs cannot be built: it was registered as
+/// metadata only ([`Registry::add`](crate::design::catalog::Registry::add)).
+pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
+    let unbuilt = |spec: &crate::scenario::DesignSpec| -> ! {
         panic!(
-            "no builder for lock design {:?} in the registry",
-            s.lock.design
+            "design `{}` was registered as metadata only (Registry::add): a run needs \
+             Registry::add_lock or Registry::add_storage",
+            spec.design
         )
-    });
-    let storage = registry.storage(&s.storage.design).unwrap_or_else(|| {
-        panic!(
-            "no builder for storage design {:?} in the registry",
-            s.storage.design
-        )
-    });
+    };
+    let lock = s.lock.resolved.lock().unwrap_or_else(|| unbuilt(&s.lock));
+    let storage = s
+        .storage
+        .resolved
+        .storage()
+        .unwrap_or_else(|| unbuilt(&s.storage));
     let lock_nodes = s.lock_nodes();
     let mut w = WorldBuilder::new(Limits {
         duration: s.duration,

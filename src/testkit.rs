@@ -236,7 +236,7 @@ impl ScenarioBuilder {
 
     /// Runs one seed. Panics if the scenario does not load.
     pub fn run(&self, seed: u64) -> ScenarioRun {
-        runner::run_with(&self.registry, &self.scenario(), seed)
+        runner::run(&self.scenario(), seed)
     }
 
     /// Runs one seed and panics, with the repro, unless its `[expect]` holds
@@ -260,7 +260,7 @@ impl ScenarioBuilder {
         let scenario = self.scenario();
         let mut ran = 0;
         for seed in seeds {
-            let run = runner::run_with(&self.registry, &scenario, seed);
+            let run = runner::run(&scenario, seed);
             if !run.expectations_met {
                 panic!("{}", self.failure(&run));
             }

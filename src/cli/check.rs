@@ -36,8 +36,8 @@ pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
             invalid.push(file.display().to_string());
             continue;
         };
-        let first = runner::run_with(registry, &scenario, scenario.seed);
-        let second = runner::run_with(registry, &scenario, scenario.seed);
+        let first = runner::run(&scenario, scenario.seed);
+        let second = runner::run(&scenario, scenario.seed);
         let deterministic = first.trace_hash() == second.trace_hash();
         let row_status = row_status(&first, deterministic);
         status = status.max(row_status);

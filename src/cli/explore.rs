@@ -80,7 +80,7 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
         },
     };
     // Every run is made with the designs the scenario was loaded with.
-    let runs = sweep::Runs::with_registry(registry.clone());
+    let runs = sweep::Runs::default();
     match options.exhaustive {
         Some(depth) => exhaustive(&runs, &scenario, depth, &options),
         None => sweep(&runs, &scenario, &options, resumed),

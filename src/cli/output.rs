@@ -378,7 +378,7 @@ mod tests {
             .unwrap()
             .replace("design = \"fenced\"\ndurable = true", "design = \"panics\"");
         let scenario = crate::scenario::load_str(&registry, "crash.toml", &text).unwrap();
-        let run = crate::runner::run_with(&registry, &scenario, 1);
+        let run = crate::runner::run(&scenario, 1);
         assert!(matches!(run.result.outcome, sim::Outcome::Crashed { .. }));
         assert_eq!(run.report.verdict, Verdict::Error);
         assert_eq!(run.status, crate::runner::RunStatus::Error);

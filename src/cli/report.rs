@@ -139,7 +139,7 @@ pub(super) fn report(
     let mut entries: Vec<Entry> = Vec::new();
     for (scenario, name) in planned {
         let seed = seed.unwrap_or(scenario.seed);
-        let run = runner::run_with(registry, &scenario, seed);
+        let run = runner::run(&scenario, seed);
         let repro = reproducible_command(&scenario.file, seed);
         let untested = run.untested();
         let subject = Subject {

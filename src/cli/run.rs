@@ -42,7 +42,7 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
     } else {
         scenario
     };
-    let run = runner::run_scripted(registry, &scenario, seed, scripted);
+    let run = runner::run_scripted(&scenario, seed, scripted);
     let repro = repro_command_faults(&scenario.file, seed, random_faults);
     if let Some(path) = trace {
         // A trace has no header to recognize it by: an existing file is

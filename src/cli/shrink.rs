@@ -84,12 +84,7 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         eprintln!("error: --out: {e}");
         return Status::Invalid;
     }
-    let shrunk = match shrink::shrink_with(
-        &Runs::with_registry(registry.clone()),
-        &scenario,
-        seed,
-        options.faults,
-    ) {
+    let shrunk = match shrink::shrink_with(&Runs::default(), &scenario, seed, options.faults) {
         Ok(s) => s,
         Err(NotFailing(report)) => {
             eprintln!(

@@ -17,7 +17,7 @@ pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: u
         return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
-    let run = runner::run_with(registry, &scenario, seed);
+    let run = runner::run(&scenario, seed);
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let options = LanesOptions {
         width,

@@ -313,6 +313,66 @@ impl DesignInfo {
     }
 }
 
+/// What a `[lock]` or `[storage]` table's `design` resolved to in the
+/// registry that loaded the scenario: the design a run builds, so that every
+/// command runs exactly what was loaded. Compared and printed by role and
+/// name.
+#[derive(Clone)]
+pub enum Resolved {
+    /// A lock design added with [`Registry::add_lock`].
+    Lock(Arc<dyn LockDesign>),
+    /// A storage design added with [`Registry::add_storage`].
+    Storage(Arc<dyn StorageDesign>),
+    /// A design added as metadata only ([`Registry::add`]): a scenario naming
+    /// it loads, but no run can build it.
+    Unbuilt(DesignInfo),
+}
+
+impl Resolved {
+    /// The design's name, role, summary and keys.
+    pub fn info(&self) -> DesignInfo {
+        match self {
+            Resolved::Lock(design) => design.info(),
+            Resolved::Storage(design) => design.info(),
+            Resolved::Unbuilt(info) => *info,
+        }
+    }
+
+    /// The lock design, if this is a buildable one.
+    pub fn lock(&self) -> Option<&Arc<dyn LockDesign>> {
+        match self {
+            Resolved::Lock(design) => Some(design),
+            _ => None,
+        }
+    }
+
+    /// The storage design, if this is a buildable one.
+    pub fn storage(&self) -> Option<&Arc<dyn StorageDesign>> {
+        match self {
+            Resolved::Storage(design) => Some(design),
+            _ => None,
+        }
+    }
+}
+
+impl PartialEq for Resolved {
+    fn eq(&self, other: &Resolved) -> bool {
+        let (a, b) = (self.info(), other.info());
+        (a.role, a.name) == (b.role, b.name)
+    }
+}
+
+impl fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self {
+            Resolved::Lock(_) => "Lock",
+            Resolved::Storage(_) => "Storage",
+            Resolved::Unbuilt(_) => "Unbuilt",
+        };
+        f.debug_tuple(kind).field(&self.info().name).finish()
+    }
+}
+
 /// The designs a scenario may name: their metadata, and how to build them.
 #[derive(Clone)]
 pub struct Registry {
@@ -409,6 +469,17 @@ impl Registry {
             .iter()
             .find(|d| d.info().name == name)
             .cloned()
+    }
+
+    /// The design called `name` in `role`, as a scenario that names it
+    /// resolves: buildable if it was added with [`Registry::add_lock`] or
+    /// [`Registry::add_storage`], else its metadata alone.
+    pub fn resolve(&self, role: Role, name: &str) -> Option<Resolved> {
+        let built = match role {
+            Role::Lock => self.lock(name).map(Resolved::Lock),
+            Role::Storage => self.storage(name).map(Resolved::Storage),
+        };
+        built.or_else(|| self.get(role, name).copied().map(Resolved::Unbuilt))
     }
 
     /// Adds a design's metadata only: scenarios can name it, but runs need a

@@ -110,7 +110,7 @@ struct Shrinker<'a> {
 impl Shrinker<'_> {
     fn run(&self, s: &Scenario) -> ScenarioRun {
         let runs = self.runs_with;
-        runner::run_within(&runs.registry, s, self.seed, s.faults.len(), runs.budget)
+        runner::run_within(s, self.seed, s.faults.len(), runs.budget)
     }
 
     fn fails(&mut self, faults: &[FaultSpec]) -> bool {

@@ -29,7 +29,6 @@ use sim::Outcome;
 
 use super::random;
 use super::shard::Shard;
-use crate::design::catalog::Registry;
 use crate::oracle::{milestones, Milestones, Verdict, ViolationKind};
 use crate::runner::{self, ScenarioRun};
 use crate::scenario::Scenario;
@@ -414,54 +413,28 @@ pub fn scenario_for(scenario: &Scenario, seed: u64, mode: FaultMode) -> Scenario
     }
 }
 
-/// How a sweep makes each run: the designs it builds them from and the
-/// wall-clock budget of each.
-#[derive(Clone)]
+/// How a sweep makes each run: the wall-clock budget of each. The designs
+/// are the scenario's own, resolved when it was loaded.
+#[derive(Clone, Debug)]
 pub struct Runs {
-    /// Must hold the scenario's designs.
-    pub registry: Registry,
     /// Each run's wall-clock budget (`--run-timeout`); `None`: none.
     pub budget: Option<Duration>,
 }
 
 impl Default for Runs {
-    /// The bundled designs, and the process's default budget
-    /// (`sim::run::default_run_timeout`).
+    /// The process's default budget (`sim::run::default_run_timeout`).
     fn default() -> Self {
         Runs {
-            registry: Registry::builtin(),
             budget: sim::run::default_run_timeout(),
         }
     }
 }
 
 impl Runs {
-    /// The designs of `registry`, and the process's default budget.
-    pub fn with_registry(registry: Registry) -> Runs {
-        Runs {
-            registry,
-            budget: sim::run::default_run_timeout(),
-        }
-    }
-
     /// Runs `scenario` (all of whose faults are its own) with `seed` and
     /// judges it.
     pub fn run(&self, scenario: &Scenario, seed: u64) -> ScenarioRun {
-        runner::run_within(
-            &self.registry,
-            scenario,
-            seed,
-            scenario.faults.len(),
-            self.budget,
-        )
-    }
-}
-
-impl std::fmt::Debug for Runs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runs")
-            .field("budget", &self.budget)
-            .finish()
+        runner::run_within(scenario, seed, scenario.faults.len(), self.budget)
     }
 }
 
@@ -470,7 +443,7 @@ pub fn run_seed(scenario: &Scenario, seed: u64, mode: FaultMode) -> (ScenarioRun
     run_seed_with(&Runs::default(), scenario, seed, mode)
 }
 
-/// [`run_seed`] with `runs`' designs and budget.
+/// [`run_seed`] with `runs`' budget.
 pub fn run_seed_with(
     runs: &Runs,
     scenario: &Scenario,
@@ -481,7 +454,7 @@ pub fn run_seed_with(
         FaultMode::Random => std::borrow::Cow::Owned(random::scenario_for_seed(scenario, seed)),
         FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
     };
-    let run = runner::run_within(&runs.registry, &s, seed, scenario.faults.len(), runs.budget);
+    let run = runner::run_within(&s, seed, scenario.faults.len(), runs.budget);
     let report = SeedReport::new(&run, s.faults.len(), s.strict);
     (run, report)
 }

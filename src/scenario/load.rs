@@ -158,13 +158,14 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
         )));
     };
     let name = design_field.str()?;
-    let Some(info) = registry.get(role, name) else {
+    let Some(resolved) = registry.resolve(role, name) else {
         return Err(design_field.error(format!(
             "unknown {role} design `{name}`{}; known {role} designs: {}",
             did_you_mean(name, &known),
             known.join(", ")
         )));
     };
+    let info = resolved.info();
     let mut accepted = vec!["design"];
     accepted.extend(info.keys.iter().map(|k| k.name));
     table.what = format!("[{role}] for design `{name}`");
@@ -185,13 +186,10 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
         params.push((key.name.to_string(), value));
     }
     let params = Params::new(params);
-    relations(info, &params, &mut table)?;
+    relations(&info, &params, &mut table)?;
     // A storage may check its keys further (the `sql` storage prepares its
     // statement): its objection is reported at the key.
-    if let Some(storage) = (role == Role::Storage)
-        .then(|| registry.storage(name))
-        .flatten()
-    {
+    if let Some(storage) = resolved.storage() {
         if let Err(e) = storage.validate(&params) {
             let message = format!("{}: {}", e.key, e.message);
             return Err(match table.get(e.key) {
@@ -204,6 +202,7 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
     Ok(DesignSpec {
         design: name.to_string(),
         params,
+        resolved,
     })
 }
 

@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use crate::design::catalog::Resolved;
 /// A design's parameters live in the design layer; re-exported here, where
 /// a loaded [`DesignSpec`] carries them.
 pub use crate::design::params::{ParamValue, Params};
@@ -64,13 +65,17 @@ impl Scenario {
     }
 }
 
-/// A `[lock]` or `[storage]` table: the design and its parameters.
+/// A `[lock]` or `[storage]` table: the design, as the loader's registry
+/// resolved it, and its parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DesignSpec {
     /// `design = "…"`, a name from the registry.
     pub design: String,
     /// Every key the design takes (see the catalog), defaults filled in.
     pub params: Params,
+    /// The design the name resolved to in the registry the scenario was
+    /// loaded with: what every run of the scenario builds.
+    pub resolved: Resolved,
 }
 
 /// `[network]`: the latency, loss and duplication of every link, with

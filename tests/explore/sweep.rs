@@ -276,7 +276,6 @@ fn runs_that_never_end_time_out_and_the_sweep_goes_on() {
     assert!(text.contains("\"spin\""), "the demo's storage is unchecked");
     let s = fencesim::scenario::load_str(&registry, "spin.toml", &text).unwrap();
     let runs = Runs {
-        registry,
         budget: Some(std::time::Duration::from_millis(200)),
     };
     // Two workers, five seeds: each worker abandons a run and takes the next.

@@ -67,7 +67,7 @@ fn explore_resume_continues_a_stopped_sweep_of_a_user_design() {
     let summary = sweep::sweep_streaming(
         &scenario,
         &options,
-        &Runs::with_registry(registry()),
+        &Runs::default(),
         &[],
         &stop,
         &mut |event| {
@@ -105,7 +105,7 @@ fn shrink_writes_a_user_design_scenario_that_still_fails() {
     assert!(!shrunk.faults.is_empty() && shrunk.faults.len() <= 2);
     // The shrunk file replays the failure with the same binary.
     assert_eq!(fencesim(&["run", &out]), Status::Failed);
-    let run = fencesim::runner::run_with(&registry(), &shrunk, shrunk.seed);
+    let run = fencesim::runner::run(&shrunk, shrunk.seed);
     assert_eq!(run.report.verdict, Verdict::Violation);
     // …and the bundled designs alone cannot even load it.
     assert!(scenario::load_file(&Registry::builtin(), out.as_ref()).is_err());

@@ -1,17 +1,26 @@
-//! The library functions the commands use, given the user's registry: a
-//! sweep, shrink and the exhaustive search build every world from it.
+//! The library functions the commands use, given a scenario loaded with the
+//! user's registry: a sweep, shrink and the exhaustive search build every
+//! world from the designs it resolved to.
 
+use fencesim::design::catalog::{DesignInfo, Registry, Role};
+use fencesim::design::lease::{LeaseConfig, LeaseLock};
+use fencesim::design::lock_client::{LockClient, SingleServer};
+use fencesim::design::params::Params;
+use fencesim::design::LockDesign;
 use fencesim::explore::exhaustive;
 use fencesim::explore::shard::Shard;
 use fencesim::explore::shrink::shrink_with;
 use fencesim::explore::sweep::{run_seed_with, FaultMode, Runs, SweepOptions};
 use fencesim::oracle::Verdict;
+use fencesim::protocol::Msg;
+use fencesim::scenario;
+use sim::Actor;
 
-use crate::{load, registry};
+use crate::load;
 
 #[test]
 fn a_sweep_with_the_user_registry_finds_the_unfenced_grace_lease_breaking() {
-    let runs = Runs::with_registry(registry());
+    let runs = Runs::default();
     let options = SweepOptions {
         seeds: 0..40,
         jobs: 2,
@@ -42,7 +51,7 @@ fn a_sweep_with_the_user_registry_finds_the_unfenced_grace_lease_breaking() {
 
 #[test]
 fn a_seed_runs_the_same_alone_and_through_runs() {
-    let runs = Runs::with_registry(registry());
+    let runs = Runs::default();
     let scenario = load(false);
     let (_, a) = run_seed_with(&runs, &scenario, 9, FaultMode::Random);
     let (_, b) = run_seed_with(&runs, &scenario, 9, FaultMode::Random);
@@ -52,20 +61,15 @@ fn a_seed_runs_the_same_alone_and_through_runs() {
 
 #[test]
 fn shrink_with_the_user_registry_keeps_the_failure() {
-    let shrunk = shrink_with(
-        &Runs::with_registry(registry()),
-        &load(false),
-        9,
-        FaultMode::Random,
-    )
-    .expect("seed 9 fails");
+    let shrunk =
+        shrink_with(&Runs::default(), &load(false), 9, FaultMode::Random).expect("seed 9 fails");
     assert!(shrunk.after.len() <= shrunk.before.len());
     assert_eq!(shrunk.run.report.verdict, Verdict::Violation);
 }
 
 #[test]
 fn the_exhaustive_search_runs_the_user_design() {
-    let runs = Runs::with_registry(registry());
+    let runs = Runs::default();
     let scenario = load(false);
     let plan = exhaustive::plan_with(&runs, &scenario, scenario.seed, 1, Shard::WHOLE);
     assert_eq!(
@@ -92,4 +96,62 @@ fn the_exhaustive_search_runs_the_user_design() {
         "one injected fault breaks the unfenced grace lease"
     );
     assert!(result.breaking.iter().all(|(_, r)| !r.outcome.is_error()));
+}
+
+/// `grace_lease` in name and keys only: the bundled `lease`, which expires
+/// a grant after `ttl` without a grace period.
+struct GracelessLease;
+
+impl LockDesign for GracelessLease {
+    fn info(&self) -> DesignInfo {
+        *crate::registry()
+            .get(Role::Lock, "grace_lease")
+            .expect("the example registers grace_lease")
+    }
+
+    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
+        let config = LeaseConfig {
+            ttl: p.duration("ttl"),
+            tokens: p.bool("tokens"),
+            ..LeaseConfig::default()
+        };
+        Box::new(LeaseLock::new(config))
+    }
+
+    fn client(&self, _p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        Box::new(SingleServer::new(lock_nodes[0].clone()))
+    }
+}
+
+/// How long the first lease the lock expired had lasted since its grant
+/// (madsim's timers fire a few nanoseconds late).
+fn first_expiry_after(run: &fencesim::runner::ScenarioRun) -> std::time::Duration {
+    let events = run.result.journal.events();
+    let expired = events
+        .iter()
+        .find(|e| e.is("lock", "expired"))
+        .expect("a lease expired");
+    let granted = events
+        .iter()
+        .find(|e| e.is("lock", "granted") && e.u64("lease") == expired.u64("lease"))
+        .expect("the expired lease was granted");
+    std::time::Duration::from_nanos(expired.t_ns - granted.t_ns)
+}
+
+#[test]
+fn a_scenario_runs_the_designs_it_was_loaded_with() {
+    // Two registries give the name `grace_lease` to different servers; each
+    // loaded scenario runs its own, with no registry passed to the run.
+    let mut graceless = Registry::builtin();
+    graceless.add_lock(GracelessLease);
+    let text = std::fs::read_to_string(crate::example(false)).unwrap()
+        + "[[faults]]\nkind = \"pause\"\nnode = \"client1\"\n\
+           after = \"client1:acquired\"\nduration = \"15s\"\n";
+    let load = |registry: &Registry| scenario::load_str(registry, "paused.toml", &text).unwrap();
+    let (with_grace, without) = (load(&crate::registry()), load(&graceless));
+    assert_eq!(with_grace.lock.design, without.lock.design);
+    let with_grace = fencesim::runner::run(&with_grace, 1);
+    assert_eq!(first_expiry_after(&with_grace).as_secs(), 12, "ttl + grace");
+    let without = Runs::default().run(&without, 1);
+    assert_eq!(first_expiry_after(&without).as_secs(), 10, "ttl alone");
 }

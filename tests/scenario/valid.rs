@@ -51,6 +51,7 @@ fn the_design_example_loads_with_defaults_filled_in() {
                 ("first_token".into(), ParamValue::U64(33)),
                 ("durable".into(), ParamValue::Bool(true)),
             ]),
+            resolved: Registry::builtin().resolve(Role::Lock, "lease").unwrap(),
         },
         storage: DesignSpec {
             design: "fenced".into(),
@@ -58,6 +59,9 @@ fn the_design_example_loads_with_defaults_filled_in() {
                 ("durable".into(), ParamValue::Bool(true)),
                 ("scope".into(), ParamValue::Str("global".into())),
             ]),
+            resolved: Registry::builtin()
+                .resolve(Role::Storage, "fenced")
+                .unwrap(),
         },
         network: NetworkSpec {
             latency: (ms(1), ms(5)),
