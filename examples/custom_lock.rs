@@ -25,7 +25,9 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role, Value};
+use fencesim::design::catalog::{
+    DesignInfo, KeyKind, KeySpec, Registry, Role, Value, ANY_DURATION, TTL,
+};
 use fencesim::design::lock_client::{LockClient, SingleServer};
 use fencesim::design::params::Params;
 use fencesim::design::LockDesign;
@@ -42,13 +44,13 @@ const GRACE_LEASE: DesignInfo = DesignInfo {
     keys: &[
         KeySpec {
             name: "ttl",
-            kind: KeyKind::Duration,
+            kind: TTL,
             default: Some(Value::Duration(Duration::from_secs(10))),
             doc: "the lease the holder is told",
         },
         KeySpec {
             name: "grace",
-            kind: KeyKind::Duration,
+            kind: ANY_DURATION,
             default: Some(Value::Duration(Duration::from_secs(2))),
             doc: "how much longer the server waits before re-granting",
         },
@@ -61,6 +63,35 @@ const GRACE_LEASE: DesignInfo = DesignInfo {
     ],
 };
 
+/// The design's settings, read once from its loaded keys.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GraceConfig {
+    /// The lease the holder is told.
+    pub ttl: Duration,
+    /// How much longer the server waits before re-granting.
+    pub grace: Duration,
+    /// Whether grants carry fencing tokens.
+    pub tokens: bool,
+}
+
+impl GraceConfig {
+    /// The settings [`GRACE_LEASE`]'s keys describe.
+    pub fn from_params(p: &Params) -> Self {
+        GraceConfig {
+            ttl: p.duration("ttl"),
+            grace: p.duration("grace"),
+            tokens: p.bool("tokens"),
+        }
+    }
+}
+
+impl Default for GraceConfig {
+    /// The declared defaults: written once, in [`GRACE_LEASE`].
+    fn default() -> Self {
+        GraceConfig::from_params(&GRACE_LEASE.defaults())
+    }
+}
+
 /// The design as a registry entry: metadata, server, client protocol.
 struct GraceLease;
 
@@ -70,10 +101,11 @@ impl LockDesign for GraceLease {
     }
 
     fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
+        let config = GraceConfig::from_params(p);
         Box::new(GraceServer {
-            ttl: p.duration("ttl"),
-            grace: p.duration("grace"),
-            tokens: p.bool("tokens"),
+            ttl: config.ttl,
+            grace: config.grace,
+            tokens: config.tokens,
             holder: None,
             next_lease: 1,
             next_token: 1,

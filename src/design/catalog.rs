@@ -270,7 +270,21 @@ pub const FIRST_TOKEN: KeyKind = KeyKind::U64 {
     max: MAX_FIRST_TOKEN,
 };
 
-/// One key a design accepts in its table.
+/// One key a design accepts in its table: declared in the design's own
+/// file, in a `const` [`DesignInfo`].
+///
+/// ```
+/// use std::time::Duration;
+/// use fencesim::design::catalog::{KeySpec, Value, TTL};
+///
+/// const TTL_KEY: KeySpec = KeySpec {
+///     name: "ttl",
+///     kind: TTL,
+///     default: Some(Value::Duration(Duration::from_secs(10))),
+///     doc: "how long a grant lasts on the lock's clock",
+/// };
+/// assert_eq!(TTL_KEY.default.unwrap().to_string(), "\"10s\"");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KeySpec {
     /// The key as written in the scenario file.

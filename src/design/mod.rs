@@ -5,6 +5,14 @@
 //! [`crate::protocol::Msg`]): they read their node's clock from the context,
 //! send messages and set timers through it, and emit journal events with
 //! [`sim::emit!`] in the vocabulary of [`crate::events`].
+//!
+//! Each design owns its configuration, in its own file: a
+//! [`DesignInfo`] listing its keys (kind, bounds,
+//! typed default, one line of documentation) and a typed config built from
+//! the loaded [`Params`] by one `from_params`, whose `Default` is the
+//! declared defaults ([`lease::LEASE`] and [`lease::LeaseConfig`]). This
+//! layer knows nothing of scenario files: the loader in `scenario` reads a
+//! table against the keys, and `fencesim designs` prints them.
 
 pub mod catalog;
 pub mod chubby;
@@ -32,7 +40,18 @@ use crate::protocol::Msg;
 /// A lock service: its metadata, its server actor(s) and the client half of
 /// its protocol. Register one with
 /// [`Registry::add_lock`](catalog::Registry::add_lock) to name it in
-/// scenario files (`examples/custom_lock.rs` is a complete one).
+/// scenario files (`examples/custom_lock.rs` is a complete one); a scenario
+/// loaded with that registry carries the design, and every run of it builds
+/// its actors from it.
+///
+/// Configuration: [`LockDesign::info`] declares the keys of the `[lock]`
+/// table, each with its kind and bounds ([`catalog::KeyKind`]) and a typed
+/// default ([`catalog::Value`]; `None` makes the key required). The loader
+/// checks a file's values against them and fills in the defaults, so
+/// [`LockDesign::server`] and [`LockDesign::client`] get every declared key
+/// with a value of its kind: read them once into the design's typed config
+/// (`MyConfig::from_params(params)`), whose `Default` is
+/// `MyConfig::from_params(&MY_INFO.defaults())`.
 ///
 /// Contract for the server actor: it journals, with [`sim::emit!`],
 /// [`granted`](crate::events::GRANTED) `{client, lease, token?}` for each
@@ -47,12 +66,16 @@ use crate::protocol::Msg;
 /// (`now()` for leases, `wall_ns()` if the real system uses the wall clock)
 /// and randomness only from `ctx.rng()`.
 pub trait LockDesign: Send + Sync + 'static {
-    /// Name, summary and keys (validated by the scenario loader).
+    /// Name, summary and keys, each key with its kind, bounds and typed
+    /// default: what the loader checks a `[lock]` table against and
+    /// `fencesim designs` prints.
     fn info(&self) -> DesignInfo;
     /// The server actor of lock node `index` (0-based; designs with a
-    /// `nodes` key have several, named `lock1` … `lockN`).
+    /// `nodes` key have several, named `lock1` … `lockN`), given every key
+    /// of [`LockDesign::info`] as loaded, defaults filled in.
     fn server(&self, params: &Params, index: usize) -> Box<dyn Actor<Msg>>;
-    /// The protocol one client speaks to the lock nodes, given their names.
+    /// The protocol one client speaks to the lock nodes, given their names
+    /// and the same parameters.
     fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient>;
 }
 
@@ -60,15 +83,25 @@ pub trait LockDesign: Send + Sync + 'static {
 /// [`storage::StorageNode`] around your own [`storage::StoragePolicy`],
 /// which journals `accepted`/`rejected` for you; a hand-written actor must
 /// journal them itself (see [`crate::events`]) and answer each
-/// [`Msg::Write`] with a [`Msg::WriteReply`].
+/// [`Msg::Write`] with a [`Msg::WriteReply`]. Register one with
+/// [`Registry::add_storage`](catalog::Registry::add_storage).
+///
+/// Configuration works as for a [`LockDesign`]: [`StorageDesign::info`]
+/// declares the `[storage]` keys with typed defaults, and the server reads
+/// the loaded [`Params`] into the design's typed config
+/// ([`storage::FencedConfig::from_params`]).
 pub trait StorageDesign: Send + Sync + 'static {
-    /// Name, summary and keys (validated by the scenario loader).
+    /// Name, summary and keys, each key with its kind, bounds and typed
+    /// default: what the loader checks a `[storage]` table against and
+    /// `fencesim designs` prints.
     fn info(&self) -> DesignInfo;
-    /// The storage node's actor.
+    /// The storage node's actor, given every key of
+    /// [`StorageDesign::info`] as loaded, defaults filled in.
     fn server(&self, params: &Params) -> Box<dyn Actor<Msg>>;
-    /// Checks parameters beyond their catalog kinds when a scenario is
+    /// Checks parameters beyond their kinds and bounds when a scenario is
     /// loaded (the `sql` storage prepares its statement), so a bad value is
-    /// an error at its key rather than a panic at run time.
+    /// an error at its key, with its file, line and column, rather than a
+    /// panic at run time.
     fn validate(&self, _params: &Params) -> Result<(), ParamError> {
         Ok(())
     }
