@@ -328,6 +328,43 @@ fn user_registry() -> Registry {
 }
 
 #[test]
+fn a_loaded_scenario_carries_the_designs_it_resolved_to() {
+    let scenario = load(BASE).unwrap();
+    let lock = scenario.lock.resolved.lock().expect("lease is buildable");
+    assert_eq!(lock.info().name, "lease");
+    assert!(scenario.lock.resolved.storage().is_none());
+    let storage = scenario
+        .storage
+        .resolved
+        .storage()
+        .expect("fenced is buildable");
+    assert_eq!(storage.info().name, "fenced");
+    assert_eq!(
+        format!("{:?}", scenario.storage.resolved),
+        "Storage(\"fenced\")"
+    );
+}
+
+#[test]
+fn a_design_registered_as_metadata_only_loads_but_cannot_run() {
+    let text = BASE.replace("design = \"lease\"", "design = \"mylock\"\nquorum = 2");
+    let scenario = load_str(&user_registry(), "u.toml", &text).unwrap();
+    assert_eq!(
+        format!("{:?}", scenario.lock.resolved),
+        "Unbuilt(\"mylock\")"
+    );
+    let run = fencesim::runner::run(&scenario, 1);
+    assert_eq!(run.report.verdict, Verdict::Error, "never shown as safe");
+    let sim::Outcome::Crashed { message, .. } = &run.result.outcome else {
+        panic!("expected a crash, got {:?}", run.result.outcome);
+    };
+    assert!(
+        message.contains("`mylock` was registered as metadata only"),
+        "{message}"
+    );
+}
+
+#[test]
 fn a_user_design_with_several_servers_names_them_lock1_to_lock_n() {
     let text = BASE.replace(
         "design = \"lease\"",
