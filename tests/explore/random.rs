@@ -1,6 +1,6 @@
 use fencesim::design::catalog::Registry;
 use fencesim::explore::random::{scenario_for_seed, schedule};
-use fencesim::scenario::{load_str, to_toml, FaultKind, Trigger};
+use fencesim::scenario::{load_str, to_toml, Fault, Trigger};
 
 use crate::bundled;
 
@@ -29,12 +29,12 @@ fn random_faults_are_valid_and_name_only_the_scenarios_nodes() {
         let faults = schedule(&s, seed);
         assert!((1..=3).contains(&faults.len()));
         for f in &faults {
-            kinds.insert(f.kind.name());
+            kinds.insert(f.fault.kind());
             if let Trigger::After { node, .. } = &f.trigger {
                 assert!(nodes.contains(node));
             }
-            if let FaultKind::Partition { groups, .. } = &f.kind {
-                assert_eq!(groups.iter().map(Vec::len).sum::<usize>(), nodes.len());
+            if let Fault::Partition(p) = &f.fault {
+                assert_eq!(p.groups.iter().map(Vec::len).sum::<usize>(), nodes.len());
             }
         }
         // Written out and loaded back, the loader accepts every fault.
@@ -70,11 +70,11 @@ max_pause = "1s"
         let faults = schedule(&s, seed);
         assert_eq!(faults.len(), 2);
         for f in faults {
-            let FaultKind::Pause { node, duration } = f.kind else {
+            let Fault::Pause(p) = f.fault else {
                 panic!("only pauses: {f:?}")
             };
-            assert_eq!(node, "client2");
-            assert!(duration <= std::time::Duration::from_secs(1));
+            assert_eq!(p.node, "client2");
+            assert!(p.duration <= std::time::Duration::from_secs(1));
         }
     }
 }

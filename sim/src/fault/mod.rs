@@ -20,6 +20,7 @@ mod drop;
 mod duplicate;
 mod partition;
 mod pause;
+pub mod random;
 
 use std::time::Duration;
 
@@ -33,6 +34,19 @@ pub use pause::Pause;
 
 use crate::actor::{Message, NodeId};
 use crate::world::World;
+use random::{Draw, Sizes, Targets};
+
+/// Every kind's name, as scenario files and the journal spell it (the
+/// order in which an `[explore]` table lists them by default).
+pub const KINDS: &[&str] = &[
+    pause::NAME,
+    delay::NAME,
+    clock::NAME,
+    crash::NAME,
+    drop::NAME,
+    duplicate::NAME,
+    partition::NAME,
+];
 
 /// How many messages, or for how long, a link fault applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,13 +86,13 @@ impl Fault {
     /// The kind's name, as in scenario files.
     pub fn kind(&self) -> &'static str {
         match self {
-            Fault::Pause(_) => "pause",
-            Fault::Clock(_) => "clock",
-            Fault::Delay(_) => "delay",
-            Fault::Drop(_) => "drop",
-            Fault::Duplicate(_) => "duplicate",
-            Fault::Partition(_) => "partition",
-            Fault::Crash(_) => "crash",
+            Fault::Pause(_) => pause::NAME,
+            Fault::Clock(_) => clock::NAME,
+            Fault::Delay(_) => delay::NAME,
+            Fault::Drop(_) => drop::NAME,
+            Fault::Duplicate(_) => duplicate::NAME,
+            Fault::Partition(_) => partition::NAME,
+            Fault::Crash(_) => crash::NAME,
         }
     }
 
@@ -92,6 +106,75 @@ impl Fault {
             Fault::Drop(f) => vec![&f.from, &f.to],
             Fault::Duplicate(f) => vec![&f.from, &f.to],
             Fault::Partition(f) => f.groups.iter().flatten().map(String::as_str).collect(),
+        }
+    }
+
+    /// A random fault of one of `kinds` (picked by
+    /// [`random::WEIGHTS`]), drawn by its kind's own generator.
+    ///
+    /// # Panics
+    /// If `kinds` names no kind.
+    pub fn random(
+        d: &mut dyn Draw,
+        kinds: &[impl AsRef<str>],
+        t: &dyn Targets,
+        sizes: &Sizes,
+    ) -> Fault {
+        match random::pick_kind(d, kinds) {
+            pause::NAME => Fault::Pause(Pause::random(d, t, sizes)),
+            clock::NAME => Fault::Clock(ClockChange::random(d, t, sizes)),
+            delay::NAME => Fault::Delay(Delay::random(d, t, sizes)),
+            drop::NAME => Fault::Drop(Drop::random(d, t)),
+            duplicate::NAME => Fault::Duplicate(Duplicate::random(d, t)),
+            partition::NAME => Fault::Partition(Partition::random(d, t, sizes)),
+            crash::NAME => Fault::Crash(Crash::random(d, t, sizes)),
+            other => unreachable!("fault kind `{other}` has a weight but no generator"),
+        }
+    }
+
+    /// The one duration that shrinking a failing schedule reduces: a pause's
+    /// or partition's `duration`, a delay's `extra`, a crash's downtime, a
+    /// clock change's jump (when it only jumps). `None` for the others.
+    pub fn magnitude(&self) -> Option<Duration> {
+        match self {
+            Fault::Pause(Pause { duration, .. }) | Fault::Partition(Partition { duration, .. }) => {
+                Some(*duration)
+            }
+            Fault::Delay(f) => Some(f.extra),
+            Fault::Crash(f) => f.restart_after,
+            Fault::Clock(ClockChange {
+                jump_ns: Some(ns),
+                offset_ns: None,
+                rate: None,
+                ..
+            }) => Some(Duration::from_nanos(ns.unsigned_abs())),
+            _ => None,
+        }
+    }
+
+    /// Sets [`Fault::magnitude`] (a jump keeps its sign); no change for a
+    /// fault without one.
+    pub fn set_magnitude(&mut self, d: Duration) {
+        match self {
+            Fault::Pause(Pause { duration, .. }) | Fault::Partition(Partition { duration, .. }) => {
+                *duration = d
+            }
+            Fault::Delay(f) => f.extra = d,
+            Fault::Crash(f) => f.restart_after = Some(d),
+            Fault::Clock(ClockChange {
+                jump_ns: Some(ns), ..
+            }) => *ns = ns.signum() * d.as_nanos() as i64,
+            _ => {}
+        }
+    }
+
+    /// A link fault's scope (delay, drop, duplicate); `None` for the others.
+    pub fn scope_mut(&mut self) -> Option<&mut Scope> {
+        match self {
+            Fault::Delay(f) => Some(&mut f.scope),
+            Fault::Drop(f) => Some(&mut f.scope),
+            Fault::Duplicate(f) => Some(&mut f.scope),
+            _ => None,
         }
     }
 

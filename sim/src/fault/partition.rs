@@ -5,8 +5,14 @@
 use std::time::Duration;
 
 use crate::actor::{Message, NodeId};
+use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::FollowUp;
 use crate::world::World;
+
+/// The kind's name in scenario files and the journal.
+pub(crate) const NAME: &str = "partition";
+/// Its weight in random draws.
+pub(crate) const WEIGHT: u32 = 2;
 
 /// Split the network into `groups` for `duration`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +26,19 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// A random partition cutting a target node off from all the others
+    /// for 100 ms to `max_partition`, one way (its messages out) one time in
+    /// five.
+    pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Partition {
+        let node = t.node(d);
+        let rest: Vec<String> = t.all().iter().filter(|n| **n != node).cloned().collect();
+        Partition {
+            groups: vec![vec![node], rest],
+            duration: millis(d, sizes.max_partition),
+            one_way: d.chance(0.2),
+        }
+    }
+
     /// The directed links this partition cuts, as node-name pairs.
     pub fn cut_pairs(&self) -> Vec<(&str, &str)> {
         let mut pairs = Vec::new();

@@ -5,8 +5,14 @@
 use std::time::Duration;
 
 use crate::actor::{Message, NodeId};
+use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::FollowUp;
 use crate::world::World;
+
+/// The kind's name in scenario files and the journal.
+pub(crate) const NAME: &str = "pause";
+/// Its weight in random draws: the most likely kind (a stalled leaseholder).
+pub(crate) const WEIGHT: u32 = 6;
 
 /// Pause `node` for `duration`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +24,15 @@ pub struct Pause {
 }
 
 impl Pause {
+    /// A random pause: a target node, for 100 ms to `max_pause`.
+    pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Pause {
+        let node = t.node(d);
+        Pause {
+            node,
+            duration: millis(d, sizes.max_pause),
+        }
+    }
+
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
         let id = w.node_id(&self.node);
         if !w.nodes[id].up {
