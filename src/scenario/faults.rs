@@ -202,7 +202,7 @@ fn after_event(field: &Field<'_>, nodes: &[String]) -> Result<(String, String, u
     }
     // The world journals these under its own name, never a node's: an
     // `after` on them would wait for ever.
-    if matches!(event, "partition" | "heal") {
+    if matches!(event, sim::events::PARTITION | sim::events::HEAL) {
         return Err(field.error(format!(
             "`{event}` is journaled by the simulated world, not by `{node_name}`: no node logs it, \
              so `after = \"{node_name}:{event}\"` would never fire; trigger on a node's event \

@@ -2,6 +2,7 @@
 //! clocks, holding from the trigger on. See [`crate::clock`] for the model.
 
 use crate::actor::Message;
+use crate::events::{self, field};
 use crate::fault::random::{signed_ns, Draw, Sizes, Targets};
 use crate::world::World;
 
@@ -49,16 +50,16 @@ impl ClockChange {
         let mut fields = Vec::new();
         if let Some(rate) = self.rate {
             clock.set_rate(now, rate);
-            fields.push(("rate", rate.into()));
+            fields.push((field::RATE, rate.into()));
         }
         if let Some(offset) = self.offset_ns {
             clock.set_offset(now, offset);
-            fields.push(("offset_ns", offset.into()));
+            fields.push((field::OFFSET_NS, offset.into()));
         }
         if let Some(jump) = self.jump_ns {
             clock.jump(now, jump);
-            fields.push(("jump_ns", jump.into()));
+            fields.push((field::JUMP_NS, jump.into()));
         }
-        w.record(Some(id), "clock", fields);
+        w.record(Some(id), events::CLOCK, fields);
     }
 }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::actor::{Message, NodeId};
+use crate::events;
 use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::FollowUp;
 use crate::world::World;
@@ -45,7 +46,7 @@ impl Crash {
             return;
         }
         w.crash_node(id);
-        w.record(Some(id), "crash", vec![]);
+        w.record(Some(id), events::CRASH, vec![]);
         if let Some(after) = self.restart_after {
             let at = w.now_ns() + after.as_nanos() as u64;
             w.schedule_follow_up(at, FollowUp::Restart(id));
@@ -57,6 +58,6 @@ pub(crate) fn restart<M: Message>(w: &mut World<M>, id: NodeId) {
     if w.nodes[id].up {
         return;
     }
-    w.record(Some(id), "restart", vec![]);
+    w.record(Some(id), events::RESTART, vec![]);
     w.restart_node(id);
 }

@@ -33,6 +33,7 @@ pub use partition::Partition;
 pub use pause::Pause;
 
 use crate::actor::{Message, NodeId};
+use crate::events::{self, field};
 use crate::world::World;
 use random::{Draw, Sizes, Targets};
 
@@ -273,15 +274,15 @@ pub(crate) fn arm_link<M: Message>(
         Scope::Window(d) => (None, Some(now + d.as_nanos() as u64)),
     };
     let rule = w.net.arm(from_id, to_id, action, remaining, until);
-    let mut fields = vec![("rule", action.name().into()), ("to", to.into())];
+    let mut fields = vec![(field::RULE, action.name().into()), (field::TO, to.into())];
     if let crate::net::RuleAction::Delay(extra) = action {
-        fields.push(("extra_ms", (extra.as_millis() as u64).into()));
+        fields.push((field::EXTRA_MS, (extra.as_millis() as u64).into()));
     }
     match scope {
-        Scope::Count(n) => fields.push(("count", n.into())),
-        Scope::Window(d) => fields.push(("duration_ms", (d.as_millis() as u64).into())),
+        Scope::Count(n) => fields.push((field::COUNT, n.into())),
+        Scope::Window(d) => fields.push((field::DURATION_MS, (d.as_millis() as u64).into())),
     }
-    w.record(Some(from_id), "link", fields);
+    w.record(Some(from_id), events::LINK, fields);
     if let Some(until) = until {
         w.schedule_follow_up(until, FollowUp::Disarm(rule));
     }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::actor::{Message, NodeId};
+use crate::events::{self, field};
 use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::FollowUp;
 use crate::world::World;
@@ -75,10 +76,10 @@ impl Partition {
         let ms = self.duration.as_millis() as u64;
         w.record(
             None,
-            "partition",
+            events::PARTITION,
             vec![
-                ("groups", groups.clone().into()),
-                ("duration_ms", ms.into()),
+                (field::GROUPS, groups.clone().into()),
+                (field::DURATION_MS, ms.into()),
             ],
         );
         let until = w.now_ns() + self.duration.as_nanos() as u64;
@@ -90,7 +91,7 @@ pub(crate) fn heal<M: Message>(w: &mut World<M>, pairs: &[(NodeId, NodeId)], gro
     for &(a, b) in pairs {
         w.net.cut(a, b, true);
     }
-    w.record(None, "heal", vec![("groups", groups.into())]);
+    w.record(None, events::HEAL, vec![(field::GROUPS, groups.into())]);
 }
 
 #[cfg(test)]

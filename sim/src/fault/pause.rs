@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::actor::{Message, NodeId};
+use crate::events::{self, field};
 use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::FollowUp;
 use crate::world::World;
@@ -41,7 +42,11 @@ impl Pause {
         w.nodes[id].pauses += 1;
         w.madsim_pause(id, true);
         let ms = self.duration.as_millis() as u64;
-        w.record(Some(id), "pause", vec![("duration_ms", ms.into())]);
+        w.record(
+            Some(id),
+            events::PAUSE,
+            vec![(field::DURATION_MS, ms.into())],
+        );
         let until = w.now_ns() + self.duration.as_nanos() as u64;
         let epoch = w.nodes[id].epoch;
         w.schedule_follow_up(until, FollowUp::Resume { node: id, epoch });
@@ -57,7 +62,7 @@ pub(crate) fn resume<M: Message>(w: &mut World<M>, id: NodeId, epoch: u64) {
     w.nodes[id].pauses -= 1;
     if w.nodes[id].pauses == 0 {
         w.madsim_pause(id, false);
-        w.record(Some(id), "resume", vec![]);
+        w.record(Some(id), events::RESUME, vec![]);
         w.resume_deferred(id);
     }
 }

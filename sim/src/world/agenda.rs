@@ -2,6 +2,7 @@
 //! and their follow-ups), in (true time, sequence) order, and the end of a run.
 
 use crate::actor::{Message, NodeId, TimerId};
+use crate::events::{self, field, reason};
 use crate::fault::FollowUp;
 use crate::run::Outcome;
 
@@ -97,12 +98,12 @@ impl<M: Message> World<M> {
                         self.deliver_input(to, input);
                     } else {
                         let fields = vec![
-                            ("id", id.into()),
-                            ("to", self.names[to].as_str().into()),
-                            ("msg", msg.summary().into()),
-                            ("reason", "node down".into()),
+                            (field::ID, id.into()),
+                            (field::TO, self.names[to].as_str().into()),
+                            (field::MSG, msg.summary().into()),
+                            (field::REASON, reason::NODE_DOWN.into()),
                         ];
-                        self.record(Some(from), "drop", fields);
+                        self.record(Some(from), events::DROP, fields);
                     }
                 }
                 Item::Timer {

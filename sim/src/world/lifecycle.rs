@@ -2,6 +2,7 @@
 //! node go through when a fault stops or revives it.
 
 use crate::actor::{Message, NodeId};
+use crate::events::{self, field, reason};
 
 use super::step::Input;
 use super::World;
@@ -30,12 +31,12 @@ impl<M: Message> World<M> {
             } = input
             {
                 let fields = vec![
-                    ("id", msg_id.into()),
-                    ("to", self.names[id].as_str().into()),
-                    ("msg", msg.summary().into()),
-                    ("reason", "node down".into()),
+                    (field::ID, msg_id.into()),
+                    (field::TO, self.names[id].as_str().into()),
+                    (field::MSG, msg.summary().into()),
+                    (field::REASON, reason::NODE_DOWN.into()),
                 ];
-                self.record(Some(from), "drop", fields);
+                self.record(Some(from), events::DROP, fields);
             }
         }
         let node = &mut self.nodes[id];

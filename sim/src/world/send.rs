@@ -2,6 +2,7 @@
 //! (dropped, duplicated, delayed) and put on the agenda to arrive.
 
 use crate::actor::{Message, NodeId};
+use crate::events::{self, field};
 use crate::net::Fate;
 
 use super::agenda::Item;
@@ -14,25 +15,28 @@ impl<M: Message> World<M> {
         let summary = msg.summary();
         let to_name = self.names[to].as_str();
         let fields = vec![
-            ("id", id.into()),
-            ("to", to_name.into()),
-            ("msg", summary.as_str().into()),
+            (field::ID, id.into()),
+            (field::TO, to_name.into()),
+            (field::MSG, summary.as_str().into()),
         ];
-        self.record(Some(from), "send", fields);
+        self.record(Some(from), events::SEND, fields);
         match self.net.route(from, to, now, &mut self.rng) {
             Fate::Dropped(reason) => {
                 let fields = vec![
-                    ("id", id.into()),
-                    ("to", self.names[to].as_str().into()),
-                    ("msg", summary.into()),
-                    ("reason", reason.into()),
+                    (field::ID, id.into()),
+                    (field::TO, self.names[to].as_str().into()),
+                    (field::MSG, summary.into()),
+                    (field::REASON, reason.into()),
                 ];
-                self.record(Some(from), "drop", fields);
+                self.record(Some(from), events::DROP, fields);
             }
             Fate::Delivered { latencies, extra } => {
                 if latencies.len() > 1 {
-                    let fields = vec![("id", id.into()), ("to", self.names[to].as_str().into())];
-                    self.record(Some(from), "duplicate", fields);
+                    let fields = vec![
+                        (field::ID, id.into()),
+                        (field::TO, self.names[to].as_str().into()),
+                    ];
+                    self.record(Some(from), events::DUPLICATE, fields);
                 }
                 for latency in latencies {
                     let at = now + (latency + extra).as_nanos() as u64;

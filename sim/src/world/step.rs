@@ -3,6 +3,7 @@
 
 use crate::actor::{Context, Message, NodeId, Outputs, TimerId, TimerOp};
 use crate::capture;
+use crate::events::{self, field};
 
 use super::agenda::Item;
 use super::World;
@@ -57,11 +58,11 @@ impl<M: Message> World<M> {
                 noted: false,
             } => {
                 let fields = vec![
-                    ("id", (*msg_id).into()),
-                    ("from", self.names[*from].as_str().into()),
-                    ("msg", msg.summary().into()),
+                    (field::ID, (*msg_id).into()),
+                    (field::FROM, self.names[*from].as_str().into()),
+                    (field::MSG, msg.summary().into()),
                 ];
-                self.record(Some(id), "deliver", fields);
+                self.record(Some(id), events::DELIVER, fields);
                 // A pause fired by the delivery holds its handling.
                 let epoch = self.nodes[id].epoch;
                 self.apply_fired();
