@@ -7,7 +7,7 @@
 //! from the seed alone, on any platform.
 //!
 //! Each kind's generator sits beside the kind in the simulator
-//! (`sim::fault::Pause::random`, …, weighted by `sim::fault::random::WEIGHTS`);
+//! (`sim::fault::Pause::random`, …, weighted by `sim::fault::WEIGHTS`);
 //! this module picks their targets and triggers, and the proptest strategies
 //! ([`super::strategy`]) draw through the same [`fault`].
 //!

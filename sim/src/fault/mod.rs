@@ -37,6 +37,19 @@ use crate::events::{self, field};
 use crate::world::World;
 use random::{Draw, Sizes, Targets};
 
+/// Each kind's weight in [`random::pick_kind`], in the order it draws them: pauses
+/// most (a stalled leaseholder), then delays, drops and partitions, then the
+/// rest.
+pub const WEIGHTS: &[(&str, u32)] = &[
+    (pause::NAME, pause::WEIGHT),
+    (delay::NAME, delay::WEIGHT),
+    (drop::NAME, drop::WEIGHT),
+    (partition::NAME, partition::WEIGHT),
+    (clock::NAME, clock::WEIGHT),
+    (crash::NAME, crash::WEIGHT),
+    (duplicate::NAME, duplicate::WEIGHT),
+];
+
 /// Every kind's name, as scenario files and the journal spell it (the
 /// order in which an `[explore]` table lists them by default).
 pub const KINDS: &[&str] = &[
@@ -111,7 +124,7 @@ impl Fault {
     }
 
     /// A random fault of one of `kinds` (picked by
-    /// [`random::WEIGHTS`]), drawn by its kind's own generator.
+    /// [`WEIGHTS`]), drawn by its kind's own generator.
     ///
     /// # Panics
     /// If `kinds` names no kind.

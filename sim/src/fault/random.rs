@@ -32,7 +32,7 @@
 
 use std::time::Duration;
 
-use super::{clock, crash, delay, drop, duplicate, partition, pause};
+use super::WEIGHTS;
 
 /// A source of random choices. Every `rand::Rng` is one (each method is the
 /// `rand` call a seeded sweep has always made, so recorded seeds replay);
@@ -157,19 +157,6 @@ impl Default for Sizes {
 
 /// The shortest random duration, in milliseconds.
 pub const MIN_MS: u64 = 100;
-
-/// Each kind's weight in [`pick_kind`], in the order it draws them: pauses
-/// most (a stalled leaseholder), then delays, drops and partitions, then the
-/// rest.
-pub const WEIGHTS: &[(&str, u32)] = &[
-    (pause::NAME, pause::WEIGHT),
-    (delay::NAME, delay::WEIGHT),
-    (drop::NAME, drop::WEIGHT),
-    (partition::NAME, partition::WEIGHT),
-    (clock::NAME, clock::WEIGHT),
-    (crash::NAME, crash::WEIGHT),
-    (duplicate::NAME, duplicate::WEIGHT),
-];
 
 /// One of `kinds` (names from [`super::KINDS`]), by [`WEIGHTS`].
 ///
