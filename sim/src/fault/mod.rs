@@ -300,3 +300,69 @@ pub(crate) fn arm_link<M: Message>(
         w.schedule_follow_up(until, FollowUp::Disarm(rule));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::random::Choices;
+    use super::*;
+
+    struct Three(Vec<String>);
+
+    impl Targets for Three {
+        fn node(&self, d: &mut dyn Draw) -> String {
+            self.0[d.index(self.0.len())].clone()
+        }
+        fn link(&self, d: &mut dyn Draw) -> (String, String) {
+            let from = d.index(self.0.len());
+            let to = (from + 1 + d.index(self.0.len() - 1)) % self.0.len();
+            (self.0[from].clone(), self.0[to].clone())
+        }
+        fn all(&self) -> &[String] {
+            &self.0
+        }
+    }
+
+    #[test]
+    fn every_kind_has_a_weight_and_a_generator() {
+        let mut weighted: Vec<&str> = WEIGHTS.iter().map(|(k, _)| *k).collect();
+        let mut kinds = KINDS.to_vec();
+        weighted.sort_unstable();
+        kinds.sort_unstable();
+        assert_eq!(weighted, kinds);
+        let nodes = Three(vec!["a".into(), "b".into(), "c".into()]);
+        for kind in KINDS {
+            for numbers in [vec![], vec![u64::MAX; 16]] {
+                let f = Fault::random(
+                    &mut Choices::new(numbers),
+                    &[kind],
+                    &nodes,
+                    &Sizes::default(),
+                );
+                assert_eq!(f.kind(), *kind);
+            }
+        }
+    }
+
+    #[test]
+    fn shrinking_a_jump_keeps_its_direction() {
+        let mut f = Fault::Clock(ClockChange {
+            node: "a".into(),
+            offset_ns: None,
+            rate: None,
+            jump_ns: Some(-20_000_000_000),
+        });
+        assert_eq!(f.magnitude(), Some(Duration::from_secs(20)));
+        f.set_magnitude(Duration::from_secs(3));
+        assert_eq!(f.magnitude(), Some(Duration::from_secs(3)));
+        let Fault::Clock(c) = &f else { unreachable!() };
+        assert_eq!(c.jump_ns, Some(-3_000_000_000));
+        // A drift has no magnitude to shrink.
+        let drift = Fault::Clock(ClockChange {
+            node: "a".into(),
+            offset_ns: None,
+            rate: Some(1.5),
+            jump_ns: None,
+        });
+        assert_eq!(drift.magnitude(), None);
+    }
+}
