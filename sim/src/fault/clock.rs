@@ -6,7 +6,7 @@ use crate::events::{self, field};
 use crate::fault::random::{signed_ns, Draw, Sizes, Targets};
 use crate::world::World;
 
-/// The kind's name in scenario files and the journal.
+/// The kind's name, as scenario files spell it.
 pub(crate) const NAME: &str = "clock";
 /// Its weight in random draws.
 pub(crate) const WEIGHT: u32 = 2;

@@ -10,7 +10,7 @@ use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::FollowUp;
 use crate::world::World;
 
-/// The kind's name in scenario files and the journal.
+/// The kind's name, as scenario files spell it.
 pub(crate) const NAME: &str = "crash";
 /// Its weight in random draws.
 pub(crate) const WEIGHT: u32 = 1;

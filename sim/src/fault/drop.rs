@@ -6,7 +6,7 @@ use crate::fault::{arm_link, Scope};
 use crate::net::RuleAction;
 use crate::world::World;
 
-/// The kind's name in scenario files and the journal.
+/// The kind's name, as scenario files spell it.
 pub(crate) const NAME: &str = "drop";
 /// Its weight in random draws.
 pub(crate) const WEIGHT: u32 = 2;
