@@ -11,13 +11,13 @@
 
 use std::time::Duration;
 
-use sim::fault::{self, Fault, ScheduledFault, Scope};
+use sim::fault::ScheduledFault;
 use sim::{Actor, Limits, LinkConfig, NetConfig, Outcome, RunResult, WorldBuilder};
 
 use crate::design::client::{Client, ClientConfig};
 use crate::oracle::{self, Milestones, OracleConfig, Report, Verdict};
 use crate::protocol::{Msg, Op};
-use crate::scenario::{write, FaultKind, Scenario, Trigger, Workload};
+use crate::scenario::{write, Scenario, Trigger, Workload};
 use sim::journal::seconds;
 
 /// One run of a scenario, judged.
@@ -296,12 +296,11 @@ fn firings(scenario: &Scenario, result: &RunResult, scripted: usize) -> Vec<Faul
         .iter()
         .enumerate()
         .map(|(index, f)| {
-            let fault = to_fault(&f.kind);
             let fired_at = result.faults_fired.get(index).copied().flatten();
             FaultFiring {
                 index,
-                kind: fault.kind(),
-                nodes: fault.nodes().into_iter().map(str::to_owned).collect(),
+                kind: f.fault.kind(),
+                nodes: f.fault.nodes().into_iter().map(str::to_owned).collect(),
                 trigger: trigger_text(&f.trigger),
                 line: f.line,
                 fired_at,
@@ -335,7 +334,7 @@ fn why_unfired(trigger: &Trigger, result: &RunResult) -> String {
         ),
         Trigger::After {
             node,
-            event,
+            kind: event,
             nth,
             delay,
         } => {
@@ -483,21 +482,8 @@ pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
     });
     for f in &s.faults {
         w.fault(ScheduledFault {
-            fault: to_fault(&f.kind),
-            trigger: match &f.trigger {
-                Trigger::At(at) => fault::Trigger::At(*at),
-                Trigger::After {
-                    node,
-                    event,
-                    nth,
-                    delay,
-                } => fault::Trigger::After {
-                    node: node.clone(),
-                    kind: event.clone(),
-                    nth: *nth,
-                    delay: *delay,
-                },
-            },
+            fault: f.fault.clone(),
+            trigger: f.trigger.clone(),
         });
     }
     w
@@ -525,79 +511,6 @@ impl Actor<Msg> for Boxed {
     }
 }
 
-fn scope(count: Option<u64>, window: Option<Duration>) -> Scope {
-    match (count, window) {
-        (_, Some(w)) => Scope::Window(w),
-        (Some(n), None) => Scope::Count(n),
-        (None, None) => Scope::Count(1),
-    }
-}
-
-fn to_fault(kind: &FaultKind) -> Fault {
-    match kind.clone() {
-        FaultKind::Pause { node, duration } => Fault::Pause(fault::Pause { node, duration }),
-        FaultKind::Clock {
-            node,
-            offset,
-            rate,
-            jump,
-        } => Fault::Clock(fault::ClockChange {
-            node,
-            offset_ns: offset,
-            rate,
-            jump_ns: jump,
-        }),
-        FaultKind::Delay {
-            from,
-            to,
-            extra,
-            count,
-            window,
-        } => Fault::Delay(fault::Delay {
-            from,
-            to,
-            extra,
-            scope: scope(count, window),
-        }),
-        FaultKind::Drop {
-            from,
-            to,
-            count,
-            window,
-        } => Fault::Drop(fault::Drop {
-            from,
-            to,
-            scope: scope(count, window),
-        }),
-        FaultKind::Duplicate {
-            from,
-            to,
-            count,
-            window,
-        } => Fault::Duplicate(fault::Duplicate {
-            from,
-            to,
-            scope: scope(count, window),
-        }),
-        FaultKind::Partition {
-            groups,
-            duration,
-            one_way,
-        } => Fault::Partition(fault::Partition {
-            groups,
-            duration,
-            one_way,
-        }),
-        FaultKind::Crash {
-            node,
-            restart_after,
-        } => Fault::Crash(fault::Crash {
-            node,
-            restart_after,
-        }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -610,7 +523,7 @@ mod tests {
         assert_eq!(trigger_text(&at), "at = \"20s\"");
         let after = Trigger::After {
             node: "client1".into(),
-            event: "acquired".into(),
+            kind: "acquired".into(),
             nth: 2,
             delay: Duration::from_millis(500),
         };

@@ -16,6 +16,7 @@ compile_error!(
 pub mod actor;
 pub mod capture;
 pub mod clock;
+pub mod events;
 pub mod fault;
 pub mod journal;
 pub mod net;
@@ -29,21 +30,8 @@ pub use net::{LinkConfig, NetConfig};
 pub use run::{run, run_within, Limits, Outcome, RunResult};
 pub use world::WorldBuilder;
 
-/// Event kinds the world itself writes into the journal.
-pub const WORLD_EVENTS: &[&str] = &[
-    "send",
-    "deliver",
-    "drop",
-    "duplicate",
-    "pause",
-    "resume",
-    "clock",
-    "crash",
-    "restart",
-    "partition",
-    "heal",
-    "link",
-];
+/// Event kinds the world itself writes into the journal (see [`events`]).
+pub use events::WORLD_EVENTS;
 
 #[doc(hidden)]
 pub mod __private {

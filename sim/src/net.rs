@@ -11,6 +11,7 @@ use std::time::Duration;
 use rand::{Rng, RngCore};
 
 use crate::actor::NodeId;
+use crate::events::reason;
 
 /// Behaviour of one directed link.
 #[derive(Clone, Debug, PartialEq)]
@@ -161,7 +162,7 @@ impl Network {
         rng: &mut dyn RngCore,
     ) -> Fate {
         if self.is_cut(from, to) {
-            return Fate::Dropped("partition");
+            return Fate::Dropped(reason::PARTITION);
         }
         let (mut drop, mut extra, mut duplicate) = (false, Duration::ZERO, false);
         for rule in &mut self.rules {
@@ -180,11 +181,11 @@ impl Network {
         }
         self.rules.retain(|r| r.remaining != Some(0));
         if drop {
-            return Fate::Dropped("fault");
+            return Fate::Dropped(reason::FAULT);
         }
         let link = self.links.get(&(from, to)).unwrap_or(&self.default);
         if link.loss > 0.0 && rng.gen_bool(link.loss) {
-            return Fate::Dropped("loss");
+            return Fate::Dropped(reason::LOSS);
         }
         let copies = if duplicate || (link.duplicate > 0.0 && rng.gen_bool(link.duplicate)) {
             2

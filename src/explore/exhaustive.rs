@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 use super::shard::Shard;
 use super::sweep::{Runs, SeedReport};
 use crate::oracle::Verdict;
-use crate::scenario::{FaultKind, FaultSpec, Scenario, Trigger};
+use crate::scenario::{Fault, FaultSpec, Scenario, Scope, Trigger};
+use sim::fault::{ClockChange, Crash, Delay, Pause};
 
 /// The most runs `explore --exhaustive` makes unless `--max-runs` allows
 /// more: about half a minute to a few minutes on two cores for a small
@@ -77,47 +78,46 @@ pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Ve
         }
         let trigger = Trigger::After {
             node: e.node.clone(),
-            event: e.kind.clone(),
+            kind: e.kind.clone(),
             nth,
             delay: Duration::ZERO,
         };
-        let at = |kind| FaultSpec {
-            kind,
+        let at = |fault| FaultSpec {
+            fault,
             trigger: trigger.clone(),
             line: 0,
         };
         let node = e.node.clone();
         let kinds = |k: &str| spec.kinds.iter().any(|s| s == k);
         if kinds("pause") {
-            menu.push(at(FaultKind::Pause {
+            menu.push(at(Fault::Pause(Pause {
                 node: node.clone(),
                 duration: spec.max_pause,
-            }));
+            })));
         }
         if kinds("delay") {
             for to in nodes.iter().filter(|n| **n != node) {
-                menu.push(at(FaultKind::Delay {
+                menu.push(at(Fault::Delay(Delay {
                     from: node.clone(),
                     to: to.clone(),
                     extra: spec.max_delay,
-                    count: Some(1),
-                    window: None,
-                }));
+                    scope: Scope::Count(1),
+                })));
             }
         }
         if kinds("clock") {
-            menu.push(at(FaultKind::Clock {
+            menu.push(at(Fault::Clock(ClockChange {
                 node: node.clone(),
-                offset: None,
+                offset_ns: None,
                 rate: None,
-                jump: Some(spec.max_jump.as_nanos() as i64),
-            }));
+                jump_ns: Some(spec.max_jump.as_nanos() as i64),
+            })));
         }
         if kinds("crash") {
-            menu.push(at(FaultKind::Crash {
+            menu.push(at(Fault::Crash(Crash {
                 node: node.clone(),
                 restart_after: Some(spec.max_restart),
-            }));
+            })));
         }
     }
     (baseline, menu)

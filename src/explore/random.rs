@@ -6,6 +6,11 @@
 //! run), so `shrink` and `run --faults random` recompute the same schedule
 //! from the seed alone, on any platform.
 //!
+//! Each kind's generator sits beside the kind in the simulator
+//! (`sim::fault::Pause::random`, …, weighted by `sim::fault::WEIGHTS`);
+//! this module picks their targets and triggers, and the proptest strategies
+//! ([`super::strategy`]) draw through the same [`fault`].
+//!
 //! How faults are drawn, and why:
 //! - kinds are weighted: pauses most (a stalled leaseholder is the story of
 //!   figure 9-6), then delays, drops and partitions, then the rest;
@@ -27,35 +32,21 @@
 
 use std::time::Duration;
 
-use rand::seq::SliceRandom;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
+use sim::fault::random::{Draw, Sizes};
 
-use crate::scenario::{ExploreSpec, FaultKind, FaultSpec, Scenario, Trigger};
+use crate::scenario::{ExploreSpec, Fault, FaultSpec, Scenario, Trigger};
 
 /// Mixed into the seed so that the schedule's stream is unrelated to the
 /// numbers madsim draws from the same seed ("fencesim" in ASCII).
 const SCHEDULE_SALT: u64 = 0x6665_6e63_6573_696d;
 
-/// Weights of the kinds, in [`crate::scenario::model::FAULT_KINDS`] terms.
-const WEIGHTS: &[(&str, u32)] = &[
-    ("pause", 6),
-    ("delay", 3),
-    ("drop", 2),
-    ("partition", 2),
-    ("clock", 2),
-    ("crash", 1),
-    ("duplicate", 1),
-];
-
-/// The shortest random duration.
-const MIN_MS: u64 = 100;
-
 /// The random faults of `seed` for `scenario`, in firing-independent order.
 pub fn schedule(scenario: &Scenario, seed: u64) -> Vec<FaultSpec> {
     let spec = scenario.explore.clone().unwrap_or_default();
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ SCHEDULE_SALT);
-    let n = rng.gen_range(spec.faults.0..=spec.faults.1);
+    let n = rng.u32_in(spec.faults.0, spec.faults.1);
     let targets = Targets::new(scenario, &spec);
     (0..n)
         .map(|_| fault(&mut rng, scenario, &spec, &targets))
@@ -90,8 +81,21 @@ pub fn horizon(scenario: &Scenario) -> Duration {
     busy.min(scenario.duration)
 }
 
-/// Who random faults may hit.
-struct Targets {
+/// The sizes of `[explore]`'s random faults, for the kinds' generators.
+pub fn sizes(spec: &ExploreSpec) -> Sizes {
+    Sizes {
+        max_pause: spec.max_pause,
+        max_delay: spec.max_delay,
+        max_jump: spec.max_jump,
+        max_partition: spec.max_partition,
+        max_restart: spec.max_restart,
+    }
+}
+
+/// Who random faults may hit: the nodes `[explore] nodes` allows (all when
+/// it is empty), clients four times in five.
+#[derive(Clone, Debug)]
+pub struct Targets {
     clients: Vec<String>,
     servers: Vec<String>,
     /// Every node of the scenario (link ends and partition sides).
@@ -99,7 +103,8 @@ struct Targets {
 }
 
 impl Targets {
-    fn new(s: &Scenario, spec: &ExploreSpec) -> Targets {
+    /// The targets of `s` under `spec`.
+    pub fn new(s: &Scenario, spec: &ExploreSpec) -> Targets {
         let allowed = |n: &String| spec.nodes.is_empty() || spec.nodes.contains(n);
         let clients: Vec<String> = s
             .clients
@@ -117,185 +122,95 @@ impl Targets {
             all: s.node_names(),
         }
     }
+}
 
+impl sim::fault::random::Targets for Targets {
     /// A client four times in five, else a server (when both exist).
-    fn node(&self, rng: &mut ChaCha8Rng) -> String {
+    fn node(&self, d: &mut dyn Draw) -> String {
         let pool = match (self.clients.is_empty(), self.servers.is_empty()) {
-            (false, false) if rng.gen_bool(0.8) => &self.clients,
+            (false, false) if d.chance(0.8) => &self.clients,
             (false, false) => &self.servers,
             (false, true) => &self.clients,
             _ => &self.servers,
         };
-        pool.choose(rng).expect("a scenario has nodes").clone()
+        pool[d.index(pool.len())].clone()
     }
 
     /// A link from a target node to any other node; client → storage (the
     /// write path) half the time when a client is a target.
-    fn link(&self, rng: &mut ChaCha8Rng) -> (String, String) {
-        if !self.clients.is_empty() && self.all.contains(&"storage".into()) && rng.gen_bool(0.5) {
-            let from = self.clients.choose(rng).unwrap().clone();
+    fn link(&self, d: &mut dyn Draw) -> (String, String) {
+        if !self.clients.is_empty() && self.all.contains(&"storage".into()) && d.chance(0.5) {
+            let from = self.clients[d.index(self.clients.len())].clone();
             return (from, "storage".into());
         }
-        let from = self.node(rng);
+        let from = self.node(d);
         let others: Vec<&String> = self.all.iter().filter(|n| **n != from).collect();
-        let to = (*others.choose(rng).expect("a scenario has at least 3 nodes")).clone();
+        assert!(!others.is_empty(), "a scenario has at least 3 nodes");
+        let to = others[d.index(others.len())].clone();
         (from, to)
     }
-}
 
-fn millis(rng: &mut ChaCha8Rng, max: Duration) -> Duration {
-    let max_ms = (max.as_millis() as u64).max(MIN_MS);
-    Duration::from_millis(rng.gen_range(MIN_MS..=max_ms))
-}
-
-fn signed_ns(rng: &mut ChaCha8Rng, max: Duration) -> i64 {
-    let ns = millis(rng, max).as_nanos() as i64;
-    if rng.gen_bool(0.5) {
-        ns
-    } else {
-        -ns
+    fn all(&self) -> &[String] {
+        &self.all
     }
 }
 
-fn kind_name(rng: &mut ChaCha8Rng, spec: &ExploreSpec) -> String {
-    let allowed: Vec<(&str, u32)> = WEIGHTS
-        .iter()
-        .copied()
-        .filter(|(k, _)| spec.kinds.iter().any(|s| s == k))
-        .collect();
-    let total: u32 = allowed.iter().map(|(_, w)| w).sum();
-    let mut pick = rng.gen_range(0..total);
-    for (kind, weight) in &allowed {
-        if pick < *weight {
-            return kind.to_string();
-        }
-        pick -= weight;
-    }
-    unreachable!("the pick is below the total weight")
-}
-
-fn fault(rng: &mut ChaCha8Rng, s: &Scenario, spec: &ExploreSpec, t: &Targets) -> FaultSpec {
-    let kind = match kind_name(rng, spec).as_str() {
-        "pause" => FaultKind::Pause {
-            node: t.node(rng),
-            duration: millis(rng, spec.max_pause),
-        },
-        "clock" => {
-            let node = t.node(rng);
-            match rng.gen_range(0..10) {
-                0..=4 => FaultKind::Clock {
-                    node,
-                    offset: None,
-                    rate: None,
-                    jump: Some(signed_ns(rng, spec.max_jump)),
-                },
-                5..=7 => FaultKind::Clock {
-                    node,
-                    offset: None,
-                    // 0.50 to 2.00 in steps of 0.05: drift from half to twice speed.
-                    rate: Some(rng.gen_range(10..=40) as f64 / 20.0),
-                    jump: None,
-                },
-                _ => FaultKind::Clock {
-                    node,
-                    offset: Some(signed_ns(rng, spec.max_jump)),
-                    rate: None,
-                    jump: None,
-                },
-            }
-        }
-        "delay" => {
-            let (from, to) = t.link(rng);
-            FaultKind::Delay {
-                from,
-                to,
-                extra: millis(rng, spec.max_delay),
-                count: Some(if rng.gen_bool(0.8) {
-                    1
-                } else {
-                    rng.gen_range(2..=4)
-                }),
-                window: None,
-            }
-        }
-        "drop" => {
-            let (from, to) = t.link(rng);
-            FaultKind::Drop {
-                from,
-                to,
-                count: Some(rng.gen_range(1..=3)),
-                window: None,
-            }
-        }
-        "duplicate" => {
-            let (from, to) = t.link(rng);
-            FaultKind::Duplicate {
-                from,
-                to,
-                count: Some(1),
-                window: None,
-            }
-        }
-        "partition" => {
-            let node = t.node(rng);
-            let rest: Vec<String> = t.all.iter().filter(|n| **n != node).cloned().collect();
-            FaultKind::Partition {
-                groups: vec![vec![node], rest],
-                duration: millis(rng, spec.max_partition),
-                one_way: rng.gen_bool(0.2),
-            }
-        }
-        "crash" => FaultKind::Crash {
-            node: t.node(rng),
-            restart_after: if rng.gen_bool(0.85) {
-                Some(millis(rng, spec.max_restart))
-            } else {
-                None
-            },
-        },
-        other => unreachable!("fault kind `{other}` has a weight but no generator"),
+/// One random fault of `spec`'s kinds and sizes on `targets`, drawn by its
+/// kind's generator, with a [`trigger`].
+pub fn fault(d: &mut dyn Draw, s: &Scenario, spec: &ExploreSpec, targets: &Targets) -> FaultSpec {
+    let fault = Fault::random(d, &spec.kinds, targets, &sizes(spec));
+    let own = match &fault {
+        Fault::Pause(f) => Some(f.node.as_str()),
+        Fault::Crash(f) => Some(f.node.as_str()),
+        Fault::Clock(f) => Some(f.node.as_str()),
+        _ => None,
     };
-    let trigger = trigger(rng, s, &kind);
+    let trigger = trigger(d, s, own);
     FaultSpec {
-        kind,
+        fault,
         trigger,
         line: 0,
     }
 }
 
-/// After an event of the target client (or of a random client), or at a
-/// random time within the [`horizon`].
-fn trigger(rng: &mut ChaCha8Rng, s: &Scenario, kind: &FaultKind) -> Trigger {
-    if rng.gen_bool(0.6) {
-        let own = match kind {
-            FaultKind::Pause { node, .. }
-            | FaultKind::Crash { node, .. }
-            | FaultKind::Clock { node, .. } => s.clients.iter().find(|c| c.name == *node),
-            _ => None,
-        };
+/// Three times in five after an event (`acquired` most, or `wrote`,
+/// `acked`, `released`; the first to eighth; with a delay within the
+/// client's `work` half the time) of `own`, the node a pause, crash or clock
+/// change hits, when it is a client (seven times in ten), or of a random
+/// client; else at a random time within the [`horizon`].
+pub fn trigger(d: &mut dyn Draw, s: &Scenario, own: Option<&str>) -> Trigger {
+    if d.chance(0.6) {
+        let own = own.and_then(|node| s.clients.iter().find(|c| c.name == node));
         let client = match own {
-            Some(c) if rng.gen_bool(0.7) => c,
-            _ => s.clients.choose(rng).expect("a scenario has a client"),
+            Some(c) if d.chance(0.7) => c,
+            _ => {
+                assert!(!s.clients.is_empty(), "a scenario has a client");
+                &s.clients[d.index(s.clients.len())]
+            }
         };
-        let event = *[
-            "acquired", "acquired", "acquired", "wrote", "acked", "released",
-        ]
-        .choose(rng)
-        .unwrap();
-        let nth = rng.gen_range(1..=client.rounds.min(8)) as u32;
-        let delay = if rng.gen_bool(0.5) {
+        const EVENTS: [&str; 6] = [
+            crate::events::ACQUIRED,
+            crate::events::ACQUIRED,
+            crate::events::ACQUIRED,
+            crate::events::WROTE,
+            crate::events::ACKED,
+            crate::events::RELEASED,
+        ];
+        let event = EVENTS[d.index(EVENTS.len())];
+        let nth = d.u64_in(1, client.rounds.min(8)) as u32;
+        let delay = if d.chance(0.5) {
             Duration::ZERO
         } else {
             let work_ms = (client.work.as_millis() as u64).max(1);
-            Duration::from_millis(rng.gen_range(0..=work_ms))
+            Duration::from_millis(d.u64_in(0, work_ms))
         };
         return Trigger::After {
             node: client.name.clone(),
-            event: event.into(),
+            kind: event.into(),
             nth,
             delay,
         };
     }
     let horizon_ms = horizon(s).as_millis() as u64;
-    Trigger::At(Duration::from_millis(rng.gen_range(0..=horizon_ms)))
+    Trigger::At(Duration::from_millis(d.u64_in(0, horizon_ms)))
 }

@@ -22,7 +22,7 @@ use std::time::Duration;
 use super::sweep::{self, FaultMode, SeedReport};
 use crate::oracle::ViolationKind;
 use crate::runner::{self, ScenarioRun};
-use crate::scenario::{FaultKind, FaultSpec, Scenario, Trigger};
+use crate::scenario::{FaultSpec, Scenario, Scope, Trigger};
 
 /// At most this many runs per shrink.
 pub const MAX_RUNS: u64 = 600;
@@ -167,18 +167,18 @@ impl Shrinker<'_> {
                     }
                 }
             }
-            if let Some(count) = count_mut(&mut faults[i].kind.clone()) {
+            if let Some(Scope::Count(count)) = faults[i].fault.clone().scope_mut() {
                 if *count > 1 {
                     let mut candidate = faults.clone();
-                    *count_mut(&mut candidate[i].kind).unwrap() = 1;
+                    *candidate[i].fault.scope_mut().unwrap() = Scope::Count(1);
                     if self.fails(&candidate) {
                         faults = candidate;
                     }
                 }
             }
-            if let Some(d) = duration_of(&faults[i].kind) {
+            if let Some(d) = faults[i].fault.magnitude() {
                 let d = self.smallest(&faults, i, d);
-                set_duration(&mut faults[i].kind, d);
+                faults[i].fault.set_magnitude(d);
             }
         }
         faults
@@ -189,7 +189,7 @@ impl Shrinker<'_> {
     fn smallest(&mut self, faults: &[FaultSpec], i: usize, current: Duration) -> Duration {
         let with = |d: Duration| {
             let mut c = faults.to_vec();
-            set_duration(&mut c[i].kind, d);
+            c[i].fault.set_magnitude(d);
             c
         };
         let (mut lo, mut hi) = (0u64, current.as_millis() as u64);
@@ -215,44 +215,5 @@ impl Shrinker<'_> {
         } else {
             current
         }
-    }
-}
-
-fn count_mut(kind: &mut FaultKind) -> Option<&mut u64> {
-    match kind {
-        FaultKind::Delay { count, .. }
-        | FaultKind::Drop { count, .. }
-        | FaultKind::Duplicate { count, .. } => count.as_mut(),
-        _ => None,
-    }
-}
-
-/// The one magnitude of a fault that shrinking reduces, if it has one.
-fn duration_of(kind: &FaultKind) -> Option<Duration> {
-    match kind {
-        FaultKind::Pause { duration, .. } | FaultKind::Partition { duration, .. } => {
-            Some(*duration)
-        }
-        FaultKind::Delay { extra, .. } => Some(*extra),
-        FaultKind::Crash { restart_after, .. } => *restart_after,
-        FaultKind::Clock {
-            jump: Some(ns),
-            offset: None,
-            rate: None,
-            ..
-        } => Some(Duration::from_nanos(ns.unsigned_abs())),
-        _ => None,
-    }
-}
-
-fn set_duration(kind: &mut FaultKind, d: Duration) {
-    match kind {
-        FaultKind::Pause { duration, .. } | FaultKind::Partition { duration, .. } => *duration = d,
-        FaultKind::Delay { extra, .. } => *extra = d,
-        FaultKind::Crash { restart_after, .. } => *restart_after = Some(d),
-        FaultKind::Clock { jump: Some(ns), .. } => {
-            *ns = ns.signum() * d.as_nanos() as i64;
-        }
-        _ => {}
     }
 }

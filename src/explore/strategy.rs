@@ -3,6 +3,12 @@
 //! only its nodes and passes the loader's rules), and proptest shrinks a
 //! failing one toward fewer faults, shorter durations and earlier triggers.
 //!
+//! They draw through the very generators `fencesim explore` uses
+//! ([`super::random::fault`], and each kind's own beside it in
+//! `sim::fault`), so a property test and a sweep explore the same
+//! distribution. proptest generates the choices (a list of numbers,
+//! [`Choices`]); shrinking the numbers toward zero shrinks the faults.
+//!
 //! ```
 //! use fencesim::design::catalog::Registry;
 //! use fencesim::explore::strategy;
@@ -20,155 +26,46 @@
 //! }).unwrap();
 //! ```
 
-use std::time::Duration;
-
 use proptest::prelude::*;
-use proptest::sample::select;
+use sim::fault::random::Choices;
 
-use crate::scenario::{ExploreSpec, FaultKind, FaultSpec, Scenario, Trigger};
+use super::random::{self, Targets};
+use crate::scenario::{ExploreSpec, Fault, FaultSpec, Scenario, Trigger};
 
-/// The shortest generated duration, in milliseconds.
-const MIN_MS: u64 = 100;
+/// Numbers per drawn fault: more than one fault and its trigger ever ask for
+/// (a choice past the end is the smallest).
+const CHOICES_PER_FAULT: usize = 24;
 
-fn millis(max: Duration) -> impl Strategy<Value = Duration> {
-    (MIN_MS..=(max.as_millis() as u64).max(MIN_MS)).prop_map(Duration::from_millis)
+fn choices() -> impl Strategy<Value = Choices> {
+    proptest::collection::vec(any::<u64>(), CHOICES_PER_FAULT).prop_map(Choices::new)
 }
 
-/// Nodes the scenario's `[explore] nodes` allows (all when empty).
-fn targets(s: &Scenario, spec: &ExploreSpec) -> Vec<String> {
-    let all = s.node_names();
-    if spec.nodes.is_empty() {
-        all
-    } else {
-        all.into_iter().filter(|n| spec.nodes.contains(n)).collect()
-    }
-}
-
-/// `(from, to)`: a target node and any other node.
-fn link(targets: Vec<String>, all: Vec<String>) -> impl Strategy<Value = (String, String)> {
-    select(targets).prop_flat_map(move |from| {
-        let others: Vec<String> = all.iter().filter(|n| **n != from).cloned().collect();
-        (Just(from), select(others))
-    })
-}
-
-/// A trigger: after the first to fourth `acquired`, `wrote` or `released` of
-/// a client (with up to its `work` of delay), or at a time within
-/// [`super::random::horizon`].
+/// A trigger as [`random::trigger`] draws one for a fault on no particular
+/// client: after an event of a client, or at a time within
+/// [`random::horizon`].
 pub fn trigger(s: &Scenario) -> BoxedStrategy<Trigger> {
-    let clients: Vec<(String, u64, u64)> = s
-        .clients
-        .iter()
-        .map(|c| (c.name.clone(), c.rounds.min(4), c.work.as_millis() as u64))
-        .collect();
-    let after = select(clients).prop_flat_map(|(node, rounds, work_ms)| {
-        (
-            Just(node),
-            select(vec!["acquired", "wrote", "released"]),
-            1..=rounds as u32,
-            0..=work_ms,
-        )
-            .prop_map(|(node, event, nth, delay_ms)| Trigger::After {
-                node,
-                event: event.to_string(),
-                nth,
-                delay: Duration::from_millis(delay_ms),
-            })
-    });
-    let horizon_ms = super::random::horizon(s).as_millis() as u64;
-    let at = (0..=horizon_ms).prop_map(|ms| Trigger::At(Duration::from_millis(ms)));
-    prop_oneof![3 => after, 2 => at].boxed()
+    let s = s.clone();
+    choices()
+        .prop_map(move |mut c| random::trigger(&mut c, &s, None))
+        .boxed()
 }
 
-/// One fault of the kinds and sizes of `spec`, on the scenario's nodes.
-pub fn fault_kind(s: &Scenario, spec: &ExploreSpec) -> BoxedStrategy<FaultKind> {
-    let t = targets(s, spec);
-    let all = s.node_names();
-    let mut options: Vec<(u32, BoxedStrategy<FaultKind>)> = Vec::new();
-    for kind in &spec.kinds {
-        let strategy = match kind.as_str() {
-            "pause" => (select(t.clone()), millis(spec.max_pause))
-                .prop_map(|(node, duration)| FaultKind::Pause { node, duration })
-                .boxed(),
-            "clock" => {
-                let max_ns = spec.max_jump.as_millis() as i64 * 1_000_000;
-                (select(t.clone()), -max_ns..=max_ns)
-                    .prop_filter("a jump moves the clock", |(_, ns)| *ns != 0)
-                    .prop_map(|(node, ns)| FaultKind::Clock {
-                        node,
-                        offset: None,
-                        rate: None,
-                        jump: Some(ns),
-                    })
-                    .boxed()
-            }
-            "delay" => (
-                link(t.clone(), all.clone()),
-                millis(spec.max_delay),
-                1..=3u64,
-            )
-                .prop_map(|((from, to), extra, count)| FaultKind::Delay {
-                    from,
-                    to,
-                    extra,
-                    count: Some(count),
-                    window: None,
-                })
-                .boxed(),
-            "drop" => (link(t.clone(), all.clone()), 1..=3u64)
-                .prop_map(|((from, to), count)| FaultKind::Drop {
-                    from,
-                    to,
-                    count: Some(count),
-                    window: None,
-                })
-                .boxed(),
-            "duplicate" => link(t.clone(), all.clone())
-                .prop_map(|(from, to)| FaultKind::Duplicate {
-                    from,
-                    to,
-                    count: Some(1),
-                    window: None,
-                })
-                .boxed(),
-            "partition" => {
-                let all = all.clone();
-                (select(t.clone()), millis(spec.max_partition), any::<bool>())
-                    .prop_map(move |(node, duration, one_way)| {
-                        let rest = all.iter().filter(|n| **n != node).cloned().collect();
-                        FaultKind::Partition {
-                            groups: vec![vec![node], rest],
-                            duration,
-                            one_way,
-                        }
-                    })
-                    .boxed()
-            }
-            "crash" => (
-                select(t.clone()),
-                proptest::option::weighted(0.85, millis(spec.max_restart)),
-            )
-                .prop_map(|(node, restart_after)| FaultKind::Crash {
-                    node,
-                    restart_after,
-                })
-                .boxed(),
-            other => unreachable!("the loader lets no fault kind `{other}` through"),
-        };
-        let weight = if kind == "pause" { 3 } else { 1 };
-        options.push((weight, strategy));
-    }
-    proptest::strategy::Union::new_weighted(options).boxed()
+/// One fault of the kinds and sizes of `spec`, on the scenario's nodes,
+/// without its trigger.
+pub fn bare_fault(s: &Scenario, spec: &ExploreSpec) -> BoxedStrategy<Fault> {
+    let targets = Targets::new(s, spec);
+    let (kinds, sizes) = (spec.kinds.clone(), random::sizes(spec));
+    choices()
+        .prop_map(move |mut c| Fault::random(&mut c, &kinds, &targets, &sizes))
+        .boxed()
 }
 
-/// One fault with its trigger.
+/// One fault with its trigger, as `explore` draws it ([`random::fault`]).
 pub fn fault(s: &Scenario, spec: &ExploreSpec) -> BoxedStrategy<FaultSpec> {
-    (fault_kind(s, spec), trigger(s))
-        .prop_map(|(kind, trigger)| FaultSpec {
-            kind,
-            trigger,
-            line: 0,
-        })
+    let targets = Targets::new(s, spec);
+    let (s, spec) = (s.clone(), spec.clone());
+    choices()
+        .prop_map(move |mut c| random::fault(&mut c, &s, &spec, &targets))
         .boxed()
 }
 

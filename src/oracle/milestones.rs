@@ -33,6 +33,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use sim::events as world;
 use sim::journal::{Event, Journal};
 
 use super::history::History;
@@ -176,7 +177,7 @@ impl<'a> Pass<'a> {
             ACQUIRED => self.acquired(e),
             GRANTED => self.granted(e),
             EXPIRED | RELEASED if lock_side => self.lock_end(e),
-            RELEASED | LOST | LAPSED | "crash" => {
+            RELEASED | LOST | LAPSED | world::CRASH => {
                 self.believes.remove(node);
             }
             WROTE => self.wrote(e),
@@ -186,11 +187,11 @@ impl<'a> Pass<'a> {
                 }
             }
             ACCEPTED | REJECTED => self.storage(e),
-            "restart" if node == "storage" => self.m.storage_restarted += 1,
-            "restart" if is_lock_node(node) => self.m.lock_restarted += 1,
+            world::RESTART if node == "storage" => self.m.storage_restarted += 1,
+            world::RESTART if is_lock_node(node) => self.m.lock_restarted += 1,
             _ => {}
         }
-        if e.kind != "drop" && e.kind != "crash" {
+        if e.kind != world::DROP && e.kind != world::CRASH {
             self.came_back(node, e.t_ns);
             self.last_ns.insert(node, e.t_ns);
         }

@@ -39,6 +39,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use sim::events as world;
 use sim::journal::{Event, Journal};
 
 use crate::events;
@@ -177,7 +178,7 @@ impl Beliefs {
             if is_lock && seen_locks.insert(e.node.as_str()) {
                 locks.push((e.node.clone(), None));
             }
-            if e.node != "world" && seen.insert(e.node.as_str()) {
+            if e.node != world::WORLD && seen.insert(e.node.as_str()) {
                 states.push((e.node.clone(), NodeState::Up));
             }
         }
@@ -196,15 +197,15 @@ impl Beliefs {
     /// Takes one event into account.
     pub fn apply(&mut self, e: &Event) {
         match e.kind.as_str() {
-            "pause" => self.set_state(&e.node, NodeState::Paused(e.t_ns)),
-            "crash" => {
+            world::PAUSE => self.set_state(&e.node, NodeState::Paused(e.t_ns)),
+            world::CRASH => {
                 self.set_state(&e.node, NodeState::Down(e.t_ns));
                 if let Some(b) = self.belief_mut(&e.node) {
                     *b = None;
                 }
                 self.end_at(&e.node, "lost in a crash", e.t_ns);
             }
-            "resume" | "restart" => self.set_state(&e.node, NodeState::Up),
+            world::RESUME | world::RESTART => self.set_state(&e.node, NodeState::Up),
             events::ACQUIRED => {
                 if let (Some(lease), Some(b)) = (e.u64("lease"), self.belief_mut(&e.node)) {
                     let ttl_ms = e.u64("ttl_ms").unwrap_or(0);
@@ -538,7 +539,7 @@ pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
                 let (_, i) = open_belief.remove(pos);
                 bars[i].end_t_ns = e.t_ns;
                 bars[i].how = match e.kind.as_str() {
-                    "crash" => "forgotten in a crash".to_owned(),
+                    world::CRASH => "forgotten in a crash".to_owned(),
                     events::ACQUIRED => "replaced by a new grant".to_owned(),
                     _ => "released".to_owned(),
                 };

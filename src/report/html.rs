@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde_json::json;
+use sim::events as world;
 use sim::journal::Event;
 
 use super::belief::{lease_bars, local_seconds, seconds, token_text, Beliefs};
@@ -156,7 +157,7 @@ fn data(s: &Subject<'_>, layout: &Layout) -> String {
             "sentence": step.sentence,
             "violations": step.violations,
             "beliefs": belief_rows(&beliefs),
-            "msg": if e.kind == "send" || e.kind == "deliver" || e.kind == "drop" { e.u64("id") } else { None },
+            "msg": if e.kind == world::SEND || e.kind == world::DELIVER || e.kind == world::DROP { e.u64(world::field::ID) } else { None },
         });
         if i > 0 {
             out.push(',');
@@ -332,9 +333,9 @@ impl Layout {
         let mut bands: Vec<(String, f64, f64, &str)> = Vec::new();
         for (i, e) in events.iter().enumerate() {
             match e.kind.as_str() {
-                "pause" => since.push((e.node.clone(), self.x[i], "paused")),
-                "crash" => since.push((e.node.clone(), self.x[i], "down")),
-                "resume" | "restart" => {
+                world::PAUSE => since.push((e.node.clone(), self.x[i], "paused")),
+                world::CRASH => since.push((e.node.clone(), self.x[i], "down")),
+                world::RESUME | world::RESTART => {
                     if let Some(p) = since.iter().position(|(n, _, _)| *n == e.node) {
                         let (n, x0, what) = since.remove(p);
                         bands.push((n, x0, self.x[i], what));
@@ -424,27 +425,29 @@ impl Layout {
         // arrows costs time linear in the journal (times a logarithm).
         let mut sent: BTreeMap<u64, usize> = BTreeMap::new();
         for (i, e) in events.iter().enumerate() {
-            let Some(id) = e.u64("id") else { continue };
+            let Some(id) = e.u64(world::field::ID) else {
+                continue;
+            };
             match e.kind.as_str() {
-                "send" => {
+                world::SEND => {
                     sent.entry(id).or_insert(i);
                 }
-                "deliver" | "drop" => {
+                world::DELIVER | world::DROP => {
                     let Some(&si) = sent.get(&id) else {
                         continue;
                     };
                     let from = &events[si].node;
-                    let to = if e.kind == "deliver" {
+                    let to = if e.kind == world::DELIVER {
                         e.node.as_str()
                     } else {
-                        e.str("to").unwrap_or("")
+                        e.str(world::field::TO).unwrap_or("")
                     };
                     let (Some(y0), Some(y1)) = (self.line(from), self.line(to)) else {
                         continue;
                     };
                     let (x0, x1) = (self.x[si], self.x[i]);
-                    let msg = events[si].str("msg").unwrap_or("");
-                    if e.kind == "deliver" {
+                    let msg = events[si].str(world::field::MSG).unwrap_or("");
+                    if e.kind == world::DELIVER {
                         writeln!(
                             out,
                             "<line class=\"msg\" data-msg=\"{id}\" x1=\"{x0:.1}\" y1=\"{y0:.0}\" x2=\"{x1:.1}\" \
@@ -485,7 +488,7 @@ impl Layout {
                 out,
                 "<circle class=\"ev {}\" data-seq=\"{i}\" cx=\"{x:.1}\" cy=\"{y:.0}\" r=\"{}\"><title>{}</title></circle>",
                 tone,
-                if e.kind == "deliver" || e.kind == "send" { 3 } else { 5 },
+                if e.kind == world::DELIVER || e.kind == world::SEND { 3 } else { 5 },
                 esc(&format!("#{} {} {}: {}", e.seq, seconds(e.t_ns), e.node, super::lanes::describe(e)))
             )
             .unwrap();
@@ -541,23 +544,27 @@ fn label(e: &Event) -> Option<String> {
         events::WROTE => format!("write{token}"),
         events::ACCEPTED => format!("✓ accepted{token}"),
         events::REJECTED => format!("✗ REJECTED{token}"),
-        "pause" => "pause".to_owned(),
-        "resume" => "resume".to_owned(),
-        "crash" => "✗ crash".to_owned(),
-        "restart" => "↻ restart".to_owned(),
-        "clock" => "clock".to_owned(),
-        "partition" => "✂ partition".to_owned(),
-        "heal" => "healed".to_owned(),
+        world::PAUSE => "pause".to_owned(),
+        world::RESUME => "resume".to_owned(),
+        world::CRASH => "✗ crash".to_owned(),
+        world::RESTART => "↻ restart".to_owned(),
+        world::CLOCK => "clock".to_owned(),
+        world::PARTITION => "✂ partition".to_owned(),
+        world::HEAL => "healed".to_owned(),
         _ => return None,
     })
 }
 
 fn tone(e: &Event) -> &'static str {
     match e.kind.as_str() {
-        events::REJECTED | "crash" | "drop" => "bad",
-        "pause" | "resume" | "clock" | "partition" | "link" | events::EXPIRED | events::DENIED => {
-            "warn"
-        }
+        events::REJECTED | world::CRASH | world::DROP => "bad",
+        world::PAUSE
+        | world::RESUME
+        | world::CLOCK
+        | world::PARTITION
+        | world::LINK
+        | events::EXPIRED
+        | events::DENIED => "warn",
         events::ACQUIRED | events::GRANTED | events::ACCEPTED => "good",
         _ => "plain",
     }

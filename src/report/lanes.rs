@@ -47,6 +47,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use sim::events as world;
 use sim::journal::{seconds, Event, Journal, Value};
 
 use crate::escape::terminal;
@@ -109,7 +110,7 @@ pub fn lanes_limited(
             node_lanes.push(node);
         }
     }
-    let shown = |e: &Event| options.deliveries || e.kind != "deliver";
+    let shown = |e: &Event| options.deliveries || e.kind != world::DELIVER;
     let lane_of = |e: &Event| node_lanes.iter().position(|n| *n == e.node);
     let mut lane_names = node_lanes.clone();
     if journal
@@ -117,10 +118,10 @@ pub fn lanes_limited(
         .iter()
         .any(|e| shown(e) && lane_of(e).is_none())
     {
-        lane_names.push(if node_lanes.contains(&"world") {
+        lane_names.push(if node_lanes.contains(&world::WORLD) {
             "other"
         } else {
-            "world"
+            world::WORLD
         });
     }
     let node_count = node_lanes.len();
@@ -198,7 +199,7 @@ pub fn lanes_limited(
                     push_cell(&mut row, &fit(&phrase, width), width, tone, options.color)
                 }
                 None if i == node_count => {
-                    let phrase = if e.node == "world" {
+                    let phrase = if e.node == world::WORLD {
                         phrase.clone()
                     } else {
                         format!("{}: {phrase}", terminal(&e.node))
@@ -221,8 +222,8 @@ pub fn lanes_limited(
 fn note_out_of_play(out_of_play: &mut [bool], lane: Option<usize>, e: &Event) {
     if let Some(l) = lane {
         match e.kind.as_str() {
-            "pause" | "crash" => out_of_play[l] = true,
-            "resume" | "restart" => out_of_play[l] = false,
+            world::PAUSE | world::CRASH => out_of_play[l] = true,
+            world::RESUME | world::RESTART => out_of_play[l] = false,
             _ => {}
         }
     }
@@ -251,32 +252,40 @@ fn known_phrase(e: &Event) -> Option<String> {
     let token = e.u64("token");
     let text = |name: &str| e.get(name).map(Value::to_string);
     Some(match e.kind.as_str() {
-        "send" => format!("→ {}: {}", e.str("to")?, message(e)?),
-        "deliver" => format!("← {}: {}", e.str("from")?, message(e)?),
-        "drop" => {
-            let mut s = format!("✂ dropped msg {} to {}", e.u64("id")?, e.str("to")?);
-            if let Some(reason) = e.str("reason") {
+        world::SEND => format!("→ {}: {}", e.str(world::field::TO)?, message(e)?),
+        world::DELIVER => format!("← {}: {}", e.str(world::field::FROM)?, message(e)?),
+        world::DROP => {
+            let mut s = format!(
+                "✂ dropped msg {} to {}",
+                e.u64(world::field::ID)?,
+                e.str(world::field::TO)?
+            );
+            if let Some(reason) = e.str(world::field::REASON) {
                 write!(s, " ({reason})").unwrap();
             }
             s
         }
-        "duplicate" => format!("duplicated msg {} to {}", e.u64("id")?, e.str("to")?),
-        "pause" => match e.u64("duration_ms") {
+        world::DUPLICATE => format!(
+            "duplicated msg {} to {}",
+            e.u64(world::field::ID)?,
+            e.str(world::field::TO)?
+        ),
+        world::PAUSE => match e.u64(world::field::DURATION_MS) {
             Some(ms) => format!("⏸ paused {}", seconds_ms(ms)),
             None => "⏸ paused".to_owned(),
         },
-        "resume" => "▶ resumed".to_owned(),
-        "crash" => "✗ crashed".to_owned(),
-        "restart" => "↻ restarted".to_owned(),
-        "clock" => {
+        world::RESUME => "▶ resumed".to_owned(),
+        world::CRASH => "✗ crashed".to_owned(),
+        world::RESTART => "↻ restarted".to_owned(),
+        world::CLOCK => {
             let mut parts = Vec::new();
-            if let Some(ns) = e.i64("offset_ns") {
+            if let Some(ns) = e.i64(world::field::OFFSET_NS) {
                 parts.push(format!("offset {}", signed_seconds(ns)));
             }
-            if let Some(rate) = e.get("rate") {
+            if let Some(rate) = e.get(world::field::RATE) {
                 parts.push(format!("rate {rate}"));
             }
-            if let Some(ns) = e.i64("jump_ns") {
+            if let Some(ns) = e.i64(world::field::JUMP_NS) {
                 parts.push(format!("jump {}", signed_seconds(ns)));
             }
             if parts.is_empty() {
@@ -284,15 +293,19 @@ fn known_phrase(e: &Event) -> Option<String> {
             }
             format!("clock {}", parts.join(", "))
         }
-        "partition" => format!("✂ partition {}", text("groups")?),
-        "heal" => match text("groups") {
+        world::PARTITION => format!("✂ partition {}", text(world::field::GROUPS)?),
+        world::HEAL => match text(world::field::GROUPS) {
             Some(groups) => format!("healed {groups}"),
             None => "healed".to_owned(),
         },
-        "link" => {
-            let mut s = format!("⚑ link → {}: {}", e.str("to")?, text("rule")?);
+        world::LINK => {
+            let mut s = format!(
+                "⚑ link → {}: {}",
+                e.str(world::field::TO)?,
+                text(world::field::RULE)?
+            );
             for (name, value) in &e.fields {
-                if name != "to" && name != "rule" {
+                if name != world::field::TO && name != world::field::RULE {
                     write!(s, " {name}={value}").unwrap();
                 }
             }
@@ -343,7 +356,7 @@ fn known_phrase(e: &Event) -> Option<String> {
 }
 
 fn message(e: &Event) -> Option<String> {
-    match (e.str("msg"), e.u64("id")) {
+    match (e.str(world::field::MSG), e.u64(world::field::ID)) {
         (Some(msg), _) => Some(msg.to_owned()),
         (None, Some(id)) => Some(format!("msg {id}")),
         (None, None) => None,
@@ -369,12 +382,12 @@ enum Tone {
 impl Tone {
     fn of(e: &Event) -> Tone {
         match e.kind.as_str() {
-            events::REJECTED | "crash" => Tone::Bad,
-            "pause"
-            | "drop"
-            | "clock"
-            | "partition"
-            | "link"
+            events::REJECTED | world::CRASH => Tone::Bad,
+            world::PAUSE
+            | world::DROP
+            | world::CLOCK
+            | world::PARTITION
+            | world::LINK
             | events::EXPIRED
             | events::DENIED => Tone::Warn,
             events::ACKED if e.bool("ok") == Some(false) => Tone::Warn,

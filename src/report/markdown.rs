@@ -29,6 +29,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
+use sim::events as world;
 use sim::journal::Event;
 
 use super::belief::seconds;
@@ -178,7 +179,7 @@ pub fn mermaid(s: &Subject<'_>) -> String {
         }
     }
     for e in s.journal.events() {
-        if e.node != "world" && !ids.contains(&e.node.as_str()) {
+        if e.node != world::WORLD && !ids.contains(&e.node.as_str()) {
             ids.push(&e.node);
         }
     }
@@ -202,41 +203,43 @@ pub fn mermaid(s: &Subject<'_>) -> String {
     let mut sends: Vec<&Event> = Vec::new();
     let mut first_send: BTreeMap<u64, &Event> = BTreeMap::new();
     for e in s.journal.events() {
-        let msg_id = e.u64("id");
+        let msg_id = e.u64(world::field::ID);
         let line = match e.kind.as_str() {
-            "send" => {
+            world::SEND => {
                 sends.push(e);
                 if let Some(m) = msg_id {
                     first_send.entry(m).or_insert(e);
                 }
                 None
             }
-            "deliver" => {
+            world::DELIVER => {
                 let copy = msg_id.is_some_and(|m| !ended.insert(m));
-                match (id(e.str("from").unwrap_or("")), id(&e.node)) {
+                match (id(e.str(world::field::FROM).unwrap_or("")), id(&e.node)) {
                     (Some(from), Some(to)) => Some(format!(
                         "{from}->>{to}: {}{}",
-                        escape::mermaid(e.str("msg").unwrap_or("")),
+                        escape::mermaid(e.str(world::field::MSG).unwrap_or("")),
                         if copy { " (duplicate)" } else { "" }
                     )),
                     _ => None,
                 }
             }
-            "drop" => {
+            world::DROP => {
                 if let Some(m) = msg_id {
                     ended.insert(m);
                 }
                 let msg = e
-                    .str("msg")
+                    .str(world::field::MSG)
                     .or_else(|| {
                         msg_id
                             .and_then(|m| first_send.get(&m))
-                            .and_then(|x| x.str("msg"))
+                            .and_then(|x| x.str(world::field::MSG))
                     })
                     .unwrap_or("message");
-                match (id(&e.node), id(e.str("to").unwrap_or(""))) {
+                match (id(&e.node), id(e.str(world::field::TO).unwrap_or(""))) {
                     (Some(from), Some(to)) => {
-                        let reason = e.str("reason").map_or(String::new(), |r| format!(": {r}"));
+                        let reason = e
+                            .str(world::field::REASON)
+                            .map_or(String::new(), |r| format!(": {r}"));
                         Some(format!(
                             "{from}-x{to}: {}",
                             escape::mermaid(&format!("{msg} (lost{reason})"))
@@ -245,12 +248,12 @@ pub fn mermaid(s: &Subject<'_>) -> String {
                     _ => None,
                 }
             }
-            "pause"
-            | "resume"
-            | "crash"
-            | "restart"
-            | "clock"
-            | "link"
+            world::PAUSE
+            | world::RESUME
+            | world::CRASH
+            | world::RESTART
+            | world::CLOCK
+            | world::LINK
             | events::GRANTED
             | events::ACQUIRED
             | events::EXPIRED
@@ -262,7 +265,7 @@ pub fn mermaid(s: &Subject<'_>) -> String {
                     escape::mermaid(&describe(e))
                 )
             }),
-            "partition" | "heal" => all.as_ref().map(|n| {
+            world::PARTITION | world::HEAL => all.as_ref().map(|n| {
                 format!(
                     "Note over {n}: {} {}",
                     seconds(e.t_ns),
@@ -281,12 +284,13 @@ pub fn mermaid(s: &Subject<'_>) -> String {
         }
     }
     for e in sends {
-        if e.u64("id").is_some_and(|m| !ended.contains(&m)) {
-            if let (Some(from), Some(to)) = (id(&e.node), id(e.str("to").unwrap_or(""))) {
+        if e.u64(world::field::ID).is_some_and(|m| !ended.contains(&m)) {
+            if let (Some(from), Some(to)) = (id(&e.node), id(e.str(world::field::TO).unwrap_or("")))
+            {
                 writeln!(
                     out,
                     "    {from}-x{to}: {} (never delivered)",
-                    escape::mermaid(e.str("msg").unwrap_or(""))
+                    escape::mermaid(e.str(world::field::MSG).unwrap_or(""))
                 )
                 .unwrap();
             }

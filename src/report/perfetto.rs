@@ -40,6 +40,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
+use sim::events as world;
 use sim::journal::Value as FieldValue;
 
 use super::belief::{lease_bars, local_seconds as local, token_text};
@@ -136,7 +137,7 @@ pub fn trace(s: &Subject<'_>) -> String {
         for v in findings.get(&e.seq).into_iter().flatten() {
             args.insert(v.kind.as_str().into(), json!(v.explanation));
         }
-        let message_end = e.kind == "send" || e.kind == "deliver";
+        let message_end = e.kind == world::SEND || e.kind == world::DELIVER;
         let mut event = json!({
             "name": describe(e),
             "cat": e.kind,
@@ -153,14 +154,15 @@ pub fn trace(s: &Subject<'_>) -> String {
         }
         out.push(event);
         match e.kind.as_str() {
-            "send" => {
-                if let Some(id) = e.u64("id") {
+            world::SEND => {
+                if let Some(id) = e.u64(world::field::ID) {
                     sends.insert(id, (e.t_ns, p));
                 }
             }
-            "deliver" => {
-                if let Some((id, &(sent, from))) =
-                    e.u64("id").and_then(|id| sends.get_key_value(&id))
+            world::DELIVER => {
+                if let Some((id, &(sent, from))) = e
+                    .u64(world::field::ID)
+                    .and_then(|id| sends.get_key_value(&id))
                 {
                     let copy = copies.entry(*id).or_insert(0);
                     let flow = id + (*copy << 32);
@@ -173,11 +175,15 @@ pub fn trace(s: &Subject<'_>) -> String {
                     }
                 }
             }
-            "pause" | "crash" => {
-                let what = if e.kind == "pause" { "paused" } else { "down" };
+            world::PAUSE | world::CRASH => {
+                let what = if e.kind == world::PAUSE {
+                    "paused"
+                } else {
+                    "down"
+                };
                 out_since.insert(e.node.clone(), (e.t_ns, what));
             }
-            "resume" | "restart" => {
+            world::RESUME | world::RESTART => {
                 if let Some((since, what)) = out_since.remove(&e.node) {
                     out.push(slice(p, OUT, what, since, e.t_ns, json!({})));
                 }

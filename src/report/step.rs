@@ -23,6 +23,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, Write};
 
+use sim::events as world;
 use sim::journal::{Event, Journal};
 
 use super::belief::{local_seconds, seconds, token_text, Beliefs, View};
@@ -68,8 +69,8 @@ pub fn steps(journal: &Journal, report: &Report) -> Vec<Step> {
     for e in journal.events() {
         let kept = beliefs.apply_keeping_before(e);
         let sentence = sentence(e, beliefs.before(&kept), beliefs.view(), &sent);
-        if e.kind == "send" {
-            if let Some(id) = e.u64("id") {
+        if e.kind == world::SEND {
+            if let Some(id) = e.u64(world::field::ID) {
                 sent.insert(id, (e.t_ns, e.node.clone()));
             }
         }
@@ -99,15 +100,19 @@ fn sentence(
     let token = e.u64("token");
     let field = |name: &str| e.get(name).map(|v| v.to_string()).unwrap_or_default();
     let s = match e.kind.as_str() {
-        "send" => format!(
+        world::SEND => format!(
             "{node} sends “{}” to {} (message {}).",
-            field("msg"),
-            field("to"),
-            field("id")
+            field(world::field::MSG),
+            field(world::field::TO),
+            field(world::field::ID)
         ),
-        "deliver" => {
-            let mut s = format!("{node} receives “{}” from {}", field("msg"), field("from"));
-            if let Some((t, _)) = e.u64("id").and_then(|id| sent.get(&id)) {
+        world::DELIVER => {
+            let mut s = format!(
+                "{node} receives “{}” from {}",
+                field(world::field::MSG),
+                field(world::field::FROM)
+            );
+            if let Some((t, _)) = e.u64(world::field::ID).and_then(|id| sent.get(&id)) {
                 let flight = e.t_ns.saturating_sub(*t);
                 s.push_str(&format!(", sent at {}", seconds(*t)));
                 if flight >= 1_000_000_000 {
@@ -116,25 +121,27 @@ fn sentence(
             }
             s + "."
         }
-        "drop" => format!(
+        world::DROP => format!(
             "The network loses message {} from {node} to {}{}.",
-            field("id"),
-            field("to"),
-            e.str("reason").map_or(String::new(), |r| format!(" ({r})"))
+            field(world::field::ID),
+            field(world::field::TO),
+            e.str(world::field::REASON)
+                .map_or(String::new(), |r| format!(" ({r})"))
         ),
-        "duplicate" => format!(
+        world::DUPLICATE => format!(
             "The network duplicates message {} from {node} to {}: it will arrive twice.",
-            field("id"),
-            field("to")
+            field(world::field::ID),
+            field(world::field::TO)
         ),
-        "pause" => {
+        world::PAUSE => {
             let mut s = format!(
                 "{node} pauses{} (a stop-the-world GC pause, say): it runs nothing while \
                  time goes on for everyone else",
-                e.u64("duration_ms").map_or(String::new(), |ms| format!(
-                    " for {}",
-                    seconds(ms * 1_000_000)
-                ))
+                e.u64(world::field::DURATION_MS)
+                    .map_or(String::new(), |ms| format!(
+                        " for {}",
+                        seconds(ms * 1_000_000)
+                    ))
             );
             if let Some(b) = after.believed(node) {
                 s.push_str(&format!(
@@ -146,8 +153,8 @@ fn sentence(
             }
             s + "."
         }
-        "resume" => resume_sentence(e, before),
-        "crash" => {
+        world::RESUME => resume_sentence(e, before),
+        world::CRASH => {
             let mut s = format!("{node} crashes and forgets what it kept in memory");
             if let Some(b) = before.believed(node) {
                 s.push_str(&format!(" (including its lease {})", b.lease));
@@ -162,19 +169,19 @@ fn sentence(
             }
             s + "."
         }
-        "restart" => format!("{node} restarts, with only what it kept on disk."),
-        "clock" => format!(
+        world::RESTART => format!("{node} restarts, with only what it kept on disk."),
+        world::CLOCK => format!(
             "{node}'s clock changes ({}): it now reads {} while the true time is {}.",
             describe(e).trim_start_matches("clock "),
             local_seconds(e.local_ns),
             seconds(e.t_ns)
         ),
-        "partition" => format!(
+        world::PARTITION => format!(
             "The network is partitioned ({}): messages across the cut are lost.",
-            field("groups")
+            field(world::field::GROUPS)
         ),
-        "heal" => "The partition heals: every node can reach every other again.".to_owned(),
-        "link" => format!("A network fault is armed: {}.", describe(e)),
+        world::HEAL => "The partition heals: every node can reach every other again.".to_owned(),
+        world::LINK => format!("A network fault is armed: {}.", describe(e)),
         events::ACQUIRED => {
             let mut s = match after.believed(node) {
                 Some(b) => format!(

@@ -3,14 +3,17 @@
 use std::time::Duration;
 
 use super::load::node;
-use super::model::{FaultKind, FaultSpec, Trigger};
+use sim::fault::{ClockChange, Crash, Delay, Drop, Duplicate, Fault, Partition, Pause, Scope};
+
+use super::model::{FaultSpec, Trigger};
 use super::reader::{did_you_mean, Field, Result, Table};
 
 const MAX_FAULTS: usize = 1000;
 const MAX_COUNT: u64 = 1_000_000;
 /// Keys every fault takes: its kind and its trigger.
 const TRIGGER_KEYS: &[&str] = &["kind", "at", "after", "delay"];
-/// Each kind and the keys it takes besides [`TRIGGER_KEYS`].
+/// Each kind of [`sim::fault::KINDS`] and the keys it takes besides
+/// [`TRIGGER_KEYS`], in the order error messages list them.
 const KINDS: &[(&str, &[&str])] = &[
     ("pause", &["node", "duration"]),
     ("clock", &["node", "offset", "rate", "jump"]),
@@ -75,47 +78,36 @@ fn fault(mut table: Table<'_>, nodes: &[String]) -> Result<FaultSpec> {
     table.accept(&accepted)?;
 
     let trigger = trigger(&mut table, nodes)?;
-    let kind = match *kind_name {
-        "pause" => FaultKind::Pause {
+    let fault = match *kind_name {
+        "pause" => Fault::Pause(Pause {
             node: node(&table.require("node")?, nodes)?,
             duration: table
                 .require("duration")?
                 .positive_duration("a pause's `duration`")?,
-        },
-        "clock" => clock(&mut table, nodes)?,
+        }),
+        "clock" => Fault::Clock(clock(&mut table, nodes)?),
         "delay" => {
             let (from, to) = link(&mut table, nodes)?;
             let extra = table.require("extra")?.positive_duration("`extra`")?;
-            let (count, window) = amount(&mut table)?;
-            FaultKind::Delay {
+            let scope = scope(&mut table)?;
+            Fault::Delay(Delay {
                 from,
                 to,
                 extra,
-                count,
-                window,
-            }
+                scope,
+            })
         }
         "drop" => {
             let (from, to) = link(&mut table, nodes)?;
-            let (count, window) = amount(&mut table)?;
-            FaultKind::Drop {
-                from,
-                to,
-                count,
-                window,
-            }
+            let scope = scope(&mut table)?;
+            Fault::Drop(Drop { from, to, scope })
         }
         "duplicate" => {
             let (from, to) = link(&mut table, nodes)?;
-            let (count, window) = amount(&mut table)?;
-            FaultKind::Duplicate {
-                from,
-                to,
-                count,
-                window,
-            }
+            let scope = scope(&mut table)?;
+            Fault::Duplicate(Duplicate { from, to, scope })
         }
-        "partition" => FaultKind::Partition {
+        "partition" => Fault::Partition(Partition {
             groups: groups(&table.require("groups")?, nodes)?,
             duration: table
                 .require("duration")?
@@ -125,20 +117,20 @@ fn fault(mut table: Table<'_>, nodes: &[String]) -> Result<FaultSpec> {
                 .map(|f| f.bool())
                 .transpose()?
                 .unwrap_or(false),
-        },
-        "crash" => FaultKind::Crash {
+        }),
+        "crash" => Fault::Crash(Crash {
             node: node(&table.require("node")?, nodes)?,
             restart_after: table
                 .get("restart_after")
                 .map(|f| f.duration())
                 .transpose()?,
-        },
+        }),
         other => unreachable!("fault kind `{other}` is in KINDS but has no reader"),
     };
     let line = table.line();
     table.finish()?;
     Ok(FaultSpec {
-        kind,
+        fault,
         trigger,
         line,
     })
@@ -167,7 +159,7 @@ fn trigger(table: &mut Table<'_>, nodes: &[String]) -> Result<Trigger> {
                 .unwrap_or(Duration::ZERO);
             Ok(Trigger::After {
                 node,
-                event,
+                kind: event,
                 nth,
                 delay,
             })
@@ -210,7 +202,7 @@ fn after_event(field: &Field<'_>, nodes: &[String]) -> Result<(String, String, u
     }
     // The world journals these under its own name, never a node's: an
     // `after` on them would wait for ever.
-    if matches!(event, "partition" | "heal") {
+    if matches!(event, sim::events::PARTITION | sim::events::HEAL) {
         return Err(field.error(format!(
             "`{event}` is journaled by the simulated world, not by `{node_name}`: no node logs it, \
              so `after = \"{node_name}:{event}\"` would never fire; trigger on a node's event \
@@ -231,7 +223,7 @@ fn after_event(field: &Field<'_>, nodes: &[String]) -> Result<(String, String, u
     Ok((node_name.to_string(), event.to_string(), nth))
 }
 
-fn clock(table: &mut Table<'_>, nodes: &[String]) -> Result<FaultKind> {
+fn clock(table: &mut Table<'_>, nodes: &[String]) -> Result<ClockChange> {
     let node = node(&table.require("node")?, nodes)?;
     let offset = table
         .get("offset")
@@ -254,11 +246,11 @@ fn clock(table: &mut Table<'_>, nodes: &[String]) -> Result<FaultKind> {
             table.what
         )));
     }
-    Ok(FaultKind::Clock {
+    Ok(ClockChange {
         node,
-        offset,
+        offset_ns: offset,
         rate,
-        jump,
+        jump_ns: jump,
     })
 }
 
@@ -276,18 +268,17 @@ pub(crate) fn link(table: &mut Table<'_>, nodes: &[String]) -> Result<(String, S
 }
 
 /// `count` or `duration` (a window), never both; neither means the next message.
-fn amount(table: &mut Table<'_>) -> Result<(Option<u64>, Option<Duration>)> {
+fn scope(table: &mut Table<'_>) -> Result<Scope> {
     match (table.get("count"), table.get("duration")) {
         (Some(_), Some(window)) => Err(window.key_error(
             "`count` and `duration` cannot both be given: the fault applies to the next `count` \
              messages or to every message in a `duration` window",
         )),
-        (Some(count), None) => Ok((Some(count.u64_in(1, MAX_COUNT)?), None)),
-        (None, Some(window)) => Ok((
-            None,
-            Some(window.positive_duration("the window `duration`")?),
+        (Some(count), None) => Ok(Scope::Count(count.u64_in(1, MAX_COUNT)?)),
+        (None, Some(window)) => Ok(Scope::Window(
+            window.positive_duration("the window `duration`")?,
         )),
-        (None, None) => Ok((Some(1), None)),
+        (None, None) => Ok(Scope::default()),
     }
 }
 
@@ -316,4 +307,20 @@ fn groups(field: &Field<'_>, nodes: &[String]) -> Result<Vec<Vec<String>>> {
         groups.push(group);
     }
     Ok(groups)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A kind the simulator has and the loader cannot read (or the other way
+    /// round) fails here, not in a user's file.
+    #[test]
+    fn the_loader_reads_every_kind_of_the_simulator() {
+        let mut ours = kind_names();
+        let mut theirs = sim::fault::KINDS.to_vec();
+        ours.sort_unstable();
+        theirs.sort_unstable();
+        assert_eq!(ours, theirs);
+    }
 }

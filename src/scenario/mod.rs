@@ -45,8 +45,8 @@ pub mod write;
 
 pub use error::ScenarioError;
 pub use model::{
-    ClientSpec, DesignSpec, Expect, ExploreSpec, FaultKind, FaultSpec, LinkSpec, NetworkSpec,
-    ParamValue, Params, Scenario, Trigger, Verdict, Workload,
+    ClientSpec, DesignSpec, Expect, ExploreSpec, Fault, FaultSpec, LinkSpec, NetworkSpec,
+    ParamValue, Params, Scenario, Scope, Trigger, Verdict, Workload,
 };
 pub use write::to_toml;
 

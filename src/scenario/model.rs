@@ -153,128 +153,24 @@ pub enum Workload {
     Increment,
 }
 
-/// `[[faults]]`: one fault and when it fires.
+/// `[[faults]]`: one fault and when it fires, in the simulator's own terms:
+/// the loader reads a table straight into a [`Fault`] and a [`Trigger`], and
+/// the world runs them as they are.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FaultSpec {
-    /// What happens.
-    pub kind: FaultKind,
-    /// When it happens.
+    /// What happens. A file's `duration` on a link fault is its
+    /// [`Scope::Window`]; `count` (default 1) its [`Scope::Count`].
+    pub fault: Fault,
+    /// When it happens: `at = "5s"` is [`Trigger::At`]; `after =
+    /// "node:event[:N]"` (plus an optional `delay`) is [`Trigger::After`]
+    /// with the event's name as `kind`.
     pub trigger: Trigger,
     /// The line of the fault's `[[faults]]` header, for reports.
     pub line: usize,
 }
 
-/// When a fault fires.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Trigger {
-    /// `at = "5s"`: at this true (simulated) time.
-    At(Duration),
-    /// `after = "node:event[:N]"` (plus an optional `delay`): after the
-    /// `nth` event of kind `event` on `node`.
-    After {
-        /// The node whose event triggers the fault.
-        node: String,
-        /// The event kind (a domain or world event).
-        event: String,
-        /// Which occurrence, 1-based; default 1.
-        nth: u32,
-        /// How long after the event; default 0.
-        delay: Duration,
-    },
-}
-
-/// What a fault does. Durations named `duration` in the file are `duration`
-/// or `window` here.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FaultKind {
-    /// The node runs nothing for `duration`.
-    Pause {
-        /// The paused node.
-        node: String,
-        /// How long, > 0.
-        duration: Duration,
-    },
-    /// The node's clock changes from the trigger on (at least one field is set).
-    Clock {
-        /// The node whose clock changes.
-        node: String,
-        /// Sets the wall clock to read true time plus this many nanoseconds
-        /// (the monotonic clock does not step).
-        offset: Option<i64>,
-        /// Clock rate, in (0, 100]: 1.5 runs 50% fast.
-        rate: Option<f64>,
-        /// Steps the wall clock by this many nanoseconds.
-        jump: Option<i64>,
-    },
-    /// Messages on the link `from` → `to` are held back for `extra`.
-    Delay {
-        /// Sending node.
-        from: String,
-        /// Receiving node.
-        to: String,
-        /// Added latency, > 0.
-        extra: Duration,
-        /// The next `count` messages. Exactly one of `count` and `window` is
-        /// set: `count` is `Some(1)` when the file gives neither.
-        count: Option<u64>,
-        /// Every message sent during this window (the file's `duration`).
-        window: Option<Duration>,
-    },
-    /// Messages on the link `from` → `to` are lost.
-    Drop {
-        /// Sending node.
-        from: String,
-        /// Receiving node.
-        to: String,
-        /// As for [`FaultKind::Delay`].
-        count: Option<u64>,
-        /// As for [`FaultKind::Delay`].
-        window: Option<Duration>,
-    },
-    /// Messages on the link `from` → `to` are delivered twice.
-    Duplicate {
-        /// Sending node.
-        from: String,
-        /// Receiving node.
-        to: String,
-        /// As for [`FaultKind::Delay`].
-        count: Option<u64>,
-        /// As for [`FaultKind::Delay`].
-        window: Option<Duration>,
-    },
-    /// The network is cut between groups for `duration`.
-    Partition {
-        /// At least two non-empty, disjoint groups; nodes in no group stay
-        /// connected to all.
-        groups: Vec<Vec<String>>,
-        /// How long, > 0.
-        duration: Duration,
-        /// Cut only the messages from the first group to the others.
-        one_way: bool,
-    },
-    /// The node crashes, losing its volatile state.
-    Crash {
-        /// The crashed node.
-        node: String,
-        /// Restart after this long; `None` keeps it down for good.
-        restart_after: Option<Duration>,
-    },
-}
-
-impl FaultKind {
-    /// The kind as the file spells it: `pause`, `clock`, ….
-    pub fn name(&self) -> &'static str {
-        match self {
-            FaultKind::Pause { .. } => "pause",
-            FaultKind::Clock { .. } => "clock",
-            FaultKind::Delay { .. } => "delay",
-            FaultKind::Drop { .. } => "drop",
-            FaultKind::Duplicate { .. } => "duplicate",
-            FaultKind::Partition { .. } => "partition",
-            FaultKind::Crash { .. } => "crash",
-        }
-    }
-}
+/// The simulator's faults and triggers are the scenario's: one vocabulary.
+pub use sim::fault::{Fault, Scope, Trigger};
 
 /// `[expect]`: what the run should show; `None` is not checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -350,16 +246,9 @@ impl Default for ExploreSpec {
     }
 }
 
-/// Every fault kind, as scenario files spell them.
-pub const FAULT_KINDS: &[&str] = &[
-    "pause",
-    "delay",
-    "clock",
-    "crash",
-    "drop",
-    "duplicate",
-    "partition",
-];
+/// Every fault kind, as scenario files spell them: the simulator's
+/// [`sim::fault::KINDS`].
+pub const FAULT_KINDS: &[&str] = sim::fault::KINDS;
 
 /// `[expect] verdict` uses the oracle's verdict.
 pub use crate::oracle::Verdict;

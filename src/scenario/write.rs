@@ -16,9 +16,9 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use super::model::{
-    ExploreSpec, FaultKind, FaultSpec, NetworkSpec, ParamValue, Scenario, Trigger, Workload,
-};
+use sim::fault::{Fault, Scope};
+
+use super::model::{ExploreSpec, FaultSpec, NetworkSpec, ParamValue, Scenario, Trigger, Workload};
 
 /// The scenario as TOML, every value explicit (defaults included).
 pub fn to_toml(s: &Scenario) -> String {
@@ -144,72 +144,47 @@ fn network(o: &mut String, n: &NetworkSpec) {
 
 /// One `[[faults]]` table's keys (without the header).
 pub(crate) fn fault(o: &mut String, f: &FaultSpec) {
-    line(o, "kind", &string(f.kind.name()));
-    match &f.kind {
-        FaultKind::Pause { node, duration: d } => {
-            line(o, "node", &string(node));
-            line(o, "duration", &duration(*d));
+    line(o, "kind", &string(f.fault.kind()));
+    match &f.fault {
+        Fault::Pause(p) => {
+            line(o, "node", &string(&p.node));
+            line(o, "duration", &duration(p.duration));
         }
-        FaultKind::Clock {
-            node,
-            offset,
-            rate,
-            jump,
-        } => {
-            line(o, "node", &string(node));
-            if let Some(ns) = offset {
-                line(o, "offset", &signed(*ns));
+        Fault::Clock(c) => {
+            line(o, "node", &string(&c.node));
+            if let Some(ns) = c.offset_ns {
+                line(o, "offset", &signed(ns));
             }
-            if let Some(r) = rate {
-                line(o, "rate", &float(*r));
+            if let Some(r) = c.rate {
+                line(o, "rate", &float(r));
             }
-            if let Some(ns) = jump {
-                line(o, "jump", &signed(*ns));
+            if let Some(ns) = c.jump_ns {
+                line(o, "jump", &signed(ns));
             }
         }
-        FaultKind::Delay {
-            from,
-            to,
-            extra,
-            count,
-            window,
-        } => {
-            link(o, from, to);
-            line(o, "extra", &duration(*extra));
-            amount(o, *count, *window);
+        Fault::Delay(d) => {
+            link(o, &d.from, &d.to);
+            line(o, "extra", &duration(d.extra));
+            scope(o, d.scope);
         }
-        FaultKind::Drop {
-            from,
-            to,
-            count,
-            window,
+        Fault::Drop(d) => {
+            link(o, &d.from, &d.to);
+            scope(o, d.scope);
         }
-        | FaultKind::Duplicate {
-            from,
-            to,
-            count,
-            window,
-        } => {
-            link(o, from, to);
-            amount(o, *count, *window);
+        Fault::Duplicate(d) => {
+            link(o, &d.from, &d.to);
+            scope(o, d.scope);
         }
-        FaultKind::Partition {
-            groups,
-            duration: d,
-            one_way,
-        } => {
-            let groups: Vec<String> = groups.iter().map(|g| strings(g)).collect();
+        Fault::Partition(p) => {
+            let groups: Vec<String> = p.groups.iter().map(|g| strings(g)).collect();
             line(o, "groups", &format!("[{}]", groups.join(", ")));
-            line(o, "duration", &duration(*d));
-            line(o, "one_way", &one_way.to_string());
+            line(o, "duration", &duration(p.duration));
+            line(o, "one_way", &p.one_way.to_string());
         }
-        FaultKind::Crash {
-            node,
-            restart_after,
-        } => {
-            line(o, "node", &string(node));
-            if let Some(d) = restart_after {
-                line(o, "restart_after", &duration(*d));
+        Fault::Crash(c) => {
+            line(o, "node", &string(&c.node));
+            if let Some(d) = c.restart_after {
+                line(o, "restart_after", &duration(d));
             }
         }
     }
@@ -225,7 +200,7 @@ pub(crate) fn trigger_keys(trigger: &Trigger) -> Vec<(&'static str, String)> {
         Trigger::At(at) => vec![("at", duration(*at))],
         Trigger::After {
             node,
-            event,
+            kind: event,
             nth,
             delay,
         } => {
@@ -248,11 +223,11 @@ fn link(o: &mut String, from: &str, to: &str) {
     line(o, "to", &string(to));
 }
 
-fn amount(o: &mut String, count: Option<u64>, window: Option<Duration>) {
-    match (count, window) {
-        (_, Some(w)) => line(o, "duration", &duration(w)),
-        (Some(n), None) => line(o, "count", &n.to_string()),
-        (None, None) => {}
+/// A link fault's `count` or window `duration`.
+fn scope(o: &mut String, scope: Scope) {
+    match scope {
+        Scope::Window(w) => line(o, "duration", &duration(w)),
+        Scope::Count(n) => line(o, "count", &n.to_string()),
     }
 }
 

@@ -1,7 +1,7 @@
 use fencesim::explore::exhaustive::exhaustive;
 use fencesim::explore::shard::Shard;
 use fencesim::oracle::Verdict;
-use fencesim::scenario::{FaultKind, Trigger};
+use fencesim::scenario::{Fault, Trigger};
 
 use crate::figure_without_pause;
 
@@ -14,9 +14,9 @@ fn one_injection_breaks_the_unfenced_design_and_none_the_fenced_one() {
     assert!(!r.breaking.is_empty());
     // Figure 9-6 itself is among them: pause client1 right after acquiring.
     assert!(r.breaking.iter().any(|(faults, _)| matches!(
-        (&faults[0].kind, &faults[0].trigger),
-        (FaultKind::Pause { node, .. }, Trigger::After { node: by, event, nth: 1, .. })
-            if node == "client1" && by == "client1" && event == "acquired"
+        (&faults[0].fault, &faults[0].trigger),
+        (Fault::Pause(p), Trigger::After { node: by, kind: event, nth: 1, .. })
+            if p.node == "client1" && by == "client1" && event == "acquired"
     )));
     assert!(r
         .breaking

@@ -62,3 +62,39 @@ fn the_strategies_find_the_unfenced_bug() {
         "proptest shrinks the schedule: {minimal:?}"
     );
 }
+
+#[test]
+fn the_strategies_draw_what_explore_draws() {
+    // One generator per kind serves both: the strategies' faults favour
+    // clients four to one and trigger on `acked` too, as `explore`'s do.
+    use proptest::strategy::{Strategy, ValueTree};
+    let s = bundled("explore-lease-unfenced");
+    let spec = s.explore.clone().unwrap_or_default();
+    let strategy = strategy::fault(&s, &spec);
+    let mut tr = proptest::test_runner::TestRunner::deterministic();
+    let drawn: Vec<_> = (0..600)
+        .map(|_| strategy.new_tree(&mut tr).unwrap().current())
+        .collect();
+    let sweep: Vec<_> = (0..300)
+        .flat_map(|seed| fencesim::explore::random::schedule(&s, seed))
+        .collect();
+    let clients: Vec<String> = s.clients.iter().map(|c| c.name.clone()).collect();
+    let share_on_clients = |faults: &[fencesim::scenario::FaultSpec]| {
+        let pauses: Vec<&str> = faults
+            .iter()
+            .filter_map(|f| match &f.fault {
+                fencesim::scenario::Fault::Pause(p) => Some(p.node.as_str()),
+                _ => None,
+            })
+            .collect();
+        let on_clients = pauses.iter().filter(|n| clients.iter().any(|c| c == *n));
+        on_clients.count() as f64 / pauses.len() as f64
+    };
+    let (ours, theirs) = (share_on_clients(&drawn), share_on_clients(&sweep));
+    assert!((ours - theirs).abs() < 0.1, "{ours} vs {theirs}");
+    assert!(ours > 0.7, "clients four times in five: {ours}");
+    assert!(drawn.iter().any(|f| matches!(
+        &f.trigger,
+        fencesim::scenario::Trigger::After { kind, .. } if kind == "acked"
+    )));
+}

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use fencesim::explore::shard::Shard;
 use fencesim::explore::sweep::{run_seed, sweep, FaultMode, SweepOptions};
-use fencesim::scenario::{self, FaultKind, FaultSpec, Scenario, Trigger};
+use fencesim::scenario::{self, Fault, FaultSpec, Scenario, Trigger};
 
 use crate::{bundled, figure_without_pause};
 
@@ -110,13 +110,13 @@ fn the_summary_counts_the_seeds_that_reached_each_milestone() {
 fn only_the_scenarios_own_unfired_faults_count() {
     let mut s = figure_without_pause(true);
     s.faults.push(FaultSpec {
-        kind: FaultKind::Pause {
+        fault: Fault::Pause(sim::fault::Pause {
             node: "client1".into(),
             duration: std::time::Duration::from_secs(15),
-        },
+        }),
         trigger: Trigger::After {
             node: "client1".into(),
-            event: "lapsed".into(),
+            kind: "lapsed".into(),
             nth: 1,
             delay: std::time::Duration::ZERO,
         },

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role, Value};
 use fencesim::scenario::*;
+use sim::fault::{ClockChange, Crash, Delay, Drop, Duplicate, Partition, Pause};
 
 use super::{load, BASE, FIGURE_9_6};
 
@@ -71,13 +72,13 @@ fn the_design_example_loads_with_defaults_filled_in() {
         },
         clients: vec![client("client1", secs(0)), client("client2", secs(12))],
         faults: vec![FaultSpec {
-            kind: FaultKind::Pause {
+            fault: Fault::Pause(Pause {
                 node: "client1".into(),
                 duration: secs(15),
-            },
+            }),
             trigger: Trigger::After {
                 node: "client1".into(),
-                event: "acquired".into(),
+                kind: "acquired".into(),
                 nth: 1,
                 delay: Duration::ZERO,
             },
@@ -206,52 +207,49 @@ after = "lock:send:3"
             duplicate: None,
         }]
     );
-    let kinds: Vec<FaultKind> = scenario.faults.iter().map(|f| f.kind.clone()).collect();
+    let faults: Vec<Fault> = scenario.faults.iter().map(|f| f.fault.clone()).collect();
     let (from, to) = (String::from("client1"), String::from("storage"));
     assert_eq!(
-        kinds,
+        faults,
         [
-            FaultKind::Clock {
+            Fault::Clock(ClockChange {
                 node: "lock".into(),
-                offset: Some(-5_000_000_000),
+                offset_ns: Some(-5_000_000_000),
                 rate: Some(2.0),
-                jump: Some(20_000_000_000),
-            },
-            FaultKind::Delay {
+                jump_ns: Some(20_000_000_000),
+            }),
+            Fault::Delay(Delay {
                 from,
                 to,
                 extra: secs(40),
-                count: Some(1),
-                window: None
-            },
-            FaultKind::Drop {
+                scope: Scope::Count(1),
+            }),
+            Fault::Drop(Drop {
                 from: "lock".into(),
                 to: "client2".into(),
-                count: None,
-                window: Some(secs(3)),
-            },
-            FaultKind::Duplicate {
+                scope: Scope::Window(secs(3)),
+            }),
+            Fault::Duplicate(Duplicate {
                 from: "client2".into(),
                 to: "storage".into(),
-                count: Some(4),
-                window: None,
-            },
-            FaultKind::Partition {
+                scope: Scope::Count(4),
+            }),
+            Fault::Partition(Partition {
                 groups: vec![
                     vec!["client1".into()],
                     vec!["lock".into(), "storage".into()]
                 ],
                 duration: secs(5),
                 one_way: true,
-            },
-            FaultKind::Crash {
+            }),
+            Fault::Crash(Crash {
                 node: "storage".into(),
                 restart_after: Some(secs(1))
-            },
-            FaultKind::Crash {
+            }),
+            Fault::Crash(Crash {
                 node: "lock".into(),
                 restart_after: None
-            },
+            }),
         ]
     );
     assert_eq!(scenario.faults[0].trigger, Trigger::At(Duration::ZERO));
@@ -259,7 +257,7 @@ after = "lock:send:3"
         scenario.faults[1].trigger,
         Trigger::After {
             node: "client1".into(),
-            event: "wrote".into(),
+            kind: "wrote".into(),
             nth: 2,
             delay: ms(10)
         }

@@ -5,8 +5,15 @@
 use std::time::Duration;
 
 use crate::actor::{Message, NodeId};
+use crate::events;
+use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::FollowUp;
 use crate::world::World;
+
+/// The kind's name, as scenario files spell it.
+pub(crate) const NAME: &str = "crash";
+/// Its weight in random draws.
+pub(crate) const WEIGHT: u32 = 1;
 
 /// Crash `node`, and restart it after `restart_after` if given.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,13 +25,28 @@ pub struct Crash {
 }
 
 impl Crash {
+    /// A random crash of a target node, restarting after 100 ms to
+    /// `max_restart` 85 times in 100, else down for good.
+    pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Crash {
+        let node = t.node(d);
+        let restart_after = if d.chance(0.85) {
+            Some(millis(d, sizes.max_restart))
+        } else {
+            None
+        };
+        Crash {
+            node,
+            restart_after,
+        }
+    }
+
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
         let id = w.node_id(&self.node);
         if !w.nodes[id].up {
             return;
         }
         w.crash_node(id);
-        w.record(Some(id), "crash", vec![]);
+        w.record(Some(id), events::CRASH, vec![]);
         if let Some(after) = self.restart_after {
             let at = w.now_ns() + after.as_nanos() as u64;
             w.schedule_follow_up(at, FollowUp::Restart(id));
@@ -36,6 +58,6 @@ pub(crate) fn restart<M: Message>(w: &mut World<M>, id: NodeId) {
     if w.nodes[id].up {
         return;
     }
-    w.record(Some(id), "restart", vec![]);
+    w.record(Some(id), events::RESTART, vec![]);
     w.restart_node(id);
 }

@@ -4,9 +4,15 @@
 use std::time::Duration;
 
 use crate::actor::Message;
+use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::{arm_link, Scope};
 use crate::net::RuleAction;
 use crate::world::World;
+
+/// The kind's name, as scenario files spell it.
+pub(crate) const NAME: &str = "delay";
+/// Its weight in random draws.
+pub(crate) const WEIGHT: u32 = 3;
 
 /// Delay messages from `from` to `to`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,6 +28,20 @@ pub struct Delay {
 }
 
 impl Delay {
+    /// A random delay on a target link: 100 ms to `max_delay` extra, on the
+    /// next message four times in five, else on the next 2 to 4.
+    pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Delay {
+        let (from, to) = t.link(d);
+        let extra = millis(d, sizes.max_delay);
+        let count = if d.chance(0.8) { 1 } else { d.u64_in(2, 4) };
+        Delay {
+            from,
+            to,
+            extra,
+            scope: Scope::Count(count),
+        }
+    }
+
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
         arm_link(
             w,

@@ -1,9 +1,15 @@
 //! Drop: lose messages on one link.
 
 use crate::actor::Message;
+use crate::fault::random::{Draw, Targets};
 use crate::fault::{arm_link, Scope};
 use crate::net::RuleAction;
 use crate::world::World;
+
+/// The kind's name, as scenario files spell it.
+pub(crate) const NAME: &str = "drop";
+/// Its weight in random draws.
+pub(crate) const WEIGHT: u32 = 2;
 
 /// Drop messages from `from` to `to`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -17,6 +23,16 @@ pub struct Drop {
 }
 
 impl Drop {
+    /// A random drop of the next 1 to 3 messages on a target link.
+    pub fn random(d: &mut dyn Draw, t: &dyn Targets) -> Drop {
+        let (from, to) = t.link(d);
+        Drop {
+            from,
+            to,
+            scope: Scope::Count(d.u64_in(1, 3)),
+        }
+    }
+
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
         arm_link(w, &self.from, &self.to, RuleAction::Drop, self.scope);
     }

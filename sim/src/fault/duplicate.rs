@@ -2,9 +2,15 @@
 //! arrives after all, a proxy that retries).
 
 use crate::actor::Message;
+use crate::fault::random::{Draw, Targets};
 use crate::fault::{arm_link, Scope};
 use crate::net::RuleAction;
 use crate::world::World;
+
+/// The kind's name, as scenario files spell it.
+pub(crate) const NAME: &str = "duplicate";
+/// Its weight in random draws.
+pub(crate) const WEIGHT: u32 = 1;
 
 /// Duplicate messages from `from` to `to`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +24,16 @@ pub struct Duplicate {
 }
 
 impl Duplicate {
+    /// A random duplicate of the next message on a target link.
+    pub fn random(d: &mut dyn Draw, t: &dyn Targets) -> Duplicate {
+        let (from, to) = t.link(d);
+        Duplicate {
+            from,
+            to,
+            scope: Scope::Count(1),
+        }
+    }
+
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
         arm_link(w, &self.from, &self.to, RuleAction::Duplicate, self.scope);
     }

@@ -20,6 +20,7 @@ mod drop;
 mod duplicate;
 mod partition;
 mod pause;
+pub mod random;
 
 use std::time::Duration;
 
@@ -32,7 +33,34 @@ pub use partition::Partition;
 pub use pause::Pause;
 
 use crate::actor::{Message, NodeId};
+use crate::events::{self, field};
 use crate::world::World;
+use random::{Draw, Sizes, Targets};
+
+/// Each kind's weight in [`random::pick_kind`], in the order it draws them: pauses
+/// most (a stalled leaseholder), then delays, drops and partitions, then the
+/// rest.
+pub const WEIGHTS: &[(&str, u32)] = &[
+    (pause::NAME, pause::WEIGHT),
+    (delay::NAME, delay::WEIGHT),
+    (drop::NAME, drop::WEIGHT),
+    (partition::NAME, partition::WEIGHT),
+    (clock::NAME, clock::WEIGHT),
+    (crash::NAME, crash::WEIGHT),
+    (duplicate::NAME, duplicate::WEIGHT),
+];
+
+/// Every kind's name, as scenario files and the journal spell it (the
+/// order in which an `[explore]` table lists them by default).
+pub const KINDS: &[&str] = &[
+    pause::NAME,
+    delay::NAME,
+    clock::NAME,
+    crash::NAME,
+    drop::NAME,
+    duplicate::NAME,
+    partition::NAME,
+];
 
 /// How many messages, or for how long, a link fault applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,13 +100,13 @@ impl Fault {
     /// The kind's name, as in scenario files.
     pub fn kind(&self) -> &'static str {
         match self {
-            Fault::Pause(_) => "pause",
-            Fault::Clock(_) => "clock",
-            Fault::Delay(_) => "delay",
-            Fault::Drop(_) => "drop",
-            Fault::Duplicate(_) => "duplicate",
-            Fault::Partition(_) => "partition",
-            Fault::Crash(_) => "crash",
+            Fault::Pause(_) => pause::NAME,
+            Fault::Clock(_) => clock::NAME,
+            Fault::Delay(_) => delay::NAME,
+            Fault::Drop(_) => drop::NAME,
+            Fault::Duplicate(_) => duplicate::NAME,
+            Fault::Partition(_) => partition::NAME,
+            Fault::Crash(_) => crash::NAME,
         }
     }
 
@@ -92,6 +120,75 @@ impl Fault {
             Fault::Drop(f) => vec![&f.from, &f.to],
             Fault::Duplicate(f) => vec![&f.from, &f.to],
             Fault::Partition(f) => f.groups.iter().flatten().map(String::as_str).collect(),
+        }
+    }
+
+    /// A random fault of one of `kinds` (picked by
+    /// [`WEIGHTS`]), drawn by its kind's own generator.
+    ///
+    /// # Panics
+    /// If `kinds` names no kind.
+    pub fn random(
+        d: &mut dyn Draw,
+        kinds: &[impl AsRef<str>],
+        t: &dyn Targets,
+        sizes: &Sizes,
+    ) -> Fault {
+        match random::pick_kind(d, kinds) {
+            pause::NAME => Fault::Pause(Pause::random(d, t, sizes)),
+            clock::NAME => Fault::Clock(ClockChange::random(d, t, sizes)),
+            delay::NAME => Fault::Delay(Delay::random(d, t, sizes)),
+            drop::NAME => Fault::Drop(Drop::random(d, t)),
+            duplicate::NAME => Fault::Duplicate(Duplicate::random(d, t)),
+            partition::NAME => Fault::Partition(Partition::random(d, t, sizes)),
+            crash::NAME => Fault::Crash(Crash::random(d, t, sizes)),
+            other => unreachable!("fault kind `{other}` has a weight but no generator"),
+        }
+    }
+
+    /// The one duration that shrinking a failing schedule reduces: a pause's
+    /// or partition's `duration`, a delay's `extra`, a crash's downtime, a
+    /// clock change's jump (when it only jumps). `None` for the others.
+    pub fn magnitude(&self) -> Option<Duration> {
+        match self {
+            Fault::Pause(Pause { duration, .. }) | Fault::Partition(Partition { duration, .. }) => {
+                Some(*duration)
+            }
+            Fault::Delay(f) => Some(f.extra),
+            Fault::Crash(f) => f.restart_after,
+            Fault::Clock(ClockChange {
+                jump_ns: Some(ns),
+                offset_ns: None,
+                rate: None,
+                ..
+            }) => Some(Duration::from_nanos(ns.unsigned_abs())),
+            _ => None,
+        }
+    }
+
+    /// Sets [`Fault::magnitude`] (a jump keeps its sign); no change for a
+    /// fault without one.
+    pub fn set_magnitude(&mut self, d: Duration) {
+        match self {
+            Fault::Pause(Pause { duration, .. }) | Fault::Partition(Partition { duration, .. }) => {
+                *duration = d
+            }
+            Fault::Delay(f) => f.extra = d,
+            Fault::Crash(f) => f.restart_after = Some(d),
+            Fault::Clock(ClockChange {
+                jump_ns: Some(ns), ..
+            }) => *ns = ns.signum() * d.as_nanos() as i64,
+            _ => {}
+        }
+    }
+
+    /// A link fault's scope (delay, drop, duplicate); `None` for the others.
+    pub fn scope_mut(&mut self) -> Option<&mut Scope> {
+        match self {
+            Fault::Delay(f) => Some(&mut f.scope),
+            Fault::Drop(f) => Some(&mut f.scope),
+            Fault::Duplicate(f) => Some(&mut f.scope),
+            _ => None,
         }
     }
 
@@ -190,16 +287,82 @@ pub(crate) fn arm_link<M: Message>(
         Scope::Window(d) => (None, Some(now + d.as_nanos() as u64)),
     };
     let rule = w.net.arm(from_id, to_id, action, remaining, until);
-    let mut fields = vec![("rule", action.name().into()), ("to", to.into())];
+    let mut fields = vec![(field::RULE, action.name().into()), (field::TO, to.into())];
     if let crate::net::RuleAction::Delay(extra) = action {
-        fields.push(("extra_ms", (extra.as_millis() as u64).into()));
+        fields.push((field::EXTRA_MS, (extra.as_millis() as u64).into()));
     }
     match scope {
-        Scope::Count(n) => fields.push(("count", n.into())),
-        Scope::Window(d) => fields.push(("duration_ms", (d.as_millis() as u64).into())),
+        Scope::Count(n) => fields.push((field::COUNT, n.into())),
+        Scope::Window(d) => fields.push((field::DURATION_MS, (d.as_millis() as u64).into())),
     }
-    w.record(Some(from_id), "link", fields);
+    w.record(Some(from_id), events::LINK, fields);
     if let Some(until) = until {
         w.schedule_follow_up(until, FollowUp::Disarm(rule));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::random::Choices;
+    use super::*;
+
+    struct Three(Vec<String>);
+
+    impl Targets for Three {
+        fn node(&self, d: &mut dyn Draw) -> String {
+            self.0[d.index(self.0.len())].clone()
+        }
+        fn link(&self, d: &mut dyn Draw) -> (String, String) {
+            let from = d.index(self.0.len());
+            let to = (from + 1 + d.index(self.0.len() - 1)) % self.0.len();
+            (self.0[from].clone(), self.0[to].clone())
+        }
+        fn all(&self) -> &[String] {
+            &self.0
+        }
+    }
+
+    #[test]
+    fn every_kind_has_a_weight_and_a_generator() {
+        let mut weighted: Vec<&str> = WEIGHTS.iter().map(|(k, _)| *k).collect();
+        let mut kinds = KINDS.to_vec();
+        weighted.sort_unstable();
+        kinds.sort_unstable();
+        assert_eq!(weighted, kinds);
+        let nodes = Three(vec!["a".into(), "b".into(), "c".into()]);
+        for kind in KINDS {
+            for numbers in [vec![], vec![u64::MAX; 16]] {
+                let f = Fault::random(
+                    &mut Choices::new(numbers),
+                    &[kind],
+                    &nodes,
+                    &Sizes::default(),
+                );
+                assert_eq!(f.kind(), *kind);
+            }
+        }
+    }
+
+    #[test]
+    fn shrinking_a_jump_keeps_its_direction() {
+        let mut f = Fault::Clock(ClockChange {
+            node: "a".into(),
+            offset_ns: None,
+            rate: None,
+            jump_ns: Some(-20_000_000_000),
+        });
+        assert_eq!(f.magnitude(), Some(Duration::from_secs(20)));
+        f.set_magnitude(Duration::from_secs(3));
+        assert_eq!(f.magnitude(), Some(Duration::from_secs(3)));
+        let Fault::Clock(c) = &f else { unreachable!() };
+        assert_eq!(c.jump_ns, Some(-3_000_000_000));
+        // A drift has no magnitude to shrink.
+        let drift = Fault::Clock(ClockChange {
+            node: "a".into(),
+            offset_ns: None,
+            rate: Some(1.5),
+            jump_ns: None,
+        });
+        assert_eq!(drift.magnitude(), None);
     }
 }

@@ -5,8 +5,15 @@
 use std::time::Duration;
 
 use crate::actor::{Message, NodeId};
+use crate::events::{self, field};
+use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::FollowUp;
 use crate::world::World;
+
+/// The kind's name, as scenario files spell it.
+pub(crate) const NAME: &str = "partition";
+/// Its weight in random draws.
+pub(crate) const WEIGHT: u32 = 2;
 
 /// Split the network into `groups` for `duration`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,6 +27,19 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// A random partition cutting a target node off from all the others
+    /// for 100 ms to `max_partition`, one way (its messages out) one time in
+    /// five.
+    pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Partition {
+        let node = t.node(d);
+        let rest: Vec<String> = t.all().iter().filter(|n| **n != node).cloned().collect();
+        Partition {
+            groups: vec![vec![node], rest],
+            duration: millis(d, sizes.max_partition),
+            one_way: d.chance(0.2),
+        }
+    }
+
     /// The directed links this partition cuts, as node-name pairs.
     pub fn cut_pairs(&self) -> Vec<(&str, &str)> {
         let mut pairs = Vec::new();
@@ -56,10 +76,10 @@ impl Partition {
         let ms = self.duration.as_millis() as u64;
         w.record(
             None,
-            "partition",
+            events::PARTITION,
             vec![
-                ("groups", groups.clone().into()),
-                ("duration_ms", ms.into()),
+                (field::GROUPS, groups.clone().into()),
+                (field::DURATION_MS, ms.into()),
             ],
         );
         let until = w.now_ns() + self.duration.as_nanos() as u64;
@@ -71,7 +91,7 @@ pub(crate) fn heal<M: Message>(w: &mut World<M>, pairs: &[(NodeId, NodeId)], gro
     for &(a, b) in pairs {
         w.net.cut(a, b, true);
     }
-    w.record(None, "heal", vec![("groups", groups.into())]);
+    w.record(None, events::HEAL, vec![(field::GROUPS, groups.into())]);
 }
 
 #[cfg(test)]

@@ -5,8 +5,15 @@
 use std::time::Duration;
 
 use crate::actor::{Message, NodeId};
+use crate::events::{self, field};
+use crate::fault::random::{millis, Draw, Sizes, Targets};
 use crate::fault::FollowUp;
 use crate::world::World;
+
+/// The kind's name, as scenario files spell it.
+pub(crate) const NAME: &str = "pause";
+/// Its weight in random draws: the most likely kind (a stalled leaseholder).
+pub(crate) const WEIGHT: u32 = 6;
 
 /// Pause `node` for `duration`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +25,15 @@ pub struct Pause {
 }
 
 impl Pause {
+    /// A random pause: a target node, for 100 ms to `max_pause`.
+    pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Pause {
+        let node = t.node(d);
+        Pause {
+            node,
+            duration: millis(d, sizes.max_pause),
+        }
+    }
+
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
         let id = w.node_id(&self.node);
         if !w.nodes[id].up {
@@ -26,7 +42,11 @@ impl Pause {
         w.nodes[id].pauses += 1;
         w.madsim_pause(id, true);
         let ms = self.duration.as_millis() as u64;
-        w.record(Some(id), "pause", vec![("duration_ms", ms.into())]);
+        w.record(
+            Some(id),
+            events::PAUSE,
+            vec![(field::DURATION_MS, ms.into())],
+        );
         let until = w.now_ns() + self.duration.as_nanos() as u64;
         let epoch = w.nodes[id].epoch;
         w.schedule_follow_up(until, FollowUp::Resume { node: id, epoch });
@@ -42,7 +62,7 @@ pub(crate) fn resume<M: Message>(w: &mut World<M>, id: NodeId, epoch: u64) {
     w.nodes[id].pauses -= 1;
     if w.nodes[id].pauses == 0 {
         w.madsim_pause(id, false);
-        w.record(Some(id), "resume", vec![]);
+        w.record(Some(id), events::RESUME, vec![]);
         w.resume_deferred(id);
     }
 }

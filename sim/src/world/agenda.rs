@@ -1,0 +1,128 @@
+//! The agenda: everything that happens at a time (arrivals, timers, faults
+//! and their follow-ups), in (true time, sequence) order, and the end of a run.
+
+use crate::actor::{Message, NodeId, TimerId};
+use crate::events::{self, field, reason};
+use crate::fault::FollowUp;
+use crate::run::Outcome;
+
+use super::step::Input;
+use super::World;
+
+pub(super) enum Item<M> {
+    Arrive {
+        id: u64,
+        from: NodeId,
+        to: NodeId,
+        msg: M,
+    },
+    Timer {
+        node: NodeId,
+        epoch: u64,
+        id: TimerId,
+        tag: u64,
+    },
+    Fault(usize),
+    FollowUp(FollowUp),
+}
+
+impl<M: Message> World<M> {
+    pub(super) fn schedule(&mut self, at_ns: u64, item: Item<M>) {
+        let seq = self.agenda_seq;
+        self.agenda_seq += 1;
+        self.agenda.insert((at_ns, seq), item);
+        self.wake_agenda_if_before(at_ns);
+    }
+
+    pub(crate) fn schedule_follow_up(&mut self, at_ns: u64, follow_up: FollowUp) {
+        self.schedule(at_ns, Item::FollowUp(follow_up));
+    }
+
+    pub(super) fn wake_agenda_if_before(&mut self, at_ns: u64) {
+        if at_ns < self.agenda_deadline {
+            self.poke_agenda();
+        }
+    }
+
+    pub(super) fn poke_agenda(&mut self) {
+        self.agenda_poked = true;
+        if let Some(w) = self.agenda_waker.take() {
+            w.wake();
+        }
+    }
+
+    pub(super) fn finish(&mut self, outcome: Outcome) {
+        if self.stop.is_none() {
+            self.end_ns = self.now_ns();
+            self.stop = Some(outcome);
+            self.poke_agenda();
+        }
+    }
+
+    /// Ends the run when every actor is done and nothing is in flight
+    /// (completed), or when nothing can ever happen again (stalled).
+    pub(super) fn check_end(&mut self) {
+        if self.stop.is_some() {
+            return;
+        }
+        let inboxes_empty = self.nodes.iter().all(|n| n.inbox.is_empty());
+        if !inboxes_empty {
+            return;
+        }
+        if self.in_flight == 0 && self.nodes.iter().all(|n| n.actor.is_done()) {
+            self.finish(Outcome::Completed);
+        } else if self.agenda.is_empty() {
+            self.finish(Outcome::Stalled);
+        }
+    }
+
+    /// Works through the agenda items due by now.
+    pub(super) fn run_due(&mut self, now: u64) {
+        while self.stop.is_none() {
+            let Some(entry) = self.agenda.first_entry() else {
+                break;
+            };
+            if entry.key().0 > now {
+                break;
+            }
+            match entry.remove() {
+                Item::Arrive { id, from, to, msg } => {
+                    self.in_flight -= 1;
+                    if self.nodes[to].up {
+                        let input = Input::Message {
+                            id,
+                            from,
+                            msg,
+                            noted: false,
+                        };
+                        self.deliver_input(to, input);
+                    } else {
+                        let fields = vec![
+                            (field::ID, id.into()),
+                            (field::TO, self.names[to].as_str().into()),
+                            (field::MSG, msg.summary().into()),
+                            (field::REASON, reason::NODE_DOWN.into()),
+                        ];
+                        self.record(Some(from), events::DROP, fields);
+                    }
+                }
+                Item::Timer {
+                    node,
+                    epoch,
+                    id,
+                    tag,
+                } => {
+                    let n = &self.nodes[node];
+                    if n.epoch == epoch && n.up && n.live_timers.contains(&id) {
+                        self.deliver_input(node, Input::Timer { id, tag });
+                    }
+                }
+                Item::Fault(i) => self.fire(i),
+                Item::FollowUp(f) => f.apply(self),
+            }
+            // The world's own events (pause, crash, …) can trigger faults too.
+            self.apply_fired();
+        }
+        self.check_end();
+    }
+}

@@ -1,0 +1,64 @@
+//! Crash, restart and pause plumbing: what a node's state and its madsim
+//! node go through when a fault stops or revives it.
+
+use crate::actor::{Message, NodeId};
+use crate::events::{self, field, reason};
+
+use super::step::Input;
+use super::World;
+
+impl<M: Message> World<M> {
+    pub(crate) fn madsim_pause(&mut self, id: NodeId, pause: bool) {
+        if let Some(mid) = self.nodes[id].madsim_id {
+            let handle = madsim::runtime::Handle::current();
+            if pause {
+                handle.pause(mid);
+            } else {
+                handle.resume(mid);
+            }
+        }
+    }
+
+    pub(crate) fn crash_node(&mut self, id: NodeId) {
+        // Messages that arrived but were not handled yet die with the node.
+        let queued: Vec<Input<M>> = self.nodes[id].inbox.drain(..).collect();
+        for input in queued {
+            if let Input::Message {
+                id: msg_id,
+                from,
+                msg,
+                ..
+            } = input
+            {
+                let fields = vec![
+                    (field::ID, msg_id.into()),
+                    (field::TO, self.names[id].as_str().into()),
+                    (field::MSG, msg.summary().into()),
+                    (field::REASON, reason::NODE_DOWN.into()),
+                ];
+                self.record(Some(from), events::DROP, fields);
+            }
+        }
+        let node = &mut self.nodes[id];
+        node.up = false;
+        node.pauses = 0;
+        node.deferred = None;
+        node.epoch += 1;
+        node.live_timers.clear();
+        node.waker = None;
+        node.actor.on_crash();
+        if let Some(mid) = node.madsim_id {
+            madsim::runtime::Handle::current().kill(mid);
+        }
+    }
+
+    pub(crate) fn restart_node(&mut self, id: NodeId) {
+        let node = &mut self.nodes[id];
+        node.up = true;
+        node.inbox.push_back(Input::Start);
+        if let Some(mid) = node.madsim_id {
+            // Respawns the node's task through its init closure.
+            madsim::runtime::Handle::current().restart(mid);
+        }
+    }
+}

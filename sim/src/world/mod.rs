@@ -1,0 +1,241 @@
+//! The world: nodes, their inboxes and clocks, the network, the agenda of
+//! timed happenings, and the journal. One world per run, on its run's thread.
+//!
+//! Execution model. Every node is a madsim node whose one task takes inputs
+//! from its inbox and runs the actor's handler. Everything that happens *at a
+//! time* — a message arriving, a timer firing, a fault starting or ending —
+//! sits in one agenda ordered by (true time, sequence number), worked through
+//! by the supervisor task (madsim's main task). Arrivals and timers go into the
+//! inbox of their node; a paused node's task is held by madsim, so its inbox
+//! fills up and its timers are handled late, as on a real machine.
+//!
+//! One file per concern: [`WorldBuilder`] (`builder`), the state and the
+//! journal (here), the agenda and the end of a run (`agenda`), `after`
+//! triggers (`triggers`), stepping a node (`step`), sending (`send`), crash
+//! and pause plumbing (`lifecycle`), the run's futures (`tasks`) and the
+//! leak counter (`live`).
+
+mod agenda;
+mod builder;
+mod lifecycle;
+mod live;
+mod send;
+mod step;
+mod tasks;
+mod triggers;
+
+pub use builder::WorldBuilder;
+pub use live::live_worlds;
+pub(crate) use step::Input;
+pub(crate) use tasks::{run_world, take_current};
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::task::Waker;
+use std::time::Duration;
+
+use crate::actor::{Actor, Message, NodeId, TimerId};
+use crate::clock::Clock;
+use crate::fault::{ScheduledFault, Trigger};
+use crate::journal::{Event, Journal, Value};
+use crate::net::Network;
+use crate::run::{Limits, Outcome};
+
+use agenda::Item;
+use live::LIVE_WORLDS;
+use step::Rest;
+use triggers::PendingTrigger;
+
+/// Name used in the journal for events of the world as a whole (partitions).
+pub const WORLD_NODE: &str = "world";
+
+pub(crate) struct Node<M> {
+    actor: Box<dyn Actor<M>>,
+    pub(crate) clock: Clock,
+    inbox: VecDeque<Input<M>>,
+    live_timers: BTreeSet<TimerId>,
+    waker: Option<Waker>,
+    pub(crate) up: bool,
+    pub(crate) pauses: u32,
+    /// The rest of a step that a pause cut short.
+    deferred: Option<Rest<M>>,
+    /// Bumped on every crash, so that a dead incarnation's timers, task and
+    /// pauses recognise themselves.
+    pub(crate) epoch: u64,
+    madsim_id: Option<madsim::task::NodeId>,
+}
+
+/// The state of a running world.
+pub struct World<M> {
+    pub(crate) names: Vec<String>,
+    pub(crate) nodes: Vec<Node<M>>,
+    pub(crate) net: Network,
+    pub(crate) journal: Journal,
+    faults: Vec<ScheduledFault>,
+    /// True time at which each fault fired (`None`: not yet, or never).
+    pub(crate) fired_ns: Vec<Option<u64>>,
+    triggers: Vec<PendingTrigger>,
+    /// Faults fired by events, applied as soon as the event is journalled.
+    fired: Vec<usize>,
+    /// Crashes of the stepping node, applied at the end of its step.
+    postponed: Vec<usize>,
+    /// The node whose step is being carried out.
+    stepping: Option<NodeId>,
+    agenda: BTreeMap<(u64, u64), Item<M>>,
+    agenda_seq: u64,
+    agenda_waker: Option<Waker>,
+    /// Set when something needs the supervisor before its deadline.
+    agenda_poked: bool,
+    /// When the supervisor will next wake up by itself.
+    agenda_deadline: u64,
+    in_flight: usize,
+    next_msg: u64,
+    next_timer: u64,
+    limits: Limits,
+    time: madsim::time::TimeHandle,
+    start: Duration,
+    rng: madsim::rand::GlobalRng,
+    pub(crate) stop: Option<Outcome>,
+    /// True time at which the run ended.
+    end_ns: u64,
+    /// The node whose handler is running (to name it when it panics).
+    pub(crate) current: Option<NodeId>,
+}
+
+impl<M: Message> World<M> {
+    fn new(builder: WorldBuilder<M>) -> Self {
+        let names: Vec<String> = builder.nodes.iter().map(|(n, _)| n.clone()).collect();
+        let index = |name: &str| {
+            names
+                .iter()
+                .position(|n| n == name)
+                .unwrap_or_else(|| panic!("unknown node {name:?} in the network or faults"))
+        };
+        let links = builder
+            .net
+            .links
+            .iter()
+            .map(|(a, b, cfg)| ((index(a), index(b)), cfg.clone()))
+            .collect();
+        for f in &builder.faults {
+            for n in f.fault.nodes() {
+                index(n);
+            }
+            if let Trigger::After { node, .. } = &f.trigger {
+                index(node);
+            }
+        }
+        let time = madsim::time::TimeHandle::current();
+        let start = time.elapsed();
+        LIVE_WORLDS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut world = World {
+            nodes: builder
+                .nodes
+                .into_iter()
+                .map(|(_, actor)| Node {
+                    actor,
+                    clock: Clock::default(),
+                    inbox: VecDeque::from([Input::Start]),
+                    live_timers: BTreeSet::new(),
+                    waker: None,
+                    up: true,
+                    pauses: 0,
+                    deferred: None,
+                    epoch: 0,
+                    madsim_id: None,
+                })
+                .collect(),
+            names,
+            net: Network::new(builder.net.default, links),
+            journal: Journal::default(),
+            fired_ns: vec![None; builder.faults.len()],
+            faults: builder.faults,
+            triggers: Vec::new(),
+            fired: Vec::new(),
+            postponed: Vec::new(),
+            stepping: None,
+            agenda: BTreeMap::new(),
+            agenda_seq: 0,
+            agenda_waker: None,
+            agenda_poked: false,
+            agenda_deadline: 0,
+            in_flight: 0,
+            next_msg: 0,
+            next_timer: 0,
+            limits: builder.limits,
+            time,
+            start,
+            rng: madsim::rand::thread_rng(),
+            stop: None,
+            end_ns: 0,
+            current: None,
+        };
+        world.arm_triggers();
+        world
+    }
+
+    /// True time since the start of the run, in nanoseconds.
+    pub(crate) fn now_ns(&self) -> u64 {
+        (self.time.elapsed() - self.start).as_nanos() as u64
+    }
+
+    /// The madsim nodes the world created.
+    pub(crate) fn madsim_nodes(&self) -> Vec<madsim::task::NodeId> {
+        self.nodes.iter().filter_map(|n| n.madsim_id).collect()
+    }
+
+    /// Drops everything that refers to the run's tasks (wakers, queued
+    /// inputs, the agenda): the run is over.
+    pub(crate) fn dismantle(&mut self) {
+        self.agenda_waker = None;
+        self.agenda.clear();
+        for node in &mut self.nodes {
+            node.waker = None;
+            node.inbox.clear();
+            node.deferred = None;
+        }
+    }
+
+    /// Simulated time at the end of a run (the runtime may be gone).
+    pub(crate) fn now_ns_outside(&self) -> u64 {
+        self.journal
+            .events()
+            .last()
+            .map_or(0, |e| e.t_ns)
+            .max(self.end_ns)
+    }
+
+    pub(crate) fn node_id(&self, name: &str) -> NodeId {
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .unwrap_or_else(|| panic!("unknown node {name:?}"))
+    }
+
+    /// Appends an event, stamped now, for `node` (`None`: the world itself),
+    /// and fires the faults it triggers.
+    pub(crate) fn record(&mut self, node: Option<NodeId>, kind: &str, fields: Vec<(&str, Value)>) {
+        let fields = fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        self.record_owned(node, kind.to_owned(), fields);
+    }
+
+    fn record_owned(&mut self, node: Option<NodeId>, kind: String, fields: Vec<(String, Value)>) {
+        if self.stop.is_some() {
+            return;
+        }
+        let t_ns = self.now_ns();
+        let (name, local_ns) = match node {
+            Some(id) => (self.names[id].as_str(), self.nodes[id].clock.wall_ns(t_ns)),
+            None => (WORLD_NODE, t_ns as i64),
+        };
+        let mut event = Event::new(self.journal.len() as u64, t_ns, name, local_ns, &kind);
+        event.fields = fields;
+        let delayed = self.match_triggers(&event, t_ns);
+        self.journal.push(event);
+        for (at, fault) in delayed {
+            self.schedule(at, Item::Fault(fault));
+        }
+        if self.journal.len() as u64 >= self.limits.max_events {
+            self.finish(Outcome::EventLimit);
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! Stepping: one input through a node's actor, and carrying out what the
+//! handler produced (events, timers, messages), cut short by a pause.
+
+use crate::actor::{Context, Message, NodeId, Outputs, TimerId, TimerOp};
+use crate::capture;
+use crate::events::{self, field};
+
+use super::agenda::Item;
+use super::World;
+
+pub(crate) enum Input<M> {
+    Start,
+    Message {
+        id: u64,
+        from: NodeId,
+        msg: M,
+        /// Its `deliver` is journalled already (a pause held its handling).
+        noted: bool,
+    },
+    Timer {
+        id: TimerId,
+        tag: u64,
+    },
+}
+
+/// What a step still has to do: events from the `first`-th on, and the
+/// outputs marked with the number of events emitted before them.
+pub(crate) struct Rest<M> {
+    events: Vec<capture::RawEvent>,
+    first: usize,
+    timers: Vec<(usize, TimerOp)>,
+    sends: Vec<(usize, NodeId, M)>,
+}
+
+impl<M> Rest<M> {
+    fn is_empty(&self) -> bool {
+        self.events.is_empty() && self.timers.is_empty() && self.sends.is_empty()
+    }
+}
+
+impl<M: Message> World<M> {
+    pub(super) fn deliver_input(&mut self, node: NodeId, input: Input<M>) {
+        let n = &mut self.nodes[node];
+        n.inbox.push_back(input);
+        if let Some(w) = n.waker.take() {
+            w.wake();
+        }
+    }
+
+    /// Runs one input through node `id`'s actor and carries out what it asked.
+    pub(super) fn step(&mut self, id: NodeId, input: Input<M>) {
+        let now = self.now_ns();
+        match &input {
+            Input::Message {
+                id: msg_id,
+                from,
+                msg,
+                noted: false,
+            } => {
+                let fields = vec![
+                    (field::ID, (*msg_id).into()),
+                    (field::FROM, self.names[*from].as_str().into()),
+                    (field::MSG, msg.summary().into()),
+                ];
+                self.record(Some(id), events::DELIVER, fields);
+                // A pause fired by the delivery holds its handling.
+                let epoch = self.nodes[id].epoch;
+                self.apply_fired();
+                if self.nodes[id].epoch != epoch {
+                    return;
+                }
+                if self.nodes[id].pauses > 0 {
+                    if let Input::Message {
+                        id: msg_id,
+                        from,
+                        msg,
+                        ..
+                    } = input
+                    {
+                        let again = Input::Message {
+                            id: msg_id,
+                            from,
+                            msg,
+                            noted: true,
+                        };
+                        self.nodes[id].inbox.push_front(again);
+                    }
+                    return;
+                }
+            }
+            Input::Timer { id: timer, .. } => {
+                if !self.nodes[id].live_timers.remove(timer) {
+                    return; // cancelled
+                }
+            }
+            Input::Message { .. } | Input::Start => {}
+        }
+        if self.stop.is_some() {
+            return;
+        }
+        self.current = Some(id);
+        let mut out = Outputs::default();
+        let node = &mut self.nodes[id];
+        let mut ctx = Context {
+            me: id,
+            names: &self.names,
+            mono_ns: node.clock.mono_ns(now),
+            wall_ns: node.clock.wall_ns(now),
+            out: &mut out,
+            next_timer: &mut self.next_timer,
+            rng: &mut self.rng,
+        };
+        match input {
+            Input::Start => node.actor.on_start(&mut ctx),
+            Input::Message { from, msg, .. } => node.actor.on_message(&mut ctx, from, msg),
+            Input::Timer { id: timer, tag } => node.actor.on_timer(&mut ctx, timer, tag),
+        }
+        self.current = None;
+        let rest = Rest {
+            events: capture::drain(),
+            first: 0,
+            timers: out.timers,
+            sends: out.sends,
+        };
+        self.carry_out(id, rest);
+    }
+
+    /// Carries out what a handler produced, in order: its events are
+    /// journalled one by one, and a fault fired by one of them takes effect
+    /// right there. If it pauses the node, whatever the handler did after
+    /// that event (later events, messages, timers) happens when the node
+    /// resumes. So a pause fired by `client1:read` falls between the read and
+    /// the write the handler sends after it, and a delay armed by
+    /// `client1:wrote` applies to the write sent after `wrote`. A crash of
+    /// the node itself takes effect at the end of the step: the step's
+    /// messages leave (a crash fired by `lock:granted` lets the grant out),
+    /// its timers die with the node.
+    pub(super) fn carry_out(&mut self, id: NodeId, rest: Rest<M>) {
+        let now = self.now_ns();
+        let epoch = self.nodes[id].epoch;
+        self.stepping = Some(id);
+        let mut done = rest.first;
+        let mut events = rest.events.into_iter();
+        let mut cut = false;
+        for raw in events.by_ref() {
+            self.record_owned(Some(id), raw.kind, raw.fields);
+            done += 1;
+            self.apply_fired();
+            if self.nodes[id].pauses > 0 || self.nodes[id].epoch != epoch {
+                cut = true;
+                break;
+            }
+        }
+        let before_cut = |mark: usize| !cut || mark < done;
+        let (timers, later_timers): (Vec<_>, Vec<_>) =
+            rest.timers.into_iter().partition(|(m, _)| before_cut(*m));
+        let (sends, later_sends): (Vec<_>, Vec<_>) =
+            rest.sends.into_iter().partition(|(m, _, _)| before_cut(*m));
+        let alive = self.nodes[id].epoch == epoch;
+        if alive {
+            for (_, op) in timers {
+                self.timer_op(id, op, now);
+            }
+        }
+        for (_, to, msg) in sends {
+            self.send(id, to, msg, now);
+        }
+        // The world's events of this step (`send`, `drop`) can fire faults too.
+        self.apply_fired();
+        self.stepping = None;
+        for i in std::mem::take(&mut self.postponed) {
+            self.fire(i);
+        }
+        self.apply_fired();
+        let alive = alive && self.nodes[id].epoch == epoch;
+        if cut && alive {
+            let later = Rest {
+                events: events.collect(),
+                first: done,
+                timers: later_timers,
+                sends: later_sends,
+            };
+            if !later.is_empty() {
+                self.nodes[id].deferred = Some(later);
+            }
+        }
+        self.check_end();
+    }
+
+    /// The node resumed: what its last step did after the pause began
+    /// happens now.
+    pub(crate) fn resume_deferred(&mut self, id: NodeId) {
+        if let Some(rest) = self.nodes[id].deferred.take() {
+            self.carry_out(id, rest);
+        }
+    }
+
+    pub(super) fn timer_op(&mut self, id: NodeId, op: TimerOp, now: u64) {
+        match op {
+            TimerOp::Set {
+                id: timer,
+                after,
+                tag,
+            } => {
+                let node = &mut self.nodes[id];
+                node.live_timers.insert(timer);
+                let at = now + node.clock.true_after(after).as_nanos() as u64;
+                let epoch = node.epoch;
+                let item = Item::Timer {
+                    node: id,
+                    epoch,
+                    id: timer,
+                    tag,
+                };
+                self.schedule(at, item);
+            }
+            TimerOp::Cancel(timer) => {
+                self.nodes[id].live_timers.remove(&timer);
+            }
+        }
+    }
+}
