@@ -28,14 +28,15 @@
 
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId, TimerId};
+use sim::{Actor, Context, NodeId};
 
 use crate::design::catalog::{self, DesignInfo};
+use crate::design::grants::Grants;
 use crate::design::lock_client::LockClient;
-use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session::{heartbeat_interval, Session};
 use crate::design::session_client::{LossNotice, SessionLockClient};
+use crate::design::session_server::{SessionLock, SessionServer};
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 use crate::scenario::Params;
 
@@ -97,10 +98,27 @@ struct Holder {
 }
 
 /// The `chubby` server: sessions and one lock.
+pub type ChubbyLock = SessionServer<ChubbyMutex>;
+
+impl ChubbyLock {
+    /// A server with these settings.
+    pub fn new(config: ChubbyConfig) -> Self {
+        SessionServer::with_lock(
+            config.ttl,
+            ChubbyMutex {
+                config,
+                generation: 0,
+                holder: None,
+                free_at: Duration::ZERO,
+            },
+        )
+    }
+}
+
+/// Chubby's lock: its generation number, holder and lock-delay.
 #[derive(Debug)]
-pub struct ChubbyLock {
+pub struct ChubbyMutex {
     config: ChubbyConfig,
-    sessions: SessionTable,
     /// The last acquisition's generation number.
     generation: u64,
     holder: Option<Holder>,
@@ -108,39 +126,23 @@ pub struct ChubbyLock {
     free_at: Duration,
 }
 
-impl ChubbyLock {
-    /// A server with these settings.
-    pub fn new(config: ChubbyConfig) -> Self {
-        ChubbyLock {
-            sessions: SessionTable::new(config.ttl),
-            config,
-            generation: 0,
-            holder: None,
-            free_at: Duration::ZERO,
-        }
-    }
-
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
-        if !self.sessions.check(ctx, from, session) {
-            return;
-        }
+impl SessionLock for ChubbyMutex {
+    fn acquire(
+        &mut self,
+        grants: &mut Grants,
+        ctx: &mut Context<'_, Msg>,
+        from: NodeId,
+        session: u64,
+        req: u64,
+    ) {
+        let ttl = self.config.ttl;
         if let Some(h) = self
             .holder
             .as_ref()
             .filter(|h| h.session == session && h.req == req)
         {
             // The holder's retried request (its answer was lost): the same grant.
-            let (lease, ttl) = (h.generation, self.config.ttl);
-            let token = self.config.tokens.then_some(lease);
-            ctx.send(
-                from,
-                Msg::Granted {
-                    req,
-                    lease,
-                    token,
-                    ttl,
-                },
-            );
+            grants.repeat(ctx, from, req, h.generation, ttl);
             return;
         }
         if self.holder.is_some() || ctx.now() < self.free_at {
@@ -156,82 +158,43 @@ impl ChubbyLock {
             generation,
         });
         let token = self.config.tokens.then_some(generation);
-        sim::emit!(
-            events::GRANTED,
-            client = ctx.name_of(from),
-            lease = generation,
-            token = token
-        );
-        let ttl = self.config.ttl;
-        ctx.send(
-            from,
-            Msg::Granted {
-                req,
-                lease: generation,
-                token,
-                ttl,
-            },
-        );
+        grants.grant(ctx, from, req, generation, token, ttl);
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, lease: u64) {
-        if !self.sessions.check(ctx, from, session) {
-            return;
-        }
-        let holds = self
-            .holder
+    fn release(
+        &mut self,
+        grants: &mut Grants,
+        ctx: &mut Context<'_, Msg>,
+        from: NodeId,
+        session: u64,
+        lease: u64,
+    ) {
+        // Released, not lost: no lock-delay.
+        self.holder
+            .take_if(|h| h.session == session && h.generation == lease);
+        grants.release(ctx, from, lease).send(ctx);
+    }
+
+    fn session_of(&self, from: NodeId, lease: u64) -> Option<u64> {
+        self.holder
             .as_ref()
-            .is_some_and(|h| h.session == session && h.generation == lease);
-        if holds {
-            // Released, not lost: no lock-delay.
-            self.holder = None;
-            sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = lease);
-        }
-        ctx.send(from, Msg::ReleaseAck { lease });
-    }
-}
-
-impl Actor<Msg> for ChubbyLock {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
-
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-        match msg {
-            Msg::OpenSession { req } => {
-                self.sessions.open(ctx, from, req);
-            }
-            Msg::Heartbeat { session } => {
-                self.sessions.heartbeat(ctx, from, session);
-            }
-            Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
-            Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
-            Msg::Renew { lease, req } => {
-                let session = self
-                    .holder
-                    .as_ref()
-                    .filter(|h| h.node == from && h.generation == lease)
-                    .map(|h| h.session);
-                self.sessions.renew(ctx, from, session, lease, req);
-            }
-            _ => {}
-        }
+            .filter(|h| h.node == from && h.generation == lease)
+            .map(|h| h.session)
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
-        let Some(session) = self.sessions.on_timer(ctx, tag) else {
-            return;
-        };
+    fn session_expired(
+        &mut self,
+        grants: &mut Grants,
+        ctx: &mut Context<'_, Msg>,
+        session: &Session,
+    ) {
         if let Some(h) = self.holder.take_if(|h| h.session == session.id) {
-            sim::emit!(
-                events::EXPIRED,
-                client = ctx.name_of(h.node),
-                lease = h.generation
-            );
+            grants.expire(ctx, h.node, h.generation);
             self.free_at = ctx.now() + self.config.lock_delay;
         }
     }
 
     fn on_crash(&mut self) {
-        self.sessions.clear();
         self.holder = None;
         self.free_at = Duration::ZERO;
     }
@@ -242,6 +205,7 @@ mod tests {
     use super::*;
     use crate::design::session::SESSION_TAG;
     use sim::testing::Harness;
+    use sim::TimerId;
 
     const CLIENT1: NodeId = 1;
     const CLIENT2: NodeId = 2;

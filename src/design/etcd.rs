@@ -48,9 +48,9 @@ use std::time::Duration;
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{self, DesignInfo};
+use crate::design::grants::Grants;
 use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 use crate::scenario::Params;
 
@@ -99,6 +99,8 @@ pub struct EtcdServer {
     keys: BTreeMap<u64, u64>,
     /// The lease whose key holds the lock, once told so.
     holder: Option<u64>,
+    /// The holder's grant, journaled.
+    grants: Grants,
 }
 
 impl EtcdServer {
@@ -112,24 +114,21 @@ impl EtcdServer {
             leases: BTreeMap::new(),
             keys: BTreeMap::new(),
             holder: None,
+            grants: Grants::new(),
         }
     }
 
-    /// Deletes lease `lease` and its key; `how` is the event journalled if
-    /// it held the lock. Then grants the next key, if any.
-    fn drop_lease(&mut self, ctx: &mut Context<'_, Msg>, lease: u64, how: &'static str) {
-        let Some(state) = self.leases.remove(&lease) else {
-            return;
-        };
+    /// Deletes lease `lease` and its key (one write: the revision moves);
+    /// the lock is free if that key held it. Returns the lease's client.
+    fn delete_lease(&mut self, lease: u64) -> Option<NodeId> {
+        let state = self.leases.remove(&lease)?;
         self.keys.remove(&state.key);
         self.revision += 1;
-        if self.holder == Some(lease) {
-            self.holder = None;
-            sim::emit!(how, client = ctx.name_of(state.client), lease = lease);
-        }
-        self.grant_next(ctx);
+        self.holder.take_if(|&mut held| held == lease);
+        Some(state.client)
     }
 
+    /// The watch firing: the lowest key's lease holds the lock, if free.
     fn grant_next(&mut self, ctx: &mut Context<'_, Msg>) {
         if self.holder.is_some() {
             return;
@@ -141,40 +140,16 @@ impl EtcdServer {
         let (client, req) = (state.client, state.req);
         let token = self.tokens.then_some(key);
         self.holder = Some(lease);
-        sim::emit!(
-            events::GRANTED,
-            client = ctx.name_of(client),
-            lease = lease,
-            token = token
-        );
-        let ttl = self.ttl;
-        ctx.send(
-            client,
-            Msg::Granted {
-                req,
-                lease,
-                token,
-                ttl,
-            },
-        );
+        self.grants.grant(ctx, client, req, lease, token, self.ttl);
     }
-}
 
-impl EtcdServer {
     /// A second copy of acquire `req`, whose lease is `lease`: the same
     /// answers again (the lease, and the grant if its key holds the lock).
     fn answer_again(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, req: u64, lease: u64) {
         let ttl = self.ttl;
         ctx.send(client, Msg::LeaseCreated { req, lease, ttl });
         if self.holder == Some(lease) {
-            let token = self.tokens.then_some(self.leases[&lease].key);
-            let granted = Msg::Granted {
-                req,
-                lease,
-                token,
-                ttl,
-            };
-            ctx.send(client, granted);
+            self.grants.repeat(ctx, client, req, lease, ttl);
         }
     }
 }
@@ -240,19 +215,25 @@ impl Actor<Msg> for EtcdServer {
                     _ => false,
                 };
                 // Every lease can be kept alive; only the holder's renewal
-                // moves the lock's lease end.
-                let holds_lock = self.holder == Some(lease);
+                // moves the lock's lease end (the ledger journals that one).
                 let ttl = extended.then_some(self.ttl);
-                super::answer_renewal(ctx, from, lease, req, ttl, holds_lock);
+                self.grants.renew(ctx, from, lease, req, ttl);
             }
             Msg::Release { lease } => {
-                if let Some(state) = self.leases.get(&lease) {
-                    if state.client == from {
-                        ctx.cancel_timer(state.timer);
-                        self.drop_lease(ctx, lease, events::RELEASED);
-                    }
+                let timer = self
+                    .leases
+                    .get(&lease)
+                    .filter(|state| state.client == from)
+                    .map(|state| state.timer);
+                if let Some(timer) = timer {
+                    ctx.cancel_timer(timer);
+                    self.delete_lease(lease);
                 }
-                ctx.send(from, Msg::ReleaseAck { lease });
+                let ack = self.grants.release(ctx, from, lease);
+                if timer.is_some() {
+                    self.grant_next(ctx);
+                }
+                ack.send(ctx);
             }
             _ => {}
         }
@@ -260,7 +241,9 @@ impl Actor<Msg> for EtcdServer {
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, lease: u64) {
         if self.leases.get(&lease).is_some_and(|s| s.timer == id) {
-            self.drop_lease(ctx, lease, events::EXPIRED);
+            let client = self.delete_lease(lease).expect("the lease was just seen");
+            self.grants.expire(ctx, client, lease);
+            self.grant_next(ctx);
         }
     }
 }

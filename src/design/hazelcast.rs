@@ -30,14 +30,15 @@
 
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId, TimerId};
+use sim::{Actor, Context, NodeId};
 
 use crate::design::catalog::{self, DesignInfo};
+use crate::design::grants::Grants;
 use crate::design::lock_client::LockClient;
-use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session::{heartbeat_interval, Session};
 use crate::design::session_client::{LossNotice, SessionLockClient};
+use crate::design::session_server::{SessionLock, SessionServer};
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 use crate::scenario::Params;
 
@@ -97,31 +98,42 @@ struct Owner {
 }
 
 /// The `hazelcast` server: CP sessions and one `FencedLock`.
+pub type FencedLock = SessionServer<Fence>;
+
+impl FencedLock {
+    /// A server with these settings.
+    pub fn new(config: HazelcastConfig) -> Self {
+        SessionServer::with_lock(
+            config.ttl,
+            Fence {
+                config,
+                fence: 0,
+                owner: None,
+            },
+        )
+    }
+}
+
+/// The `FencedLock` itself: its fence counter and owner.
 #[derive(Debug)]
-pub struct FencedLock {
+pub struct Fence {
     config: HazelcastConfig,
-    sessions: SessionTable,
     /// The last fence handed out.
     fence: u64,
     owner: Option<Owner>,
 }
 
-impl FencedLock {
-    /// A server with these settings.
-    pub fn new(config: HazelcastConfig) -> Self {
-        FencedLock {
-            sessions: SessionTable::new(config.ttl),
-            config,
-            fence: 0,
-            owner: None,
-        }
-    }
-
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
-        if !self.sessions.check(ctx, from, session) {
-            return;
-        }
-        let fence = match &mut self.owner {
+impl SessionLock for Fence {
+    fn acquire(
+        &mut self,
+        grants: &mut Grants,
+        ctx: &mut Context<'_, Msg>,
+        from: NodeId,
+        session: u64,
+        req: u64,
+    ) {
+        let ttl = self.config.ttl;
+        match &mut self.owner {
             None => {
                 self.fence += 1;
                 self.owner = Some(Owner {
@@ -132,102 +144,79 @@ impl FencedLock {
                     holds: 1,
                 });
                 let token = self.config.tokens.then_some(self.fence);
-                sim::emit!(
-                    events::GRANTED,
-                    client = ctx.name_of(from),
-                    lease = self.fence,
-                    token = token
-                );
-                self.fence
+                grants.grant(ctx, from, req, self.fence, token, ttl);
             }
             // A retried request (same invocation id): answered again.
-            Some(o) if o.session == session && o.node == from && o.req == req => o.fence,
+            Some(o) if o.session == session && o.node == from && o.req == req => {
+                grants.repeat(ctx, from, req, o.fence, ttl);
+            }
             // Reentrant: same fence, one more hold, no new grant.
             Some(o) if o.session == session && o.node == from => {
                 o.holds += 1;
                 o.req = req;
-                o.fence
+                grants.repeat(ctx, from, req, o.fence, ttl);
             }
-            Some(_) => {
-                ctx.send(from, Msg::Denied { req });
-                return;
-            }
-        };
-        let ttl = self.config.ttl;
-        let token = self.config.tokens.then_some(fence);
-        ctx.send(
-            from,
-            Msg::Granted {
-                req,
-                lease: fence,
-                token,
-                ttl,
-            },
-        );
+            Some(_) => ctx.send(from, Msg::Denied { req }),
+        }
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, lease: u64) {
-        if !self.sessions.is_live(ctx, from, session) {
-            // The session that took the lock is gone, and the lock with it.
+    fn release(
+        &mut self,
+        grants: &mut Grants,
+        ctx: &mut Context<'_, Msg>,
+        from: NodeId,
+        session: u64,
+        lease: u64,
+    ) {
+        let Some(o) = self
+            .owner
+            .as_mut()
+            .filter(|o| o.session == session && o.node == from && o.fence == lease)
+        else {
+            // Not the owner (any more): Hazelcast's unlock fails.
             ctx.send(from, Msg::LockLost { lease });
             return;
-        }
-        if let Some(o) = &mut self.owner {
-            if o.session == session && o.node == from && o.fence == lease {
-                o.holds -= 1;
-                if o.holds == 0 {
-                    self.owner = None;
-                    sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = lease);
-                }
-                ctx.send(from, Msg::ReleaseAck { lease });
-                return;
-            }
-        }
-        // Not the owner (any more): Hazelcast's unlock fails.
+        };
+        o.holds -= 1;
+        let ack = if o.holds == 0 {
+            self.owner = None;
+            grants.release(ctx, from, lease)
+        } else {
+            grants.release_one_hold(from, lease)
+        };
+        ack.send(ctx);
+    }
+
+    fn release_on_lost_session(
+        &mut self,
+        ctx: &mut Context<'_, Msg>,
+        from: NodeId,
+        _session: u64,
+        lease: u64,
+    ) {
+        // The session that took the lock is gone, and the lock with it.
         ctx.send(from, Msg::LockLost { lease });
     }
-}
 
-impl Actor<Msg> for FencedLock {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
-
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-        match msg {
-            Msg::OpenSession { req } => {
-                self.sessions.open(ctx, from, req);
-            }
-            Msg::Heartbeat { session } => {
-                self.sessions.heartbeat(ctx, from, session);
-            }
-            Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
-            Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
-            Msg::Renew { lease, req } => {
-                let session = self
-                    .owner
-                    .as_ref()
-                    .filter(|o| o.node == from && o.fence == lease)
-                    .map(|o| o.session);
-                self.sessions.renew(ctx, from, session, lease, req);
-            }
-            _ => {}
-        }
+    fn session_of(&self, from: NodeId, lease: u64) -> Option<u64> {
+        self.owner
+            .as_ref()
+            .filter(|o| o.node == from && o.fence == lease)
+            .map(|o| o.session)
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
-        let Some(session) = self.sessions.on_timer(ctx, tag) else {
-            return;
-        };
+    fn session_expired(
+        &mut self,
+        grants: &mut Grants,
+        ctx: &mut Context<'_, Msg>,
+        session: &Session,
+    ) {
         if let Some(o) = self.owner.take_if(|o| o.session == session.id) {
-            sim::emit!(
-                events::EXPIRED,
-                client = ctx.name_of(o.node),
-                lease = o.fence
-            );
+            grants.expire(ctx, o.node, o.fence);
         }
     }
 
     fn on_crash(&mut self) {
-        self.sessions.clear();
         self.owner = None;
     }
 }
@@ -239,6 +228,7 @@ mod tests {
     use crate::design::session::SESSION_TAG;
     use crate::design::session_client::testing::Host;
     use sim::testing::Harness;
+    use sim::TimerId;
 
     const CLIENT1: NodeId = 1;
     const CLIENT2: NodeId = 2;

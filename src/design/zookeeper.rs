@@ -31,14 +31,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId, TimerId};
+use sim::{Actor, Context, NodeId};
 
 use crate::design::catalog::{self, DesignInfo};
+use crate::design::grants::Grants;
 use crate::design::lock_client::LockClient;
-use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session::{heartbeat_interval, Session};
 use crate::design::session_client::{LossNotice, SessionLockClient};
+use crate::design::session_server::{SessionLock, SessionServer};
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 use crate::scenario::Params;
 
@@ -100,10 +101,27 @@ struct Znode {
 }
 
 /// The `zookeeper` server: sessions and the lock path's children.
+pub type ZooKeeperLock = SessionServer<LockPath>;
+
+impl ZooKeeperLock {
+    /// A server with these settings.
+    pub fn new(config: ZooKeeperConfig) -> Self {
+        SessionServer::with_lock(
+            config.ttl,
+            LockPath {
+                config,
+                zxid: 0,
+                next_seq: 0,
+                znodes: BTreeMap::new(),
+            },
+        )
+    }
+}
+
+/// The lock path: its children, the zxid and the sequence counter.
 #[derive(Debug)]
-pub struct ZooKeeperLock {
+pub struct LockPath {
     config: ZooKeeperConfig,
-    sessions: SessionTable,
     /// The last transaction id.
     zxid: u64,
     /// The next sequence number under the lock path.
@@ -112,45 +130,48 @@ pub struct ZooKeeperLock {
     znodes: BTreeMap<u64, Znode>,
 }
 
-impl ZooKeeperLock {
-    /// A server with these settings.
-    pub fn new(config: ZooKeeperConfig) -> Self {
-        ZooKeeperLock {
-            sessions: SessionTable::new(config.ttl),
-            config,
-            zxid: 0,
-            next_seq: 0,
-            znodes: BTreeMap::new(),
-        }
-    }
-
+impl LockPath {
     fn write_txn(&mut self) -> u64 {
         self.zxid += 1;
         self.zxid
     }
 
-    fn create(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
-        if !self.sessions.check(ctx, from, session) {
+    /// The watch firing: the lowest znode's owner learns it holds the lock.
+    fn notify_lowest(&mut self, grants: &mut Grants, ctx: &mut Context<'_, Msg>) {
+        let Some((&seq, z)) = self.znodes.iter_mut().next() else {
+            return;
+        };
+        if z.granted {
             return;
         }
+        z.granted = true;
+        let token = self.config.tokens.then_some(z.czxid);
+        grants.grant(ctx, z.owner, z.req, seq, token, self.config.ttl);
+    }
+}
+
+impl SessionLock for LockPath {
+    /// Creates an ephemeral sequential znode for `session`.
+    fn acquire(
+        &mut self,
+        grants: &mut Grants,
+        ctx: &mut Context<'_, Msg>,
+        from: NodeId,
+        session: u64,
+        req: u64,
+    ) {
         let retried = self
             .znodes
             .iter()
             .find(|(_, z)| z.session == session && z.req == req)
-            .map(|(&seq, z)| (seq, z.granted, z.czxid));
-        if let Some((seq, granted, czxid)) = retried {
+            .map(|(&seq, z)| (seq, z.granted));
+        if let Some((seq, granted)) = retried {
             // A retried create (protected mode): answer it again.
-            let msg = if granted {
-                Msg::Granted {
-                    req,
-                    lease: seq,
-                    token: self.config.tokens.then_some(czxid),
-                    ttl: self.config.ttl,
-                }
+            if granted {
+                grants.repeat(ctx, from, req, seq, self.config.ttl);
             } else {
-                Msg::Queued { req, lease: seq }
-            };
-            ctx.send(from, msg);
+                ctx.send(from, Msg::Queued { req, lease: seq });
+            }
             return;
         }
         let czxid = self.write_txn();
@@ -170,108 +191,64 @@ impl ZooKeeperLock {
             // Behind a predecessor: the client watches it.
             ctx.send(from, Msg::Queued { req, lease: seq });
         }
-        self.notify_lowest(ctx);
+        self.notify_lowest(grants, ctx);
     }
 
-    /// The watch firing: the lowest znode's owner learns it holds the lock.
-    fn notify_lowest(&mut self, ctx: &mut Context<'_, Msg>) {
-        let Some((&seq, z)) = self.znodes.iter_mut().next() else {
-            return;
-        };
-        if z.granted {
-            return;
-        }
-        z.granted = true;
-        let (owner, req) = (z.owner, z.req);
-        let token = self.config.tokens.then_some(z.czxid);
-        sim::emit!(
-            events::GRANTED,
-            client = ctx.name_of(owner),
-            lease = seq,
-            token = token
-        );
-        let ttl = self.config.ttl;
-        ctx.send(
-            owner,
-            Msg::Granted {
-                req,
-                lease: seq,
-                token,
-                ttl,
-            },
-        );
-    }
-
-    fn delete(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, seq: u64) {
-        if !self.sessions.check(ctx, from, session) {
-            return;
-        }
+    /// Deletes the session's znode `seq`; deleting a znode that is gone
+    /// already is a no-op (NoNode), answered all the same.
+    fn release(
+        &mut self,
+        grants: &mut Grants,
+        ctx: &mut Context<'_, Msg>,
+        from: NodeId,
+        session: u64,
+        seq: u64,
+    ) {
         let owned = self.znodes.get(&seq).is_some_and(|z| z.session == session);
         if owned {
-            let z = self.znodes.remove(&seq).expect("the znode was just seen");
+            self.znodes.remove(&seq);
             self.write_txn();
-            if z.granted {
-                sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = seq);
-            }
-            self.notify_lowest(ctx);
         }
-        // Deleting a znode that is gone already is a no-op (NoNode).
-        ctx.send(from, Msg::ReleaseAck { lease: seq });
+        let ack = grants.release(ctx, from, seq);
+        if owned {
+            self.notify_lowest(grants, ctx);
+        }
+        ack.send(ctx);
+    }
+
+    fn session_of(&self, from: NodeId, lease: u64) -> Option<u64> {
+        self.znodes
+            .get(&lease)
+            .filter(|z| z.owner == from && z.granted)
+            .map(|z| z.session)
     }
 
     /// closeSession: one transaction deletes the session's ephemeral znodes.
-    fn expire(&mut self, ctx: &mut Context<'_, Msg>, session: u64) {
+    fn session_expired(
+        &mut self,
+        grants: &mut Grants,
+        ctx: &mut Context<'_, Msg>,
+        session: &Session,
+    ) {
         self.write_txn();
         let gone: Vec<u64> = self
             .znodes
             .iter()
-            .filter(|(_, z)| z.session == session)
+            .filter(|(_, z)| z.session == session.id)
             .map(|(&seq, _)| seq)
             .collect();
         for seq in gone {
             let z = self.znodes.remove(&seq).expect("listed just now");
-            if z.granted {
-                sim::emit!(events::EXPIRED, client = ctx.name_of(z.owner), lease = seq);
-            }
+            grants.expire(ctx, z.owner, seq);
         }
-        self.notify_lowest(ctx);
-    }
-}
-
-impl Actor<Msg> for ZooKeeperLock {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
-
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-        match msg {
-            Msg::OpenSession { req } => {
-                self.write_txn();
-                self.sessions.open(ctx, from, req);
-            }
-            Msg::Heartbeat { session } => {
-                self.sessions.heartbeat(ctx, from, session);
-            }
-            Msg::SessionAcquire { session, req } => self.create(ctx, from, session, req),
-            Msg::SessionRelease { session, lease } => self.delete(ctx, from, session, lease),
-            Msg::Renew { lease, req } => {
-                let session = self
-                    .znodes
-                    .get(&lease)
-                    .filter(|z| z.owner == from && z.granted)
-                    .map(|z| z.session);
-                self.sessions.renew(ctx, from, session, lease, req);
-            }
-            _ => {}
-        }
+        self.notify_lowest(grants, ctx);
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
-        if let Some(session) = self.sessions.on_timer(ctx, tag) {
-            self.expire(ctx, session.id);
-        }
+    fn on_open(&mut self) {
+        self.write_txn();
     }
 
     fn on_crash(&mut self) {
-        self.sessions.clear();
         self.znodes.clear();
     }
 }
@@ -284,6 +261,7 @@ mod tests {
     use crate::design::session_client::testing::Host;
     use sim::journal::Value;
     use sim::testing::Harness;
+    use sim::TimerId;
 
     const CLIENT1: NodeId = 1;
     const CLIENT2: NodeId = 2;
