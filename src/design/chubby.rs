@@ -28,14 +28,13 @@
 
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId};
+use sim::{Actor, NodeId};
 
 use crate::design::catalog::{self, DesignInfo};
-use crate::design::grants::Grants;
 use crate::design::lock_client::LockClient;
-use crate::design::session::{heartbeat_interval, Session};
+use crate::design::session::heartbeat_interval;
 use crate::design::session_client::{LossNotice, SessionLockClient};
-use crate::design::session_server::{SessionLock, SessionServer};
+use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
 use crate::protocol::Msg;
 use crate::scenario::Params;
@@ -127,14 +126,8 @@ pub struct ChubbyMutex {
 }
 
 impl SessionLock for ChubbyMutex {
-    fn acquire(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        session: u64,
-        req: u64,
-    ) {
+    fn acquire(&mut self, call: Call<'_, '_>, req: u64) {
+        let (from, session, grants, ctx) = call.parts();
         let ttl = self.config.ttl;
         if let Some(h) = self
             .holder
@@ -161,14 +154,8 @@ impl SessionLock for ChubbyMutex {
         grants.grant(ctx, from, req, generation, token, ttl);
     }
 
-    fn release(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        session: u64,
-        lease: u64,
-    ) {
+    fn release(&mut self, call: Call<'_, '_>, lease: u64) {
+        let (from, session, grants, ctx) = call.parts();
         // Released, not lost: no lock-delay.
         self.holder
             .take_if(|h| h.session == session && h.generation == lease);
@@ -182,13 +169,9 @@ impl SessionLock for ChubbyMutex {
             .map(|h| h.session)
     }
 
-    fn session_expired(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        session: &Session,
-    ) {
-        if let Some(h) = self.holder.take_if(|h| h.session == session.id) {
+    fn session_expired(&mut self, call: Call<'_, '_>) {
+        let (_, session, grants, ctx) = call.parts();
+        if let Some(h) = self.holder.take_if(|h| h.session == session) {
             grants.expire(ctx, h.node, h.generation);
             self.free_at = ctx.now() + self.config.lock_delay;
         }

@@ -49,7 +49,7 @@ use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{self, DesignInfo};
 use crate::design::grants::Grants;
-use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use crate::design::lock_client::{KeepAlive, LockClient, LockEvent, SingleServer};
 use crate::design::LockDesign;
 use crate::protocol::Msg;
 use crate::scenario::Params;
@@ -248,174 +248,92 @@ impl Actor<Msg> for EtcdServer {
     }
 }
 
-/// The client half: a session (lease + keep-alives) and a lock key.
+/// The client half: the single-server acquire ([`SingleServer`]) and a
+/// session, its lease kept alive ([`KeepAlive`]) from its creation until
+/// the client releases it or hears it is gone.
 #[derive(Debug)]
 pub struct EtcdClient {
-    lock: String,
-    keepalive: Duration,
-    req: u64,
-    /// The acquire in progress.
-    waiting: Option<u64>,
-    /// The session's lease, once known.
-    lease: Option<u64>,
-    holding: bool,
-    timer: Option<TimerId>,
-    /// Renewal requests sent.
-    renewals: u64,
-    /// The renewal awaited: only its answer moves the lease.
-    renewing: Option<u64>,
+    single: SingleServer,
+    keepalive: KeepAlive,
 }
 
 impl EtcdClient {
     /// Talks to the etcd node `lock`, refreshing its lease every `keepalive`.
     pub fn new(lock: impl Into<String>, keepalive: Duration) -> Self {
-        assert!(!keepalive.is_zero(), "etcd client: keepalive must be > 0");
         EtcdClient {
-            lock: lock.into(),
-            keepalive,
-            req: 0,
-            waiting: None,
-            lease: None,
-            holding: false,
-            timer: None,
-            renewals: 0,
-            renewing: None,
-        }
-    }
-
-    fn lock(&self, ctx: &Context<'_, Msg>) -> NodeId {
-        ctx.node(&self.lock)
-            .unwrap_or_else(|| panic!("no lock node named {:?}", self.lock))
-    }
-
-    fn start_session(&mut self, ctx: &mut Context<'_, Msg>, lease: u64) {
-        self.lease = Some(lease);
-        if self.timer.is_none() {
-            self.timer = Some(ctx.set_timer(self.keepalive, PROTOCOL_TAG));
-        }
-    }
-
-    fn end_session(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.lease = None;
-        self.holding = false;
-        self.renewing = None;
-        if let Some(t) = self.timer.take() {
-            ctx.cancel_timer(t);
+            single: SingleServer::new(lock),
+            keepalive: KeepAlive::new(keepalive),
         }
     }
 }
 
 impl LockClient for EtcdClient {
     fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.req += 1;
-        self.waiting = Some(self.req);
-        let lock = self.lock(ctx);
-        ctx.send(lock, Msg::Acquire { req: self.req });
+        self.single.acquire(ctx);
     }
 
     fn release(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.waiting = None;
-        if let Some(lease) = self.lease {
-            let lock = self.lock(ctx);
+        let held = self.single.held().is_some();
+        self.single.release(ctx);
+        if let Some(lease) = self.keepalive.lease().filter(|_| !held) {
+            // A lease whose key is still waiting: revoke it all the same.
+            let lock = self.single.lock(ctx);
             ctx.send(lock, Msg::Release { lease });
         }
-        self.end_session(ctx);
+        self.keepalive.stop(ctx);
     }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
         match *msg {
-            Msg::LeaseCreated { req, lease, .. } if self.waiting == Some(req) => {
-                self.start_session(ctx, lease);
+            Msg::LeaseCreated { req, lease, .. } if self.single.is_waiting_for(req) => {
+                self.keepalive.start(ctx, lease);
                 LockEvent::Nothing
             }
-            Msg::Granted {
-                req,
-                lease,
-                token,
-                ttl,
-            } if self.waiting == Some(req) => {
-                self.waiting = None;
-                self.holding = true;
-                self.start_session(ctx, lease);
-                LockEvent::Acquired(Grant::new(lease, token, ttl))
-            }
-            Msg::LeaseCreated { lease, .. } | Msg::Granted { lease, .. }
-                if self.lease != Some(lease) =>
-            {
+            Msg::LeaseCreated { lease, .. } if self.keepalive.lease() != Some(lease) => {
                 // For an acquire given up already: revoke the lease.
                 ctx.send(from, Msg::Release { lease });
                 LockEvent::Nothing
             }
-            Msg::RenewReply {
-                lease,
-                req,
-                ok,
-                ttl,
-            } if self.lease == Some(lease) && self.renewing == Some(req) => {
-                self.renewing = None;
-                if ok {
-                    LockEvent::Renewed(ttl)
-                } else {
-                    let holding = self.holding;
-                    self.end_session(ctx);
-                    if holding {
-                        LockEvent::Lost
-                    } else {
-                        LockEvent::Nothing
-                    }
-                }
+            Msg::KeepAliveReply { lease, ttl }
+                if ttl.is_zero() && self.keepalive.lease() == Some(lease) =>
+            {
+                // The session is gone (etcd closes `Session.Done()`), and
+                // a waiting key with it: it will never be granted.
+                self.keepalive.stop(ctx);
+                self.single.lost()
             }
-            Msg::KeepAliveReply { lease, ttl } if ttl.is_zero() && self.lease == Some(lease) => {
-                // The session is gone (etcd closes `Session.Done()`).
-                let (holding, waiting) = (self.holding, self.waiting.take());
-                self.end_session(ctx);
-                if holding {
-                    LockEvent::Lost
-                } else if waiting.is_some() {
-                    // Its key went with the lease: it will never be granted.
-                    LockEvent::Denied
-                } else {
-                    LockEvent::Nothing
+            _ => {
+                let event = self.single.on_message(ctx, from, msg);
+                match &event {
+                    LockEvent::Acquired(grant) => self.keepalive.start(ctx, grant.lease),
+                    LockEvent::Lost => self.keepalive.stop(ctx),
+                    _ => {}
                 }
+                event
             }
-            _ => LockEvent::Nothing,
         }
     }
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _tag: u64) -> LockEvent {
-        self.timer = None;
-        if let Some(lease) = self.lease {
-            let lock = self.lock(ctx);
-            ctx.send(lock, Msg::KeepAlive { lease });
-            self.timer = Some(ctx.set_timer(self.keepalive, PROTOCOL_TAG));
-        }
+        let lock = self.single.lock(ctx);
+        self.keepalive.on_timer(ctx, lock);
         LockEvent::Nothing
     }
 
     fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
-        let Some(lease) = self.lease.filter(|_| self.holding) else {
-            return false;
-        };
-        self.renewals += 1;
-        let req = self.renewals;
-        self.renewing = Some(req);
-        let lock = self.lock(ctx);
-        ctx.send(lock, Msg::Renew { lease, req });
-        true
+        self.single.renew(ctx)
     }
 
     fn on_crash(&mut self) {
-        self.waiting = None;
-        self.lease = None;
-        self.holding = false;
-        self.timer = None;
-        self.renewing = None;
+        self.single.on_crash();
+        self.keepalive.on_crash();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::design::lock_client::PROTOCOL_TAG;
     use sim::testing::Harness;
 
     const CLIENT1: NodeId = 1;

@@ -30,14 +30,13 @@
 
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId};
+use sim::{Actor, NodeId};
 
 use crate::design::catalog::{self, DesignInfo};
-use crate::design::grants::Grants;
 use crate::design::lock_client::LockClient;
-use crate::design::session::{heartbeat_interval, Session};
+use crate::design::session::heartbeat_interval;
 use crate::design::session_client::{LossNotice, SessionLockClient};
-use crate::design::session_server::{SessionLock, SessionServer};
+use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
 use crate::protocol::Msg;
 use crate::scenario::Params;
@@ -124,14 +123,8 @@ pub struct Fence {
 }
 
 impl SessionLock for Fence {
-    fn acquire(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        session: u64,
-        req: u64,
-    ) {
+    fn acquire(&mut self, call: Call<'_, '_>, req: u64) {
+        let (from, session, grants, ctx) = call.parts();
         let ttl = self.config.ttl;
         match &mut self.owner {
             None => {
@@ -160,14 +153,8 @@ impl SessionLock for Fence {
         }
     }
 
-    fn release(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        session: u64,
-        lease: u64,
-    ) {
+    fn release(&mut self, call: Call<'_, '_>, lease: u64) {
+        let (from, session, grants, ctx) = call.parts();
         let Some(o) = self
             .owner
             .as_mut()
@@ -187,13 +174,8 @@ impl SessionLock for Fence {
         ack.send(ctx);
     }
 
-    fn release_on_lost_session(
-        &mut self,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        _session: u64,
-        lease: u64,
-    ) {
+    fn release_on_lost_session(&mut self, call: Call<'_, '_>, lease: u64) {
+        let (ctx, from) = (call.ctx, call.from);
         // The session that took the lock is gone, and the lock with it.
         ctx.send(from, Msg::LockLost { lease });
     }
@@ -205,13 +187,9 @@ impl SessionLock for Fence {
             .map(|o| o.session)
     }
 
-    fn session_expired(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        session: &Session,
-    ) {
-        if let Some(o) = self.owner.take_if(|o| o.session == session.id) {
+    fn session_expired(&mut self, call: Call<'_, '_>) {
+        let (_, session, grants, ctx) = call.parts();
+        if let Some(o) = self.owner.take_if(|o| o.session == session) {
             grants.expire(ctx, o.node, o.fence);
         }
     }

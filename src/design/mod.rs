@@ -91,3 +91,14 @@ pub struct ParamError {
     /// What is wrong with it.
     pub message: String,
 }
+
+/// The node called `name`: how a design that was given its peers' names
+/// (the lock nodes, the storage) finds one.
+///
+/// # Panics
+/// If there is no such node: the world and the design's peers come from the
+/// same scenario, so a missing one is a bug in fencesim or the design.
+pub fn node_named(ctx: &sim::Context<'_, Msg>, name: &str) -> sim::NodeId {
+    ctx.node(name)
+        .unwrap_or_else(|| panic!("{}: no node named {name:?}", ctx.name_of(ctx.me())))
+}

@@ -51,6 +51,7 @@ use sim::{Actor, Context, NodeId};
 
 use crate::design::catalog::{self, DesignInfo};
 use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use crate::design::node_named;
 use crate::design::redis::{RedisConfig, RedisLock};
 use crate::design::LockDesign;
 use crate::protocol::Msg;
@@ -175,13 +176,7 @@ impl RedlockClient {
     }
 
     fn node_ids(&self, ctx: &Context<'_, Msg>) -> Vec<NodeId> {
-        self.nodes
-            .iter()
-            .map(|n| {
-                ctx.node(n)
-                    .unwrap_or_else(|| panic!("no lock node named {n:?}"))
-            })
-            .collect()
+        self.nodes.iter().map(|n| node_named(ctx, n)).collect()
     }
 
     fn release_all(&self, ctx: &mut Context<'_, Msg>, lease: u64) {

@@ -40,6 +40,7 @@ use std::time::Duration;
 use sim::{Context, NodeId};
 
 use crate::design::lock_client::PROTOCOL_TAG;
+use crate::design::node_named;
 use crate::protocol::Msg;
 
 /// Server timer tags at or above this belong to the [`SessionTable`]
@@ -208,8 +209,7 @@ impl ClientSession {
 
     /// The lock node.
     pub fn lock(&self, ctx: &Context<'_, Msg>) -> NodeId {
-        ctx.node(&self.lock)
-            .unwrap_or_else(|| panic!("no lock node named {:?}", self.lock))
+        node_named(ctx, &self.lock)
     }
 
     /// The open session's id.

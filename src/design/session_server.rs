@@ -12,9 +12,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use fencesim::design::grants::Grants;
-//! use fencesim::design::session::Session;
-//! use fencesim::design::session_server::{SessionLock, SessionServer};
+//! use fencesim::design::session_server::{Call, SessionLock, SessionServer};
 //! use fencesim::protocol::Msg;
 //! use sim::testing::Harness;
 //! use sim::{Context, NodeId};
@@ -24,23 +22,24 @@
 //! struct Simple(Option<(NodeId, u64)>);
 //!
 //! impl SessionLock for Simple {
-//!     fn acquire(&mut self, g: &mut Grants, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
+//!     fn acquire(&mut self, call: Call<'_, '_>, req: u64) {
 //!         if self.0.is_some() {
-//!             return ctx.send(from, Msg::Denied { req });
+//!             return call.ctx.send(call.from, Msg::Denied { req });
 //!         }
-//!         self.0 = Some((from, session));
-//!         g.grant(ctx, from, req, session, None, Duration::from_secs(10));
+//!         self.0 = Some((call.from, call.session));
+//!         let ttl = Duration::from_secs(10);
+//!         call.grants.grant(call.ctx, call.from, req, call.session, None, ttl);
 //!     }
-//!     fn release(&mut self, g: &mut Grants, ctx: &mut Context<'_, Msg>, from: NodeId, _: u64, lease: u64) {
-//!         self.0.take_if(|&mut (node, session)| node == from && session == lease);
-//!         g.release(ctx, from, lease).send(ctx);
+//!     fn release(&mut self, call: Call<'_, '_>, lease: u64) {
+//!         self.0.take_if(|&mut held| held == (call.from, lease));
+//!         call.grants.release(call.ctx, call.from, lease).send(call.ctx);
 //!     }
 //!     fn session_of(&self, from: NodeId, lease: u64) -> Option<u64> {
-//!         self.0.filter(|&h| h == (from, lease)).map(|(_, session)| session)
+//!         self.0.filter(|&held| held == (from, lease)).map(|(_, session)| session)
 //!     }
-//!     fn session_expired(&mut self, g: &mut Grants, ctx: &mut Context<'_, Msg>, s: &Session) {
-//!         if self.0.take_if(|&mut (_, session)| session == s.id).is_some() {
-//!             g.expire(ctx, s.node, s.id);
+//!     fn session_expired(&mut self, call: Call<'_, '_>) {
+//!         if self.0.take_if(|&mut (_, session)| session == call.session).is_some() {
+//!             call.grants.expire(call.ctx, call.from, call.session);
 //!         }
 //!     }
 //!     fn on_crash(&mut self) {
@@ -64,57 +63,56 @@ use std::time::Duration;
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::grants::Grants;
-use crate::design::session::{Session, SessionTable};
+use crate::design::session::SessionTable;
 use crate::protocol::Msg;
+
+/// One call of the [`SessionServer`] into its lock: whose session it is
+/// about, and the ledger and context to answer through.
+pub struct Call<'a, 'c> {
+    /// The client's node.
+    pub from: NodeId,
+    /// The client's session: live for an acquire or a release, just
+    /// expired for [`SessionLock::session_expired`].
+    pub session: u64,
+    /// The ledger every grant, release and expiry goes through.
+    pub grants: &'a mut Grants,
+    /// The server's context.
+    pub ctx: &'a mut Context<'c, Msg>,
+}
+
+impl<'a, 'c> Call<'a, 'c> {
+    /// Its parts: `(from, session, grants, ctx)`.
+    pub fn parts(self) -> (NodeId, u64, &'a mut Grants, &'a mut Context<'c, Msg>) {
+        (self.from, self.session, self.grants, self.ctx)
+    }
+}
 
 /// What a session design's lock does; the [`SessionServer`] does the rest.
 pub trait SessionLock: Debug + Send + 'static {
-    /// [`Msg::SessionAcquire`] on `session`, live and `from`'s: grant
-    /// through `grants`, queue, or deny.
-    fn acquire(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        session: u64,
-        req: u64,
-    );
+    /// [`Msg::SessionAcquire`] `req` on a live session: grant through
+    /// `call.grants`, queue, or deny.
+    fn acquire(&mut self, call: Call<'_, '_>, req: u64);
 
-    /// [`Msg::SessionRelease`] of `lease` on `session`, live and `from`'s:
-    /// answer it (usually [`Grants::release`]).
-    fn release(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        session: u64,
-        lease: u64,
-    );
+    /// [`Msg::SessionRelease`] of `lease` on a live session: answer it
+    /// (usually with [`Grants::release`]).
+    fn release(&mut self, call: Call<'_, '_>, lease: u64);
 
     /// A release on a session that is not live. By default it is refused
     /// like any request on it ([`Msg::SessionExpired`]).
-    fn release_on_lost_session(
-        &mut self,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        session: u64,
-        _lease: u64,
-    ) {
-        ctx.send(from, Msg::SessionExpired { session });
+    fn release_on_lost_session(&mut self, call: Call<'_, '_>, _lease: u64) {
+        let expired = Msg::SessionExpired {
+            session: call.session,
+        };
+        call.ctx.send(call.from, expired);
     }
 
     /// The session in which `from` holds `lease`, if it does: a renewal of
     /// the lease heartbeats it.
     fn session_of(&self, from: NodeId, lease: u64) -> Option<u64>;
 
-    /// Session `session` expired on the server's clock: what it held ends
+    /// `call.session` expired on the server's clock: what it held ends
     /// (through [`Grants::expire`]) and the lock may pass on.
-    fn session_expired(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        session: &Session,
-    );
+    fn session_expired(&mut self, call: Call<'_, '_>);
 
     /// A session is about to be opened (ZooKeeper counts a transaction).
     fn on_open(&mut self) {}
@@ -157,10 +155,10 @@ impl<L: SessionLock> Actor<Msg> for SessionServer<L> {
     fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-        let (lock, grants) = (&mut self.lock, &mut self.grants);
+        let grants = &mut self.grants;
         match msg {
             Msg::OpenSession { req } => {
-                lock.on_open();
+                self.lock.on_open();
                 self.sessions.open(ctx, from, req);
             }
             Msg::Heartbeat { session } => {
@@ -169,19 +167,33 @@ impl<L: SessionLock> Actor<Msg> for SessionServer<L> {
             // A request on a session that is not live is answered
             // SessionExpired by the check.
             Msg::SessionAcquire { session, req } if self.sessions.check(ctx, from, session) => {
-                lock.acquire(grants, ctx, from, session, req);
+                let call = Call {
+                    from,
+                    session,
+                    grants,
+                    ctx,
+                };
+                self.lock.acquire(call, req);
             }
             Msg::SessionRelease { session, lease } => {
-                if self.sessions.is_live(ctx, from, session) {
-                    lock.release(grants, ctx, from, session, lease);
+                let live = self.sessions.is_live(ctx, from, session);
+                let call = Call {
+                    from,
+                    session,
+                    grants,
+                    ctx,
+                };
+                if live {
+                    self.lock.release(call, lease);
                 } else {
-                    lock.release_on_lost_session(ctx, from, session, lease);
+                    self.lock.release_on_lost_session(call, lease);
                 }
             }
             Msg::Renew { lease, req } => {
                 // The lock lives as long as the session that holds it: a
                 // renewal heartbeats that session, or finds the lock lost.
-                let session = lock
+                let session = self
+                    .lock
                     .session_of(from, lease)
                     .filter(|&session| self.sessions.is_live(ctx, from, session));
                 if let Some(session) = session {
@@ -196,7 +208,13 @@ impl<L: SessionLock> Actor<Msg> for SessionServer<L> {
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
         if let Some(session) = self.sessions.on_timer(ctx, tag) {
-            self.lock.session_expired(&mut self.grants, ctx, &session);
+            let call = Call {
+                from: session.node,
+                session: session.id,
+                grants: &mut self.grants,
+                ctx,
+            };
+            self.lock.session_expired(call);
         }
     }
 

@@ -36,9 +36,9 @@ use sim::{Actor, Context, NodeId};
 use crate::design::catalog::{self, DesignInfo};
 use crate::design::grants::Grants;
 use crate::design::lock_client::LockClient;
-use crate::design::session::{heartbeat_interval, Session};
+use crate::design::session::heartbeat_interval;
 use crate::design::session_client::{LossNotice, SessionLockClient};
-use crate::design::session_server::{SessionLock, SessionServer};
+use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
 use crate::protocol::Msg;
 use crate::scenario::Params;
@@ -152,14 +152,8 @@ impl LockPath {
 
 impl SessionLock for LockPath {
     /// Creates an ephemeral sequential znode for `session`.
-    fn acquire(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        session: u64,
-        req: u64,
-    ) {
+    fn acquire(&mut self, call: Call<'_, '_>, req: u64) {
+        let (from, session, grants, ctx) = call.parts();
         let retried = self
             .znodes
             .iter()
@@ -196,14 +190,8 @@ impl SessionLock for LockPath {
 
     /// Deletes the session's znode `seq`; deleting a znode that is gone
     /// already is a no-op (NoNode), answered all the same.
-    fn release(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        from: NodeId,
-        session: u64,
-        seq: u64,
-    ) {
+    fn release(&mut self, call: Call<'_, '_>, seq: u64) {
+        let (from, session, grants, ctx) = call.parts();
         let owned = self.znodes.get(&seq).is_some_and(|z| z.session == session);
         if owned {
             self.znodes.remove(&seq);
@@ -224,17 +212,13 @@ impl SessionLock for LockPath {
     }
 
     /// closeSession: one transaction deletes the session's ephemeral znodes.
-    fn session_expired(
-        &mut self,
-        grants: &mut Grants,
-        ctx: &mut Context<'_, Msg>,
-        session: &Session,
-    ) {
+    fn session_expired(&mut self, call: Call<'_, '_>) {
+        let (_, session, grants, ctx) = call.parts();
         self.write_txn();
         let gone: Vec<u64> = self
             .znodes
             .iter()
-            .filter(|(_, z)| z.session == session.id)
+            .filter(|(_, z)| z.session == session)
             .map(|(&seq, _)| seq)
             .collect();
         for seq in gone {
