@@ -187,7 +187,7 @@ impl SessionLock for ChubbyMutex {
 mod tests {
     use super::*;
     use crate::design::session::SESSION_TAG;
-    use sim::testing::Harness;
+    use sim::testing::{Harness, Step};
     use sim::TimerId;
 
     const CLIENT1: NodeId = 1;
@@ -209,6 +209,16 @@ mod tests {
         let session = client as u64;
         let s = h.message(lock, client, Msg::SessionAcquire { session, req });
         s.sends[0].1.clone()
+    }
+
+    fn release(
+        h: &mut Harness,
+        lock: &mut ChubbyLock,
+        client: NodeId,
+        session: u64,
+        lease: u64,
+    ) -> Step<Msg> {
+        h.message(lock, client, Msg::SessionRelease { session, lease })
     }
 
     /// client1 holds; only client2 heartbeats; client1's session expires.
@@ -234,14 +244,7 @@ mod tests {
             acquire(&mut h, &mut lock, CLIENT2, 1),
             Msg::Denied { req: 1 }
         );
-        let s = h.message(
-            &mut lock,
-            CLIENT1,
-            Msg::SessionRelease {
-                session: 1,
-                lease: 1,
-            },
-        );
+        let s = release(&mut h, &mut lock, CLIENT1, 1, 1);
         assert!(s.event("released").is_some());
         // A release starts no lock-delay.
         let got = acquire(&mut h, &mut lock, CLIENT2, 2);
@@ -286,14 +289,7 @@ mod tests {
         let (mut h, mut lock) = server(Duration::ZERO);
         acquire(&mut h, &mut lock, CLIENT1, 1);
         lose_client1(&mut h, &mut lock);
-        let s = h.message(
-            &mut lock,
-            CLIENT1,
-            Msg::SessionRelease {
-                session: 1,
-                lease: 1,
-            },
-        );
+        let s = release(&mut h, &mut lock, CLIENT1, 1, 1);
         assert_eq!(s.sends, [(CLIENT1, Msg::SessionExpired { session: 1 })]);
         assert_eq!(
             acquire(&mut h, &mut lock, CLIENT1, 2),

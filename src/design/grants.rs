@@ -123,13 +123,7 @@ impl Grants {
             "lease {lease} granted twice to {name} without ending"
         );
         sim::emit!(events::GRANTED, client = name, lease = lease, token = token);
-        let granted = Msg::Granted {
-            req,
-            lease,
-            token,
-            ttl,
-        };
-        ctx.send(client, granted);
+        self.repeat(ctx, client, req, lease, ttl);
     }
 
     /// Answers request `req` again with `client`'s live grant of `lease`

@@ -204,7 +204,7 @@ mod tests {
     use super::*;
     use crate::design::lock_client::{LockEvent, PROTOCOL_TAG};
     use crate::design::session::SESSION_TAG;
-    use crate::design::session_client::testing::Host;
+    use crate::design::session_client::testing::{granted_msg, Host};
     use sim::testing::Harness;
     use sim::TimerId;
 
@@ -299,22 +299,9 @@ mod tests {
     #[test]
     fn the_client_keeps_believing_until_its_release_gets_lock_lost() {
         const LOCK: NodeId = 1;
-        let mut h = Harness::new(&["client1", "lock"], 0);
         let protocol = SessionLockClient::new("lock", TTL / 5, LossNotice::OnNextLockCall);
-        let mut c = Host::new(protocol);
-        c.acquire(&mut h);
-        let opened = Msg::SessionOpened {
-            req: 1,
-            session: 3,
-            ttl: TTL,
-        };
-        c.message(&mut h, LOCK, opened);
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 5,
-            token: Some(5),
-            ttl: TTL,
-        };
+        let (mut h, mut c) = Host::opened(protocol, 3, TTL);
+        let granted = granted_msg(1, 5, Some(5), TTL);
         assert!(matches!(
             c.message(&mut h, LOCK, granted).0,
             LockEvent::Acquired(_)
@@ -344,22 +331,9 @@ mod tests {
     #[test]
     fn a_renewal_is_a_lock_call_and_its_refusal_tells_the_owner() {
         const LOCK: NodeId = 1;
-        let mut h = Harness::new(&["client1", "lock"], 0);
         let protocol = SessionLockClient::new("lock", TTL / 5, LossNotice::OnNextLockCall);
-        let mut c = Host::new(protocol);
-        c.acquire(&mut h);
-        let opened = Msg::SessionOpened {
-            req: 1,
-            session: 3,
-            ttl: TTL,
-        };
-        c.message(&mut h, LOCK, opened);
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 5,
-            token: Some(5),
-            ttl: TTL,
-        };
+        let (mut h, mut c) = Host::opened(protocol, 3, TTL);
+        let granted = granted_msg(1, 5, Some(5), TTL);
         c.message(&mut h, LOCK, granted);
         let expired = Msg::SessionExpired { session: 3 };
         assert_eq!(c.message(&mut h, LOCK, expired).0, LockEvent::Nothing);

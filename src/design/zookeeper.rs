@@ -242,7 +242,7 @@ mod tests {
     use super::*;
     use crate::design::lock_client::{Grant, LockEvent, PROTOCOL_TAG};
     use crate::design::session::SESSION_TAG;
-    use crate::design::session_client::testing::Host;
+    use crate::design::session_client::testing::{granted_msg, Host};
     use sim::journal::Value;
     use sim::testing::Harness;
     use sim::TimerId;
@@ -274,12 +274,7 @@ mod tests {
         let (mut h, mut zk) = server();
         two_sessions(&mut h, &mut zk);
         let s = h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 0,
-            token: Some(3),
-            ttl: TTL,
-        };
+        let granted = granted_msg(1, 0, Some(3), TTL);
         assert_eq!(s.sends, [(CLIENT1, granted)]);
         assert_eq!(
             field(s.event("granted").unwrap(), "lease"),
@@ -298,12 +293,7 @@ mod tests {
             },
         );
         assert!(s.event("released").is_some());
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 1,
-            token: Some(4),
-            ttl: TTL,
-        };
+        let granted = granted_msg(1, 1, Some(4), TTL);
         assert_eq!(
             s.sends,
             [(CLIENT2, granted), (CLIENT1, Msg::ReleaseAck { lease: 0 })]
@@ -361,12 +351,7 @@ mod tests {
         assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 7, req: 1 })]);
         let (event, _) = c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 3 });
         assert_eq!(event, LockEvent::Nothing);
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 3,
-            token: Some(9),
-            ttl: TTL,
-        };
+        let granted = granted_msg(1, 3, Some(9), TTL);
         let grant = Grant::new(3, Some(9), TTL);
         assert_eq!(
             c.message(&mut h, LOCK, granted).0,
@@ -385,47 +370,19 @@ mod tests {
     #[test]
     fn a_client_that_gives_up_waiting_deletes_its_znode() {
         const LOCK: NodeId = 1;
-        let mut h = Harness::new(&["client1", "lock"], 0);
         let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
-        let mut c = Host::new(protocol);
-        c.acquire(&mut h);
-        let opened = Msg::SessionOpened {
-            req: 1,
-            session: 1,
-            ttl: TTL,
-        };
-        c.message(&mut h, LOCK, opened);
+        let (mut h, mut c) = Host::opened(protocol, 1, TTL);
         c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 4 });
-        let sends = c.release(&mut h);
-        assert_eq!(
-            sends,
-            [(
-                LOCK,
-                Msg::SessionRelease {
-                    session: 1,
-                    lease: 4
-                }
-            )]
-        );
-        // A grant for the abandoned request comes back anyway: handed back.
-        let granted = Msg::Granted {
-            req: 1,
+        let delete = Msg::SessionRelease {
+            session: 1,
             lease: 4,
-            token: Some(2),
-            ttl: TTL,
         };
+        assert_eq!(c.release(&mut h), [(LOCK, delete.clone())]);
+        // A grant for the abandoned request comes back anyway: handed back.
+        let granted = granted_msg(1, 4, Some(2), TTL);
         let (event, sends) = c.message(&mut h, LOCK, granted);
         assert_eq!(event, LockEvent::Nothing);
-        assert_eq!(
-            sends,
-            [(
-                LOCK,
-                Msg::SessionRelease {
-                    session: 1,
-                    lease: 4
-                }
-            )]
-        );
+        assert_eq!(sends, [(LOCK, delete)]);
     }
 
     #[test]
@@ -452,22 +409,9 @@ mod tests {
     #[test]
     fn the_client_renews_the_lease_it_holds_and_acts_on_one_answer_once() {
         const LOCK: NodeId = 1;
-        let mut h = Harness::new(&["client1", "lock"], 0);
         let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
-        let mut c = Host::new(protocol);
-        c.acquire(&mut h);
-        let opened = Msg::SessionOpened {
-            req: 1,
-            session: 2,
-            ttl: TTL,
-        };
-        c.message(&mut h, LOCK, opened);
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 5,
-            token: Some(3),
-            ttl: TTL,
-        };
+        let (mut h, mut c) = Host::opened(protocol, 2, TTL);
+        let granted = granted_msg(1, 5, Some(3), TTL);
         c.message(&mut h, LOCK, granted.clone());
         // A second copy of the grant held: kept, not handed back.
         assert_eq!(
@@ -516,12 +460,7 @@ mod tests {
         assert_eq!(sends, [(LOCK, Msg::OpenSession { req: 2 })]);
         let (_, sends) = c.message(&mut h, LOCK, opened(2, 2));
         assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 2, req: 2 })]);
-        let late = Msg::Granted {
-            req: 1,
-            lease: 4,
-            token: Some(5),
-            ttl: TTL,
-        };
+        let late = granted_msg(1, 4, Some(5), TTL);
         let (event, sends) = c.message(&mut h, LOCK, late);
         assert_eq!(event, LockEvent::Nothing);
         let give_back = Msg::SessionRelease {
