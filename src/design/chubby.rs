@@ -156,10 +156,17 @@ impl SessionLock for ChubbyMutex {
 
     fn release(&mut self, call: Call<'_, '_>, lease: u64) {
         let (from, session, grants, ctx) = call.parts();
-        // Released, not lost: no lock-delay.
-        self.holder
-            .take_if(|h| h.session == session && h.generation == lease);
-        grants.release(ctx, from, lease).send(ctx);
+        // Released, not lost: no lock-delay. The lock is the session's: a
+        // release on another session of the client's (after its crash)
+        // leaves it held.
+        let ack = match self
+            .holder
+            .take_if(|h| h.session == session && h.generation == lease)
+        {
+            Some(_) => grants.release(ctx, from, lease),
+            None => grants.acknowledge(from, lease),
+        };
+        ack.send(ctx);
     }
 
     fn session_of(&self, from: NodeId, lease: u64) -> Option<u64> {
@@ -294,6 +301,21 @@ mod tests {
         assert_eq!(
             acquire(&mut h, &mut lock, CLIENT1, 2),
             Msg::SessionExpired { session: 1 }
+        );
+    }
+
+    #[test]
+    fn a_release_on_another_session_of_the_holder_leaves_the_lock_held() {
+        let (mut h, mut lock) = server(Duration::ZERO);
+        acquire(&mut h, &mut lock, CLIENT1, 1);
+        // client1 restarted and opened session 3; session 1 holds the lock.
+        h.message(&mut lock, CLIENT1, Msg::OpenSession { req: 2 });
+        let s = release(&mut h, &mut lock, CLIENT1, 3, 1);
+        assert!(s.events.is_empty(), "{:?}", s.events);
+        assert_eq!(s.sends, [(CLIENT1, Msg::ReleaseAck { lease: 1 })]);
+        assert_eq!(
+            acquire(&mut h, &mut lock, CLIENT2, 1),
+            Msg::Denied { req: 1 }
         );
     }
 

@@ -21,7 +21,9 @@
 //! - [`Grants::release`] ends the client's grant of that lease if it is live
 //!   (`released {client, lease}`) and returns the [`ReleaseAck`] to send
 //!   (`#[must_use]`: a design may send it after what the release set off,
-//!   such as the next grant, as ZooKeeper's watch and etcd do).
+//!   such as the next grant, as ZooKeeper's watch and etcd do);
+//!   [`Grants::acknowledge`] answers a release that, by the design's rules,
+//!   ends nothing.
 //! - [`Grants::renew`] answers [`Msg::Renew`] with [`Msg::RenewReply`] and
 //!   journals `renewed {client, lease}` when it extends a live grant.
 //! - [`Grants::expire`] ends a live grant on the server's own clock
@@ -176,16 +178,12 @@ impl Grants {
         ReleaseAck { client, lease }
     }
 
-    /// The answer to a release that gives up one of several holds of a live
-    /// grant (a reentrant lock): the grant goes on.
-    ///
-    /// # Panics
-    /// If the grant is not live.
-    pub fn release_one_hold(&self, client: NodeId, lease: u64) -> ReleaseAck {
-        assert!(
-            self.is_live(client, lease),
-            "a hold of lease {lease} released after the grant ended"
-        );
+    /// The answer to a release that ends no grant, by the design's own
+    /// rules, even if `client` holds `lease`: one of several holds of a
+    /// reentrant lock given up, or a release the lock ignores (ZooKeeper's
+    /// delete of a znode that another session of the client owns). The grant,
+    /// if any, goes on; what ends it later is journaled then.
+    pub fn acknowledge(&self, client: NodeId, lease: u64) -> ReleaseAck {
         ReleaseAck { client, lease }
     }
 

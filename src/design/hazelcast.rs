@@ -169,7 +169,7 @@ impl SessionLock for Fence {
             self.owner = None;
             grants.release(ctx, from, lease)
         } else {
-            grants.release_one_hold(from, lease)
+            grants.acknowledge(from, lease)
         };
         ack.send(ctx);
     }

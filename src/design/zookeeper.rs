@@ -193,14 +193,15 @@ impl SessionLock for LockPath {
     fn release(&mut self, call: Call<'_, '_>, seq: u64) {
         let (from, session, grants, ctx) = call.parts();
         let owned = self.znodes.get(&seq).is_some_and(|z| z.session == session);
-        if owned {
-            self.znodes.remove(&seq);
-            self.write_txn();
+        if !owned {
+            // Gone already (NoNode), or another session's: nothing changes.
+            grants.acknowledge(from, seq).send(ctx);
+            return;
         }
+        self.znodes.remove(&seq);
+        self.write_txn();
         let ack = grants.release(ctx, from, seq);
-        if owned {
-            self.notify_lowest(grants, ctx);
-        }
+        self.notify_lowest(grants, ctx);
         ack.send(ctx);
     }
 
@@ -267,6 +268,28 @@ mod tests {
         let s = h.message(zk, CLIENT1, Msg::OpenSession { req: 1 });
         h.message(zk, CLIENT2, Msg::OpenSession { req: 1 });
         s.timers[0].0
+    }
+
+    #[test]
+    fn a_delete_on_another_session_of_the_owner_leaves_its_znode_holding() {
+        // client1 restarted: its first session still owns the lock's znode,
+        // and it gives the grant back on its second one.
+        let (mut h, mut zk) = server();
+        h.message(&mut zk, CLIENT1, Msg::OpenSession { req: 1 });
+        h.message(&mut zk, CLIENT1, Msg::OpenSession { req: 2 });
+        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
+        let delete = Msg::SessionRelease {
+            session: 2,
+            lease: 0,
+        };
+        let s = h.message(&mut zk, CLIENT1, delete);
+        assert!(s.events.is_empty(), "{:?}", s.events);
+        assert_eq!(s.sends, [(CLIENT1, Msg::ReleaseAck { lease: 0 })]);
+        // The grant ends with its session.
+        h.message(&mut zk, CLIENT1, Msg::Heartbeat { session: 2 });
+        h.advance(TTL);
+        let s = h.timer(&mut zk, TimerId(0), SESSION_TAG + 1);
+        assert!(s.event("expired").is_some(), "{:?}", s.events);
     }
 
     #[test]
