@@ -28,10 +28,10 @@ use std::time::Duration;
 use fencesim::design::catalog::{
     DesignInfo, KeyKind, KeySpec, Registry, Role, Value, ANY_DURATION, TTL,
 };
+use fencesim::design::grants::Grants;
 use fencesim::design::lock_client::{LockClient, SingleServer};
 use fencesim::design::params::Params;
 use fencesim::design::LockDesign;
-use fencesim::events;
 use fencesim::protocol::Msg;
 use sim::{Actor, Context, NodeId, TimerId};
 
@@ -107,6 +107,7 @@ impl LockDesign for GraceLease {
             grace: config.grace,
             tokens: config.tokens,
             holder: None,
+            grants: Grants::new(),
             next_lease: 1,
             next_token: 1,
         })
@@ -118,14 +119,16 @@ impl LockDesign for GraceLease {
     }
 }
 
-/// The server: a sans-IO state machine. It journals `granted`, `expired`
-/// and `released` as `fencesim::events` asks, so the oracle can judge it.
+/// The server: a sans-IO state machine. Every grant, release and expiry
+/// goes through its [`Grants`] ledger, which journals what the oracle reads
+/// (`granted`, `released`, `expired`) with the answer it sends.
 struct GraceServer {
     ttl: Duration,
     grace: Duration,
     tokens: bool,
     /// (client, lease, expiry timer).
     holder: Option<(NodeId, u64, TimerId)>,
+    grants: Grants,
     next_lease: u64,
     /// Durable: the counter survives a crash (nothing here crashes it).
     next_token: u64,
@@ -146,50 +149,28 @@ impl Actor<Msg> for GraceServer {
                 // The lock is held for ttl + grace on the server's clock.
                 let timer = ctx.set_timer(self.ttl + self.grace, lease);
                 self.holder = Some((from, lease, timer));
-                let client = ctx.name_of(from);
-                sim::emit!(
-                    events::GRANTED,
-                    client = client,
-                    lease = lease,
-                    token = token
-                );
-                let ttl = self.ttl;
-                ctx.send(
-                    from,
-                    Msg::Granted {
-                        req,
-                        lease,
-                        token,
-                        ttl,
-                    },
-                );
+                self.grants.grant(ctx, from, req, lease, token, self.ttl);
             }
             Msg::Acquire { req } => ctx.send(from, Msg::Denied { req }),
             Msg::Release { lease } => {
-                if let Some((client, held, timer)) = self.holder {
-                    if client == from && held == lease {
-                        ctx.cancel_timer(timer);
-                        self.holder = None;
-                        sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = lease);
-                    }
+                if let Some((_, _, timer)) = self.holder.take_if(|h| (h.0, h.1) == (from, lease)) {
+                    ctx.cancel_timer(timer);
                 }
-                ctx.send(from, Msg::ReleaseAck { lease });
+                self.grants.release(ctx, from, lease).send(ctx);
             }
             _ => {}
         }
     }
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, lease: u64) {
-        if let Some((client, _, timer)) = self.holder {
-            if timer == id {
-                self.holder = None;
-                sim::emit!(events::EXPIRED, client = ctx.name_of(client), lease = lease);
-            }
+        if let Some((client, _, _)) = self.holder.take_if(|h| h.2 == id) {
+            self.grants.expire(ctx, client, lease);
         }
     }
 
     fn on_crash(&mut self) {
         self.holder = None;
+        self.grants.forget_all();
     }
 }
 

@@ -1,9 +1,12 @@
 //! The messages clients, lock services and storages exchange.
 //!
 //! Every design speaks this protocol, so a user's lock service works with the
-//! bundled clients and storages, and the other way round.
+//! bundled clients and storages, and the other way round. A design with a
+//! wire protocol of its own carries its messages in [`Msg::Design`], a
+//! [`Payload`] of its own type, without editing fencesim.
 
-use std::fmt::Write as _;
+use std::any::Any;
+use std::fmt::{Debug, Write as _};
 use std::time::Duration;
 
 /// How a write changes the stored value.
@@ -219,6 +222,133 @@ pub enum Msg {
         /// The lease lost.
         lease: u64,
     },
+    /// A message of a design's own protocol, which fencesim carries without
+    /// knowing its type: see [`Payload`] and [`Msg::design`].
+    Design(DesignMsg),
+}
+
+impl Msg {
+    /// `payload`, a message of a design's own type, as a [`Msg::Design`].
+    pub fn design<T: Payload>(payload: T) -> Msg {
+        Msg::Design(DesignMsg::new(payload))
+    }
+
+    /// The payload of a [`Msg::Design`] if it is a `T`.
+    pub fn as_design<T: Payload>(&self) -> Option<&T> {
+        match self {
+            Msg::Design(m) => m.downcast_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// A message type a design brings for its own protocol, carried by
+/// [`Msg::Design`]: fencesim sends, delays, drops and duplicates it like any
+/// other message, and journals it by its [`Payload::summary`], which every
+/// report and `step` show (escaped, as all journal text).
+///
+/// ```
+/// use fencesim::protocol::{Msg, Payload};
+///
+/// #[derive(Clone, Debug, PartialEq)]
+/// enum Ticket {
+///     Ask { req: u64 },
+///     Busy { req: u64 },
+/// }
+///
+/// impl Payload for Ticket {
+///     fn summary(&self) -> String {
+///         match self {
+///             Ticket::Ask { req } => format!("ticket? req={req}"),
+///             Ticket::Busy { req } => format!("busy req={req}"),
+///         }
+///     }
+/// }
+///
+/// let msg = Msg::design(Ticket::Ask { req: 1 });
+/// assert_eq!(msg.as_design::<Ticket>(), Some(&Ticket::Ask { req: 1 }));
+/// assert_eq!(sim::Message::summary(&msg), "ticket? req=1");
+/// assert_ne!(msg, Msg::design(Ticket::Busy { req: 1 }));
+/// ```
+pub trait Payload: Any + Clone + Debug + PartialEq + Send {
+    /// A short line for the journal and the reports; by default the
+    /// message's `Debug` form.
+    fn summary(&self) -> String {
+        format!("{self:?}")
+    }
+}
+
+/// What [`DesignMsg`] needs of a [`Payload`], object-safe.
+trait DynPayload: Debug + Send {
+    fn summary(&self) -> String;
+    fn clone_box(&self) -> Box<dyn DynPayload>;
+    fn eq_dyn(&self, other: &dyn DynPayload) -> bool;
+    fn as_any(&self) -> &dyn Any;
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
+}
+
+impl<T: Payload> DynPayload for T {
+    fn summary(&self) -> String {
+        Payload::summary(self)
+    }
+    fn clone_box(&self) -> Box<dyn DynPayload> {
+        Box::new(self.clone())
+    }
+    fn eq_dyn(&self, other: &dyn DynPayload) -> bool {
+        other.as_any().downcast_ref::<T>() == Some(self)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
+}
+
+/// A design's own message, of a type fencesim does not know: make one with
+/// [`Msg::design`], read it with [`DesignMsg::downcast_ref`] (or
+/// [`Msg::as_design`]). Two are equal when they hold equal values of the
+/// same type.
+#[derive(Debug)]
+pub struct DesignMsg(Box<dyn DynPayload>);
+
+impl DesignMsg {
+    /// Wraps `payload`.
+    pub fn new<T: Payload>(payload: T) -> Self {
+        DesignMsg(Box::new(payload))
+    }
+
+    /// The payload, if it is a `T`.
+    pub fn downcast_ref<T: Payload>(&self) -> Option<&T> {
+        self.0.as_any().downcast_ref()
+    }
+
+    /// The payload by value, if it is a `T`; else the message back.
+    pub fn downcast<T: Payload>(self) -> Result<T, Self> {
+        if self.0.as_any().is::<T>() {
+            let any = self.0.into_any();
+            Ok(*any.downcast::<T>().expect("the type was just checked"))
+        } else {
+            Err(self)
+        }
+    }
+
+    /// The payload's [`Payload::summary`].
+    pub fn summary(&self) -> String {
+        self.0.summary()
+    }
+}
+
+impl Clone for DesignMsg {
+    fn clone(&self) -> Self {
+        DesignMsg(self.0.clone_box())
+    }
+}
+
+impl PartialEq for DesignMsg {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.eq_dyn(other.0.as_ref())
+    }
 }
 
 impl sim::Message for Msg {
@@ -280,6 +410,7 @@ impl sim::Message for Msg {
                 write!(s, "release session={session} lease={lease}").unwrap()
             }
             Msg::LockLost { lease } => write!(s, "lock lost lease={lease}").unwrap(),
+            Msg::Design(m) => s.push_str(&m.summary()),
         }
         s
     }

@@ -28,15 +28,15 @@
 
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId, TimerId};
+use sim::{Actor, NodeId};
 
 use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
 use crate::design::lock_client::LockClient;
 use crate::design::params::Params;
-use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session::heartbeat_interval;
 use crate::design::session_client::{LossNotice, SessionLockClient};
+use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 
 /// The `chubby` design as the registry knows it.
@@ -144,10 +144,27 @@ struct Holder {
 }
 
 /// The `chubby` server: sessions and one lock.
+pub type ChubbyLock = SessionServer<ChubbyMutex>;
+
+impl ChubbyLock {
+    /// A server with these settings.
+    pub fn new(config: ChubbyConfig) -> Self {
+        SessionServer::with_lock(
+            config.ttl,
+            ChubbyMutex {
+                config,
+                generation: 0,
+                holder: None,
+                free_at: Duration::ZERO,
+            },
+        )
+    }
+}
+
+/// Chubby's lock: its generation number, holder and lock-delay.
 #[derive(Debug)]
-pub struct ChubbyLock {
+pub struct ChubbyMutex {
     config: ChubbyConfig,
-    sessions: SessionTable,
     /// The last acquisition's generation number.
     generation: u64,
     holder: Option<Holder>,
@@ -155,39 +172,17 @@ pub struct ChubbyLock {
     free_at: Duration,
 }
 
-impl ChubbyLock {
-    /// A server with these settings.
-    pub fn new(config: ChubbyConfig) -> Self {
-        ChubbyLock {
-            sessions: SessionTable::new(config.ttl),
-            config,
-            generation: 0,
-            holder: None,
-            free_at: Duration::ZERO,
-        }
-    }
-
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
-        if !self.sessions.check(ctx, from, session) {
-            return;
-        }
+impl SessionLock for ChubbyMutex {
+    fn acquire(&mut self, call: Call<'_, '_>, req: u64) {
+        let (from, session, grants, ctx) = call.parts();
+        let ttl = self.config.ttl;
         if let Some(h) = self
             .holder
             .as_ref()
             .filter(|h| h.session == session && h.req == req)
         {
             // The holder's retried request (its answer was lost): the same grant.
-            let (lease, ttl) = (h.generation, self.config.ttl);
-            let token = self.config.tokens.then_some(lease);
-            ctx.send(
-                from,
-                Msg::Granted {
-                    req,
-                    lease,
-                    token,
-                    ttl,
-                },
-            );
+            grants.repeat(ctx, from, req, h.generation, ttl);
             return;
         }
         if self.holder.is_some() || ctx.now() < self.free_at {
@@ -203,82 +198,40 @@ impl ChubbyLock {
             generation,
         });
         let token = self.config.tokens.then_some(generation);
-        sim::emit!(
-            events::GRANTED,
-            client = ctx.name_of(from),
-            lease = generation,
-            token = token
-        );
-        let ttl = self.config.ttl;
-        ctx.send(
-            from,
-            Msg::Granted {
-                req,
-                lease: generation,
-                token,
-                ttl,
-            },
-        );
+        grants.grant(ctx, from, req, generation, token, ttl);
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, lease: u64) {
-        if !self.sessions.check(ctx, from, session) {
-            return;
-        }
-        let holds = self
+    fn release(&mut self, call: Call<'_, '_>, lease: u64) {
+        let (from, session, grants, ctx) = call.parts();
+        // Released, not lost: no lock-delay. The lock is the session's: a
+        // release on another session of the client's (after its crash)
+        // leaves it held.
+        let ack = match self
             .holder
-            .as_ref()
-            .is_some_and(|h| h.session == session && h.generation == lease);
-        if holds {
-            // Released, not lost: no lock-delay.
-            self.holder = None;
-            sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = lease);
-        }
-        ctx.send(from, Msg::ReleaseAck { lease });
-    }
-}
-
-impl Actor<Msg> for ChubbyLock {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
-
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-        match msg {
-            Msg::OpenSession { req } => {
-                self.sessions.open(ctx, from, req);
-            }
-            Msg::Heartbeat { session } => {
-                self.sessions.heartbeat(ctx, from, session);
-            }
-            Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
-            Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
-            Msg::Renew { lease, req } => {
-                let session = self
-                    .holder
-                    .as_ref()
-                    .filter(|h| h.node == from && h.generation == lease)
-                    .map(|h| h.session);
-                self.sessions.renew(ctx, from, session, lease, req);
-            }
-            _ => {}
-        }
-    }
-
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
-        let Some(session) = self.sessions.on_timer(ctx, tag) else {
-            return;
+            .take_if(|h| h.session == session && h.generation == lease)
+        {
+            Some(_) => grants.release(ctx, from, lease),
+            None => grants.acknowledge(from, lease),
         };
-        if let Some(h) = self.holder.take_if(|h| h.session == session.id) {
-            sim::emit!(
-                events::EXPIRED,
-                client = ctx.name_of(h.node),
-                lease = h.generation
-            );
+        ack.send(ctx);
+    }
+
+    fn session_of(&self, from: NodeId, lease: u64) -> Option<u64> {
+        self.holder
+            .as_ref()
+            .filter(|h| h.node == from && h.generation == lease)
+            .map(|h| h.session)
+    }
+
+    fn session_expired(&mut self, call: Call<'_, '_>) {
+        let (_, session, grants, ctx) = call.parts();
+        if let Some(h) = self.holder.take_if(|h| h.session == session) {
+            grants.expire(ctx, h.node, h.generation);
             self.free_at = ctx.now() + self.config.lock_delay;
         }
     }
 
     fn on_crash(&mut self) {
-        self.sessions.clear();
         self.holder = None;
         self.free_at = Duration::ZERO;
     }
@@ -288,7 +241,8 @@ impl Actor<Msg> for ChubbyLock {
 mod tests {
     use super::*;
     use crate::design::session::SESSION_TAG;
-    use sim::testing::Harness;
+    use sim::testing::{Harness, Step};
+    use sim::TimerId;
 
     const CLIENT1: NodeId = 1;
     const CLIENT2: NodeId = 2;
@@ -309,6 +263,16 @@ mod tests {
         let session = client as u64;
         let s = h.message(lock, client, Msg::SessionAcquire { session, req });
         s.sends[0].1.clone()
+    }
+
+    fn release(
+        h: &mut Harness,
+        lock: &mut ChubbyLock,
+        client: NodeId,
+        session: u64,
+        lease: u64,
+    ) -> Step<Msg> {
+        h.message(lock, client, Msg::SessionRelease { session, lease })
     }
 
     /// client1 holds; only client2 heartbeats; client1's session expires.
@@ -334,14 +298,7 @@ mod tests {
             acquire(&mut h, &mut lock, CLIENT2, 1),
             Msg::Denied { req: 1 }
         );
-        let s = h.message(
-            &mut lock,
-            CLIENT1,
-            Msg::SessionRelease {
-                session: 1,
-                lease: 1,
-            },
-        );
+        let s = release(&mut h, &mut lock, CLIENT1, 1, 1);
         assert!(s.event("released").is_some());
         // A release starts no lock-delay.
         let got = acquire(&mut h, &mut lock, CLIENT2, 2);
@@ -386,18 +343,26 @@ mod tests {
         let (mut h, mut lock) = server(Duration::ZERO);
         acquire(&mut h, &mut lock, CLIENT1, 1);
         lose_client1(&mut h, &mut lock);
-        let s = h.message(
-            &mut lock,
-            CLIENT1,
-            Msg::SessionRelease {
-                session: 1,
-                lease: 1,
-            },
-        );
+        let s = release(&mut h, &mut lock, CLIENT1, 1, 1);
         assert_eq!(s.sends, [(CLIENT1, Msg::SessionExpired { session: 1 })]);
         assert_eq!(
             acquire(&mut h, &mut lock, CLIENT1, 2),
             Msg::SessionExpired { session: 1 }
+        );
+    }
+
+    #[test]
+    fn a_release_on_another_session_of_the_holder_leaves_the_lock_held() {
+        let (mut h, mut lock) = server(Duration::ZERO);
+        acquire(&mut h, &mut lock, CLIENT1, 1);
+        // client1 restarted and opened session 3; session 1 holds the lock.
+        h.message(&mut lock, CLIENT1, Msg::OpenSession { req: 2 });
+        let s = release(&mut h, &mut lock, CLIENT1, 3, 1);
+        assert!(s.events.is_empty(), "{:?}", s.events);
+        assert_eq!(s.sends, [(CLIENT1, Msg::ReleaseAck { lease: 1 })]);
+        assert_eq!(
+            acquire(&mut h, &mut lock, CLIENT2, 1),
+            Msg::Denied { req: 1 }
         );
     }
 

@@ -30,6 +30,7 @@ use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{KeyKind, KeySpec, Value, ANY_DURATION, INTERVAL};
 use crate::design::lock_client::{Grant, LockClient, LockEvent, SingleServer, PROTOCOL_TAG};
+use crate::design::node_named;
 use crate::design::params::Params;
 use crate::events;
 use crate::protocol::{Msg, Op};
@@ -233,11 +234,6 @@ impl Client {
         }
     }
 
-    fn peer(ctx: &Context<'_, Msg>, name: &str) -> NodeId {
-        ctx.node(name)
-            .unwrap_or_else(|| panic!("client: no node named {name:?}"))
-    }
-
     fn arm_timeout(&mut self, ctx: &mut Context<'_, Msg>) {
         if let Some(t) = self.timeout.take() {
             ctx.cancel_timer(t);
@@ -343,7 +339,7 @@ impl Client {
             op,
             expect_version,
         };
-        ctx.send(Self::peer(ctx, &self.config.storage), msg);
+        ctx.send(node_named(ctx, &self.config.storage), msg);
         write
     }
 
@@ -491,7 +487,7 @@ impl Actor<Msg> for Client {
                     let req = self.requests;
                     let key = self.config.key.clone();
                     ctx.send(
-                        Self::peer(ctx, &self.config.storage),
+                        node_named(ctx, &self.config.storage),
                         Msg::Read { req, key },
                     );
                     self.phase = Phase::Reading { req, grant };

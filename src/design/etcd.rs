@@ -48,10 +48,10 @@ use std::time::Duration;
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
-use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use crate::design::grants::Grants;
+use crate::design::lock_client::{KeepAlive, LockClient, LockEvent, SingleServer};
 use crate::design::params::Params;
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 
 /// The `etcd` design as the registry knows it.
@@ -162,6 +162,8 @@ pub struct EtcdServer {
     keys: BTreeMap<u64, u64>,
     /// The lease whose key holds the lock, once told so.
     holder: Option<u64>,
+    /// The holder's grant, journaled.
+    grants: Grants,
 }
 
 impl EtcdServer {
@@ -175,24 +177,21 @@ impl EtcdServer {
             leases: BTreeMap::new(),
             keys: BTreeMap::new(),
             holder: None,
+            grants: Grants::new(),
         }
     }
 
-    /// Deletes lease `lease` and its key; `how` is the event journalled if
-    /// it held the lock. Then grants the next key, if any.
-    fn drop_lease(&mut self, ctx: &mut Context<'_, Msg>, lease: u64, how: &'static str) {
-        let Some(state) = self.leases.remove(&lease) else {
-            return;
-        };
+    /// Deletes lease `lease` and its key (one write: the revision moves);
+    /// the lock is free if that key held it. Returns the lease's client.
+    fn delete_lease(&mut self, lease: u64) -> Option<NodeId> {
+        let state = self.leases.remove(&lease)?;
         self.keys.remove(&state.key);
         self.revision += 1;
-        if self.holder == Some(lease) {
-            self.holder = None;
-            sim::emit!(how, client = ctx.name_of(state.client), lease = lease);
-        }
-        self.grant_next(ctx);
+        self.holder.take_if(|&mut held| held == lease);
+        Some(state.client)
     }
 
+    /// The watch firing: the lowest key's lease holds the lock, if free.
     fn grant_next(&mut self, ctx: &mut Context<'_, Msg>) {
         if self.holder.is_some() {
             return;
@@ -204,40 +203,16 @@ impl EtcdServer {
         let (client, req) = (state.client, state.req);
         let token = self.tokens.then_some(key);
         self.holder = Some(lease);
-        sim::emit!(
-            events::GRANTED,
-            client = ctx.name_of(client),
-            lease = lease,
-            token = token
-        );
-        let ttl = self.ttl;
-        ctx.send(
-            client,
-            Msg::Granted {
-                req,
-                lease,
-                token,
-                ttl,
-            },
-        );
+        self.grants.grant(ctx, client, req, lease, token, self.ttl);
     }
-}
 
-impl EtcdServer {
     /// A second copy of acquire `req`, whose lease is `lease`: the same
     /// answers again (the lease, and the grant if its key holds the lock).
     fn answer_again(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, req: u64, lease: u64) {
         let ttl = self.ttl;
         ctx.send(client, Msg::LeaseCreated { req, lease, ttl });
         if self.holder == Some(lease) {
-            let token = self.tokens.then_some(self.leases[&lease].key);
-            let granted = Msg::Granted {
-                req,
-                lease,
-                token,
-                ttl,
-            };
-            ctx.send(client, granted);
+            self.grants.repeat(ctx, client, req, lease, ttl);
         }
     }
 }
@@ -303,19 +278,25 @@ impl Actor<Msg> for EtcdServer {
                     _ => false,
                 };
                 // Every lease can be kept alive; only the holder's renewal
-                // moves the lock's lease end.
-                let holds_lock = self.holder == Some(lease);
+                // moves the lock's lease end (the ledger journals that one).
                 let ttl = extended.then_some(self.ttl);
-                super::answer_renewal(ctx, from, lease, req, ttl, holds_lock);
+                self.grants.renew(ctx, from, lease, req, ttl);
             }
             Msg::Release { lease } => {
-                if let Some(state) = self.leases.get(&lease) {
-                    if state.client == from {
-                        ctx.cancel_timer(state.timer);
-                        self.drop_lease(ctx, lease, events::RELEASED);
-                    }
+                let timer = self
+                    .leases
+                    .get(&lease)
+                    .filter(|state| state.client == from)
+                    .map(|state| state.timer);
+                if let Some(timer) = timer {
+                    ctx.cancel_timer(timer);
+                    self.delete_lease(lease);
                 }
-                ctx.send(from, Msg::ReleaseAck { lease });
+                let ack = self.grants.release(ctx, from, lease);
+                if timer.is_some() {
+                    self.grant_next(ctx);
+                }
+                ack.send(ctx);
             }
             _ => {}
         }
@@ -323,179 +304,99 @@ impl Actor<Msg> for EtcdServer {
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, lease: u64) {
         if self.leases.get(&lease).is_some_and(|s| s.timer == id) {
-            self.drop_lease(ctx, lease, events::EXPIRED);
+            let client = self.delete_lease(lease).expect("the lease was just seen");
+            self.grants.expire(ctx, client, lease);
+            self.grant_next(ctx);
         }
     }
 }
 
-/// The client half: a session (lease + keep-alives) and a lock key.
+/// The client half: the single-server acquire ([`SingleServer`]) and a
+/// session, its lease kept alive ([`KeepAlive`]) from its creation until
+/// the client releases it or hears it is gone.
 #[derive(Debug)]
 pub struct EtcdClient {
-    lock: String,
-    keepalive: Duration,
-    req: u64,
-    /// The acquire in progress.
-    waiting: Option<u64>,
-    /// The session's lease, once known.
-    lease: Option<u64>,
-    holding: bool,
-    timer: Option<TimerId>,
-    /// Renewal requests sent.
-    renewals: u64,
-    /// The renewal awaited: only its answer moves the lease.
-    renewing: Option<u64>,
+    single: SingleServer,
+    keepalive: KeepAlive,
 }
 
 impl EtcdClient {
     /// Talks to the etcd node `lock`, refreshing its lease every `keepalive`.
     pub fn new(lock: impl Into<String>, keepalive: Duration) -> Self {
-        assert!(!keepalive.is_zero(), "etcd client: keepalive must be > 0");
         EtcdClient {
-            lock: lock.into(),
-            keepalive,
-            req: 0,
-            waiting: None,
-            lease: None,
-            holding: false,
-            timer: None,
-            renewals: 0,
-            renewing: None,
-        }
-    }
-
-    fn lock(&self, ctx: &Context<'_, Msg>) -> NodeId {
-        ctx.node(&self.lock)
-            .unwrap_or_else(|| panic!("no lock node named {:?}", self.lock))
-    }
-
-    fn start_session(&mut self, ctx: &mut Context<'_, Msg>, lease: u64) {
-        self.lease = Some(lease);
-        if self.timer.is_none() {
-            self.timer = Some(ctx.set_timer(self.keepalive, PROTOCOL_TAG));
-        }
-    }
-
-    fn end_session(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.lease = None;
-        self.holding = false;
-        self.renewing = None;
-        if let Some(t) = self.timer.take() {
-            ctx.cancel_timer(t);
+            single: SingleServer::new(lock),
+            keepalive: KeepAlive::new(keepalive),
         }
     }
 }
 
 impl LockClient for EtcdClient {
     fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.req += 1;
-        self.waiting = Some(self.req);
-        let lock = self.lock(ctx);
-        ctx.send(lock, Msg::Acquire { req: self.req });
+        self.single.acquire(ctx);
     }
 
     fn release(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.waiting = None;
-        if let Some(lease) = self.lease {
-            let lock = self.lock(ctx);
+        let held = self.single.held().is_some();
+        self.single.release(ctx);
+        if let Some(lease) = self.keepalive.lease().filter(|_| !held) {
+            // A lease whose key is still waiting: revoke it all the same.
+            let lock = self.single.lock(ctx);
             ctx.send(lock, Msg::Release { lease });
         }
-        self.end_session(ctx);
+        self.keepalive.stop(ctx);
     }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
         match *msg {
-            Msg::LeaseCreated { req, lease, .. } if self.waiting == Some(req) => {
-                self.start_session(ctx, lease);
+            Msg::LeaseCreated { req, lease, .. } if self.single.is_waiting_for(req) => {
+                self.keepalive.start(ctx, lease);
                 LockEvent::Nothing
             }
-            Msg::Granted {
-                req,
-                lease,
-                token,
-                ttl,
-            } if self.waiting == Some(req) => {
-                self.waiting = None;
-                self.holding = true;
-                self.start_session(ctx, lease);
-                LockEvent::Acquired(Grant::new(lease, token, ttl))
-            }
-            Msg::LeaseCreated { lease, .. } | Msg::Granted { lease, .. }
-                if self.lease != Some(lease) =>
-            {
+            Msg::LeaseCreated { lease, .. } if self.keepalive.lease() != Some(lease) => {
                 // For an acquire given up already: revoke the lease.
                 ctx.send(from, Msg::Release { lease });
                 LockEvent::Nothing
             }
-            Msg::RenewReply {
-                lease,
-                req,
-                ok,
-                ttl,
-            } if self.lease == Some(lease) && self.renewing == Some(req) => {
-                self.renewing = None;
-                if ok {
-                    LockEvent::Renewed(ttl)
-                } else {
-                    let holding = self.holding;
-                    self.end_session(ctx);
-                    if holding {
-                        LockEvent::Lost
-                    } else {
-                        LockEvent::Nothing
-                    }
-                }
+            Msg::KeepAliveReply { lease, ttl }
+                if ttl.is_zero() && self.keepalive.lease() == Some(lease) =>
+            {
+                // The session is gone (etcd closes `Session.Done()`), and
+                // a waiting key with it: it will never be granted.
+                self.keepalive.stop(ctx);
+                self.single.lost()
             }
-            Msg::KeepAliveReply { lease, ttl } if ttl.is_zero() && self.lease == Some(lease) => {
-                // The session is gone (etcd closes `Session.Done()`).
-                let (holding, waiting) = (self.holding, self.waiting.take());
-                self.end_session(ctx);
-                if holding {
-                    LockEvent::Lost
-                } else if waiting.is_some() {
-                    // Its key went with the lease: it will never be granted.
-                    LockEvent::Denied
-                } else {
-                    LockEvent::Nothing
+            _ => {
+                let event = self.single.on_message(ctx, from, msg);
+                match &event {
+                    LockEvent::Acquired(grant) => self.keepalive.start(ctx, grant.lease),
+                    LockEvent::Lost => self.keepalive.stop(ctx),
+                    _ => {}
                 }
+                event
             }
-            _ => LockEvent::Nothing,
         }
     }
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _tag: u64) -> LockEvent {
-        self.timer = None;
-        if let Some(lease) = self.lease {
-            let lock = self.lock(ctx);
-            ctx.send(lock, Msg::KeepAlive { lease });
-            self.timer = Some(ctx.set_timer(self.keepalive, PROTOCOL_TAG));
-        }
+        let lock = self.single.lock(ctx);
+        self.keepalive.on_timer(ctx, lock);
         LockEvent::Nothing
     }
 
     fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
-        let Some(lease) = self.lease.filter(|_| self.holding) else {
-            return false;
-        };
-        self.renewals += 1;
-        let req = self.renewals;
-        self.renewing = Some(req);
-        let lock = self.lock(ctx);
-        ctx.send(lock, Msg::Renew { lease, req });
-        true
+        self.single.renew(ctx)
     }
 
     fn on_crash(&mut self) {
-        self.waiting = None;
-        self.lease = None;
-        self.holding = false;
-        self.timer = None;
-        self.renewing = None;
+        self.single.on_crash();
+        self.keepalive.on_crash();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::design::lock_client::PROTOCOL_TAG;
     use sim::testing::Harness;
 
     const CLIENT1: NodeId = 1;

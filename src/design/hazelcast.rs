@@ -30,15 +30,15 @@
 
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId, TimerId};
+use sim::{Actor, NodeId};
 
 use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
 use crate::design::lock_client::LockClient;
 use crate::design::params::Params;
-use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session::heartbeat_interval;
 use crate::design::session_client::{LossNotice, SessionLockClient};
+use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 
 /// The `hazelcast` design as the registry knows it.
@@ -134,31 +134,36 @@ struct Owner {
 }
 
 /// The `hazelcast` server: CP sessions and one `FencedLock`.
+pub type FencedLock = SessionServer<Fence>;
+
+impl FencedLock {
+    /// A server with these settings.
+    pub fn new(config: HazelcastConfig) -> Self {
+        SessionServer::with_lock(
+            config.ttl,
+            Fence {
+                config,
+                fence: 0,
+                owner: None,
+            },
+        )
+    }
+}
+
+/// The `FencedLock` itself: its fence counter and owner.
 #[derive(Debug)]
-pub struct FencedLock {
+pub struct Fence {
     config: HazelcastConfig,
-    sessions: SessionTable,
     /// The last fence handed out.
     fence: u64,
     owner: Option<Owner>,
 }
 
-impl FencedLock {
-    /// A server with these settings.
-    pub fn new(config: HazelcastConfig) -> Self {
-        FencedLock {
-            sessions: SessionTable::new(config.ttl),
-            config,
-            fence: 0,
-            owner: None,
-        }
-    }
-
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
-        if !self.sessions.check(ctx, from, session) {
-            return;
-        }
-        let fence = match &mut self.owner {
+impl SessionLock for Fence {
+    fn acquire(&mut self, call: Call<'_, '_>, req: u64) {
+        let (from, session, grants, ctx) = call.parts();
+        let ttl = self.config.ttl;
+        match &mut self.owner {
             None => {
                 self.fence += 1;
                 self.owner = Some(Owner {
@@ -169,102 +174,64 @@ impl FencedLock {
                     holds: 1,
                 });
                 let token = self.config.tokens.then_some(self.fence);
-                sim::emit!(
-                    events::GRANTED,
-                    client = ctx.name_of(from),
-                    lease = self.fence,
-                    token = token
-                );
-                self.fence
+                grants.grant(ctx, from, req, self.fence, token, ttl);
             }
             // A retried request (same invocation id): answered again.
-            Some(o) if o.session == session && o.node == from && o.req == req => o.fence,
+            Some(o) if o.session == session && o.node == from && o.req == req => {
+                grants.repeat(ctx, from, req, o.fence, ttl);
+            }
             // Reentrant: same fence, one more hold, no new grant.
             Some(o) if o.session == session && o.node == from => {
                 o.holds += 1;
                 o.req = req;
-                o.fence
+                grants.repeat(ctx, from, req, o.fence, ttl);
             }
-            Some(_) => {
-                ctx.send(from, Msg::Denied { req });
-                return;
-            }
-        };
-        let ttl = self.config.ttl;
-        let token = self.config.tokens.then_some(fence);
-        ctx.send(
-            from,
-            Msg::Granted {
-                req,
-                lease: fence,
-                token,
-                ttl,
-            },
-        );
+            Some(_) => ctx.send(from, Msg::Denied { req }),
+        }
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, lease: u64) {
-        if !self.sessions.is_live(ctx, from, session) {
-            // The session that took the lock is gone, and the lock with it.
+    fn release(&mut self, call: Call<'_, '_>, lease: u64) {
+        let (from, session, grants, ctx) = call.parts();
+        let Some(o) = self
+            .owner
+            .as_mut()
+            .filter(|o| o.session == session && o.node == from && o.fence == lease)
+        else {
+            // Not the owner (any more): Hazelcast's unlock fails.
             ctx.send(from, Msg::LockLost { lease });
             return;
-        }
-        if let Some(o) = &mut self.owner {
-            if o.session == session && o.node == from && o.fence == lease {
-                o.holds -= 1;
-                if o.holds == 0 {
-                    self.owner = None;
-                    sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = lease);
-                }
-                ctx.send(from, Msg::ReleaseAck { lease });
-                return;
-            }
-        }
-        // Not the owner (any more): Hazelcast's unlock fails.
+        };
+        o.holds -= 1;
+        let ack = if o.holds == 0 {
+            self.owner = None;
+            grants.release(ctx, from, lease)
+        } else {
+            grants.acknowledge(from, lease)
+        };
+        ack.send(ctx);
+    }
+
+    fn release_on_lost_session(&mut self, call: Call<'_, '_>, lease: u64) {
+        let (ctx, from) = (call.ctx, call.from);
+        // The session that took the lock is gone, and the lock with it.
         ctx.send(from, Msg::LockLost { lease });
     }
-}
 
-impl Actor<Msg> for FencedLock {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
-
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-        match msg {
-            Msg::OpenSession { req } => {
-                self.sessions.open(ctx, from, req);
-            }
-            Msg::Heartbeat { session } => {
-                self.sessions.heartbeat(ctx, from, session);
-            }
-            Msg::SessionAcquire { session, req } => self.acquire(ctx, from, session, req),
-            Msg::SessionRelease { session, lease } => self.release(ctx, from, session, lease),
-            Msg::Renew { lease, req } => {
-                let session = self
-                    .owner
-                    .as_ref()
-                    .filter(|o| o.node == from && o.fence == lease)
-                    .map(|o| o.session);
-                self.sessions.renew(ctx, from, session, lease, req);
-            }
-            _ => {}
-        }
+    fn session_of(&self, from: NodeId, lease: u64) -> Option<u64> {
+        self.owner
+            .as_ref()
+            .filter(|o| o.node == from && o.fence == lease)
+            .map(|o| o.session)
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
-        let Some(session) = self.sessions.on_timer(ctx, tag) else {
-            return;
-        };
-        if let Some(o) = self.owner.take_if(|o| o.session == session.id) {
-            sim::emit!(
-                events::EXPIRED,
-                client = ctx.name_of(o.node),
-                lease = o.fence
-            );
+    fn session_expired(&mut self, call: Call<'_, '_>) {
+        let (_, session, grants, ctx) = call.parts();
+        if let Some(o) = self.owner.take_if(|o| o.session == session) {
+            grants.expire(ctx, o.node, o.fence);
         }
     }
 
     fn on_crash(&mut self) {
-        self.sessions.clear();
         self.owner = None;
     }
 }
@@ -274,8 +241,9 @@ mod tests {
     use super::*;
     use crate::design::lock_client::{LockEvent, PROTOCOL_TAG};
     use crate::design::session::SESSION_TAG;
-    use crate::design::session_client::testing::Host;
+    use crate::design::session_client::testing::{granted_msg, Host};
     use sim::testing::Harness;
+    use sim::TimerId;
 
     const CLIENT1: NodeId = 1;
     const CLIENT2: NodeId = 2;
@@ -368,22 +336,9 @@ mod tests {
     #[test]
     fn the_client_keeps_believing_until_its_release_gets_lock_lost() {
         const LOCK: NodeId = 1;
-        let mut h = Harness::new(&["client1", "lock"], 0);
         let protocol = SessionLockClient::new("lock", TTL / 5, LossNotice::OnNextLockCall);
-        let mut c = Host::new(protocol);
-        c.acquire(&mut h);
-        let opened = Msg::SessionOpened {
-            req: 1,
-            session: 3,
-            ttl: TTL,
-        };
-        c.message(&mut h, LOCK, opened);
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 5,
-            token: Some(5),
-            ttl: TTL,
-        };
+        let (mut h, mut c) = Host::opened(protocol, 3, TTL);
+        let granted = granted_msg(1, 5, Some(5), TTL);
         assert!(matches!(
             c.message(&mut h, LOCK, granted).0,
             LockEvent::Acquired(_)
@@ -413,22 +368,9 @@ mod tests {
     #[test]
     fn a_renewal_is_a_lock_call_and_its_refusal_tells_the_owner() {
         const LOCK: NodeId = 1;
-        let mut h = Harness::new(&["client1", "lock"], 0);
         let protocol = SessionLockClient::new("lock", TTL / 5, LossNotice::OnNextLockCall);
-        let mut c = Host::new(protocol);
-        c.acquire(&mut h);
-        let opened = Msg::SessionOpened {
-            req: 1,
-            session: 3,
-            ttl: TTL,
-        };
-        c.message(&mut h, LOCK, opened);
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 5,
-            token: Some(5),
-            ttl: TTL,
-        };
+        let (mut h, mut c) = Host::opened(protocol, 3, TTL);
+        let granted = granted_msg(1, 5, Some(5), TTL);
         c.message(&mut h, LOCK, granted);
         let expired = Msg::SessionExpired { session: 3 };
         assert_eq!(c.message(&mut h, LOCK, expired).0, LockEvent::Nothing);

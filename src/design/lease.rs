@@ -16,10 +16,10 @@ use std::time::Duration;
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, TTL};
+use crate::design::grants::Grants;
 use crate::design::lock_client::{LockClient, SingleServer};
 use crate::design::params::Params;
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 
 /// The `lease` design as the registry knows it.
@@ -111,7 +111,6 @@ struct Holder {
     /// The request it answered, so that a second copy gets the same grant.
     req: u64,
     lease: u64,
-    token: Option<u64>,
     timer: TimerId,
 }
 
@@ -120,6 +119,7 @@ struct Holder {
 pub struct LeaseLock {
     config: LeaseConfig,
     holder: Option<Holder>,
+    grants: Grants,
     next_token: u64,
     next_lease: u64,
 }
@@ -131,6 +131,7 @@ impl LeaseLock {
             next_token: config.first_token,
             next_lease: 1,
             holder: None,
+            grants: Grants::new(),
             config,
         }
     }
@@ -147,25 +148,10 @@ impl LeaseLock {
             client,
             req,
             lease,
-            token,
             timer,
         });
-        sim::emit!(
-            events::GRANTED,
-            client = ctx.name_of(client),
-            lease = lease,
-            token = token
-        );
-        let ttl = self.config.ttl;
-        ctx.send(
-            client,
-            Msg::Granted {
-                req,
-                lease,
-                token,
-                ttl,
-            },
-        );
+        self.grants
+            .grant(ctx, client, req, lease, token, self.config.ttl);
     }
 }
 
@@ -176,29 +162,22 @@ impl Actor<Msg> for LeaseLock {
         match msg {
             Msg::Acquire { req } => match &self.holder {
                 None => self.grant(ctx, from, req),
+                // A second copy of the holder's request (a retransmission,
+                // a duplicate): the same answer, not a new grant.
                 Some(h) if h.client == from && h.req == req => {
-                    // A second copy of the holder's request (a retransmission,
-                    // a duplicate): the same answer, not a new grant.
-                    let (lease, token, ttl) = (h.lease, h.token, self.config.ttl);
-                    let granted = Msg::Granted {
-                        req,
-                        lease,
-                        token,
-                        ttl,
-                    };
-                    ctx.send(from, granted);
+                    let (lease, ttl) = (h.lease, self.config.ttl);
+                    self.grants.repeat(ctx, from, req, lease, ttl);
                 }
                 Some(_) => ctx.send(from, Msg::Denied { req }),
             },
             Msg::Release { lease } => {
-                if let Some(h) = self.holder.clone() {
-                    if h.client == from && h.lease == lease {
-                        ctx.cancel_timer(h.timer);
-                        self.holder = None;
-                        sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = lease);
-                    }
+                if let Some(h) = self
+                    .holder
+                    .take_if(|h| h.client == from && h.lease == lease)
+                {
+                    ctx.cancel_timer(h.timer);
                 }
-                ctx.send(from, Msg::ReleaseAck { lease });
+                self.grants.release(ctx, from, lease).send(ctx);
             }
             Msg::Renew { lease, req } => {
                 let ttl = self.config.ttl;
@@ -210,28 +189,22 @@ impl Actor<Msg> for LeaseLock {
                     }
                     _ => false,
                 };
-                super::answer_renewal(ctx, from, lease, req, ok.then_some(ttl), true);
+                self.grants.renew(ctx, from, lease, req, ok.then_some(ttl));
             }
             _ => {}
         }
     }
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, lease: u64) {
-        if let Some(h) = self.holder.clone() {
-            if h.timer == id {
-                self.holder = None;
-                sim::emit!(
-                    events::EXPIRED,
-                    client = ctx.name_of(h.client),
-                    lease = lease
-                );
-            }
+        if let Some(h) = self.holder.take_if(|h| h.timer == id) {
+            self.grants.expire(ctx, h.client, lease);
         }
     }
 
     fn on_crash(&mut self) {
         // Leases live in memory: a crash forgets who held the lock.
         self.holder = None;
+        self.grants.forget_all();
         if !self.config.durable {
             self.next_token = self.config.first_token;
             self.next_lease = 1;

@@ -30,8 +30,9 @@
 
 use std::time::Duration;
 
-use sim::{Context, NodeId};
+use sim::{Context, NodeId, TimerId};
 
+use crate::design::node_named;
 use crate::protocol::Msg;
 
 /// Timer tags at or above this belong to the lock protocol.
@@ -146,9 +147,95 @@ impl SingleServer {
         }
     }
 
-    fn lock(&self, ctx: &Context<'_, Msg>) -> NodeId {
-        ctx.node(&self.lock)
-            .unwrap_or_else(|| panic!("no lock node named {:?}", self.lock))
+    /// The lock node.
+    pub fn lock(&self, ctx: &Context<'_, Msg>) -> NodeId {
+        node_named(ctx, &self.lock)
+    }
+
+    /// Whether acquire request `req` is the one awaited.
+    pub fn is_waiting_for(&self, req: u64) -> bool {
+        self.waiting == Some(req)
+    }
+
+    /// The lease held, if any.
+    pub fn held(&self) -> Option<u64> {
+        self.lease
+    }
+
+    /// The server says the lease (or the request awaited) is gone without
+    /// any answer to come (etcd's closed session): forgets both, and says
+    /// what that means for the workload: [`LockEvent::Lost`] for a lease
+    /// held, [`LockEvent::Denied`] for an acquire in progress.
+    pub fn lost(&mut self) -> LockEvent {
+        let (held, waiting) = (self.lease.take(), self.waiting.take());
+        self.renewing = None;
+        if held.is_some() {
+            LockEvent::Lost
+        } else if waiting.is_some() {
+            LockEvent::Denied
+        } else {
+            LockEvent::Nothing
+        }
+    }
+}
+
+/// A lease kept alive by a [`Msg::KeepAlive`] every `every` on the client's
+/// own clock, for as long as the client wants it (etcd's
+/// `concurrency.Session` keep-alive loop). A capability a protocol adds to
+/// its acquire: the etcd client is a [`SingleServer`] with a `KeepAlive`.
+/// Its one timer uses tag [`PROTOCOL_TAG`].
+#[derive(Debug)]
+pub struct KeepAlive {
+    every: Duration,
+    lease: Option<u64>,
+    timer: Option<TimerId>,
+}
+
+impl KeepAlive {
+    /// Keeps a lease alive every `every` once started.
+    pub fn new(every: Duration) -> Self {
+        assert!(!every.is_zero(), "a keep-alive interval must be positive");
+        KeepAlive {
+            every,
+            lease: None,
+            timer: None,
+        }
+    }
+
+    /// The lease kept alive.
+    pub fn lease(&self) -> Option<u64> {
+        self.lease
+    }
+
+    /// Keeps `lease` alive from now on.
+    pub fn start(&mut self, ctx: &mut Context<'_, Msg>, lease: u64) {
+        self.lease = Some(lease);
+        if self.timer.is_none() {
+            self.timer = Some(ctx.set_timer(self.every, PROTOCOL_TAG));
+        }
+    }
+
+    /// Stops: the lease is given up or gone.
+    pub fn stop(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.lease = None;
+        if let Some(t) = self.timer.take() {
+            ctx.cancel_timer(t);
+        }
+    }
+
+    /// The keep-alive timer fired: the lease's keep-alive goes to `lock`.
+    pub fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, lock: NodeId) {
+        self.timer = None;
+        if let Some(lease) = self.lease {
+            ctx.send(lock, Msg::KeepAlive { lease });
+            self.timer = Some(ctx.set_timer(self.every, PROTOCOL_TAG));
+        }
+    }
+
+    /// The client crashed: its timer went with it.
+    pub fn on_crash(&mut self) {
+        self.lease = None;
+        self.timer = None;
     }
 }
 

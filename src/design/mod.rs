@@ -4,7 +4,11 @@
 //! Designs are sans-IO state machines ([`sim::Actor`] over
 //! [`crate::protocol::Msg`]): they read their node's clock from the context,
 //! send messages and set timers through it, and emit journal events with
-//! [`sim::emit!`] in the vocabulary of [`crate::events`].
+//! [`sim::emit!`] in the vocabulary of [`crate::events`]. The events the
+//! oracle reads come from hosts, never by hand: a lock server answers
+//! through its [`grants::Grants`] ledger (session designs through a
+//! [`session_server::SessionServer`]), a storage is a
+//! [`storage::StorageNode`].
 //!
 //! Each design owns its configuration, in its own file: a
 //! [`DesignInfo`] listing its keys (kind, bounds,
@@ -18,6 +22,7 @@ pub mod catalog;
 pub mod chubby;
 pub mod client;
 pub mod etcd;
+pub mod grants;
 pub mod hazelcast;
 pub mod lease;
 pub mod lock_client;
@@ -26,6 +31,7 @@ pub mod redis;
 pub mod redlock;
 pub mod session;
 pub mod session_client;
+pub mod session_server;
 pub mod sql;
 pub mod storage;
 pub mod zookeeper;
@@ -53,13 +59,17 @@ use crate::protocol::Msg;
 /// (`MyConfig::from_params(params)`), whose `Default` is
 /// `MyConfig::from_params(&MY_INFO.defaults())`.
 ///
-/// Contract for the server actor: it journals, with [`sim::emit!`],
-/// [`granted`](crate::events::GRANTED) `{client, lease, token?}` for each
-/// grant, [`expired`](crate::events::EXPIRED) `{client, lease}` when a lease
-/// runs out on its own clock and [`released`](crate::events::RELEASED)
-/// `{client, lease}` when the holder gives it up: the oracle matches these to
-/// the clients' `acquired` events by (client, lease). Lease ids are unique per
-/// client. What survives [`sim::Actor::on_crash`] is what the modelled
+/// Contract for the server actor: it answers acquires, releases and
+/// renewals through a [`grants::Grants`] ledger (or is a
+/// [`session_server::SessionServer`], which owns one), never by sending
+/// [`Msg::Granted`], [`Msg::ReleaseAck`] or [`Msg::RenewReply`] itself: the
+/// ledger journals [`granted`](crate::events::GRANTED) `{client, lease,
+/// token?}`, [`released`](crate::events::RELEASED) `{client, lease}` and
+/// [`renewed`](crate::events::RENEWED) `{client, lease}` with each answer, and
+/// [`expired`](crate::events::EXPIRED) `{client, lease}` when the server ends
+/// a grant on its own clock. The oracle matches these to the clients'
+/// `acquired` events by (client, lease). Lease ids are unique per client.
+/// What survives [`sim::Actor::on_crash`] is what the modelled
 /// service keeps on disk (say which in the design's doc). Its timer tags are
 /// its own; the client protocol's tags must be at or above
 /// [`lock_client::PROTOCOL_TAG`]. Read time only from the context's clocks
@@ -116,30 +126,13 @@ pub struct ParamError {
     pub message: String,
 }
 
-/// A lock server's answer to [`Msg::Renew`]: `extended` is the new lease
-/// length (`None`: refused, the lock is lost). `renewed` is journaled for an
-/// extension of the lease that holds the lock (`holds_lock`), so the oracle
-/// and the beliefs see the lease end move; the reply follows it.
-pub(crate) fn answer_renewal(
-    ctx: &mut sim::Context<'_, Msg>,
-    client: sim::NodeId,
-    lease: u64,
-    req: u64,
-    extended: Option<std::time::Duration>,
-    holds_lock: bool,
-) {
-    if extended.is_some() && holds_lock {
-        sim::emit!(
-            crate::events::RENEWED,
-            client = ctx.name_of(client),
-            lease = lease
-        );
-    }
-    let reply = Msg::RenewReply {
-        lease,
-        req,
-        ok: extended.is_some(),
-        ttl: extended.unwrap_or_default(),
-    };
-    ctx.send(client, reply);
+/// The node called `name`: how a design that was given its peers' names
+/// (the lock nodes, the storage) finds one.
+///
+/// # Panics
+/// If there is no such node: the world and the design's peers come from the
+/// same scenario, so a missing one is a bug in fencesim or the design.
+pub fn node_named(ctx: &sim::Context<'_, Msg>, name: &str) -> sim::NodeId {
+    ctx.node(name)
+        .unwrap_or_else(|| panic!("{}: no node named {name:?}", ctx.name_of(ctx.me())))
 }

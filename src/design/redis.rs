@@ -37,10 +37,10 @@ use std::time::Duration;
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, TTL};
+use crate::design::grants::Grants;
 use crate::design::lock_client::{LockClient, SingleServer};
 use crate::design::params::Params;
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 
 /// How often the active expire cycle looks at the key, on the monotonic
@@ -151,6 +151,8 @@ pub struct RedisLock {
     cycle: Option<TimerId>,
     /// A key lost in a crash without persistence, reported on restart.
     lost: Option<Key>,
+    /// The grant the key stands for, journaled.
+    grants: Grants,
 }
 
 impl RedisLock {
@@ -161,6 +163,7 @@ impl RedisLock {
             key: None,
             cycle: None,
             lost: None,
+            grants: Grants::new(),
             config,
         }
     }
@@ -172,11 +175,7 @@ impl RedisLock {
             return;
         }
         let key = self.key.take().expect("checked above");
-        sim::emit!(
-            events::EXPIRED,
-            client = ctx.name_of(key.client),
-            lease = key.lease
-        );
+        self.grants.expire(ctx, key.client, key.lease);
     }
 
     /// Keeps the expire cycle running exactly while a key exists.
@@ -208,35 +207,15 @@ impl RedisLock {
             self.next_token += 1;
             self.next_token - 1
         });
-        sim::emit!(
-            events::GRANTED,
-            client = ctx.name_of(client),
-            lease = req,
-            token = token
-        );
-        let granted = Msg::Granted {
-            req,
-            lease: req,
-            token,
-            ttl,
-        };
-        ctx.send(client, granted);
+        self.grants.grant(ctx, client, req, req, token, ttl);
     }
 
     /// The compare-and-delete script: `DEL` only if the key still holds the
     /// releasing client's value.
     fn release(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, lease: u64) {
-        if let Some(key) = &self.key {
-            if key.client == client && key.lease == lease {
-                self.key = None;
-                sim::emit!(
-                    events::RELEASED,
-                    client = ctx.name_of(client),
-                    lease = lease
-                );
-            }
-        }
-        ctx.send(client, Msg::ReleaseAck { lease });
+        self.key
+            .take_if(|key| key.client == client && key.lease == lease);
+        self.grants.release(ctx, client, lease).send(ctx);
     }
 }
 
@@ -254,19 +233,15 @@ impl RedisLock {
             }
             _ => false,
         };
-        super::answer_renewal(ctx, client, lease, req, ok.then_some(ttl), true);
+        self.grants
+            .renew(ctx, client, lease, req, ok.then_some(ttl));
     }
 }
 
 impl Actor<Msg> for RedisLock {
     fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
         if let Some(key) = self.lost.take() {
-            sim::emit!(
-                events::EXPIRED,
-                client = ctx.name_of(key.client),
-                lease = key.lease,
-                reason = "restart"
-            );
+            self.grants.expire_on_restart(ctx, key.client, key.lease);
         }
         // A durable key may have run out while the node was down.
         self.expire_if_due(ctx);

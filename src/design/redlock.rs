@@ -53,6 +53,7 @@ use crate::design::catalog::{
     DesignInfo, KeyKind, KeySpec, Role, Value, MAX_DURATION, MIN_INTERVAL, TTL,
 };
 use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use crate::design::node_named;
 use crate::design::params::Params;
 use crate::design::redis::{RedisConfig, RedisLock};
 use crate::design::LockDesign;
@@ -245,13 +246,7 @@ impl RedlockClient {
     }
 
     fn node_ids(&self, ctx: &Context<'_, Msg>) -> Vec<NodeId> {
-        self.nodes
-            .iter()
-            .map(|n| {
-                ctx.node(n)
-                    .unwrap_or_else(|| panic!("no lock node named {n:?}"))
-            })
-            .collect()
+        self.nodes.iter().map(|n| node_named(ctx, n)).collect()
     }
 
     fn release_all(&self, ctx: &mut Context<'_, Msg>, lease: u64) {

@@ -40,6 +40,7 @@ use std::time::Duration;
 use sim::{Context, NodeId};
 
 use crate::design::lock_client::PROTOCOL_TAG;
+use crate::design::node_named;
 use crate::protocol::Msg;
 
 /// Server timer tags at or above this belong to the [`SessionTable`]
@@ -132,28 +133,6 @@ impl SessionTable {
         true
     }
 
-    /// A renewal ([`Msg::Renew`] `{lease, req}`) from `client` of the lock
-    /// it holds as `lease` within `session` (`None`: it holds no such
-    /// lease). The lock lives as long as the session, so a live session is
-    /// heartbeated: the server journals `renewed` and answers
-    /// [`Msg::RenewReply`] with the session's ttl; otherwise the renewal is
-    /// refused (the lock is lost). Returns whether it was extended.
-    pub fn renew(
-        &mut self,
-        ctx: &mut Context<'_, Msg>,
-        client: NodeId,
-        session: Option<u64>,
-        lease: u64,
-        req: u64,
-    ) -> bool {
-        let ok = session.is_some_and(|s| self.is_live(ctx, client, s));
-        if let Some(s) = session.filter(|_| ok) {
-            self.heartbeat(ctx, client, s);
-        }
-        super::answer_renewal(ctx, client, lease, req, ok.then_some(self.ttl), true);
-        ok
-    }
-
     /// A request from `client` on `session`: `true` if the session is live,
     /// else answers [`Msg::SessionExpired`] and returns `false`.
     pub fn check(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, session: u64) -> bool {
@@ -230,8 +209,7 @@ impl ClientSession {
 
     /// The lock node.
     pub fn lock(&self, ctx: &Context<'_, Msg>) -> NodeId {
-        ctx.node(&self.lock)
-            .unwrap_or_else(|| panic!("no lock node named {:?}", self.lock))
+        node_named(ctx, &self.lock)
     }
 
     /// The open session's id.

@@ -293,6 +293,8 @@ impl LockClient for SessionLockClient {
 /// Driving a [`LockClient`] by hand in unit tests.
 #[cfg(test)]
 pub(crate) mod testing {
+    use std::time::Duration;
+
     use sim::testing::{Harness, Step};
     use sim::{Actor, Context, NodeId, TimerId};
 
@@ -303,6 +305,16 @@ pub(crate) mod testing {
         Acquire,
         Release,
         Renew,
+    }
+
+    /// The server's [`Msg::Granted`].
+    pub(crate) fn granted_msg(req: u64, lease: u64, token: Option<u64>, ttl: Duration) -> Msg {
+        Msg::Granted {
+            req,
+            lease,
+            token,
+            ttl,
+        }
     }
 
     /// Hosts a lock client as an actor: calls go in through `on_start`.
@@ -321,6 +333,25 @@ pub(crate) mod testing {
                 event: LockEvent::Nothing,
                 renewed: false,
             }
+        }
+
+        /// `protocol` as `client1` beside node `lock` (node 1), acquiring,
+        /// its session `session` (of `ttl`) just opened.
+        pub(crate) fn opened(
+            protocol: impl LockClient,
+            session: u64,
+            ttl: Duration,
+        ) -> (Harness, Host) {
+            let mut h = Harness::new(&["client1", "lock"], 0);
+            let mut c = Host::new(protocol);
+            c.acquire(&mut h);
+            let opened = Msg::SessionOpened {
+                req: 1,
+                session,
+                ttl,
+            };
+            c.message(&mut h, 1, opened);
+            (h, c)
         }
 
         fn call(&mut self, h: &mut Harness, call: Call) -> Step<Msg> {

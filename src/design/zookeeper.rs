@@ -31,15 +31,16 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId, TimerId};
+use sim::{Actor, Context, NodeId};
 
 use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
+use crate::design::grants::Grants;
 use crate::design::lock_client::LockClient;
 use crate::design::params::Params;
-use crate::design::session::{heartbeat_interval, SessionTable};
+use crate::design::session::heartbeat_interval;
 use crate::design::session_client::{LossNotice, SessionLockClient};
+use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
-use crate::events;
 use crate::protocol::Msg;
 
 /// The `zookeeper` design as the registry knows it.
@@ -136,10 +137,27 @@ struct Znode {
 }
 
 /// The `zookeeper` server: sessions and the lock path's children.
+pub type ZooKeeperLock = SessionServer<LockPath>;
+
+impl ZooKeeperLock {
+    /// A server with these settings.
+    pub fn new(config: ZooKeeperConfig) -> Self {
+        SessionServer::with_lock(
+            config.ttl,
+            LockPath {
+                config,
+                zxid: 0,
+                next_seq: 0,
+                znodes: BTreeMap::new(),
+            },
+        )
+    }
+}
+
+/// The lock path: its children, the zxid and the sequence counter.
 #[derive(Debug)]
-pub struct ZooKeeperLock {
+pub struct LockPath {
     config: ZooKeeperConfig,
-    sessions: SessionTable,
     /// The last transaction id.
     zxid: u64,
     /// The next sequence number under the lock path.
@@ -148,45 +166,42 @@ pub struct ZooKeeperLock {
     znodes: BTreeMap<u64, Znode>,
 }
 
-impl ZooKeeperLock {
-    /// A server with these settings.
-    pub fn new(config: ZooKeeperConfig) -> Self {
-        ZooKeeperLock {
-            sessions: SessionTable::new(config.ttl),
-            config,
-            zxid: 0,
-            next_seq: 0,
-            znodes: BTreeMap::new(),
-        }
-    }
-
+impl LockPath {
     fn write_txn(&mut self) -> u64 {
         self.zxid += 1;
         self.zxid
     }
 
-    fn create(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, req: u64) {
-        if !self.sessions.check(ctx, from, session) {
+    /// The watch firing: the lowest znode's owner learns it holds the lock.
+    fn notify_lowest(&mut self, grants: &mut Grants, ctx: &mut Context<'_, Msg>) {
+        let Some((&seq, z)) = self.znodes.iter_mut().next() else {
+            return;
+        };
+        if z.granted {
             return;
         }
+        z.granted = true;
+        let token = self.config.tokens.then_some(z.czxid);
+        grants.grant(ctx, z.owner, z.req, seq, token, self.config.ttl);
+    }
+}
+
+impl SessionLock for LockPath {
+    /// Creates an ephemeral sequential znode for `session`.
+    fn acquire(&mut self, call: Call<'_, '_>, req: u64) {
+        let (from, session, grants, ctx) = call.parts();
         let retried = self
             .znodes
             .iter()
             .find(|(_, z)| z.session == session && z.req == req)
-            .map(|(&seq, z)| (seq, z.granted, z.czxid));
-        if let Some((seq, granted, czxid)) = retried {
+            .map(|(&seq, z)| (seq, z.granted));
+        if let Some((seq, granted)) = retried {
             // A retried create (protected mode): answer it again.
-            let msg = if granted {
-                Msg::Granted {
-                    req,
-                    lease: seq,
-                    token: self.config.tokens.then_some(czxid),
-                    ttl: self.config.ttl,
-                }
+            if granted {
+                grants.repeat(ctx, from, req, seq, self.config.ttl);
             } else {
-                Msg::Queued { req, lease: seq }
-            };
-            ctx.send(from, msg);
+                ctx.send(from, Msg::Queued { req, lease: seq });
+            }
             return;
         }
         let czxid = self.write_txn();
@@ -206,57 +221,36 @@ impl ZooKeeperLock {
             // Behind a predecessor: the client watches it.
             ctx.send(from, Msg::Queued { req, lease: seq });
         }
-        self.notify_lowest(ctx);
+        self.notify_lowest(grants, ctx);
     }
 
-    /// The watch firing: the lowest znode's owner learns it holds the lock.
-    fn notify_lowest(&mut self, ctx: &mut Context<'_, Msg>) {
-        let Some((&seq, z)) = self.znodes.iter_mut().next() else {
-            return;
-        };
-        if z.granted {
-            return;
-        }
-        z.granted = true;
-        let (owner, req) = (z.owner, z.req);
-        let token = self.config.tokens.then_some(z.czxid);
-        sim::emit!(
-            events::GRANTED,
-            client = ctx.name_of(owner),
-            lease = seq,
-            token = token
-        );
-        let ttl = self.config.ttl;
-        ctx.send(
-            owner,
-            Msg::Granted {
-                req,
-                lease: seq,
-                token,
-                ttl,
-            },
-        );
-    }
-
-    fn delete(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, session: u64, seq: u64) {
-        if !self.sessions.check(ctx, from, session) {
-            return;
-        }
+    /// Deletes the session's znode `seq`; deleting a znode that is gone
+    /// already is a no-op (NoNode), answered all the same.
+    fn release(&mut self, call: Call<'_, '_>, seq: u64) {
+        let (from, session, grants, ctx) = call.parts();
         let owned = self.znodes.get(&seq).is_some_and(|z| z.session == session);
-        if owned {
-            let z = self.znodes.remove(&seq).expect("the znode was just seen");
-            self.write_txn();
-            if z.granted {
-                sim::emit!(events::RELEASED, client = ctx.name_of(from), lease = seq);
-            }
-            self.notify_lowest(ctx);
+        if !owned {
+            // Gone already (NoNode), or another session's: nothing changes.
+            grants.acknowledge(from, seq).send(ctx);
+            return;
         }
-        // Deleting a znode that is gone already is a no-op (NoNode).
-        ctx.send(from, Msg::ReleaseAck { lease: seq });
+        self.znodes.remove(&seq);
+        self.write_txn();
+        let ack = grants.release(ctx, from, seq);
+        self.notify_lowest(grants, ctx);
+        ack.send(ctx);
+    }
+
+    fn session_of(&self, from: NodeId, lease: u64) -> Option<u64> {
+        self.znodes
+            .get(&lease)
+            .filter(|z| z.owner == from && z.granted)
+            .map(|z| z.session)
     }
 
     /// closeSession: one transaction deletes the session's ephemeral znodes.
-    fn expire(&mut self, ctx: &mut Context<'_, Msg>, session: u64) {
+    fn session_expired(&mut self, call: Call<'_, '_>) {
+        let (_, session, grants, ctx) = call.parts();
         self.write_txn();
         let gone: Vec<u64> = self
             .znodes
@@ -266,48 +260,16 @@ impl ZooKeeperLock {
             .collect();
         for seq in gone {
             let z = self.znodes.remove(&seq).expect("listed just now");
-            if z.granted {
-                sim::emit!(events::EXPIRED, client = ctx.name_of(z.owner), lease = seq);
-            }
+            grants.expire(ctx, z.owner, seq);
         }
-        self.notify_lowest(ctx);
-    }
-}
-
-impl Actor<Msg> for ZooKeeperLock {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
-
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-        match msg {
-            Msg::OpenSession { req } => {
-                self.write_txn();
-                self.sessions.open(ctx, from, req);
-            }
-            Msg::Heartbeat { session } => {
-                self.sessions.heartbeat(ctx, from, session);
-            }
-            Msg::SessionAcquire { session, req } => self.create(ctx, from, session, req),
-            Msg::SessionRelease { session, lease } => self.delete(ctx, from, session, lease),
-            Msg::Renew { lease, req } => {
-                let session = self
-                    .znodes
-                    .get(&lease)
-                    .filter(|z| z.owner == from && z.granted)
-                    .map(|z| z.session);
-                self.sessions.renew(ctx, from, session, lease, req);
-            }
-            _ => {}
-        }
+        self.notify_lowest(grants, ctx);
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _id: TimerId, tag: u64) {
-        if let Some(session) = self.sessions.on_timer(ctx, tag) {
-            self.expire(ctx, session.id);
-        }
+    fn on_open(&mut self) {
+        self.write_txn();
     }
 
     fn on_crash(&mut self) {
-        self.sessions.clear();
         self.znodes.clear();
     }
 }
@@ -317,9 +279,10 @@ mod tests {
     use super::*;
     use crate::design::lock_client::{Grant, LockEvent, PROTOCOL_TAG};
     use crate::design::session::SESSION_TAG;
-    use crate::design::session_client::testing::Host;
+    use crate::design::session_client::testing::{granted_msg, Host};
     use sim::journal::Value;
     use sim::testing::Harness;
+    use sim::TimerId;
 
     const CLIENT1: NodeId = 1;
     const CLIENT2: NodeId = 2;
@@ -344,16 +307,33 @@ mod tests {
     }
 
     #[test]
+    fn a_delete_on_another_session_of_the_owner_leaves_its_znode_holding() {
+        // client1 restarted: its first session still owns the lock's znode,
+        // and it gives the grant back on its second one.
+        let (mut h, mut zk) = server();
+        h.message(&mut zk, CLIENT1, Msg::OpenSession { req: 1 });
+        h.message(&mut zk, CLIENT1, Msg::OpenSession { req: 2 });
+        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
+        let delete = Msg::SessionRelease {
+            session: 2,
+            lease: 0,
+        };
+        let s = h.message(&mut zk, CLIENT1, delete);
+        assert!(s.events.is_empty(), "{:?}", s.events);
+        assert_eq!(s.sends, [(CLIENT1, Msg::ReleaseAck { lease: 0 })]);
+        // The grant ends with its session.
+        h.message(&mut zk, CLIENT1, Msg::Heartbeat { session: 2 });
+        h.advance(TTL);
+        let s = h.timer(&mut zk, TimerId(0), SESSION_TAG + 1);
+        assert!(s.event("expired").is_some(), "{:?}", s.events);
+    }
+
+    #[test]
     fn the_lowest_znode_holds_and_its_zxid_is_the_token() {
         let (mut h, mut zk) = server();
         two_sessions(&mut h, &mut zk);
         let s = h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 0,
-            token: Some(3),
-            ttl: TTL,
-        };
+        let granted = granted_msg(1, 0, Some(3), TTL);
         assert_eq!(s.sends, [(CLIENT1, granted)]);
         assert_eq!(
             field(s.event("granted").unwrap(), "lease"),
@@ -372,12 +352,7 @@ mod tests {
             },
         );
         assert!(s.event("released").is_some());
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 1,
-            token: Some(4),
-            ttl: TTL,
-        };
+        let granted = granted_msg(1, 1, Some(4), TTL);
         assert_eq!(
             s.sends,
             [(CLIENT2, granted), (CLIENT1, Msg::ReleaseAck { lease: 0 })]
@@ -435,12 +410,7 @@ mod tests {
         assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 7, req: 1 })]);
         let (event, _) = c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 3 });
         assert_eq!(event, LockEvent::Nothing);
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 3,
-            token: Some(9),
-            ttl: TTL,
-        };
+        let granted = granted_msg(1, 3, Some(9), TTL);
         let grant = Grant::new(3, Some(9), TTL);
         assert_eq!(
             c.message(&mut h, LOCK, granted).0,
@@ -459,47 +429,19 @@ mod tests {
     #[test]
     fn a_client_that_gives_up_waiting_deletes_its_znode() {
         const LOCK: NodeId = 1;
-        let mut h = Harness::new(&["client1", "lock"], 0);
         let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
-        let mut c = Host::new(protocol);
-        c.acquire(&mut h);
-        let opened = Msg::SessionOpened {
-            req: 1,
-            session: 1,
-            ttl: TTL,
-        };
-        c.message(&mut h, LOCK, opened);
+        let (mut h, mut c) = Host::opened(protocol, 1, TTL);
         c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 4 });
-        let sends = c.release(&mut h);
-        assert_eq!(
-            sends,
-            [(
-                LOCK,
-                Msg::SessionRelease {
-                    session: 1,
-                    lease: 4
-                }
-            )]
-        );
-        // A grant for the abandoned request comes back anyway: handed back.
-        let granted = Msg::Granted {
-            req: 1,
+        let delete = Msg::SessionRelease {
+            session: 1,
             lease: 4,
-            token: Some(2),
-            ttl: TTL,
         };
+        assert_eq!(c.release(&mut h), [(LOCK, delete.clone())]);
+        // A grant for the abandoned request comes back anyway: handed back.
+        let granted = granted_msg(1, 4, Some(2), TTL);
         let (event, sends) = c.message(&mut h, LOCK, granted);
         assert_eq!(event, LockEvent::Nothing);
-        assert_eq!(
-            sends,
-            [(
-                LOCK,
-                Msg::SessionRelease {
-                    session: 1,
-                    lease: 4
-                }
-            )]
-        );
+        assert_eq!(sends, [(LOCK, delete)]);
     }
 
     #[test]
@@ -526,22 +468,9 @@ mod tests {
     #[test]
     fn the_client_renews_the_lease_it_holds_and_acts_on_one_answer_once() {
         const LOCK: NodeId = 1;
-        let mut h = Harness::new(&["client1", "lock"], 0);
         let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
-        let mut c = Host::new(protocol);
-        c.acquire(&mut h);
-        let opened = Msg::SessionOpened {
-            req: 1,
-            session: 2,
-            ttl: TTL,
-        };
-        c.message(&mut h, LOCK, opened);
-        let granted = Msg::Granted {
-            req: 1,
-            lease: 5,
-            token: Some(3),
-            ttl: TTL,
-        };
+        let (mut h, mut c) = Host::opened(protocol, 2, TTL);
+        let granted = granted_msg(1, 5, Some(3), TTL);
         c.message(&mut h, LOCK, granted.clone());
         // A second copy of the grant held: kept, not handed back.
         assert_eq!(
@@ -590,12 +519,7 @@ mod tests {
         assert_eq!(sends, [(LOCK, Msg::OpenSession { req: 2 })]);
         let (_, sends) = c.message(&mut h, LOCK, opened(2, 2));
         assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 2, req: 2 })]);
-        let late = Msg::Granted {
-            req: 1,
-            lease: 4,
-            token: Some(5),
-            ttl: TTL,
-        };
+        let late = granted_msg(1, 4, Some(5), TTL);
         let (event, sends) = c.message(&mut h, LOCK, late);
         assert_eq!(event, LockEvent::Nothing);
         let give_back = Msg::SessionRelease {

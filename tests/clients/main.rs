@@ -3,6 +3,7 @@
 //! file loaded and run as `fencesim run` would, judged by the oracle.
 
 mod grants;
+mod hosts;
 mod network;
 mod renewal;
 

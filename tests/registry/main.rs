@@ -6,6 +6,7 @@
 //! registry: a design it does not know used to load, then panic when run.
 
 mod commands;
+mod design_msg;
 mod library;
 
 use std::path::{Path, PathBuf};
