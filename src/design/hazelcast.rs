@@ -35,7 +35,6 @@ use sim::{Actor, NodeId};
 use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
 use crate::design::lock_client::LockClient;
 use crate::design::params::Params;
-use crate::design::session::heartbeat_interval;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
@@ -56,12 +55,8 @@ impl LockDesign for Hazelcast {
 
     fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
         let config = HazelcastConfig::from_params(p);
-        let heartbeat = heartbeat_interval(config.heartbeat, config.ttl, 5);
-        Box::new(SessionLockClient::new(
-            lock_nodes[0].clone(),
-            heartbeat,
-            LossNotice::OnNextLockCall,
-        ))
+        let (heartbeat, ttl) = (config.heartbeat, config.ttl);
+        SessionLockClient::for_design(lock_nodes, heartbeat, ttl, 5, LossNotice::OnNextLockCall)
     }
 }
 

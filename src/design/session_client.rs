@@ -63,6 +63,25 @@ pub struct SessionLockClient {
 pub const MAX_UNACKED_RELEASES: usize = 8;
 
 impl SessionLockClient {
+    /// The client a session design hands each scenario client: it talks to
+    /// the first lock node and heartbeats every `heartbeat`, or every
+    /// `ttl / divisor` when `heartbeat` is zero (the designs' `"0s"`
+    /// default; see [`heartbeat_interval`](crate::design::session::heartbeat_interval)).
+    pub fn for_design(
+        lock_nodes: &[String],
+        heartbeat: Duration,
+        ttl: Duration,
+        divisor: u32,
+        notice: LossNotice,
+    ) -> Box<dyn crate::design::lock_client::LockClient> {
+        let heartbeat = crate::design::session::heartbeat_interval(heartbeat, ttl, divisor);
+        Box::new(SessionLockClient::new(
+            lock_nodes[0].clone(),
+            heartbeat,
+            notice,
+        ))
+    }
+
     /// Talks to the lock node `lock`, heartbeating every `heartbeat`.
     pub fn new(lock: impl Into<String>, heartbeat: Duration, notice: LossNotice) -> Self {
         SessionLockClient {

@@ -37,7 +37,6 @@ use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Valu
 use crate::design::grants::Grants;
 use crate::design::lock_client::LockClient;
 use crate::design::params::Params;
-use crate::design::session::heartbeat_interval;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
@@ -58,12 +57,8 @@ impl LockDesign for ZooKeeper {
 
     fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
         let config = ZooKeeperConfig::from_params(p);
-        let heartbeat = heartbeat_interval(config.heartbeat, config.ttl, 3);
-        Box::new(SessionLockClient::new(
-            lock_nodes[0].clone(),
-            heartbeat,
-            LossNotice::OnSessionExpiry,
-        ))
+        let (heartbeat, ttl) = (config.heartbeat, config.ttl);
+        SessionLockClient::for_design(lock_nodes, heartbeat, ttl, 3, LossNotice::OnSessionExpiry)
     }
 }
 
