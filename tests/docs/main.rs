@@ -34,6 +34,7 @@
 
 mod cli;
 mod oracle;
+mod transcripts;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
