@@ -125,12 +125,15 @@ pub struct Output {
 }
 
 /// Runs the `fencesim` binary in `dir` as a user runs it from a shell: not
-/// under cargo (so repro commands say `fencesim …`), without colour.
+/// under cargo (so repro commands say `fencesim …`), without colour, and
+/// with no terminal size from the environment (the pages show piped output).
 pub fn fencesim_in(dir: &Path, args: &[&str]) -> Output {
     let output = Command::new(env!("CARGO_BIN_EXE_fencesim"))
         .args(args)
         .current_dir(dir)
         .env_remove("CARGO")
+        .env_remove("COLUMNS")
+        .env_remove("LINES")
         .env("NO_COLOR", "1")
         .output()
         .expect("the fencesim binary runs");
