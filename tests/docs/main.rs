@@ -1,8 +1,9 @@
 //! The documentation, held to what the code does: the README's and the
 //! tutorial's transcripts are run and compared with what the binary prints
 //! (`transcripts`), `docs/cli.md` names every JSON field, flag, command and
-//! exit code the binary has (`cli`), and `docs/oracle.md` every verdict,
-//! violation kind and milestone (`oracle`).
+//! exit code the binary has (`cli`), `docs/oracle.md` every verdict,
+//! violation kind and milestone (`oracle`), and the README's catalogue of
+//! bundled scenarios is the directory (`catalogue`).
 //!
 //! A transcript is a ```` ```text ```` block of a page whose first line is
 //! a shell prompt:
@@ -32,6 +33,7 @@
 //! simulated/wall ratio) on both sides. Trailing spaces are ignored (editors
 //! strip them).
 
+mod catalogue;
 mod cli;
 mod oracle;
 mod transcripts;
