@@ -225,6 +225,21 @@ fn explore_json_fields_are_the_documented_ones() {
     assert!(problems.is_empty(), "{FILE}:\n{}", problems.join("\n"));
 }
 
+#[test]
+fn journal_line_fields_are_the_documented_ones() {
+    let dir = TempDir::checkout("trace");
+    let out = fencesim_in(
+        dir.path(),
+        &["run", "scenarios/figure-9-6.toml", "--trace", "trace.jsonl"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = std::fs::read_to_string(dir.path().join("trace.jsonl")).expect("the trace");
+    let lines = json_lines(&text);
+    assert_eq!(lines.len(), 40, "figure 9-6 journals 40 events");
+    let problems = agree("## Journal lines", &lines);
+    assert!(problems.is_empty(), "{FILE}:\n{}", problems.join("\n"));
+}
+
 /// The names of the subcommands `fencesim --help` lists.
 fn commands(dir: &std::path::Path) -> Vec<String> {
     let help = fencesim_in(dir, &["--help"]);
