@@ -1,0 +1,96 @@
+//! `docs/oracle.md` names what the oracle can say: every verdict, every
+//! violation kind and every milestone, each as `` `name` ``.
+
+use fencesim::oracle::milestones::NAMES;
+use fencesim::oracle::{Verdict, ViolationKind};
+
+use crate::page;
+
+const FILE: &str = "docs/oracle.md";
+
+/// Every kind: the match fails to compile when one is added.
+fn kind_name(kind: ViolationKind) -> &'static str {
+    match kind {
+        ViolationKind::StaleWrite
+        | ViolationKind::ZombieWrite
+        | ViolationKind::TokenRegression
+        | ViolationKind::LostUpdate => kind.as_str(),
+    }
+}
+
+/// Every verdict, likewise.
+fn verdict_name(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Safe | Verdict::Violation | Verdict::Inconclusive | Verdict::Error => {
+            verdict.as_str()
+        }
+    }
+}
+
+#[test]
+fn the_page_names_every_verdict_violation_kind_and_milestone() {
+    let doc = page(FILE);
+    let kinds = [
+        ViolationKind::StaleWrite,
+        ViolationKind::ZombieWrite,
+        ViolationKind::TokenRegression,
+        ViolationKind::LostUpdate,
+    ]
+    .map(kind_name);
+    let verdicts = [
+        Verdict::Safe,
+        Verdict::Violation,
+        Verdict::Inconclusive,
+        Verdict::Error,
+    ]
+    .map(verdict_name);
+    let mut missing = Vec::new();
+    for (what, names) in [
+        ("violation kind", &kinds[..]),
+        ("verdict", &verdicts[..]),
+        ("milestone", &NAMES[..]),
+    ] {
+        for name in names {
+            // A definition: a list item that opens with the name.
+            if !doc.contains(&format!("- `{name}`")) {
+                missing.push(format!("{what} `{name}`"));
+            }
+        }
+    }
+    for term in ["strict", "false_rejections", "overlapping_leases"] {
+        if !doc.contains(&format!("`{term}")) {
+            missing.push(format!("term `{term}`"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "{FILE} does not define:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// Users read the repository's own pages: the README links each of them,
+/// and no page points at the team's design notes, which users do not have.
+#[test]
+fn the_readme_links_every_page_and_no_page_points_outside() {
+    let readme = page("README.md");
+    for doc in ["format", "oracle", "cli", "tutorial"] {
+        let link = format!("](docs/{doc}.md)");
+        assert!(
+            readme.contains(&link),
+            "README.md does not link docs/{doc}.md"
+        );
+    }
+    for file in [
+        "README.md",
+        "docs/format.md",
+        "docs/oracle.md",
+        "docs/cli.md",
+        "docs/tutorial.md",
+    ] {
+        let text = page(file);
+        for elsewhere in ["DESIGN.md", "shared/"] {
+            assert!(!text.contains(elsewhere), "{file} points at {elsewhere}");
+        }
+    }
+}
