@@ -436,6 +436,17 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
             }
         }
         writeln!(out, "repro     {}", repro(scenario, first, o.faults)).unwrap();
+        writeln!(
+            out,
+            "step      {} step {} --seed {first}{}",
+            super::invocation(),
+            crate::repro::shell_quote(&scenario.file),
+            match o.faults {
+                FaultMode::Random => " --faults random",
+                FaultMode::Scenario => "",
+            }
+        )
+        .unwrap();
         if o.faults == FaultMode::Random && super::shrink::writable_seed(first) {
             writeln!(
                 out,

@@ -154,8 +154,9 @@ enum Command {
         /// followed).
         #[arg(long)]
         force: bool,
-        /// `random` adds the seed's random fault schedule (as `explore` draws
-        /// it) to the scenario's own faults.
+        /// `random`: the scenario's faults plus the seed's random schedule,
+        /// exactly as `explore` ran that seed (same trace hash); `scenario`:
+        /// only the scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
     },
@@ -226,6 +227,11 @@ enum Command {
         /// Width of each lane, in characters.
         #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u16).range(8..=200))]
         width: u16,
+        /// `random`: step through the seed as `explore` ran it (the
+        /// scenario's faults plus the seed's random schedule); `scenario`:
+        /// only the scenario's own faults.
+        #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
+        faults: FaultsArg,
     },
     /// Write reports of scenarios into a directory: NAME.md (Mermaid),
     /// NAME.html (timeline), NAME.trace.json (Perfetto), NAME.jsonl, index.
@@ -243,6 +249,11 @@ enum Command {
         /// them.
         #[arg(long)]
         force: bool,
+        /// `random`: report each seed as `explore` ran it (the scenario's
+        /// faults plus the seed's random schedule); `scenario`: only the
+        /// scenario's own faults.
+        #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
+        faults: FaultsArg,
     },
     /// List the designs and their keys.
     Designs,
@@ -392,13 +403,19 @@ where
             },
         ),
         Command::Check { paths } => check::check(registry, &paths),
-        Command::Step { file, seed, width } => step::step(registry, &file, seed, width as usize),
+        Command::Step {
+            file,
+            seed,
+            width,
+            faults,
+        } => step::step(registry, &file, seed, width as usize, faults.into()),
         Command::Report {
             paths,
             seed,
             out,
             force,
-        } => report::report(registry, &paths, seed, &out, force),
+            faults,
+        } => report::report(registry, &paths, seed, &out, force, faults.into()),
         Command::Designs => {
             print!("{}", output::designs(registry));
             Status::Ok

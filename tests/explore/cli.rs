@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-fn fencesim(args: &[&str]) -> (i32, String, String) {
+pub fn fencesim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -16,7 +16,7 @@ fn fencesim(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
+pub const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
 
 #[test]
 fn explore_prints_the_lowest_failing_seed_and_its_repro_and_exits_1() {

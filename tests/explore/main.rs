@@ -5,6 +5,7 @@ mod cli;
 mod exhaustive;
 mod property;
 mod random;
+mod replay;
 mod shrink;
 mod stop;
 mod sweep;
