@@ -112,6 +112,24 @@ struct Cli {
     run_timeout: RunTimeout,
 }
 
+/// `explore --until`: a number of failing seeds, at least 1.
+fn parse_until(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("the sweep stops after N failing seeds: N is 1 or more".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a number of failing seeds, such as 1 or 10".to_owned()),
+    }
+}
+
+/// `explore --time`: a wall-clock duration longer than 0.
+fn parse_time_budget(text: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("a time budget must be longer than 0".to_owned()),
+        Err(e) => Err(format!("expected a duration such as 30s or 5m: {e}")),
+    }
+}
+
 /// `--run-timeout`: a duration, or none.
 #[derive(Clone, Copy, Debug)]
 struct RunTimeout(Option<std::time::Duration>);
@@ -192,6 +210,16 @@ enum Command {
         /// With --exhaustive: allow up to N runs (default: 100000).
         #[arg(long, value_name = "N", requires = "exhaustive")]
         max_runs: Option<u64>,
+        /// Stop after N failing seeds: the lowest N of the range, the same
+        /// whatever --jobs; seeds after the N-th are not counted.
+        #[arg(long, value_name = "N", conflicts_with_all = ["exhaustive", "resume"],
+              value_parser = parse_until)]
+        until: Option<u64>,
+        /// Stop taking new seeds after this much wall time (`30s`, `5m`);
+        /// the seeds running finish, and the summary says which ran.
+        #[arg(long, value_name = "DURATION", conflicts_with = "exhaustive",
+              value_parser = parse_time_budget)]
+        time: Option<std::time::Duration>,
     },
     /// Shrink a failing seed's fault schedule and write it as a scenario.
     Shrink {
@@ -363,6 +391,8 @@ where
             resume,
             exhaustive,
             max_runs,
+            until,
+            time,
         } => {
             let defaults = crate::explore::sweep::SweepOptions::default();
             let given = explore::Given {
@@ -383,6 +413,7 @@ where
                 max_runs,
                 resume,
                 given,
+                rules: crate::explore::sweep::StopRules { until, time },
             };
             explore::explore(registry, &file, options)
         }

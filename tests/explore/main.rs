@@ -9,6 +9,7 @@ mod replay;
 mod shrink;
 mod stop;
 mod sweep;
+mod until;
 mod verdicts;
 mod write;
 
