@@ -552,6 +552,19 @@ fn seed_line(f: &SeedReport) -> String {
 fn exhaustive(runs: &sweep::Runs, scenario: &Scenario, depth: u8, options: &Options) -> Status {
     let o = &options.sweep;
     let plan = exhaustive::plan_with(runs, scenario, scenario.seed, depth, o.shard);
+    // Injections into a run that already fails would all look like they
+    // break the design.
+    if let Some(reason) = exhaustive::already_fails(&plan.baseline) {
+        eprintln!(
+            "error: {} already fails without injections (seed {}): {reason}; every \
+             injection would look like it breaks the design. `{}` shows why; remove the \
+             faults that break it, or fix the design, then search again",
+            escape::terminal(&scenario.file),
+            scenario.seed,
+            escape::terminal(&super::repro_command(&scenario.file, scenario.seed)),
+        );
+        return Status::Invalid;
+    }
     let cap = options.max_runs.unwrap_or(exhaustive::MAX_RUNS);
     let shard = if o.shard == Shard::WHOLE {
         String::new()
