@@ -148,9 +148,10 @@ pub(super) fn report(
         let (run, _) = sweep::run_seed(&scenario, seed, faults);
         let repro = replay_command(&scenario.file, seed, faults);
         let untested = run.untested();
+        let description = described(&scenario, seed, faults);
         let subject = Subject {
             name: &name,
-            description: &scenario.description,
+            description: &description,
             seed,
             journal: &run.result.journal,
             report: &run.report,
@@ -212,6 +213,32 @@ pub(super) fn report(
     }
     println!("wrote {} scenarios to {}", entries.len(), shown(out));
     status
+}
+
+/// The scenario's description, and with `--faults random` the random
+/// faults the seed added to its story (a reader of the report must not
+/// take them for the scenario's own).
+fn described(scenario: &Scenario, seed: u64, faults: FaultMode) -> String {
+    if faults == FaultMode::Scenario {
+        return scenario.description.clone();
+    }
+    let random = crate::explore::random::schedule(scenario, seed);
+    let added = if random.is_empty() {
+        "no fault".to_owned()
+    } else {
+        random
+            .iter()
+            .map(crate::explore::shrink::words)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    format!(
+        "{}\n\nThis run is seed {seed} as `explore` ran it: the scenario's faults plus \
+         the random ones the seed drew: {added}.",
+        scenario.description.trim_end()
+    )
+    .trim_start()
+    .to_owned()
 }
 
 /// The four files of the report named `name`.

@@ -164,6 +164,10 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
             ("failing_seeds_truncated", Some(va)) => {
                 (va.as_bool() == Some(true) || vb.as_bool() == Some(true)).into()
             }
+            // Of shards, any one's reason to stop.
+            ("stopped_by", Some(va)) if sessions == Sessions::Parallel && vb.is_null() => {
+                va.clone()
+            }
             ("stopped", Some(va)) if sessions == Sessions::Parallel => {
                 (va.as_bool() == Some(true) || vb.as_bool() == Some(true)).into()
             }

@@ -116,4 +116,12 @@ fn report_with_random_faults_writes_the_swept_journal() {
     let repro = format!("fencesim run {UNFENCED} --seed {seed} --faults random");
     assert!(page.contains(&repro), "{page}");
     assert!(index.contains(&repro), "{index}");
+    // The page tells its reader which faults the seed added to the story.
+    let scenario = crate::bundled("explore-lease-unfenced");
+    let random = fencesim::explore::random::schedule(&scenario, seed.parse().unwrap());
+    assert!(!random.is_empty());
+    for f in &random {
+        let words = fencesim::explore::shrink::words(f);
+        assert!(page.contains(&words), "{words} not in {page}");
+    }
 }

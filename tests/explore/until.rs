@@ -170,3 +170,19 @@ fn bad_until_and_time_values_exit_2_with_the_reason() {
         assert!(!err.contains("panicked"), "{err}");
     }
 }
+
+#[test]
+fn merged_shards_keep_why_one_stopped_and_recount_seeds_per_failure() {
+    use fencesim::explore::resume::{add, Sessions};
+    let stopped = serde_json::json!({"summary": true, "seeds": 30, "failing_seeds": 3,
+        "stopped": true, "stopped_by": "until", "until": 3, "seeds_per_failure": 10.0});
+    let whole = serde_json::json!({"summary": true, "seeds": 50, "failing_seeds": 2,
+        "stopped": false, "stopped_by": null, "until": 3, "seeds_per_failure": 25.0});
+    let merged = add(&stopped, &whole, Sessions::Parallel);
+    assert_eq!(merged["stopped"], true);
+    assert_eq!(merged["stopped_by"], "until");
+    // A setting, not a count: never added up.
+    assert_eq!(merged["until"], 3);
+    assert_eq!(merged["seeds"], 80);
+    assert_eq!(merged["seeds_per_failure"], 16.0);
+}
