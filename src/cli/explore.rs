@@ -473,6 +473,10 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     if let Some(first) = s.first_failing_seed {
         writeln!(out).unwrap();
         writeln!(out, "lowest failing seed {first}").unwrap();
+        let report = s.failures.iter().find(|f| f.seed == first);
+        for finding in report.map_or(&[][..], |f| &f.findings[..]) {
+            writeln!(out, "  finding {finding}").unwrap();
+        }
         if o.faults == FaultMode::Random {
             for f in random::schedule(scenario, first) {
                 writeln!(out, "  random fault {}", describe(&f)).unwrap();

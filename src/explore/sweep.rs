@@ -169,6 +169,12 @@ pub struct SeedReport {
     pub unfired_faults: u64,
     /// The dangerous situations the run reached.
     pub milestones: Milestones,
+    /// For a violation, its findings that count toward the verdict, each
+    /// as its signature (`stale_write by client1 (grant client1#1) after
+    /// client2 (grant client2#1)`: see `oracle::signature`), distinct, in
+    /// journal order; empty for the others. The first is what `shrink`
+    /// keeps.
+    pub findings: Vec<String>,
 }
 
 impl SeedReport {
@@ -206,6 +212,18 @@ impl SeedReport {
             faults,
             unfired_faults: run.unfired_faults().count() as u64,
             milestones: run.milestones,
+            findings: if r.verdict == Verdict::Violation {
+                let mut seen = Vec::new();
+                for f in super::shrink::counted(run, strict) {
+                    let text = f.to_string();
+                    if !seen.contains(&text) {
+                        seen.push(text);
+                    }
+                }
+                seen
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -247,6 +265,7 @@ impl SeedReport {
                 _ => serde_json::Value::Null,
             },
             "kinds": self.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+            "findings": self.findings,
             "stale_writes": self.stale_writes,
             "zombie_writes": self.zombie_writes,
             "accepted_writes": self.accepted_writes,

@@ -96,3 +96,19 @@ fn the_shrunk_description_names_the_remaining_faults_not_the_old_story() {
     assert!(d.contains(&shrunk.signature.to_string()), "{d}");
     assert!(d.contains("seed 27"), "{d}");
 }
+
+/// A sweep's line names the finding that `shrink` will keep: its first.
+#[test]
+fn a_swept_seed_names_the_finding_shrink_keeps() {
+    let s = bundled("etcd-11456-late-grant-writes-first");
+    let (_, report) = run_seed(&s, 27, FaultMode::Random);
+    let shrunk = shrink(&s, 27, FaultMode::Random).unwrap();
+    assert_eq!(report.findings[0], shrunk.signature.to_string());
+    assert_eq!(
+        report.json("repro")["findings"][0],
+        "stale_write by client1 (grant client1#1), granted late after client2 (grant client2#1)"
+    );
+    // A safe seed has none.
+    let (_, safe) = run_seed(&bundled("explore-lease-unfenced"), 0, FaultMode::Random);
+    assert!(safe.findings.is_empty());
+}
