@@ -1,6 +1,11 @@
 //! `fencesim explore FILE [--seeds A..B] [--jobs N] [--shard K/N]
-//! [--faults random|scenario] [--json] [--resume OUT] [--exhaustive 1|2
-//! [--max-runs N]]`.
+//! [--faults random|scenario] [--until N] [--time DURATION] [--json]
+//! [--resume OUT] [--exhaustive 1|2 [--max-runs N]]`.
+//!
+//! `--until N` stops after the lowest N failing seeds (counted in seed
+//! order, so the same seeds with any `--jobs`), `--time` after a budget of
+//! wall time; the summary says why it stopped (`"stopped_by"`) and how many
+//! seeds it took per failing seed (`"seeds_per_failure"`).
 //!
 //! With `--json` a sweep streams: each failing seed's line as soon as every
 //! seed before it is done (so lines come in seed order), a checkpoint line
@@ -39,7 +44,9 @@ use crate::escape;
 use crate::explore::exhaustive::{self, ExhaustiveResult};
 use crate::explore::resume::{self, Resumed, Sessions};
 use crate::explore::shard::Shard;
-use crate::explore::sweep::{self, FaultMode, SeedReport, SweepEvent, SweepOptions, SweepSummary};
+use crate::explore::sweep::{
+    self, FaultMode, SeedReport, StopRules, StoppedBy, SweepEvent, SweepOptions, SweepSummary,
+};
 use crate::explore::{describe, random};
 use crate::scenario::Scenario;
 use sim::journal::seconds;
@@ -55,6 +62,8 @@ pub(super) struct Options {
     /// Which of `--seeds`, `--shard`, `--faults` the user gave (a resumed
     /// sweep takes them from its file; given ones must agree).
     pub given: Given,
+    /// `--until` and `--time`.
+    pub rules: StopRules,
 }
 
 /// The sweep settings given on the command line.
@@ -169,11 +178,12 @@ fn sweep(
         None => line,
     };
     let mut ran = already;
-    let summary = sweep::sweep_streaming(
+    let summary = sweep::sweep_with_rules(
         scenario,
         o,
         runs,
         &done,
+        options.rules,
         &|| stop.requested(),
         &mut |event| match event {
             SweepEvent::Seed(report) => {
@@ -245,12 +255,21 @@ fn status(summary: &Value, signal: Option<Signal>) -> Status {
     }
 }
 
-fn stopped_note(s: &SweepSummary, signal: Signal, json: bool) -> String {
+/// The completed seed ranges, `0..412, 500..600`, or `none`.
+fn ranges_text(s: &SweepSummary) -> String {
     let ranges: Vec<String> = s
         .completed
         .iter()
         .map(|r| format!("{}..{}", r.start, r.end))
         .collect();
+    if ranges.is_empty() {
+        "none".to_owned()
+    } else {
+        ranges.join(", ")
+    }
+}
+
+fn stopped_note(s: &SweepSummary, signal: Signal, json: bool) -> String {
     let how = if json {
         "`explore FILE --resume OUTPUT` runs the rest"
     } else {
@@ -260,11 +279,7 @@ fn stopped_note(s: &SweepSummary, signal: Signal, json: bool) -> String {
         "stopped   by {} after {} seeds; completed {} ({how})",
         signal.name(),
         s.seeds,
-        if ranges.is_empty() {
-            "none".to_owned()
-        } else {
-            ranges.join(", ")
-        },
+        ranges_text(s),
     )
 }
 
@@ -364,6 +379,34 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     if s.crashed > 0 {
         writeln!(out, "crashed   {} seeds panicked", s.crashed).unwrap();
     }
+    if let Some(rate) = s.seeds_per_failure() {
+        writeln!(
+            out,
+            "found     {} failing seeds in {} seeds: one per {rate:.1} seeds",
+            s.failing_seeds, s.seeds
+        )
+        .unwrap();
+    }
+    match s.stopped_by {
+        Some(StoppedBy::Until) => writeln!(
+            out,
+            "stopped   by --until {}: the lowest {} failing seeds of the range, \
+             completed {}",
+            s.rules.until.unwrap_or(0),
+            s.failing_seeds,
+            ranges_text(s)
+        )
+        .unwrap(),
+        Some(StoppedBy::Time) => writeln!(
+            out,
+            "stopped   by --time {} (wall), completed {}",
+            humantime::format_duration(s.rules.time.unwrap_or_default()),
+            ranges_text(s)
+        )
+        .unwrap(),
+        // A signal's note follows the summary.
+        Some(StoppedBy::Signal) | None => {}
+    }
     let judged = format!(
         "{} of {} seeds: {} inconclusive (no write reached the storage), \
          {} cut short (stalled or at a limit), {} with a scenario fault that never fired",
@@ -430,12 +473,27 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     if let Some(first) = s.first_failing_seed {
         writeln!(out).unwrap();
         writeln!(out, "lowest failing seed {first}").unwrap();
+        let report = s.failures.iter().find(|f| f.seed == first);
+        for finding in report.map_or(&[][..], |f| &f.findings[..]) {
+            writeln!(out, "  finding {finding}").unwrap();
+        }
         if o.faults == FaultMode::Random {
             for f in random::schedule(scenario, first) {
                 writeln!(out, "  random fault {}", describe(&f)).unwrap();
             }
         }
         writeln!(out, "repro     {}", repro(scenario, first, o.faults)).unwrap();
+        writeln!(
+            out,
+            "step      {} step {} --seed {first}{}",
+            super::invocation(),
+            crate::repro::shell_quote(&scenario.file),
+            match o.faults {
+                FaultMode::Random => " --faults random",
+                FaultMode::Scenario => "",
+            }
+        )
+        .unwrap();
         if o.faults == FaultMode::Random && super::shrink::writable_seed(first) {
             writeln!(
                 out,
@@ -498,6 +556,19 @@ fn seed_line(f: &SeedReport) -> String {
 fn exhaustive(runs: &sweep::Runs, scenario: &Scenario, depth: u8, options: &Options) -> Status {
     let o = &options.sweep;
     let plan = exhaustive::plan_with(runs, scenario, scenario.seed, depth, o.shard);
+    // Injections into a run that already fails would all look like they
+    // break the design.
+    if let Some(reason) = exhaustive::already_fails(&plan.baseline) {
+        eprintln!(
+            "error: {} already fails without injections (seed {}): {reason}; every \
+             injection would look like it breaks the design. `{}` shows why; remove the \
+             faults that break it, or fix the design, then search again",
+            escape::terminal(&scenario.file),
+            scenario.seed,
+            escape::terminal(&super::repro_command(&scenario.file, scenario.seed)),
+        );
+        return Status::Invalid;
+    }
     let cap = options.max_runs.unwrap_or(exhaustive::MAX_RUNS);
     let shard = if o.shard == Shard::WHOLE {
         String::new()

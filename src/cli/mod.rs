@@ -112,6 +112,24 @@ struct Cli {
     run_timeout: RunTimeout,
 }
 
+/// `explore --until`: a number of failing seeds, at least 1.
+fn parse_until(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("the sweep stops after N failing seeds: N is 1 or more".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a number of failing seeds, such as 1 or 10".to_owned()),
+    }
+}
+
+/// `explore --time`: a wall-clock duration longer than 0.
+fn parse_time_budget(text: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("a time budget must be longer than 0".to_owned()),
+        Err(e) => Err(format!("expected a duration such as 30s or 5m: {e}")),
+    }
+}
+
 /// `--run-timeout`: a duration, or none.
 #[derive(Clone, Copy, Debug)]
 struct RunTimeout(Option<std::time::Duration>);
@@ -154,8 +172,9 @@ enum Command {
         /// followed).
         #[arg(long)]
         force: bool,
-        /// `random` adds the seed's random fault schedule (as `explore` draws
-        /// it) to the scenario's own faults.
+        /// `random`: the scenario's faults plus the seed's random schedule,
+        /// exactly as `explore` ran that seed (same trace hash); `scenario`:
+        /// only the scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
     },
@@ -191,6 +210,16 @@ enum Command {
         /// With --exhaustive: allow up to N runs (default: 100000).
         #[arg(long, value_name = "N", requires = "exhaustive")]
         max_runs: Option<u64>,
+        /// Stop after N failing seeds: the lowest N of the range, the same
+        /// whatever --jobs; seeds after the N-th are not counted.
+        #[arg(long, value_name = "N", conflicts_with_all = ["exhaustive", "resume"],
+              value_parser = parse_until)]
+        until: Option<u64>,
+        /// Stop taking new seeds after this much wall time (`30s`, `5m`);
+        /// the seeds running finish, and the summary says which ran.
+        #[arg(long, value_name = "DURATION", conflicts_with = "exhaustive",
+              value_parser = parse_time_budget)]
+        time: Option<std::time::Duration>,
     },
     /// Shrink a failing seed's fault schedule and write it as a scenario.
     Shrink {
@@ -226,6 +255,11 @@ enum Command {
         /// Width of each lane, in characters.
         #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u16).range(8..=200))]
         width: u16,
+        /// `random`: step through the seed as `explore` ran it (the
+        /// scenario's faults plus the seed's random schedule); `scenario`:
+        /// only the scenario's own faults.
+        #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
+        faults: FaultsArg,
     },
     /// Write reports of scenarios into a directory: NAME.md (Mermaid),
     /// NAME.html (timeline), NAME.trace.json (Perfetto), NAME.jsonl, index.
@@ -243,6 +277,11 @@ enum Command {
         /// them.
         #[arg(long)]
         force: bool,
+        /// `random`: report each seed as `explore` ran it (the scenario's
+        /// faults plus the seed's random schedule); `scenario`: only the
+        /// scenario's own faults.
+        #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
+        faults: FaultsArg,
     },
     /// List the designs and their keys.
     Designs,
@@ -352,6 +391,8 @@ where
             resume,
             exhaustive,
             max_runs,
+            until,
+            time,
         } => {
             let defaults = crate::explore::sweep::SweepOptions::default();
             let given = explore::Given {
@@ -372,6 +413,7 @@ where
                 max_runs,
                 resume,
                 given,
+                rules: crate::explore::sweep::StopRules { until, time },
             };
             explore::explore(registry, &file, options)
         }
@@ -392,13 +434,19 @@ where
             },
         ),
         Command::Check { paths } => check::check(registry, &paths),
-        Command::Step { file, seed, width } => step::step(registry, &file, seed, width as usize),
+        Command::Step {
+            file,
+            seed,
+            width,
+            faults,
+        } => step::step(registry, &file, seed, width as usize, faults.into()),
         Command::Report {
             paths,
             seed,
             out,
             force,
-        } => report::report(registry, &paths, seed, &out, force),
+            faults,
+        } => report::report(registry, &paths, seed, &out, force, faults.into()),
         Command::Designs => {
             print!("{}", output::designs(registry));
             Status::Ok

@@ -1,4 +1,5 @@
-//! `fencesim report PATH… [--seed N] --out DIR [--force]`: for every
+//! `fencesim report PATH… [--seed N] [--faults random|scenario] --out DIR
+//! [--force]`: for every
 //! scenario under the paths, `NAME.md`, `NAME.html`, `NAME.trace.json` and
 //! `NAME.jsonl`, plus `index.html` and `index.md` linking them, and the
 //! manifest `.fencesim-report` listing what it wrote.
@@ -11,7 +12,8 @@
 //!
 //! Everything written is byte-deterministic: no dates, no environment, the
 //! scenario paths as given, and the repro command always spelled
-//! `fencesim run FILE --seed N`.
+//! `fencesim run FILE --seed N` (with `--faults random` when the reports
+//! show the seeds as `explore` ran them).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -19,11 +21,12 @@ use std::path::{Path, PathBuf};
 
 use super::check::collect;
 use super::files::{self, file_stem, Replace, INDEX_FILES, MANIFEST};
-use super::{load, reproducible_command, Status};
+use super::step::replay_command;
+use super::{load, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
+use crate::explore::sweep::{self, FaultMode};
 use crate::report::{html, markdown, perfetto, Subject};
-use crate::runner;
 use crate::scenario::Scenario;
 
 /// One scenario's line in the index.
@@ -35,6 +38,7 @@ struct Entry {
     expectations: &'static str,
     events: usize,
     seed: u64,
+    faults: FaultMode,
 }
 
 pub(super) fn report(
@@ -43,6 +47,7 @@ pub(super) fn report(
     seed: Option<u64>,
     out: &Path,
     force: bool,
+    faults: FaultMode,
 ) -> Status {
     let mut files = Vec::new();
     let mut status = Status::Ok;
@@ -139,12 +144,14 @@ pub(super) fn report(
     let mut entries: Vec<Entry> = Vec::new();
     for (scenario, name) in planned {
         let seed = seed.unwrap_or(scenario.seed);
-        let run = runner::run(&scenario, seed);
-        let repro = reproducible_command(&scenario.file, seed);
+        // The run a sweep makes of this seed, random faults and all.
+        let (run, _) = sweep::run_seed(&scenario, seed, faults);
+        let repro = replay_command(&scenario.file, seed, faults);
         let untested = run.untested();
+        let description = described(&scenario, seed, faults);
         let subject = Subject {
             name: &name,
-            description: &scenario.description,
+            description: &description,
             seed,
             journal: &run.result.journal,
             report: &run.report,
@@ -189,6 +196,7 @@ pub(super) fn report(
             },
             events: run.result.journal.len(),
             seed,
+            faults,
         });
     }
     if index_refused.is_none() {
@@ -205,6 +213,32 @@ pub(super) fn report(
     }
     println!("wrote {} scenarios to {}", entries.len(), shown(out));
     status
+}
+
+/// The scenario's description, and with `--faults random` the random
+/// faults the seed added to its story (a reader of the report must not
+/// take them for the scenario's own).
+fn described(scenario: &Scenario, seed: u64, faults: FaultMode) -> String {
+    if faults == FaultMode::Scenario {
+        return scenario.description.clone();
+    }
+    let random = crate::explore::random::schedule(scenario, seed);
+    let added = if random.is_empty() {
+        "no fault".to_owned()
+    } else {
+        random
+            .iter()
+            .map(crate::explore::shrink::words)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    format!(
+        "{}\n\nThis run is seed {seed} as `explore` ran it: the scenario's faults plus \
+         the random ones the seed drew: {added}.",
+        scenario.description.trim_end()
+    )
+    .trim_start()
+    .to_owned()
 }
 
 /// The four files of the report named `name`.
@@ -233,7 +267,7 @@ fn index_md(entries: &[Entry]) -> String {
             e.expectations,
             e.events,
             // In a table, even a code span needs its `|` escaped (GFM).
-            escape::code_span(&reproducible_command(&e.file, e.seed)).replace('|', "\\|"),
+            escape::code_span(&replay_command(&e.file, e.seed, e.faults)).replace('|', "\\|"),
             n = e.name
         )
         .unwrap();
@@ -266,7 +300,7 @@ fn index_html(entries: &[Entry]) -> String {
             escape::html(&e.description),
             e.expectations,
             e.events,
-            escape::html(&reproducible_command(&e.file, e.seed)),
+            escape::html(&replay_command(&e.file, e.seed, e.faults)),
             n = escape::html(&e.name),
             v = e.verdict
         )

@@ -17,7 +17,7 @@ use crate::explore::describe;
 use crate::explore::shrink::{self, NotFailing};
 use crate::explore::sweep::FaultMode;
 use crate::explore::sweep::Runs;
-use crate::oracle::Verdict;
+use crate::oracle::{Report, Verdict, ViolationKind};
 use crate::repro::shell_quote;
 use crate::scenario::to_toml;
 
@@ -131,11 +131,15 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
     }
     let r = &shrunk.run.report;
     println!(
-        "verdict   {} ({} stale, {} accepted, {} rejected)",
+        "verdict   {}: {} ({} accepted, {} rejected)",
         r.verdict.as_str(),
-        r.stale_writes,
+        kinds_text(r, shrunk.scenario.strict),
         r.accepted_writes,
         r.rejected_writes
+    );
+    println!(
+        "kept      {}",
+        escape::terminal(&shrunk.signature.to_string())
     );
     println!("wrote     {}", escape::terminal(&out_text));
     let mut repro = repro_command(&out_text, seed);
@@ -149,4 +153,29 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         eprintln!("error: the shrunk scenario no longer violates; this is a bug in shrink");
         Status::Internal
     }
+}
+
+/// Every kind of finding in `r`, with its count: `1 stale_write, 2
+/// zombie_write (not counted without strict)`.
+fn kinds_text(r: &Report, strict: bool) -> String {
+    let mut kinds: Vec<ViolationKind> = r.violations.iter().map(|v| v.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    if kinds.is_empty() {
+        return "no finding".to_owned();
+    }
+    kinds
+        .iter()
+        .map(|k| {
+            let n = r.violations.iter().filter(|v| v.kind == *k).count();
+            let uncounted = *k == ViolationKind::ZombieWrite && !strict;
+            let note = if uncounted {
+                " (not counted without strict)"
+            } else {
+                ""
+            };
+            format!("{n} {k}{note}")
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -1,4 +1,6 @@
-//! `fencesim step FILE [--seed N]`: walk through a run one event at a time.
+//! `fencesim step FILE [--seed N] [--faults random|scenario]`: walk through
+//! a run one event at a time; with `--faults random`, the seed exactly as
+//! `explore` ran it.
 //!
 //! On a terminal (stdin and stdout both), one step per screen, moved by
 //! commands read a line at a time; otherwise every step on its own line.
@@ -8,16 +10,23 @@ use std::path::Path;
 
 use super::{load, output, reproducible_command, Status};
 use crate::design::catalog::Registry;
+use crate::explore::sweep::{self, FaultMode};
 use crate::report::lanes::LanesOptions;
 use crate::report::step::Walk;
-use crate::runner;
 
-pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: usize) -> Status {
+pub(super) fn step(
+    registry: &Registry,
+    file: &Path,
+    seed: Option<u64>,
+    width: usize,
+    faults: FaultMode,
+) -> Status {
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
-    let run = runner::run(&scenario, seed);
+    // The run a sweep makes of this seed, random faults and all.
+    let (run, _) = sweep::run_seed(&scenario, seed, faults);
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let options = LanesOptions {
         width,
@@ -30,7 +39,7 @@ pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: u
         &run.report,
         &run.nodes,
         &options,
-        &reproducible_command(&scenario.file, seed),
+        &replay_command(&scenario.file, seed, faults),
     );
     // What the run tested and what it left untested, after the verdict.
     walk.notes = output::run_notes(&run);
@@ -44,4 +53,14 @@ pub(super) fn step(registry: &Registry, file: &Path, seed: Option<u64>, width: u
         print!("{}", walk.piped());
     }
     run.status.into()
+}
+
+/// The command that replays `seed` of `file` with `faults`, the same in
+/// every environment (`fencesim run FILE --seed N [--faults random]`).
+pub(super) fn replay_command(file: &str, seed: u64, faults: FaultMode) -> String {
+    let command = reproducible_command(file, seed);
+    match faults {
+        FaultMode::Random => command + " --faults random",
+        FaultMode::Scenario => command,
+    }
 }

@@ -15,6 +15,10 @@
 //! pair of distinct injections is tried; both triggers come from the run
 //! without faults, so the second fires only if its event still happens.
 //!
+//! A run that already fails without injections has nothing to search: every
+//! injection would "break" it. [`already_fails`] says so, and `explore
+//! --exhaustive` refuses such a scenario (exit 2) with the reason.
+//!
 //! A menu of `m` injections makes `m` runs at depth 1 and `m (m - 1) / 2` at
 //! depth 2: a scenario with a few hundred events has millions of pairs.
 //! [`plan`] says how many runs a search will make before any of them runs,
@@ -121,6 +125,20 @@ pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Ve
         }
     }
     (baseline, menu)
+}
+
+/// Why a search cannot judge injections into the run `baseline` describes:
+/// it already violates (listing its kinds) or ended in error. `None` when
+/// it does not fail: only then does a failing injection say something.
+pub fn already_fails(baseline: &SeedReport) -> Option<String> {
+    if baseline.outcome.is_error() {
+        return Some(format!("the run ended in error ({})", baseline.outcome));
+    }
+    if baseline.verdict == Verdict::Violation {
+        let kinds: Vec<&str> = baseline.kinds.iter().map(|k| k.as_str()).collect();
+        return Some(format!("its own run is a violation ({})", kinds.join(", ")));
+    }
+    None
 }
 
 /// How many injection sets of size `depth` (1 or 2) a menu of `menu_len`

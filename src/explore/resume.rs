@@ -164,6 +164,10 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
             ("failing_seeds_truncated", Some(va)) => {
                 (va.as_bool() == Some(true) || vb.as_bool() == Some(true)).into()
             }
+            // Of shards, any one's reason to stop.
+            ("stopped_by", Some(va)) if sessions == Sessions::Parallel && vb.is_null() => {
+                va.clone()
+            }
             ("stopped", Some(va)) if sessions == Sessions::Parallel => {
                 (va.as_bool() == Some(true) || vb.as_bool() == Some(true)).into()
             }
@@ -171,19 +175,27 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
                 (va.as_bool() != Some(false) && vb.as_bool() != Some(false)).into()
             }
             // Settings and rates: the later line's.
-            ("seeds_per_sec" | "jobs" | "range" | "shard" | "faults", _) => vb.clone(),
+            (
+                "seeds_per_sec" | "jobs" | "range" | "shard" | "faults" | "stopped_by" | "until"
+                | "time_ms" | "seeds_per_failure",
+                _,
+            ) => vb.clone(),
             (_, Some(va)) => add_counts(va, vb),
         };
         out.insert(k.clone(), merged);
     }
     let n = |k: &str| out.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let (seeds, wall_ms) = (n("seeds"), n("wall_ms"));
+    let (seeds, wall_ms, failing) = (n("seeds"), n("wall_ms"), n("failing_seeds"));
     if out.contains_key("seeds_per_sec") && wall_ms > 0 {
         let rate = seeds as f64 * 1000.0 / wall_ms as f64;
         out.insert(
             "seeds_per_sec".into(),
             ((rate * 10.0).round() / 10.0).into(),
         );
+    }
+    if out.contains_key("seeds_per_failure") {
+        let rate = (failing > 0).then(|| (seeds as f64 / failing as f64 * 10.0).round() / 10.0);
+        out.insert("seeds_per_failure".into(), rate.into());
     }
     out.into()
 }

@@ -11,8 +11,20 @@
 //!    (bisection), then rounded up to a whole second when that still fails;
 //!    counts to 1.
 //!
-//! "Still fails" means the verdict is `violation` with at least one of the
-//! original violation kinds. proptest's shrinking would do the same through
+//! "Still fails" means the verdict is `violation` and the story is kept: the
+//! run still shows the original failure's first finding (of those that count
+//! toward the verdict) with the same [`Signature`]: the same kind, by the
+//! same writer, after the same newer holder, with the same grants in the
+//! same order, late or not. A schedule that breaks the design some other way
+//! (a late grant turned into an ordinary pause past expiry, a zombie write
+//! after a newer grant turned into one after a bare expiry) is not a smaller
+//! version of this failure, so shrink does not take it.
+//!
+//! The written scenario's `description` names the faults that remain and
+//! the finding they show, never the original story's text, which may tell
+//! of faults that are gone.
+//!
+//! proptest's shrinking would do the same through
 //! its value trees; delta debugging over our own schedule type is simpler,
 //! needs no strategy to have generated the schedule, and is bounded by
 //! [`MAX_RUNS`].
@@ -20,6 +32,7 @@
 use std::time::Duration;
 
 use super::sweep::{self, FaultMode, SeedReport};
+use crate::oracle::signature::{signatures, Signature};
 use crate::oracle::ViolationKind;
 use crate::runner::{self, ScenarioRun};
 use crate::scenario::{FaultSpec, Scenario, Scope, Trigger};
@@ -41,6 +54,9 @@ pub struct Shrunk {
     pub run: ScenarioRun,
     /// Runs spent shrinking.
     pub runs: u64,
+    /// The finding every accepted step kept: the first one of the seed's run
+    /// that counts toward its verdict.
+    pub signature: Signature,
 }
 
 /// Why a seed could not be shrunk.
@@ -61,15 +77,20 @@ pub fn shrink_with(
     mode: FaultMode,
 ) -> Result<Shrunk, NotFailing> {
     let full = sweep::scenario_for(scenario, seed, mode);
-    let (_, report) = sweep::run_seed_with(runs, &full, seed, FaultMode::Scenario);
+    let (run, report) = sweep::run_seed_with(runs, &full, seed, FaultMode::Scenario);
     if report.verdict != crate::oracle::Verdict::Violation {
         return Err(NotFailing(Box::new(report)));
     }
+    let Some(target) = counted(&run, full.strict).into_iter().next() else {
+        // A violation the oracle finds no writes for cannot happen; should
+        // it, there is no story to keep.
+        return Err(NotFailing(Box::new(report)));
+    };
     let mut s = Shrinker {
         runs_with: runs,
         base: full.clone(),
         seed,
-        kinds: report.kinds.clone(),
+        target: target.clone(),
         runs: 1,
     };
     let before = full.faults.clone();
@@ -80,15 +101,7 @@ pub fn shrink_with(
     out.seed = seed;
     out.expect = Default::default();
     out.name = format!("{}-seed-{seed}-shrunk", scenario.name);
-    out.description = format!(
-        "Shrunk by `fencesim shrink` from seed {seed} of {} ({} faults before, {} after). {}",
-        scenario.name,
-        before.len(),
-        faults.len(),
-        scenario.description
-    )
-    .trim_end()
-    .to_string();
+    out.description = description(scenario, seed, before.len(), &faults, &target);
     let run = s.run(&out);
     Ok(Shrunk {
         before,
@@ -96,14 +109,91 @@ pub fn shrink_with(
         scenario: out,
         run,
         runs: s.runs + 1,
+        signature: target,
     })
+}
+
+/// The shrunk scenario's story: where it comes from, the faults that
+/// remain, and the finding they show.
+fn description(
+    scenario: &Scenario,
+    seed: u64,
+    before: usize,
+    faults: &[FaultSpec],
+    target: &Signature,
+) -> String {
+    let remaining = if faults.is_empty() {
+        "no fault at all".to_owned()
+    } else {
+        faults.iter().map(words).collect::<Vec<_>>().join("; ")
+    };
+    format!(
+        "Shrunk by `fencesim shrink` from seed {seed} of {} ({before} faults before, {} \
+         after): {remaining}. It shows {target}.",
+        scenario.name,
+        faults.len(),
+    )
+}
+
+/// A fault in a few words: `pause of client1 (7s) after client1:acquired +
+/// 8ms`.
+pub fn words(f: &FaultSpec) -> String {
+    let nodes = f.fault.nodes();
+    let link = matches!(f.fault.kind(), "delay" | "drop" | "duplicate") && nodes.len() == 2;
+    let nodes = if link {
+        format!("{} to {}", nodes[0], nodes[1])
+    } else {
+        nodes.join(", ")
+    };
+    let mut size = f.fault.magnitude().map_or(String::new(), |d| {
+        format!(" ({})", humantime::format_duration(d))
+    });
+    match f.fault.clone().scope_mut() {
+        Some(Scope::Window(d)) => {
+            size += &format!(" for {}", humantime::format_duration(*d));
+        }
+        Some(Scope::Count(n)) if *n > 1 => size += &format!(" on {n} messages"),
+        _ => {}
+    }
+    let when = match &f.trigger {
+        Trigger::At(t) => format!("at {}", humantime::format_duration(*t)),
+        Trigger::After {
+            node,
+            kind,
+            nth,
+            delay,
+        } => {
+            let nth = if *nth == 1 {
+                String::new()
+            } else {
+                format!(":{nth}")
+            };
+            let delay = if delay.is_zero() {
+                String::new()
+            } else {
+                format!(" + {}", humantime::format_duration(*delay))
+            };
+            format!("after {node}:{kind}{nth}{delay}")
+        }
+    };
+    format!("{} of {nodes}{size} {when}", f.fault.kind())
+}
+
+/// The signatures of `run`'s findings that count toward its verdict, in
+/// journal order (zombie writes only when `strict`).
+pub fn counted(run: &ScenarioRun, strict: bool) -> Vec<Signature> {
+    signatures(&run.result.journal)
+        .into_iter()
+        .filter(|s| strict || s.kind != ViolationKind::ZombieWrite)
+        .collect()
 }
 
 struct Shrinker<'a> {
     runs_with: &'a sweep::Runs,
     base: Scenario,
     seed: u64,
-    kinds: Vec<ViolationKind>,
+    /// What every accepted step must still show.
+    target: Signature,
     runs: u64,
 }
 
@@ -121,9 +211,9 @@ impl Shrinker<'_> {
         let mut s = self.base.clone();
         s.faults = faults.to_vec();
         let run = self.run(&s);
-        let report = SeedReport::new(&run, faults.len(), s.strict);
-        report.verdict == crate::oracle::Verdict::Violation
-            && report.kinds.iter().any(|k| self.kinds.contains(k))
+        run.report.verdict == crate::oracle::Verdict::Violation
+            && !run.result.outcome.is_error()
+            && counted(&run, s.strict).contains(&self.target)
     }
 
     /// ddmin: try removing chunks of halving size; restart after a success.

@@ -9,7 +9,10 @@
 //! [`sweep_streaming`] reports every seed in seed order as it finishes,
 //! with checkpoints, can be stopped (the seeds running finish, the rest are
 //! left), and can skip the ranges an earlier sweep completed: that is how
-//! `explore --resume` continues a stopped sweep.
+//! `explore --resume` continues a stopped sweep. [`sweep_with_rules`] also
+//! stops by itself ([`StopRules`]): after the lowest N failing seeds
+//! (`explore --until N`, the same seeds whatever `jobs`), or after a budget
+//! of wall time (`--time`).
 //!
 //! ```no_run
 //! use fencesim::design::catalog::Registry;
@@ -84,6 +87,50 @@ impl Default for SweepOptions {
     }
 }
 
+/// When a sweep stops before the end of its range.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StopRules {
+    /// Stop after this many failing seeds: the lowest ones of the range (of
+    /// the shard), counted in seed order, so the same seeds whatever `jobs`.
+    /// Seeds after the last of them are neither reported nor counted, even
+    /// those that had already run.
+    pub until: Option<u64>,
+    /// Take no new seed after this much wall time (seeds running finish).
+    /// Which seeds that covers depends on the machine; every seed counted
+    /// is still deterministic.
+    pub time: Option<Duration>,
+}
+
+impl StopRules {
+    /// No rule: the sweep runs its whole range.
+    pub const NONE: StopRules = StopRules {
+        until: None,
+        time: None,
+    };
+}
+
+/// Why a sweep stopped before the end of its range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoppedBy {
+    /// It had found [`StopRules::until`] failing seeds.
+    Until,
+    /// Its [`StopRules::time`] ran out.
+    Time,
+    /// The caller's `stop` (a signal, in `explore`).
+    Signal,
+}
+
+impl StoppedBy {
+    /// `"until"`, `"time"` or `"signal"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoppedBy::Until => "until",
+            StoppedBy::Time => "time",
+            StoppedBy::Signal => "signal",
+        }
+    }
+}
+
 /// One seed's result, small enough to keep for every failure.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SeedReport {
@@ -122,6 +169,12 @@ pub struct SeedReport {
     pub unfired_faults: u64,
     /// The dangerous situations the run reached.
     pub milestones: Milestones,
+    /// For a violation, its findings that count toward the verdict, each
+    /// as its signature (`stale_write by client1 (grant client1#1) after
+    /// client2 (grant client2#1)`: see `oracle::signature`), distinct, in
+    /// journal order; empty for the others. The first is what `shrink`
+    /// keeps.
+    pub findings: Vec<String>,
 }
 
 impl SeedReport {
@@ -159,6 +212,18 @@ impl SeedReport {
             faults,
             unfired_faults: run.unfired_faults().count() as u64,
             milestones: run.milestones,
+            findings: if r.verdict == Verdict::Violation {
+                let mut seen = Vec::new();
+                for f in super::shrink::counted(run, strict) {
+                    let text = f.to_string();
+                    if !seen.contains(&text) {
+                        seen.push(text);
+                    }
+                }
+                seen
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -200,6 +265,7 @@ impl SeedReport {
                 _ => serde_json::Value::Null,
             },
             "kinds": self.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+            "findings": self.findings,
             "stale_writes": self.stale_writes,
             "zombie_writes": self.zombie_writes,
             "accepted_writes": self.accepted_writes,
@@ -257,6 +323,10 @@ pub struct SweepSummary {
     pub completed: Vec<Range<u64>>,
     /// Whether the sweep was stopped before running every seed.
     pub stopped: bool,
+    /// Why it stopped before running every seed (`None`: it did not).
+    pub stopped_by: Option<StoppedBy>,
+    /// The rules it ran under.
+    pub rules: StopRules,
 }
 
 impl SweepSummary {
@@ -310,6 +380,11 @@ impl SweepSummary {
             .collect()
     }
 
+    /// Seeds run per failing seed found (`None`: none failed).
+    pub fn seeds_per_failure(&self) -> Option<f64> {
+        (self.failing_seeds > 0).then(|| self.seeds as f64 / self.failing_seeds as f64)
+    }
+
     /// Seeds per second of wall time.
     pub fn seeds_per_sec(&self) -> f64 {
         self.seeds as f64 / self.wall.as_secs_f64().max(1e-9)
@@ -347,6 +422,10 @@ impl SweepSummary {
             "completed_ranges": ranges_json(&self.completed),
             "complete": self.is_complete(options),
             "stopped": self.stopped,
+            "stopped_by": self.stopped_by.map(StoppedBy::as_str),
+            "seeds_per_failure": self.seeds_per_failure().map(|r| (r * 10.0).round() / 10.0),
+            "until": self.rules.until,
+            "time_ms": self.rules.time.map(|t| t.as_millis() as u64),
         })
     }
 
@@ -517,6 +596,23 @@ pub fn sweep_streaming(
     stop: &(dyn Fn() -> bool + Sync),
     on: &mut dyn FnMut(SweepEvent<'_>),
 ) -> SweepSummary {
+    sweep_with_rules(scenario, options, runs, done, StopRules::NONE, stop, on)
+}
+
+/// [`sweep_streaming`] that also stops by itself, as `rules` say. With
+/// [`StopRules::until`] = N, the sweep reports and counts seeds in seed
+/// order up to and including the N-th failing one, and no further: its
+/// failing seeds are the lowest N of the work, and its summary (seeds,
+/// counts, completed ranges) the same whatever `jobs`.
+pub fn sweep_with_rules(
+    scenario: &Scenario,
+    options: &SweepOptions,
+    runs: &Runs,
+    done: &[Range<u64>],
+    rules: StopRules,
+    stop: &(dyn Fn() -> bool + Sync),
+    on: &mut dyn FnMut(SweepEvent<'_>),
+) -> SweepSummary {
     let started = Instant::now();
     let work = Work::new(options, done);
     let total = work.total;
@@ -525,15 +621,20 @@ pub fn sweep_streaming(
     let jobs = options.jobs.clamp(1, 1024).min(total.max(1) as usize);
     let mut summary = SweepSummary {
         completed: normalize(done.to_vec()),
+        rules,
         ..SweepSummary::default()
     };
+    // Set once the N-th failing seed has been reported (`--until`).
+    let found = std::sync::atomic::AtomicBool::new(false);
+    let out_of_time = || rules.time.is_some_and(|t| started.elapsed() >= t);
     let (sender, results) = std::sync::mpsc::channel::<(u64, SeedReport)>();
     std::thread::scope(|scope| {
         for _ in 0..jobs {
             let sender = sender.clone();
-            let (next, reported, work) = (&next, &reported, &work);
+            let (next, reported, work, found) = (&next, &reported, &work, &found);
+            let out_of_time = &out_of_time;
             scope.spawn(move || loop {
-                if stop() {
+                if stop() || found.load(Ordering::Relaxed) || out_of_time() {
                     break;
                 }
                 if next.load(Ordering::Relaxed) >= reported.load(Ordering::Acquire) + WINDOW {
@@ -553,13 +654,24 @@ pub fn sweep_streaming(
         let mut waiting: BTreeMap<u64, SeedReport> = BTreeMap::new();
         let mut prefix = 0u64;
         let mut last_checkpoint = (0u64, Instant::now());
+        let enough =
+            |summary: &SweepSummary| rules.until.is_some_and(|n| summary.failing_seeds >= n);
         for (i, report) in results {
+            if enough(&summary) {
+                // Seeds after the N-th failing one: run, but not counted.
+                continue;
+            }
             waiting.insert(i, report);
             while let Some(report) = waiting.remove(&prefix) {
                 prefix += 1;
                 reported.store(prefix, Ordering::Release);
                 on(SweepEvent::Seed(&report));
                 summary.add(report);
+                if enough(&summary) {
+                    found.store(true, Ordering::Relaxed);
+                    waiting.clear();
+                    break;
+                }
             }
             let since = prefix - last_checkpoint.0;
             if since >= CHECKPOINT_SEEDS
@@ -579,6 +691,15 @@ pub fn sweep_streaming(
         );
         summary.completed = work.completed(prefix, done);
         summary.stopped = prefix < total;
+        summary.stopped_by = summary.stopped.then(|| {
+            if enough(&summary) {
+                StoppedBy::Until
+            } else if out_of_time() && !stop() {
+                StoppedBy::Time
+            } else {
+                StoppedBy::Signal
+            }
+        });
     });
     summary.wall = started.elapsed();
     summary

@@ -71,6 +71,7 @@ mod counts;
 mod history;
 mod lost_update;
 pub mod milestones;
+pub mod signature;
 mod stale;
 mod tokens;
 mod zombie;

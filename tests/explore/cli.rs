@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-fn fencesim(args: &[&str]) -> (i32, String, String) {
+pub fn fencesim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -16,7 +16,7 @@ fn fencesim(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
+pub const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
 
 #[test]
 fn explore_prints_the_lowest_failing_seed_and_its_repro_and_exits_1() {
@@ -112,4 +112,65 @@ fn bad_flags_exit_2() {
     ] {
         assert_eq!(fencesim(args).0, 2, "{args:?}");
     }
+}
+
+#[test]
+fn shrink_names_every_kind_and_the_finding_it_kept() {
+    let out_file = std::env::temp_dir().join(format!("fencesim-late-{}.toml", std::process::id()));
+    let out_path = out_file.to_str().unwrap();
+    let (code, out, err) = fencesim(&[
+        "shrink",
+        "scenarios/etcd-11456-late-grant-writes-first.toml",
+        "--seed",
+        "27",
+        "--out",
+        out_path,
+    ]);
+    let written = std::fs::read_to_string(&out_file).unwrap_or_default();
+    let _ = std::fs::remove_file(&out_file);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("verdict   violation: 1 stale_write (2 accepted, 0 rejected)"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "kept      stale_write by client1 (grant client1#1), granted late after client2 \
+             (grant client2#1)"
+        ),
+        "{out}"
+    );
+    // The file tells the shrunk story, not the scenario's.
+    assert!(written.contains("description = \"Shrunk by"), "{written}");
+    assert!(!written.contains("etcd issue #11456"), "{written}");
+    assert!(written.contains("delay of lock to client1"), "{written}");
+}
+
+#[test]
+fn exhaustive_refuses_a_scenario_that_already_fails_and_says_why() {
+    let (code, out, err) = fencesim(&[
+        "explore",
+        "scenarios/figure-9-6-unfenced.toml",
+        "--exhaustive",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("already fails without injections"), "{err}");
+    assert!(err.contains("stale_write"), "{err}");
+    assert!(
+        err.contains("fencesim run scenarios/figure-9-6-unfenced.toml --seed 1"),
+        "{err}"
+    );
+    // Its fenced twin is safe without injections: the search runs.
+    let (code, out, err) = fencesim(&[
+        "explore",
+        "scenarios/figure-9-6.toml",
+        "--exhaustive",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["baseline_verdict"], "safe");
 }

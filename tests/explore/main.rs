@@ -5,9 +5,11 @@ mod cli;
 mod exhaustive;
 mod property;
 mod random;
+mod replay;
 mod shrink;
 mod stop;
 mod sweep;
+mod until;
 mod verdicts;
 mod write;
 
