@@ -201,7 +201,7 @@ fn explore_json_fields_are_the_documented_ones() {
         dir.path(),
         &[
             "explore",
-            "scenarios/figure-9-6-unfenced.toml",
+            "scenarios/explore-lease-unfenced.toml",
             "--exhaustive",
             "1",
             "--jobs",
