@@ -1,21 +1,36 @@
 //! `NAME.html`: one self-contained page (inline CSS, JS and SVG; nothing
 //! fetched) with a timeline of the run and controls to step through it.
 //!
-//! The SVG has a lane per node, time flowing right (each event gets a little
-//! room of its own, the rest of the width is shared in proportion to true
-//! time); on a client's lane a blue bar shows the lease it **believes** it
-//! holds and a green one the lease the lock **truly** grants it; pauses and
-//! crashes are bands; messages are arrows from send to delivery (a lost one
-//! ends in ✗). A cursor moves through the events with the buttons or the
+//! The SVG has a lane per node, in the lanes' order (the order of the
+//! beliefs table too), time flowing right. The time axis is **to scale**,
+//! except that quiet stretches are cut: it opens at 4 px per ms (or more,
+//! up to 64, until the run is about 1 000 px wide), and a stretch without
+//! events wider than 160 px is drawn 64 px wide, shaded and labelled with
+//! its length (`// 9.994s`); the caption under the
+//! controls says the current scale. Zoom with the − and + buttons (keys `-`
+//! and `+`), `0` shows the whole run to scale without cuts, `c` toggles the
+//! cuts.
+//!
+//! On a client's lane a blue bar shows the lease it **believes** it holds,
+//! and green ones, one row per lock node (redlock's five stack), the leases
+//! the lock nodes **truly** grant it; a lock's own lane shows its grants.
+//! Pauses and crashes are bands; messages are arrows from send to delivery
+//! (a lost one ends in ✗). Labels are placed in up to three rows under
+//! each lane's line and hidden where they would overlap (the marker keeps
+//! its title). A cursor moves through the events with the buttons or the
 //! keyboard (→/n next, ←/b back, v next violation, Home, End); each step
-//! shows its sentence and who believes what. The journal is embedded as JSON
-//! (`<script id="journal" type="application/json">`).
+//! scrolls the timeline and the event table to the current event, and
+//! shows its sentence and who believes what. The journal is embedded as
+//! JSON (`<script id="journal" type="application/json">`).
 //!
 //! The page sets `data-step` on `<body>` and the title to the current step.
-//! Opened with `#selftest`, it walks every step through the same handlers as
-//! the buttons and writes `selftest ok: …` (or what failed) into
-//! `#selftest-result`; script errors are written into the page as
-//! `.script-error`. `.ci/run` checks both in headless Chromium.
+//! Opened with `#selftest`, it walks every step through the same handlers
+//! as the buttons, checking after each one that the cursor and the event's
+//! row are inside their scrolled boxes, and at every zoom that no two
+//! labels overlap (over the browser's own element boxes); it writes
+//! `selftest ok: …` (or what failed) into `#selftest-result`; script errors
+//! are written into the page as `.script-error`. `.ci/browser-check.sh`
+//! checks both in headless Chromium.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -24,19 +39,34 @@ use serde_json::json;
 use sim::events as world;
 use sim::journal::Event;
 
-use super::belief::{lease_bars, local_seconds, seconds, token_text, Beliefs};
+use super::axis::{span_text, tick_text, Axis, Cut};
+use super::belief::{lease_bars, local_seconds, seconds, token_text, Beliefs, LeaseBar};
 use super::step::{steps, verdict_text};
 use super::Subject;
 use crate::escape::html as esc;
 use crate::events;
 use crate::oracle::Verdict;
 
-const LEFT: f64 = 120.0;
-const RIGHT: f64 = 40.0;
+/// Where time 0 is: the lanes' names go left of it.
+const LEFT: f64 = 150.0;
+const RIGHT: f64 = 60.0;
+/// The height of the time axis above the lanes.
 const TOP: f64 = 34.0;
-const LANE: f64 = 92.0;
-const MIN_GAP: f64 = 13.0;
-const TIME_BUDGET: f64 = 560.0;
+/// The opening scale: at least 4 px per ms, so that a 1–5 ms message is a
+/// slanted arrow, and doubled (up to 64) until the run is [`OPENING_WIDTH`]
+/// wide; quiet stretches wider than `CUT.cut_px` are cut (see [`Axis`]).
+const PX_PER_MS: f64 = 4.0;
+const MAX_OPENING_PX_PER_MS: f64 = 64.0;
+const OPENING_WIDTH: f64 = 1000.0;
+const CUT: Cut = Cut {
+    cut_px: 160.0,
+    break_px: 64.0,
+};
+const BAR_ROW: f64 = 13.0;
+const LABEL_ROW: f64 = 14.0;
+const LABEL_ROWS: usize = 3;
+/// The least room between two labels in a row, in px.
+const LABEL_GAP: f64 = 6.0;
 
 /// The page.
 pub fn page(s: &Subject<'_>) -> String {
@@ -64,7 +94,7 @@ pub fn page(s: &Subject<'_>) -> String {
          <p class=\"meta\">milestones: {}</p>\n{}\
          <p class=\"meta\">seed {} · {} events · repro <code>{}</code> · \
          <a href=\"{name}.md\">Markdown</a> · <a href=\"{name}.trace.json\">Perfetto trace</a> · \
-         <a href=\"{name}.jsonl\">journal</a> · <a href=\"index.html\">all scenarios</a></p>\n</header>\n",
+         <a href=\"{name}.jsonl\">journal</a> · <a href=\"{name}.svg\">figure (SVG)</a> · <a href=\"index.html\">all scenarios</a></p>\n</header>\n",
         esc(s.name),
         esc(s.description.trim()),
         esc(&verdict_text(s.report)),
@@ -96,17 +126,25 @@ pub fn page(s: &Subject<'_>) -> String {
          <button id=\"next\" title=\"→ or n\">next ▶</button>\
          <button id=\"last\" title=\"End\">last »</button>\
          <button id=\"violation\" title=\"v\">next violation ⚠</button>\
+         <span class=\"zoom\"><button id=\"zoom-out\" title=\"-\">− zoom out</button>\
+         <button id=\"zoom-in\" title=\"+\">+ zoom in</button>\
+         <button id=\"zoom-whole\" title=\"0\">whole run to scale</button>\
+         <button id=\"zoom-cuts\" title=\"c\" aria-pressed=\"true\">cut quiet stretches</button></span>\
          <span id=\"position\"></span></nav>\n\
          <section id=\"now\"><p id=\"phrase\"></p><p id=\"sentence\"></p>\
          <p id=\"findings\"></p><table id=\"beliefs\"></table></section>\n",
     );
+    writeln!(
+        out,
+        "<p id=\"scale\">{}</p>",
+        esc(&scale_text(layout.axis.px_per_ms(), true))
+    )
+    .unwrap();
     out.push_str("<div id=\"timeline\">");
     layout.svg(s, &mut out);
-    out.push_str("</div>\n<p class=\"legend\"><span class=\"key believed\"></span> lease the client believes it holds \
-        <span class=\"key held\"></span> lease the lock truly grants it \
-        <span class=\"key paused\"></span> paused <span class=\"key down\"></span> down \
-        · arrows: messages, ✗ lost · click an event or a row to jump to it</p>\n");
-    out.push_str("<table id=\"events\"><thead><tr><th>#</th><th>time</th><th>node</th><th>local clock</th><th>event</th></tr></thead><tbody>\n");
+    out.push_str("</div>\n");
+    out.push_str(LEGEND);
+    out.push_str("<div id=\"events-box\"><table id=\"events\"><thead><tr><th>#</th><th>time</th><th>node</th><th>local clock</th><th>event</th></tr></thead><tbody>\n");
     for e in s.journal.events() {
         writeln!(
             out,
@@ -120,7 +158,7 @@ pub fn page(s: &Subject<'_>) -> String {
         )
         .unwrap();
     }
-    out.push_str("</tbody></table>\n<div id=\"selftest-result\"></div>\n");
+    out.push_str("</tbody></table></div>\n<div id=\"selftest-result\"></div>\n");
     out.push_str("<script id=\"journal\" type=\"application/json\">");
     out.push_str(&script_json(&data(s, &layout)));
     out.push_str("</script>\n<script>");
@@ -150,13 +188,13 @@ fn data(s: &Subject<'_>, layout: &Layout) -> String {
     {
         beliefs.apply(e);
         let value = json!({
-            "x": layout.x[step.seq as usize].round() as i64,
+            "x": layout.axis.x(e.t_ns).round() as i64,
             "t": seconds(step.t_ns),
             "node": step.node,
             "phrase": step.phrase,
             "sentence": step.sentence,
             "violations": step.violations,
-            "beliefs": belief_rows(&beliefs),
+            "beliefs": belief_rows(&beliefs, layout),
             "msg": if e.kind == world::SEND || e.kind == world::DELIVER || e.kind == world::DROP { e.u64(world::field::ID) } else { None },
         });
         if i > 0 {
@@ -169,8 +207,10 @@ fn data(s: &Subject<'_>, layout: &Layout) -> String {
     out
 }
 
-/// `[node, believes, truly]` for every client, then `[lock, "", holder]`.
-fn belief_rows(b: &Beliefs) -> Vec<[String; 3]> {
+/// `[node, believes, truly]` for every client and `[lock, "", holder]` for
+/// every lock node, in the lanes' order (a node without a lane last, in
+/// order of appearance).
+fn belief_rows(b: &Beliefs, layout: &Layout) -> Vec<[String; 3]> {
     let mut rows = Vec::new();
     for (client, believed) in b.clients() {
         let believes = match believed {
@@ -182,9 +222,13 @@ fn belief_rows(b: &Beliefs) -> Vec<[String; 3]> {
             ),
             None => "nothing".to_owned(),
         };
-        let truly: Vec<String> = b
+        let mut held: Vec<(&str, _)> = b
             .locks()
             .filter_map(|(lock, h)| h.filter(|h| h.client == client).map(|h| (lock, h)))
+            .collect();
+        held.sort_by_key(|(lock, _)| layout.order(lock));
+        let truly: Vec<String> = held
+            .into_iter()
             .map(|(lock, h)| format!("lease {}{} at {lock}", h.lease, token_text(h.token)))
             .collect();
         let mut truly = if truly.is_empty() {
@@ -209,14 +253,44 @@ fn belief_rows(b: &Beliefs) -> Vec<[String; 3]> {
         };
         rows.push([lock.to_owned(), String::new(), held]);
     }
+    // Stable: rows of nodes without a lane keep their order.
+    rows.sort_by_key(|r| layout.order(&r[0]));
     rows
 }
 
-/// Where everything goes.
+/// One lane: a node's row of the timeline, lease bars on top, its line,
+/// then up to [`LABEL_ROWS`] rows of labels.
+struct Lane {
+    node: String,
+    top: f64,
+    /// Rows of lease bars above the line.
+    bar_rows: usize,
+    height: f64,
+}
+
+impl Lane {
+    fn line(&self) -> f64 {
+        self.top + 8.0 + BAR_ROW * self.bar_rows as f64 + 12.0
+    }
+
+    /// The baseline of the first row of labels.
+    fn first_label(&self) -> f64 {
+        self.line() + 19.0
+    }
+
+    fn bar_y(&self, row: usize) -> f64 {
+        self.top + 8.0 + BAR_ROW * row as f64
+    }
+}
+
+/// Where everything goes, at the page's opening zoom.
 struct Layout {
-    nodes: Vec<String>,
-    /// x of every event.
-    x: Vec<f64>,
+    lanes: Vec<Lane>,
+    axis: Axis,
+    /// Per lease bar of [`lease_bars`]: its row on its own lane and, for a
+    /// true lease, its row on the holder's lane.
+    bars: Vec<LeaseBar>,
+    bar_rows: Vec<(usize, Option<usize>)>,
     width: f64,
     height: f64,
 }
@@ -234,52 +308,79 @@ impl Layout {
                 nodes.push(n.to_owned());
             }
         }
-        let events = s.journal.events();
-        let span = events.last().map_or(0, |e| e.t_ns).max(1) as f64;
-        let mut x = Vec::with_capacity(events.len());
-        let mut at = LEFT + 10.0;
-        let mut prev = 0u64;
-        for (i, e) in events.iter().enumerate() {
-            if i > 0 {
-                at += MIN_GAP + TIME_BUDGET * (e.t_ns - prev) as f64 / span;
+        let index = |n: &str| nodes.iter().position(|x| x == n).unwrap_or(usize::MAX);
+        // Rows of bars: a lock's lane holds its grants (one row: a grant
+        // ends before the next begins); a client's lane holds its belief
+        // (row 0), then one row per lock node that granted it a lease, in
+        // lane order, so that redlock's five grants stack, never overlap.
+        let bars = lease_bars(s.journal);
+        let mut granting: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for b in bars.iter().filter(|b| b.at_lock) {
+            let locks = granting.entry(b.client.as_str()).or_default();
+            if !locks.contains(&b.node.as_str()) {
+                locks.push(b.node.as_str());
             }
-            x.push(at);
-            prev = e.t_ns;
         }
-        let width = (at + RIGHT + 20.0).max(900.0);
-        let height = TOP + LANE * nodes.len() as f64 + 10.0;
+        for locks in granting.values_mut() {
+            locks.sort_by_key(|l| index(l));
+        }
+        let mut rows = vec![0usize; nodes.len()];
+        let mut bar_rows = Vec::with_capacity(bars.len());
+        for b in &bars {
+            let own = index(&b.node);
+            if own < rows.len() {
+                rows[own] = rows[own].max(1);
+            }
+            let on_client = if b.at_lock {
+                let row = 1 + granting[b.client.as_str()]
+                    .iter()
+                    .position(|l| *l == b.node)
+                    .unwrap_or(0);
+                let c = index(&b.client);
+                if c < rows.len() {
+                    rows[c] = rows[c].max(row + 1);
+                }
+                Some(row)
+            } else {
+                None
+            };
+            bar_rows.push((0, on_client));
+        }
+        let mut lanes = Vec::with_capacity(nodes.len());
+        let mut top = TOP;
+        for (node, bar_rows) in nodes.into_iter().zip(rows) {
+            let height = 8.0 + BAR_ROW * bar_rows as f64 + 12.0 + 19.0 + LABEL_ROW * 2.0 + 12.0;
+            lanes.push(Lane {
+                node,
+                top,
+                bar_rows,
+                height,
+            });
+            top += height;
+        }
+        let times = || s.journal.events().iter().map(|e| e.t_ns);
+        let mut axis = Axis::new(times(), LEFT, PX_PER_MS, Some(CUT));
+        while axis.end() + RIGHT < OPENING_WIDTH && axis.px_per_ms() < MAX_OPENING_PX_PER_MS {
+            axis = Axis::new(times(), LEFT, axis.px_per_ms() * 2.0, Some(CUT));
+        }
+        let width = (axis.end() + RIGHT).max(900.0);
         Layout {
-            nodes,
-            x,
+            lanes,
+            axis,
+            bars,
+            bar_rows,
             width,
-            height,
+            height: top + 4.0,
         }
     }
 
-    fn lane(&self, node: &str) -> Option<f64> {
-        self.nodes
-            .iter()
-            .position(|n| n == node)
-            .map(|i| TOP + LANE * i as f64)
+    fn lane(&self, node: &str) -> Option<(usize, &Lane)> {
+        self.lanes.iter().enumerate().find(|(_, l)| l.node == node)
     }
 
-    /// The y of a lane's line.
-    fn line(&self, node: &str) -> Option<f64> {
-        self.lane(node).map(|y| y + 50.0)
-    }
-
-    fn x_at(&self, t_ns: u64, journal: &[Event]) -> f64 {
-        // The x of a true time: interpolated between the events around it.
-        let i = journal.partition_point(|e| e.t_ns < t_ns);
-        match (i.checked_sub(1), journal.get(i)) {
-            (_, Some(e)) if e.t_ns == t_ns => self.x[i],
-            (Some(p), Some(n)) => {
-                let (a, b) = (journal[p].t_ns as f64, n.t_ns as f64);
-                self.x[p] + (self.x[i] - self.x[p]) * (t_ns as f64 - a) / (b - a)
-            }
-            (Some(p), None) => self.x[p],
-            (None, _) => LEFT,
-        }
+    /// The lanes' order: the order of the beliefs table too.
+    fn order(&self, node: &str) -> usize {
+        self.lane(node).map_or(usize::MAX, |(i, _)| i)
     }
 
     fn svg(&self, s: &Subject<'_>, out: &mut String) {
@@ -287,104 +388,130 @@ impl Layout {
         let (w, h) = (self.width, self.height);
         writeln!(
             out,
-            "<svg id=\"svg\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" role=\"img\" \
-             aria-label=\"timeline\"><defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" \
+            "<svg id=\"svg\" width=\"{w:.0}\" height=\"{h:.0}\" role=\"img\" aria-label=\"timeline\" \
+             data-left=\"{LEFT}\" data-top=\"{TOP}\" data-right=\"{RIGHT}\" data-px-per-ms=\"{}\" \
+             data-cut-px=\"{}\" data-break-px=\"{}\" data-label-row=\"{LABEL_ROW}\">\
+             <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" \
              markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" \
-             fill=\"#7a8594\"/></marker></defs>"
+             fill=\"#7a8594\"/></marker></defs>",
+            self.axis.px_per_ms(),
+            CUT.cut_px,
+            CUT.break_px
         )
         .unwrap();
         // Lanes, with their names.
-        for (i, n) in self.nodes.iter().enumerate() {
-            let y = TOP + LANE * i as f64;
+        for (i, lane) in self.lanes.iter().enumerate() {
             let class = if i % 2 == 0 { "lane even" } else { "lane" };
             writeln!(
                 out,
-                "<rect class=\"{class}\" x=\"0\" y=\"{y:.0}\" width=\"{w:.0}\" height=\"{LANE:.0}\"/>\
+                "<rect class=\"{class}\" x=\"0\" y=\"{:.0}\" width=\"100%\" height=\"{:.0}\"/>\
                  <line class=\"axis\" x1=\"{LEFT:.0}\" y1=\"{l:.0}\" x2=\"{r:.0}\" y2=\"{l:.0}\"/>\
                  <text class=\"node\" x=\"12\" y=\"{ty:.0}\">{}</text>",
-                esc(n),
-                l = y + 50.0,
+                lane.top,
+                lane.height,
+                esc(&lane.node),
+                l = lane.line(),
                 r = w - RIGHT,
-                ty = y + 54.0
+                ty = lane.line() + 5.0
             )
             .unwrap();
         }
-        // Time ticks, where there is room for their labels.
+        // The time axis: the cuts, then round ticks where their labels fit.
+        out.push_str("<g id=\"ticks\">");
         let end = events.last().map_or(0, |e| e.t_ns);
-        let mut last_x = f64::MIN;
-        let step_ns = tick_step(end);
-        let mut t = 0;
-        while t <= end {
-            let x = self.x_at(t, events);
-            if x - last_x >= 46.0 {
-                writeln!(
+        let mut taken: Vec<(f64, f64)> = Vec::new();
+        for c in self.axis.cuts() {
+            let x = (c.x0 + c.x1) / 2.0;
+            let text = span_text(c.t1_ns - c.t0_ns);
+            writeln!(
+                out,
+                "<rect class=\"cut\" x=\"{:.1}\" y=\"{TOP:.0}\" width=\"{:.1}\" height=\"{:.0}\"/>\
+                 <text class=\"cutlabel\" x=\"{x:.1}\" y=\"22\">// {text}</text>",
+                c.x0 + 6.0,
+                c.x1 - c.x0 - 12.0,
+                h - TOP
+            )
+            .unwrap();
+            taken.push(span_around(x, &format!("// {text}"), 6.0));
+        }
+        for t in self.axis.ticks(end, 90.0) {
+            let x = self.axis.x(t);
+            let text = tick_text(t);
+            let (a, b) = span_around(x, &text, 6.2);
+            let free = taken.iter().all(|&(l, r)| b + 6.0 <= l || a >= r + 6.0);
+            write!(
+                out,
+                "<line class=\"tick\" x1=\"{x:.1}\" y1=\"{TOP:.0}\" x2=\"{x:.1}\" y2=\"{h:.0}\"/>"
+            )
+            .unwrap();
+            if free {
+                write!(
                     out,
-                    "<line class=\"tick\" x1=\"{x:.1}\" y1=\"{TOP:.0}\" x2=\"{x:.1}\" y2=\"{h:.0}\"/>\
-                     <text class=\"time\" x=\"{x:.1}\" y=\"22\">{}</text>",
-                    short_seconds(t)
+                    "<text class=\"time\" x=\"{x:.1}\" y=\"22\">{text}</text>"
                 )
                 .unwrap();
-                last_x = x;
+                taken.push((a, b));
             }
-            t += step_ns;
+            out.push('\n');
         }
+        out.push_str("</g>\n");
+        // Labels under the lines: placed in rows, first come first served;
+        // the page places them again with the browser's own text widths.
+        let mut labels = Labels::new(self.lanes.len());
         // Pause and crash bands.
-        let mut since: Vec<(String, f64, &str)> = Vec::new();
-        let mut bands: Vec<(String, f64, f64, &str)> = Vec::new();
-        for (i, e) in events.iter().enumerate() {
+        let mut since: Vec<(String, u64, &str)> = Vec::new();
+        let mut bands: Vec<(String, u64, u64, &str)> = Vec::new();
+        for e in events {
             match e.kind.as_str() {
-                world::PAUSE => since.push((e.node.clone(), self.x[i], "paused")),
-                world::CRASH => since.push((e.node.clone(), self.x[i], "down")),
+                world::PAUSE => since.push((e.node.clone(), e.t_ns, "paused")),
+                world::CRASH => since.push((e.node.clone(), e.t_ns, "down")),
                 world::RESUME | world::RESTART => {
                     if let Some(p) = since.iter().position(|(n, _, _)| *n == e.node) {
-                        let (n, x0, what) = since.remove(p);
-                        bands.push((n, x0, self.x[i], what));
+                        let (n, t0, what) = since.remove(p);
+                        bands.push((n, t0, e.t_ns, what));
                     }
                 }
                 _ => {}
             }
         }
-        let last = self.x.last().copied().unwrap_or(LEFT);
-        bands.extend(since.into_iter().map(|(n, x0, what)| (n, x0, last, what)));
-        for (n, x0, x1, what) in bands {
-            if let Some(y) = self.lane(&n) {
+        bands.extend(since.into_iter().map(|(n, t0, what)| (n, t0, end, what)));
+        for (n, t0, t1, what) in bands {
+            if let Some((li, lane)) = self.lane(&n) {
+                let (x0, x1) = (self.axis.x(t0), self.axis.x(t1));
                 writeln!(
                     out,
-                    "<rect class=\"band {what}\" x=\"{x0:.1}\" y=\"{:.0}\" width=\"{:.1}\" height=\"{:.0}\"/>\
-                     <text class=\"bandlabel\" x=\"{:.1}\" y=\"{:.0}\">{what}</text>",
-                    y + 4.0,
+                    "<rect class=\"band {what}\" data-t0=\"{t0}\" data-t1=\"{t1}\" x=\"{x0:.1}\" y=\"{:.0}\" \
+                     width=\"{:.1}\" height=\"{:.0}\"/>",
+                    lane.top + 3.0,
                     (x1 - x0).max(2.0),
-                    LANE - 8.0,
-                    (x0 + x1) / 2.0,
-                    y + LANE - 8.0
+                    lane.height - 6.0,
                 )
                 .unwrap();
+                let text = format!("{what} {}", span_text(t1 - t0));
+                let width = text.chars().count() as f64 * 6.2;
+                let row = labels.place(li, x0 + 4.0, x0 + 4.0 + width);
+                labels.text(
+                    out,
+                    lane,
+                    li,
+                    row,
+                    &format!("label bandlabel {what}"),
+                    t0,
+                    4.0,
+                    x0 + 4.0,
+                    &text,
+                );
             }
         }
         // Lease bars: believed (client lanes) and true (lock lanes, and
-        // beside the belief on the client's lane).
-        for bar in lease_bars(s.journal) {
-            let x0 = self.x_at(bar.start_t_ns, events);
-            let x1 = self.x_at(bar.end_t_ns, events).max(x0 + 2.0);
+        // stacked per lock node on the holder's lane).
+        for (bar, &(row, on_client)) in self.bars.iter().zip(&self.bar_rows) {
             let token = bar
                 .token
                 .map_or(format!("lease {}", bar.lease), |t| format!("token {t}"));
-            let mut draw = |node: &str, dy: f64, class: &str, label: String, title: String| {
-                if let Some(y) = self.lane(node) {
-                    writeln!(
-                        out,
-                        "<g class=\"{class}\"><title>{}</title><rect x=\"{x0:.1}\" y=\"{:.0}\" width=\"{:.1}\" \
-                         height=\"11\" rx=\"3\"/><text x=\"{:.1}\" y=\"{:.0}\">{}</text></g>",
-                        esc(&title),
-                        y + dy,
-                        x1 - x0,
-                        x0 + 4.0,
-                        y + dy + 9.0,
-                        esc(&fitting(&label, x1 - x0))
-                    )
-                    .unwrap();
-                }
-            };
+            let short = bar
+                .token
+                .map_or(format!("{}", bar.lease), |t| format!("{t}"));
             let span = format!(
                 "{} → {} ({})",
                 seconds(bar.start_t_ns),
@@ -392,28 +519,39 @@ impl Layout {
                 bar.how
             );
             if bar.at_lock {
-                draw(
+                self.bar(
+                    out,
+                    bar,
                     &bar.node,
-                    20.0,
+                    row,
                     "held",
-                    format!("{} {token}", bar.client),
-                    format!("{} truly holds {token} at {}: {span}", bar.client, bar.node),
+                    &format!("{} {token}", bar.client),
+                    &short,
+                    &format!("{} truly holds {token} at {}: {span}", bar.client, bar.node),
                 );
-                draw(
-                    &bar.client,
-                    28.0,
-                    "held",
-                    format!("holds {token} at {}", bar.node),
-                    format!("the lock grants {} {token}: {span}", bar.client),
-                );
+                if let Some(row) = on_client {
+                    self.bar(
+                        out,
+                        bar,
+                        &bar.client,
+                        row,
+                        "held",
+                        &format!("holds {token} at {}", bar.node),
+                        &format!("{short} at {}", bar.node),
+                        &format!("{} grants {} {token}: {span}", bar.node, bar.client),
+                    );
+                }
             } else {
                 let until = bar.until_local_ns.map(local_seconds).unwrap_or_default();
-                draw(
+                self.bar(
+                    out,
+                    bar,
                     &bar.node,
-                    14.0,
+                    row,
                     "believed",
-                    format!("believes {token} (until {until} on its clock)"),
-                    format!(
+                    &format!("believes {token} (until {until} on its clock)"),
+                    &format!("believes {short}"),
+                    &format!(
                         "{} believes it holds {token} until {until} on its own clock: {span}",
                         bar.client
                     ),
@@ -442,16 +580,18 @@ impl Layout {
                     } else {
                         e.str(world::field::TO).unwrap_or("")
                     };
-                    let (Some(y0), Some(y1)) = (self.line(from), self.line(to)) else {
+                    let (Some((_, l0)), Some((_, l1))) = (self.lane(from), self.lane(to)) else {
                         continue;
                     };
-                    let (x0, x1) = (self.x[si], self.x[i]);
+                    let (y0, y1) = (l0.line(), l1.line());
+                    let (t0, t1) = (events[si].t_ns, e.t_ns);
+                    let (x0, x1) = (self.axis.x(t0), self.axis.x(t1));
                     let msg = events[si].str(world::field::MSG).unwrap_or("");
                     if e.kind == world::DELIVER {
                         writeln!(
                             out,
-                            "<line class=\"msg\" data-msg=\"{id}\" x1=\"{x0:.1}\" y1=\"{y0:.0}\" x2=\"{x1:.1}\" \
-                             y2=\"{y1:.0}\" marker-end=\"url(#arrow)\"><title>{}</title></line>",
+                            "<line class=\"msg\" data-msg=\"{id}\" data-t0=\"{t0}\" data-t1=\"{t1}\" x1=\"{x0:.1}\" \
+                             y1=\"{y0:.0}\" x2=\"{x1:.1}\" y2=\"{y1:.0}\" marker-end=\"url(#arrow)\"><title>{}</title></line>",
                             esc(&format!("message {id}: {msg} ({from} → {to})"))
                         )
                         .unwrap();
@@ -459,11 +599,11 @@ impl Layout {
                         let (xm, ym) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
                         writeln!(
                             out,
-                            "<line class=\"msg lost\" data-msg=\"{id}\" x1=\"{x0:.1}\" y1=\"{y0:.0}\" x2=\"{xm:.1}\" \
-                             y2=\"{ym:.0}\"><title>{}</title></line><text class=\"lostmark\" x=\"{xm:.1}\" \
-                             y=\"{:.0}\">✗</text>",
+                            "<line class=\"msg lost\" data-msg=\"{id}\" data-t0=\"{t0}\" data-t1=\"{t1}\" data-lost=\"1\" \
+                             x1=\"{x0:.1}\" y1=\"{y0:.0}\" x2=\"{xm:.1}\" y2=\"{ym:.0}\"><title>{}</title></line>\
+                             <path class=\"lostmark\" data-t0=\"{t0}\" data-t1=\"{t1}\" data-y=\"{ym:.0}\" \
+                             transform=\"translate({xm:.1},{ym:.0})\" d=\"M-4,-4L4,4M-4,4L4,-4\"/>",
                             esc(&format!("message {id}: {msg} ({from} → {to}), lost")),
-                            ym + 5.0
                         )
                         .unwrap();
                     }
@@ -473,10 +613,10 @@ impl Layout {
         }
         // Events.
         for (i, e) in events.iter().enumerate() {
-            let Some(y) = self.line(&e.node) else {
+            let Some((li, lane)) = self.lane(&e.node) else {
                 continue;
             };
-            let x = self.x[i];
+            let x = self.axis.x(e.t_ns);
             // An event the oracle points at is marked, whatever its kind.
             let finding = s.report.violations.iter().find(|v| v.seq == e.seq);
             let tone = if finding.is_some() { "bad" } else { tone(e) };
@@ -486,22 +626,28 @@ impl Layout {
             };
             writeln!(
                 out,
-                "<circle class=\"ev {}\" data-seq=\"{i}\" cx=\"{x:.1}\" cy=\"{y:.0}\" r=\"{}\"><title>{}</title></circle>",
+                "<circle class=\"ev {}\" data-seq=\"{i}\" data-t=\"{}\" cx=\"{x:.1}\" cy=\"{:.0}\" r=\"{}\"><title>{}</title></circle>",
                 tone,
+                e.t_ns,
+                lane.line(),
                 if e.kind == world::DELIVER || e.kind == world::SEND { 3 } else { 5 },
                 esc(&format!("#{} {} {}: {}", e.seq, seconds(e.t_ns), e.node, super::lanes::describe(e)))
             )
             .unwrap();
             if let Some(label) = label {
-                let dy = if i % 2 == 0 { 17.0 } else { 29.0 };
-                writeln!(
+                let (a, b) = span_around(x, &label, 6.2);
+                let row = labels.place(li, a, b);
+                labels.text(
                     out,
-                    "<text class=\"label {}\" x=\"{x:.1}\" y=\"{:.0}\">{}</text>",
-                    tone,
-                    y + dy,
-                    esc(&label)
-                )
-                .unwrap();
+                    lane,
+                    li,
+                    row,
+                    &format!("label {tone}"),
+                    e.t_ns,
+                    0.0,
+                    x,
+                    &label,
+                );
             }
         }
         writeln!(
@@ -513,25 +659,111 @@ impl Layout {
         )
         .unwrap();
     }
+
+    /// One lease bar on `node`'s lane, in bar row `row`.
+    #[allow(clippy::too_many_arguments)]
+    fn bar(
+        &self,
+        out: &mut String,
+        bar: &LeaseBar,
+        node: &str,
+        row: usize,
+        class: &str,
+        label: &str,
+        short: &str,
+        title: &str,
+    ) {
+        let Some((_, lane)) = self.lane(node) else {
+            return;
+        };
+        let (t0, t1) = (bar.start_t_ns, bar.end_t_ns);
+        let x0 = self.axis.x(t0);
+        let x1 = self.axis.x(t1).max(x0 + 2.0);
+        let y = lane.bar_y(row);
+        let shown = fitting(label, short, x1 - x0);
+        writeln!(
+            out,
+            "<g class=\"{class}\"><title>{}</title><rect data-t0=\"{t0}\" data-t1=\"{t1}\" x=\"{x0:.1}\" \
+             y=\"{y:.0}\" width=\"{:.1}\" height=\"11\" rx=\"3\"/><text data-t0=\"{t0}\" data-t1=\"{t1}\" \
+             data-dx=\"4\" data-label=\"{}\" data-short=\"{}\" x=\"{:.1}\" y=\"{:.0}\">{}</text></g>",
+            esc(title),
+            x1 - x0,
+            esc(label),
+            esc(short),
+            x0 + 4.0,
+            y + 9.0,
+            esc(&shown)
+        )
+        .unwrap();
+    }
 }
 
-/// `label` if it fits in `width` px of bar text, else its first words that
-/// do (bar labels read "believes token 34 (until …)": the token comes first).
-fn fitting(label: &str, width: f64) -> String {
-    let room = ((width - 8.0) / 5.6).max(0.0) as usize;
-    let mut out = String::new();
-    for word in label.split(' ') {
-        let next = if out.is_empty() {
-            word.to_owned()
-        } else {
-            format!("{out} {word}")
-        };
-        if next.chars().count() > room {
-            break;
+/// Rows of labels under each lane's line, filled left to right: a label
+/// goes in the first row where it clears the one before it, or is hidden
+/// (its event's marker keeps its title, and the step panel says it all).
+struct Labels {
+    /// Per lane, per row, the right end of its last label.
+    ends: Vec<[f64; LABEL_ROWS]>,
+}
+
+impl Labels {
+    fn new(lanes: usize) -> Labels {
+        Labels {
+            ends: vec![[f64::MIN; LABEL_ROWS]; lanes],
         }
-        out = next;
     }
-    out
+
+    fn place(&mut self, lane: usize, left: f64, right: f64) -> Option<usize> {
+        let ends = &mut self.ends[lane];
+        let row = ends.iter().position(|&end| left >= end + LABEL_GAP)?;
+        ends[row] = right;
+        Some(row)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn text(
+        &self,
+        out: &mut String,
+        lane: &Lane,
+        lane_index: usize,
+        row: Option<usize>,
+        class: &str,
+        t_ns: u64,
+        dx: f64,
+        x: f64,
+        text: &str,
+    ) {
+        let y0 = lane.first_label();
+        let (class, y) = match row {
+            Some(r) => (class.to_owned(), y0 + LABEL_ROW * r as f64),
+            None => (format!("{class} hidden"), y0),
+        };
+        writeln!(
+            out,
+            "<text class=\"{class}\" data-lane=\"{lane_index}\" data-y=\"{y0:.0}\" data-t=\"{t_ns}\" \
+             data-dx=\"{dx}\" x=\"{x:.1}\" y=\"{y:.0}\">{}</text>",
+            esc(text)
+        )
+        .unwrap();
+    }
+}
+
+/// The estimated extent of `text` centred on `x`, at `px` per char.
+fn span_around(x: f64, text: &str, px: f64) -> (f64, f64) {
+    let half = text.chars().count() as f64 * px / 2.0;
+    (x - half, x + half)
+}
+
+/// `label` if it fits in `width` px of bar text, else `short` if that
+/// does, else nothing (the bar keeps its title). The page fits them again
+/// with the browser's own text widths.
+fn fitting(label: &str, short: &str, width: f64) -> String {
+    let room = ((width - 8.0) / 5.6).max(0.0) as usize;
+    [label, short]
+        .into_iter()
+        .find(|text| text.chars().count() <= room)
+        .unwrap_or("")
+        .to_owned()
 }
 
 /// A short label under the marker for the events a reader must not miss.
@@ -570,36 +802,47 @@ fn tone(e: &Event) -> &'static str {
     }
 }
 
-/// A tick step (1, 2 or 5 × 10^k ms) giving at most about ten ticks.
-fn tick_step(end_ns: u64) -> u64 {
-    let target = (end_ns / 10).max(1);
-    let mut base = 1_000_000u64;
-    loop {
-        for m in [1, 2, 5] {
-            if base * m >= target {
-                return base * m;
-            }
-        }
-        base *= 10;
-    }
-}
-
-fn short_seconds(ns: u64) -> String {
-    let ms = ns / 1_000_000;
-    if ms % 1000 == 0 {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{}.{:03}s", ms / 1000, ms % 1000)
-            .trim_end_matches('0')
-            .to_owned()
-    }
-}
-
 /// JSON safe inside `<script>`: `<` only occurs in strings, where `\u003c`
 /// means the same.
 fn script_json(json: &str) -> String {
     json.replace('<', "\\u003c")
 }
+
+/// What the time axis shows at `px_per_ms`, with or without cuts; the
+/// page's script writes the same sentence when the reader zooms.
+fn scale_text(px_per_ms: f64, cuts: bool) -> String {
+    let ms_per_px = 1.0 / px_per_ms;
+    let mut out = format!("time axis to scale: 1 px = {} ms", trim_float(ms_per_px));
+    if cuts {
+        write!(
+            out,
+            "; quiet stretches over {} ms are cut (//, labelled with their length)",
+            trim_float(CUT.cut_px * ms_per_px)
+        )
+        .unwrap();
+    } else {
+        out.push_str("; nothing cut");
+    }
+    out.push_str(" · zoom: − and + (keys - and +), 0 for the whole run to scale, c to cut or keep quiet stretches");
+    out
+}
+
+/// A float with at most 3 decimals, no trailing zeros.
+fn trim_float(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_owned()
+}
+
+/// What every mark of the timeline means.
+const LEGEND: &str = "<div id=\"legend\" class=\"legend\"><b>legend</b>\
+<span><i class=\"key believed\"></i>lease the client believes it holds</span>\
+<span><i class=\"key held\"></i>lease a lock node truly grants (one row per lock node)</span>\
+<span><i class=\"key paused\"></i>paused</span><span><i class=\"key down\"></i>down</span>\
+<span><i class=\"key cut\"></i>quiet stretch cut out of the axis</span>\
+<span><i class=\"dot good\"></i>grant, acceptance</span><span><i class=\"dot warn\"></i>fault, expiry</span>\
+<span><i class=\"dot bad\"></i>rejection, crash, loss, violation</span><span><i class=\"dot plain\"></i>other event</span>\
+<span><i class=\"key arrow\"></i>message (✗ lost)</span><span><i class=\"key cursor\"></i>current event</span>\
+<span>click an event or a row to jump to it</span></div>\n";
 
 /// The page's style (inlined: the page fetches nothing).
 const CSS: &str = include_str!("timeline.css");
