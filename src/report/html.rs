@@ -258,6 +258,69 @@ fn belief_rows(b: &Beliefs, layout: &Layout) -> Vec<[String; 3]> {
     rows
 }
 
+/// Rows of lease bars, per lane of `nodes`, and per bar of `bars` its row on
+/// its own lane and, for a true lease, on the holder's lane. A lock's lane
+/// holds its grants (one row: a grant ends before the next begins); a
+/// client's lane holds its belief (row 0), then one row per lock node that
+/// granted it a lease, in lane order, so that redlock's five grants stack,
+/// never overlap.
+pub(super) fn bar_rows(
+    nodes: &[String],
+    bars: &[LeaseBar],
+) -> (Vec<usize>, Vec<(usize, Option<usize>)>) {
+    let index = |n: &str| nodes.iter().position(|x| x == n).unwrap_or(usize::MAX);
+    let mut granting: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for b in bars.iter().filter(|b| b.at_lock) {
+        let locks = granting.entry(b.client.as_str()).or_default();
+        if !locks.contains(&b.node.as_str()) {
+            locks.push(b.node.as_str());
+        }
+    }
+    for locks in granting.values_mut() {
+        locks.sort_by_key(|l| index(l));
+    }
+    let mut rows = vec![0usize; nodes.len()];
+    let mut bar_rows = Vec::with_capacity(bars.len());
+    for b in bars {
+        let own = index(&b.node);
+        if own < rows.len() {
+            rows[own] = rows[own].max(1);
+        }
+        let on_client = if b.at_lock {
+            let row = 1 + granting[b.client.as_str()]
+                .iter()
+                .position(|l| *l == b.node)
+                .unwrap_or(0);
+            let c = index(&b.client);
+            if c < rows.len() {
+                rows[c] = rows[c].max(row + 1);
+            }
+            Some(row)
+        } else {
+            None
+        };
+        bar_rows.push((0, on_client));
+    }
+    (rows, bar_rows)
+}
+
+/// The nodes with a lane, in the lanes' order: `nodes` as given, then any
+/// other node of the journal (but the world's own events) as it appears.
+pub(super) fn lane_nodes(s: &Subject<'_>) -> Vec<String> {
+    let mut nodes: Vec<String> = Vec::new();
+    for n in s
+        .nodes
+        .iter()
+        .map(String::as_str)
+        .chain(s.journal.events().iter().map(|e| e.node.as_str()))
+    {
+        if !nodes.iter().any(|x| x == n) {
+            nodes.push(n.to_owned());
+        }
+    }
+    nodes
+}
+
 /// One lane: a node's row of the timeline, lease bars on top, its line,
 /// then up to [`LABEL_ROWS`] rows of labels.
 struct Lane {
@@ -297,55 +360,9 @@ struct Layout {
 
 impl Layout {
     fn new(s: &Subject<'_>) -> Layout {
-        let mut nodes: Vec<String> = Vec::new();
-        for n in s
-            .nodes
-            .iter()
-            .map(String::as_str)
-            .chain(s.journal.events().iter().map(|e| e.node.as_str()))
-        {
-            if !nodes.iter().any(|x| x == n) {
-                nodes.push(n.to_owned());
-            }
-        }
-        let index = |n: &str| nodes.iter().position(|x| x == n).unwrap_or(usize::MAX);
-        // Rows of bars: a lock's lane holds its grants (one row: a grant
-        // ends before the next begins); a client's lane holds its belief
-        // (row 0), then one row per lock node that granted it a lease, in
-        // lane order, so that redlock's five grants stack, never overlap.
+        let nodes = lane_nodes(s);
         let bars = lease_bars(s.journal);
-        let mut granting: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-        for b in bars.iter().filter(|b| b.at_lock) {
-            let locks = granting.entry(b.client.as_str()).or_default();
-            if !locks.contains(&b.node.as_str()) {
-                locks.push(b.node.as_str());
-            }
-        }
-        for locks in granting.values_mut() {
-            locks.sort_by_key(|l| index(l));
-        }
-        let mut rows = vec![0usize; nodes.len()];
-        let mut bar_rows = Vec::with_capacity(bars.len());
-        for b in &bars {
-            let own = index(&b.node);
-            if own < rows.len() {
-                rows[own] = rows[own].max(1);
-            }
-            let on_client = if b.at_lock {
-                let row = 1 + granting[b.client.as_str()]
-                    .iter()
-                    .position(|l| *l == b.node)
-                    .unwrap_or(0);
-                let c = index(&b.client);
-                if c < rows.len() {
-                    rows[c] = rows[c].max(row + 1);
-                }
-                Some(row)
-            } else {
-                None
-            };
-            bar_rows.push((0, on_client));
-        }
+        let (rows, bar_rows) = bar_rows(&nodes, &bars);
         let mut lanes = Vec::with_capacity(nodes.len());
         let mut top = TOP;
         for (node, bar_rows) in nodes.into_iter().zip(rows) {
@@ -767,7 +784,7 @@ fn fitting(label: &str, short: &str, width: f64) -> String {
 }
 
 /// A short label under the marker for the events a reader must not miss.
-fn label(e: &Event) -> Option<String> {
+pub(super) fn label(e: &Event) -> Option<String> {
     let token = e.u64("token").map_or(String::new(), |t| format!(" {t}"));
     Some(match e.kind.as_str() {
         events::GRANTED => format!("grant{token}"),
@@ -787,7 +804,7 @@ fn label(e: &Event) -> Option<String> {
     })
 }
 
-fn tone(e: &Event) -> &'static str {
+pub(super) fn tone(e: &Event) -> &'static str {
     match e.kind.as_str() {
         events::REJECTED | world::CRASH | world::DROP => "bad",
         world::PAUSE
