@@ -7,7 +7,7 @@
 //!   per node, time flowing down.
 //! - [`belief`]: who believes it holds which lease, beside the truth at the lock.
 //! - [`step`]: every event explained in a sentence; `fencesim step`.
-//! - [`markdown`], [`html`], [`perfetto`]: the files of `fencesim report`
+//! - [`markdown`], [`html`], [`svg`], [`perfetto`]: the files of `fencesim report`
 //!   ([`axis`]: the time axis of the timeline and the figure).
 //!
 //! ```
@@ -34,6 +34,7 @@ pub mod lanes;
 pub mod markdown;
 pub mod perfetto;
 pub mod step;
+pub mod svg;
 
 pub use lanes::{describe, lanes, LanesOptions};
 
