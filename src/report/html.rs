@@ -2,7 +2,8 @@
 //! fetched) with a timeline of the run and controls to step through it.
 //!
 //! The SVG has a lane per node, in the lanes' order (the order of the
-//! beliefs table too), time flowing right. The time axis is **to scale**,
+//! beliefs table too), time flowing right; the lanes' names sit in a column
+//! of their own, so that they stay in view when the timeline scrolls. The time axis is **to scale**,
 //! except that quiet stretches are cut: it opens at 4 px per ms (or more,
 //! up to 64, until the run is about 1 000 px wide), and a stretch without
 //! events wider than 160 px is drawn 64 px wide, shaded and labelled with
@@ -47,8 +48,8 @@ use crate::escape::html as esc;
 use crate::events;
 use crate::oracle::Verdict;
 
-/// Where time 0 is: the lanes' names go left of it.
-const LEFT: f64 = 150.0;
+/// Where time 0 is (a label centred on it must fit).
+const LEFT: f64 = 60.0;
 const RIGHT: f64 = 60.0;
 /// The height of the time axis above the lanes.
 const TOP: f64 = 34.0;
@@ -140,9 +141,11 @@ pub fn page(s: &Subject<'_>) -> String {
         esc(&scale_text(layout.axis.px_per_ms(), true))
     )
     .unwrap();
+    out.push_str("<div id=\"lanes-view\">");
+    layout.names(&mut out);
     out.push_str("<div id=\"timeline\">");
     layout.svg(s, &mut out);
-    out.push_str("</div>\n");
+    out.push_str("</div></div>\n");
     out.push_str(LEGEND);
     out.push_str("<div id=\"events-box\"><table id=\"events\"><thead><tr><th>#</th><th>time</th><th>node</th><th>local clock</th><th>event</th></tr></thead><tbody>\n");
     for e in s.journal.events() {
@@ -400,6 +403,30 @@ impl Layout {
         self.lane(node).map_or(usize::MAX, |(i, _)| i)
     }
 
+    /// The lanes' names, in a column of their own beside the scrolling
+    /// timeline, so that they stay in view wherever it is scrolled.
+    fn names(&self, out: &mut String) {
+        write!(
+            out,
+            "<div id=\"names\" style=\"height:{:.0}px\">",
+            self.height
+        )
+        .unwrap();
+        for (i, lane) in self.lanes.iter().enumerate() {
+            let class = if i % 2 == 0 { "node even" } else { "node" };
+            write!(
+                out,
+                "<div class=\"{class}\" style=\"top:{:.0}px;height:{:.0}px;line-height:{:.0}px\">{}</div>",
+                lane.top,
+                lane.height,
+                (lane.line() - lane.top) * 2.0,
+                esc(&lane.node)
+            )
+            .unwrap();
+        }
+        out.push_str("</div>");
+    }
+
     fn svg(&self, s: &Subject<'_>, out: &mut String) {
         let events = s.journal.events();
         let (w, h) = (self.width, self.height);
@@ -416,20 +443,17 @@ impl Layout {
             CUT.break_px
         )
         .unwrap();
-        // Lanes, with their names.
+        // Lanes (their names are beside the SVG: see `names`).
         for (i, lane) in self.lanes.iter().enumerate() {
             let class = if i % 2 == 0 { "lane even" } else { "lane" };
             writeln!(
                 out,
                 "<rect class=\"{class}\" x=\"0\" y=\"{:.0}\" width=\"100%\" height=\"{:.0}\"/>\
-                 <line class=\"axis\" x1=\"{LEFT:.0}\" y1=\"{l:.0}\" x2=\"{r:.0}\" y2=\"{l:.0}\"/>\
-                 <text class=\"node\" x=\"12\" y=\"{ty:.0}\">{}</text>",
+                 <line class=\"axis\" x1=\"{LEFT:.0}\" y1=\"{l:.0}\" x2=\"{r:.0}\" y2=\"{l:.0}\"/>",
                 lane.top,
                 lane.height,
-                esc(&lane.node),
                 l = lane.line(),
                 r = w - RIGHT,
-                ty = lane.line() + 5.0
             )
             .unwrap();
         }

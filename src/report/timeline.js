@@ -224,8 +224,8 @@
       each('.msg[data-msg="' + s.msg + '"]', function (el) { el.classList.add("current"); });
     }
     Array.prototype.forEach.call(rows, function (r, j) { r.classList.toggle("current", j === cur); });
-    // Follow the cursor: the lanes' names take the first LEFT px.
-    reveal(timeline, x - 40, x + 40, true, LEFT);
+    // Follow the cursor.
+    reveal(timeline, x - 40, x + 40, true, 0);
     var row = rows[cur], headH = box.querySelector("thead").offsetHeight;
     if (row) { reveal(box, row.offsetTop, row.offsetTop + row.offsetHeight, false, headH); }
   }

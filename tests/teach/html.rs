@@ -95,9 +95,12 @@ fn attr(tag: &str, name: &str) -> Option<f64> {
 
 /// The lanes' names, top to bottom.
 fn lanes(page: &str) -> Vec<String> {
-    page.split("<text class=\"node\" ")
+    let names = &page[page.find("<div id=\"names\"").unwrap()..];
+    let names = &names[..names.find("<div id=\"timeline\">").unwrap()];
+    names
+        .split("<div class=\"node")
         .skip(1)
-        .map(|t| t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()].to_owned())
+        .map(|t| t[t.find('>').unwrap() + 1..t.find("</div>").unwrap()].to_owned())
         .collect()
 }
 
