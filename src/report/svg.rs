@@ -6,7 +6,8 @@
 //! on each (`✓ accepted 34`, `✗ rejected: token 33 < 34`).
 //!
 //! The time axis is the timeline's ([`super::axis`]): to scale, with quiet
-//! stretches cut and labelled with their length, which the caption says.
+//! stretches cut and labelled with their length, which the caption says;
+//! each stretch drawn to scale is marked with the true time it begins.
 //! Labels that would overlap another are left out (every event is still
 //! drawn). The bytes depend on the journal alone: one SVG file, styled with
 //! presentation attributes only (no CSS, no script, nothing fetched), so
@@ -45,7 +46,7 @@ use sim::events as world;
 use sim::journal::Event;
 
 use super::axis::{span_text, Axis, Cut};
-use super::belief::lease_bars;
+use super::belief::{lease_bars, seconds};
 use super::html::{bar_rows, label, lane_nodes, tone};
 use super::step::verdict_text;
 use super::Subject;
@@ -103,7 +104,7 @@ pub fn figure(s: &Subject<'_>) -> String {
     let lane = |node: &str| nodes.iter().position(|n| n == node);
     let end = events.last().map_or(0, |e| e.t_ns);
     let width = (axis.end() + RIGHT).max(WIDTH).ceil();
-    let height = (y + 48.0).ceil();
+    let height = (y + 64.0).ceil();
 
     let mut out = String::with_capacity(16 * 1024);
     let mut texts = Texts::default();
@@ -171,9 +172,20 @@ pub fn figure(s: &Subject<'_>) -> String {
         texts.put(
             Anchor::Middle,
             mid,
-            TOP - 14.0,
+            TOP - 20.0,
             &span_text(c.t1_ns - c.t0_ns),
             &format!("fill=\"{MUTED}\" font-style=\"italic\" font-size=\"11\""),
+        );
+    }
+    // The true time where each stretch drawn to scale begins.
+    let starts = std::iter::once(0).chain(axis.cuts().iter().map(|c| c.t1_ns));
+    for t in starts.filter(|&t| t <= end) {
+        texts.put(
+            Anchor::Start,
+            axis.x(t) + 2.0,
+            TOP - 6.0,
+            &seconds(t),
+            &format!("fill=\"{MUTED}\" font-size=\"11\""),
         );
     }
     // Pauses and crashes.
@@ -400,18 +412,27 @@ pub fn figure(s: &Subject<'_>) -> String {
         );
     }
     out.push_str(&texts.out);
-    writeln!(
-        out,
-        "<text x=\"16\" y=\"{:.1}\" font-size=\"11\" fill=\"{MUTED}\">Time flows right, to scale at 1 px = {} ms, \
-         except quiet stretches (shaded, //), cut and labelled with their length. Blue: the lease a client believes \
-         it holds; green: the lease a lock node truly grants; hatched: paused.</text>\n\
-         <text x=\"16\" y=\"{:.1}\" font-size=\"11\" fill=\"{MUTED}\">Drawn by fencesim from a real trace: {}</text>\n</svg>",
-        height - 30.0,
-        trim_float(1.0 / axis.px_per_ms()),
-        height - 14.0,
-        esc(s.repro)
-    )
-    .unwrap();
+    let caption = [
+        format!(
+            "Time flows right, to scale at 1 px = {} ms, except quiet stretches (shaded, //), \
+             cut and labelled with their length; the times above the lanes are true times.",
+            trim_float(1.0 / axis.px_per_ms())
+        ),
+        "Blue: the lease a client believes it holds; green: the lease a lock node truly grants; \
+         hatched: paused."
+            .to_owned(),
+        format!("Drawn by fencesim from a real trace: {}", s.repro),
+    ];
+    for (i, line) in caption.iter().enumerate() {
+        writeln!(
+            out,
+            "<text x=\"16\" y=\"{:.1}\" font-size=\"11\" fill=\"{MUTED}\">{}</text>",
+            height - 46.0 + 16.0 * i as f64,
+            esc(line)
+        )
+        .unwrap();
+    }
+    out.push_str("</svg>\n");
     out
 }
 

@@ -148,6 +148,9 @@ fn figure_9_6_is_the_books_figure_redrawn_from_the_trace() {
         has(&format!("✗ rejected: token {old} < {new}")),
         "{texts:?}"
     );
+    // The true times where the stretches drawn to scale begin: the start,
+    // and client2's first request at 12 s.
+    assert!(has("0.000s") && has("12.000s"), "{texts:?}");
     // Its caption says how time is drawn, and how to replay it.
     assert!(texts
         .iter()
