@@ -196,3 +196,31 @@ fn text_from_the_scenario_cannot_break_the_figure() {
     );
     assert!(figure.contains("&lt;/desc&gt;&lt;script&gt;"));
 }
+
+#[test]
+fn an_empty_journal_still_draws_its_lanes() {
+    let journal = sim::journal::Journal::from_events([]);
+    let report = fencesim::oracle::check(&journal, &fencesim::oracle::OracleConfig::default());
+    let nodes = [
+        "client1".to_owned(),
+        "lock".to_owned(),
+        "storage".to_owned(),
+    ];
+    let subject = Subject {
+        name: "empty",
+        description: "",
+        seed: 0,
+        journal: &journal,
+        report: &report,
+        nodes: &nodes,
+        repro: "fencesim run empty.toml --seed 0",
+        untested: &[],
+    };
+    let figure = svg::figure(&subject);
+    elements(&figure);
+    for lane in &nodes {
+        assert!(texts(&figure).contains(lane), "{lane}");
+    }
+    let page = fencesim::report::html::page(&subject);
+    assert!(page.contains("<svg id=\"svg\""));
+}
