@@ -262,7 +262,8 @@ enum Command {
         faults: FaultsArg,
     },
     /// Write reports of scenarios into a directory: NAME.md (Mermaid),
-    /// NAME.html (timeline), NAME.trace.json (Perfetto), NAME.jsonl, index.
+    /// NAME.html (timeline), NAME.svg (figure), NAME.trace.json (Perfetto),
+    /// NAME.jsonl, index.
     Report {
         /// Scenario files or directories.
         #[arg(required = true)]

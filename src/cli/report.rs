@@ -1,6 +1,6 @@
 //! `fencesim report PATH… [--seed N] [--faults random|scenario] --out DIR
-//! [--force]`: for every
-//! scenario under the paths, `NAME.md`, `NAME.html`, `NAME.trace.json` and
+//! [--force]`: for every scenario under the paths, `NAME.md`, `NAME.html`,
+//! `NAME.svg` (a printable lane diagram), `NAME.trace.json` and
 //! `NAME.jsonl`, plus `index.html` and `index.md` linking them, and the
 //! manifest `.fencesim-report` listing what it wrote.
 //!
@@ -26,7 +26,7 @@ use super::{load, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::sweep::{self, FaultMode};
-use crate::report::{html, markdown, perfetto, Subject};
+use crate::report::{html, markdown, perfetto, svg, Subject};
 use crate::scenario::Scenario;
 
 /// One scenario's line in the index.
@@ -159,10 +159,11 @@ pub(super) fn report(
             repro: &repro,
             untested: &untested,
         };
-        let [md, html_file, trace, jsonl] = outputs(&name);
+        let [md, html_file, svg_file, trace, jsonl] = outputs(&name);
         let outputs = [
             (md, markdown::page(&subject)),
             (html_file, html::page(&subject)),
+            (svg_file, svg::figure(&subject)),
             (trace, perfetto::trace(&subject)),
             (jsonl, run.result.journal.to_jsonl()),
         ];
@@ -241,9 +242,9 @@ fn described(scenario: &Scenario, seed: u64, faults: FaultMode) -> String {
     .to_owned()
 }
 
-/// The four files of the report named `name`.
-fn outputs(name: &str) -> [String; 4] {
-    ["md", "html", "trace.json", "jsonl"].map(|ext| format!("{name}.{ext}"))
+/// The five files of the report named `name`.
+fn outputs(name: &str) -> [String; 5] {
+    ["md", "html", "svg", "trace.json", "jsonl"].map(|ext| format!("{name}.{ext}"))
 }
 
 fn shown(path: &Path) -> String {

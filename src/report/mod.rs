@@ -7,7 +7,8 @@
 //!   per node, time flowing down.
 //! - [`belief`]: who believes it holds which lease, beside the truth at the lock.
 //! - [`step`]: every event explained in a sentence; `fencesim step`.
-//! - [`markdown`], [`html`], [`perfetto`]: the files of `fencesim report`.
+//! - [`markdown`], [`html`], [`svg`], [`perfetto`]: the files of `fencesim report`
+//!   ([`axis`]: the time axis of the timeline and the figure).
 //!
 //! ```
 //! use fencesim::report::{describe, lanes, LanesOptions};
@@ -26,12 +27,14 @@
 //! assert_eq!(out.lines().nth(2), Some("16.012s  REJECTED client1/1 (tok…"));
 //! ```
 
+pub mod axis;
 pub mod belief;
 pub mod html;
 pub mod lanes;
 pub mod markdown;
 pub mod perfetto;
 pub mod step;
+pub mod svg;
 
 pub use lanes::{describe, lanes, LanesOptions};
 

@@ -10,7 +10,7 @@ use std::cell::Cell;
 
 use fencesim::oracle::{check, OracleConfig};
 use fencesim::report::step::{steps, Walk};
-use fencesim::report::{html, markdown, perfetto, LanesOptions, Subject};
+use fencesim::report::{html, markdown, perfetto, svg, LanesOptions, Subject};
 use sim::journal::{Event, Journal};
 
 /// The system allocator, counting the bytes each thread asks for.
@@ -164,6 +164,7 @@ fn rendering(rounds: u64) -> u64 {
         assert!(!walk.piped().is_empty());
         assert!(!markdown::page(&subject).is_empty());
         assert!(!html::page(&subject).is_empty());
+        assert!(!svg::figure(&subject).is_empty());
         assert!(!perfetto::trace(&subject).is_empty());
     })
 }

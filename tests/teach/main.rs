@@ -11,6 +11,7 @@ mod markdown;
 mod perfetto;
 mod report;
 mod step;
+mod svg;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -40,8 +40,8 @@ fn report_writes_four_files_per_scenario_and_an_index_byte_for_byte_twice() {
         assert_eq!(code, 0, "{stdout}{stderr}");
     }
     let (fa, fb) = (files(a.path()), files(b.path()));
-    // Four files per scenario, the index (md, html) and the manifest.
-    assert_eq!(fa.len(), bundled().len() * 4 + 3);
+    // Five files per scenario, the index (md, html) and the manifest.
+    assert_eq!(fa.len(), bundled().len() * 5 + 3);
     for ((na, ba), (nb, bb)) in fa.iter().zip(&fb) {
         assert_eq!(na, nb);
         assert!(ba == bb, "{na} differs between two generations");
@@ -62,6 +62,8 @@ fn report_writes_four_files_per_scenario_and_an_index_byte_for_byte_twice() {
                 "index.md lacks {file}"
             );
         }
+        let figure = format!("{name}.svg");
+        assert!(a.path().join(&figure).is_file(), "{figure}");
         let repro = format!("fencesim run scenarios/{name}.toml --seed ");
         assert!(index_md.contains(&repro), "{repro}");
     }
