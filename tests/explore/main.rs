@@ -7,6 +7,7 @@ mod property;
 mod random;
 mod shrink;
 mod stop;
+mod swarm;
 mod sweep;
 mod verdicts;
 mod write;
