@@ -357,6 +357,41 @@ mod tests {
     }
 
     #[test]
+    fn random_partitions_split_any_two_groups_and_delays_hold_whole_nodes() {
+        use rand::SeedableRng;
+        let nodes = Three(vec!["a".into(), "b".into(), "c".into()]);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let (mut two_sided, mut lone, mut one_way) = (0, 0, 0);
+        for _ in 0..200 {
+            let p = Partition::random(&mut rng, &nodes, &Sizes::default());
+            assert_eq!(p.groups.len(), 2);
+            assert!(p.groups.iter().all(|g| !g.is_empty()));
+            let mut all: Vec<&String> = p.groups.iter().flatten().collect();
+            all.sort();
+            assert_eq!(all, ["a", "b", "c"], "every node on one side");
+            if p.groups[0].len() == 2 {
+                two_sided += 1;
+            } else {
+                lone += 1;
+            }
+            one_way += usize::from(p.one_way);
+        }
+        assert!(
+            two_sided > 20 && lone > 20 && one_way > 20,
+            "{two_sided} {lone} {one_way}"
+        );
+        let delays: Vec<Delay> = (0..200)
+            .map(|_| Delay::random(&mut rng, &nodes, &Sizes::default()))
+            .collect();
+        let holds = delays.iter().filter(|d| d.from.is_none());
+        assert!(holds.clone().all(|d| matches!(d.scope, Scope::Window(_))));
+        assert!(holds.count() > 10);
+        assert!(delays
+            .iter()
+            .any(|d| d.from.is_some() && matches!(d.scope, Scope::Window(_))));
+    }
+
+    #[test]
     fn shrinking_a_jump_keeps_its_direction() {
         let mut f = Fault::Clock(ClockChange {
             node: "a".into(),
