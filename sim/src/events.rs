@@ -22,6 +22,7 @@
 //!   i64` *optional*: its clocks change.
 //! - [`CRASH`] and [`RESTART`]: it goes down, and comes back.
 //! - [`LINK`] `rule: str` (`delay`, `drop` or `duplicate`), `to: str`,
+//!   `from: str` *optional* (`"*"`: every sender; then `node` = `to`),
 //!   `extra_ms: u64` *optional* (a delay's), then `count: u64` or
 //!   `duration_ms: u64` (the window) (`node` = the link's sender): a rule is
 //!   armed on the link.

@@ -64,12 +64,13 @@ impl RuleAction {
     }
 }
 
-/// A rule armed on a directed link: it applies to the next `remaining`
-/// messages, or to every message until `until_ns`.
+/// A rule armed on a directed link (or on every link into `to`, with no
+/// `from`): it applies to the next `remaining` messages, or to every message
+/// until `until_ns`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct LinkRule {
     pub id: u64,
-    pub from: NodeId,
+    pub from: Option<NodeId>,
     pub to: NodeId,
     pub action: RuleAction,
     pub remaining: Option<u64>,
@@ -129,7 +130,7 @@ impl Network {
     /// Arms a rule and returns its id.
     pub(crate) fn arm(
         &mut self,
-        from: NodeId,
+        from: Option<NodeId>,
         to: NodeId,
         action: RuleAction,
         remaining: Option<u64>,
@@ -167,7 +168,7 @@ impl Network {
         let (mut drop, mut extra, mut duplicate) = (false, Duration::ZERO, false);
         for rule in &mut self.rules {
             let live = rule.remaining != Some(0) && rule.until_ns.is_none_or(|u| now_ns < u);
-            if rule.from != from || rule.to != to || !live {
+            if rule.from.is_some_and(|f| f != from) || rule.to != to || !live {
                 continue;
             }
             if let Some(n) = rule.remaining.as_mut() {
@@ -214,7 +215,7 @@ mod tests {
         let mut n = net();
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
         n.arm(
-            0,
+            Some(0),
             1,
             RuleAction::Delay(Duration::from_secs(20)),
             Some(1),
@@ -230,16 +231,38 @@ mod tests {
     fn rules_match_their_direction_only() {
         let mut n = net();
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        n.arm(0, 1, RuleAction::Drop, Some(1), None);
+        n.arm(Some(0), 1, RuleAction::Drop, Some(1), None);
         assert!(matches!(n.route(1, 0, 0, &mut rng), Fate::Delivered { .. }));
         assert_eq!(n.route(0, 1, 0, &mut rng), Fate::Dropped("fault"));
+    }
+
+    #[test]
+    fn a_rule_without_a_sender_holds_every_message_to_its_node() {
+        let mut n = net();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+        n.arm(
+            None,
+            2,
+            RuleAction::Delay(Duration::from_secs(3)),
+            None,
+            Some(100),
+        );
+        for from in [0, 1] {
+            let fate = n.route(from, 2, 50, &mut rng);
+            assert!(
+                matches!(fate, Fate::Delivered { extra, .. } if extra == Duration::from_secs(3))
+            );
+        }
+        assert!(
+            matches!(n.route(2, 0, 50, &mut rng), Fate::Delivered { extra, .. } if extra.is_zero())
+        );
     }
 
     #[test]
     fn window_rules_end_at_their_time() {
         let mut n = net();
         let mut rng = rand::rngs::StdRng::seed_from_u64(1);
-        n.arm(0, 1, RuleAction::Drop, None, Some(100));
+        n.arm(Some(0), 1, RuleAction::Drop, None, Some(100));
         assert_eq!(n.route(0, 1, 99, &mut rng), Fate::Dropped("fault"));
         assert_eq!(n.route(0, 1, 99, &mut rng), Fate::Dropped("fault"));
         assert!(matches!(
@@ -263,7 +286,7 @@ mod tests {
     fn latency_stays_in_range_and_duplicates_double() {
         let mut n = net();
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-        n.arm(0, 1, RuleAction::Duplicate, Some(1), None);
+        n.arm(Some(0), 1, RuleAction::Duplicate, Some(1), None);
         let Fate::Delivered { latencies, .. } = n.route(0, 1, 0, &mut rng) else {
             panic!("dropped")
         };

@@ -102,7 +102,7 @@ pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Ve
         if kinds("delay") {
             for to in nodes.iter().filter(|n| **n != node) {
                 menu.push(at(Fault::Delay(Delay {
-                    from: node.clone(),
+                    from: Some(node.clone()),
                     to: to.clone(),
                     extra: spec.max_delay,
                     scope: Scope::Count(1),

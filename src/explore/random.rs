@@ -1,10 +1,11 @@
 //! Random fault schedules: a pure function of (scenario, seed).
 //!
 //! Each seed draws `faults = [min, max]` faults from the scenario's
-//! `[explore]` table (or its defaults). The RNG is ChaCha8 seeded from the
-//! seed, apart from madsim's (which drives latency and scheduling inside the
-//! run), so `shrink` and `run --faults random` recompute the same schedule
-//! from the seed alone, on any platform.
+//! `[explore]` table (or its defaults, scaled to the scenario's timeouts:
+//! [`ExploreSpec::scaled`]). The RNG is ChaCha8 seeded from the seed, apart
+//! from madsim's (which drives latency and scheduling inside the run), so
+//! `shrink` and `run --faults random` recompute the same schedule from the
+//! seed alone, on any platform.
 //!
 //! Each kind's generator sits beside the kind in the simulator
 //! (`sim::fault::Pause::random`, …, weighted by `sim::fault::WEIGHTS`);
@@ -12,14 +13,22 @@
 //! ([`super::strategy`]) draw through the same [`fault`].
 //!
 //! How faults are drawn, and why:
+//! - **swarm** (Groce et al., "Swarm testing", ISSTA 2012): each seed first
+//!   enables each fault kind, and each node, by a coin flip ([`swarm`]), then
+//!   draws its faults from those only. A seed whose only kind is `crash` and
+//!   whose only node is the lock crashes the lock, again and again, with no
+//!   pause to mask it: extremes that a uniform mix of every kind on every
+//!   node almost never reaches. `kinds = [...]` or `nodes = [...]` in the
+//!   table pin them; `swarm = false` turns it off;
 //! - kinds are weighted: pauses most (a stalled leaseholder is the story of
 //!   figure 9-6), then delays, drops and partitions, then the rest;
 //! - a pause, crash or clock change targets a client four times in five
 //!   (clients hold leases; servers are still hit, less often);
-//! - three faults in five fire *after an event* (`client1:acquired`, `wrote`,
-//!   …, with an optional delay within the client's `work`), which hits the
-//!   critical section exactly; the others fire at a random true time within
-//!   the scenario's busy period (see [`horizon`]);
+//! - three faults in five fire *after an event*: of the node the fault hits
+//!   (`client1:acquired`, `lock:granted`, `storage:accepted`, …), or of a
+//!   client, or of the lock or the storage, the moments where locks break;
+//!   with a delay within a client's `work` half the time; the others fire at
+//!   a random true time within the scenario's busy period (see [`horizon`]);
 //! - every duration is a whole number of milliseconds, from 100 ms to the
 //!   table's maximum, so written-out schedules read well.
 //!
@@ -44,13 +53,42 @@ const SCHEDULE_SALT: u64 = 0x6665_6e63_6573_696d;
 
 /// The random faults of `seed` for `scenario`, in firing-independent order.
 pub fn schedule(scenario: &Scenario, seed: u64) -> Vec<FaultSpec> {
-    let spec = scenario.explore.clone().unwrap_or_default();
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ SCHEDULE_SALT);
+    let spec = swarm(&mut rng, scenario, &scenario.explore_spec());
     let n = rng.u32_in(spec.faults.0, spec.faults.1);
     let targets = Targets::new(scenario, &spec);
     (0..n)
         .map(|_| fault(&mut rng, scenario, &spec, &targets))
         .collect()
+}
+
+/// The kinds and nodes one seed enables: with `spec.swarm`, each kind (unless
+/// `kinds` pins them) and each node (unless `nodes` pins them) by a coin
+/// flip, and one drawn as usual when no coin came up; else `spec` as it is.
+pub fn swarm(d: &mut dyn Draw, s: &Scenario, spec: &ExploreSpec) -> ExploreSpec {
+    let mut enabled = spec.clone();
+    if !spec.swarm {
+        return enabled;
+    }
+    if !spec.kinds_pinned {
+        enabled.kinds = spec
+            .kinds
+            .iter()
+            .filter(|_| d.chance(0.5))
+            .cloned()
+            .collect();
+        if enabled.kinds.is_empty() {
+            enabled.kinds = vec![sim::fault::random::pick_kind(d, &spec.kinds).to_owned()];
+        }
+    }
+    if spec.nodes.is_empty() {
+        let all = s.node_names();
+        enabled.nodes = all.iter().filter(|_| d.chance(0.5)).cloned().collect();
+        if enabled.nodes.is_empty() {
+            enabled.nodes = vec![all[d.index(all.len())].clone()];
+        }
+    }
+    enabled
 }
 
 /// The scenario with `faults` appended to its own.
@@ -93,7 +131,7 @@ pub fn sizes(spec: &ExploreSpec) -> Sizes {
 }
 
 /// Who random faults may hit: the nodes `[explore] nodes` allows (all when
-/// it is empty), clients four times in five.
+/// it is empty), clients four times in five when both are allowed.
 #[derive(Clone, Debug)]
 pub struct Targets {
     clients: Vec<String>,
@@ -159,11 +197,18 @@ impl sim::fault::random::Targets for Targets {
 /// kind's generator, with a [`trigger`].
 pub fn fault(d: &mut dyn Draw, s: &Scenario, spec: &ExploreSpec, targets: &Targets) -> FaultSpec {
     let fault = Fault::random(d, &spec.kinds, targets, &sizes(spec));
+    // The node whose own events best anchor the fault: the one it hits, or
+    // the sender of a link fault (a delay of the lock's replies right after
+    // it grants). A hold of every message to a node and a partition have
+    // none: they anchor on a server's or a client's event.
     let own = match &fault {
         Fault::Pause(f) => Some(f.node.as_str()),
         Fault::Crash(f) => Some(f.node.as_str()),
         Fault::Clock(f) => Some(f.node.as_str()),
-        _ => None,
+        Fault::Delay(f) => f.from.as_deref(),
+        Fault::Drop(f) => Some(f.from.as_str()),
+        Fault::Duplicate(f) => Some(f.from.as_str()),
+        Fault::Partition(_) => None,
     };
     let trigger = trigger(d, s, own);
     FaultSpec {
@@ -173,44 +218,85 @@ pub fn fault(d: &mut dyn Draw, s: &Scenario, spec: &ExploreSpec, targets: &Targe
     }
 }
 
-/// Three times in five after an event (`acquired` most, or `wrote`,
-/// `acked`, `released`; the first to eighth; with a delay within the
-/// client's `work` half the time) of `own`, the node a pause, crash or clock
-/// change hits, when it is a client (seven times in ten), or of a random
-/// client; else at a random time within the [`horizon`].
+/// The events of a client a random fault fires after (`acquired` thrice as
+/// often as the others).
+const CLIENT_EVENTS: [&str; 6] = [
+    crate::events::ACQUIRED,
+    crate::events::ACQUIRED,
+    crate::events::ACQUIRED,
+    crate::events::WROTE,
+    crate::events::ACKED,
+    crate::events::RELEASED,
+];
+
+/// The events of a lock node a random fault fires after: where leases are
+/// made (`granted`, thrice as often) and end.
+const LOCK_EVENTS: [&str; 5] = [
+    crate::events::GRANTED,
+    crate::events::GRANTED,
+    crate::events::GRANTED,
+    crate::events::EXPIRED,
+    crate::events::RELEASED,
+];
+
+/// The events of the storage a random fault fires after.
+const STORAGE_EVENTS: [&str; 3] = [
+    crate::events::ACCEPTED,
+    crate::events::ACCEPTED,
+    crate::events::REJECTED,
+];
+
+/// Three times in five after an event, else at a random time within the
+/// [`horizon`]. The event is, by weight, one of `own`'s (the node the fault
+/// hits or sends from) 4, the lock's (`granted`, `expired`, `released`) 3,
+/// the storage's (`accepted`, `rejected`) 1, a random client's (`acquired`
+/// most, or `wrote`, `acked`, `released`) 2: the moments where locks break
+/// (a client paused right as the lock grants it, a lock crashed right after
+/// a grant); the first to eighth such event, with a delay within a client's
+/// `work` half the time.
 pub fn trigger(d: &mut dyn Draw, s: &Scenario, own: Option<&str>) -> Trigger {
-    if d.chance(0.6) {
-        let own = own.and_then(|node| s.clients.iter().find(|c| c.name == node));
-        let client = match own {
-            Some(c) if d.chance(0.7) => c,
-            _ => {
-                assert!(!s.clients.is_empty(), "a scenario has a client");
-                &s.clients[d.index(s.clients.len())]
-            }
-        };
-        const EVENTS: [&str; 6] = [
-            crate::events::ACQUIRED,
-            crate::events::ACQUIRED,
-            crate::events::ACQUIRED,
-            crate::events::WROTE,
-            crate::events::ACKED,
-            crate::events::RELEASED,
-        ];
-        let event = EVENTS[d.index(EVENTS.len())];
-        let nth = d.u64_in(1, client.rounds.min(8)) as u32;
-        let delay = if d.chance(0.5) {
-            Duration::ZERO
-        } else {
-            let work_ms = (client.work.as_millis() as u64).max(1);
-            Duration::from_millis(d.u64_in(0, work_ms))
-        };
-        return Trigger::After {
-            node: client.name.clone(),
-            kind: event.into(),
-            nth,
-            delay,
-        };
+    if !d.chance(0.6) {
+        let horizon_ms = horizon(s).as_millis() as u64;
+        return Trigger::At(Duration::from_millis(d.u64_in(0, horizon_ms)));
     }
-    let horizon_ms = horizon(s).as_millis() as u64;
-    Trigger::At(Duration::from_millis(d.u64_in(0, horizon_ms)))
+    assert!(!s.clients.is_empty(), "a scenario has a client");
+    let locks = s.lock_nodes();
+    let own_weight = if own.is_some() { 4 } else { 0 };
+    let pick = d.u32_in(0, own_weight + 3 + 1 + 2 - 1);
+    let node = match (own, pick) {
+        (Some(node), p) if p < own_weight => node.to_owned(),
+        (_, p) if p < own_weight + 3 => locks[d.index(locks.len())].clone(),
+        (_, p) if p < own_weight + 4 => "storage".to_owned(),
+        _ => s.clients[d.index(s.clients.len())].name.clone(),
+    };
+    let client = s.clients.iter().find(|c| c.name == node);
+    let events: &[&str] = match client {
+        Some(_) => &CLIENT_EVENTS,
+        None if locks.contains(&node) => &LOCK_EVENTS,
+        None => &STORAGE_EVENTS,
+    };
+    let event = events[d.index(events.len())];
+    // A client's own events happen once a round; a server's, once a round
+    // of any client.
+    let rounds = match client {
+        Some(c) => c.rounds,
+        None => s.clients.iter().map(|c| c.rounds).sum(),
+    };
+    let nth = d.u64_in(1, rounds.clamp(1, 8)) as u32;
+    let delay = if d.chance(0.5) {
+        Duration::ZERO
+    } else {
+        let work = client.map_or_else(
+            || s.clients.iter().map(|c| c.work).max().unwrap_or_default(),
+            |c| c.work,
+        );
+        let work_ms = (work.as_millis() as u64).max(1);
+        Duration::from_millis(d.u64_in(0, work_ms))
+    };
+    Trigger::After {
+        node,
+        kind: event.into(),
+        nth,
+        delay,
+    }
 }

@@ -69,10 +69,28 @@ pub fn fault(s: &Scenario, spec: &ExploreSpec) -> BoxedStrategy<FaultSpec> {
         .boxed()
 }
 
-/// `faults = [min, max]` faults drawn with [`fault`], from the scenario's
-/// `[explore]` table (or its defaults).
+/// A seed's schedule as `explore` draws it ([`random::schedule`]): the
+/// kinds and nodes it enables ([`random::swarm`]), then `faults = [min,
+/// max]` faults of those, from the scenario's `[explore]` table (or its
+/// defaults). Shrinking enables fewer kinds and nodes (down to pauses of the
+/// first client) and draws fewer, smaller faults.
 pub fn schedule(s: &Scenario) -> BoxedStrategy<Vec<FaultSpec>> {
-    let spec = s.explore.clone().unwrap_or_default();
+    let spec = s.explore_spec();
     let (min, max) = (spec.faults.0 as usize, spec.faults.1 as usize);
-    proptest::collection::vec(fault(s, &spec), min..=max).boxed()
+    // One number per kind and per node, and one more for each empty draw.
+    let swarm_choices = spec.kinds.len() + s.node_names().len() + 2;
+    let s = s.clone();
+    (
+        proptest::collection::vec(any::<u64>(), swarm_choices).prop_map(Choices::new),
+        proptest::collection::vec(choices(), min..=max),
+    )
+        .prop_map(move |(mut swarm, faults)| {
+            let enabled = random::swarm(&mut swarm, &s, &spec);
+            let targets = Targets::new(&s, &enabled);
+            faults
+                .into_iter()
+                .map(|mut c| random::fault(&mut c, &s, &enabled, &targets))
+                .collect()
+        })
+        .boxed()
 }

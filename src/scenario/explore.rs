@@ -2,14 +2,15 @@
 //!
 //! ```toml
 //! [explore]
-//! kinds = ["pause", "delay"]   # default: every fault kind
+//! kinds = ["pause", "delay"]   # default: every fault kind, a swarm of them per seed
 //! faults = [1, 3]              # random faults per seed, [min, max]
-//! nodes = ["client1"]          # default: every node
-//! max_pause = "30s"
+//! nodes = ["client1"]          # default: every node, a swarm of them per seed
+//! swarm = true                 # false: every seed draws from every kind and node
+//! max_pause = "30s"            # default: 3 × the scenario's longest timeout
 //! max_delay = "30s"
 //! max_jump = "30s"
 //! max_partition = "30s"
-//! max_restart = "10s"
+//! max_restart = "10s"          # default: the scenario's longest timeout
 //! ```
 
 use super::load::{node, optional};
@@ -20,6 +21,7 @@ pub(crate) const EXPLORE_KEYS: &[&str] = &[
     "kinds",
     "faults",
     "nodes",
+    "swarm",
     "max_pause",
     "max_delay",
     "max_jump",
@@ -29,12 +31,22 @@ pub(crate) const EXPLORE_KEYS: &[&str] = &[
 /// More random faults than this per seed make a story nobody can read.
 const MAX_FAULTS_PER_SEED: u64 = 16;
 
-pub(crate) fn explore(field: &Field<'_>, nodes: &[String]) -> Result<ExploreSpec> {
+/// The `[explore]` table; keys it leaves out keep `defaults`' values (the
+/// scenario's own [`ExploreSpec::scaled`]).
+pub(crate) fn explore(
+    field: &Field<'_>,
+    nodes: &[String],
+    defaults: ExploreSpec,
+) -> Result<ExploreSpec> {
     let mut table = field.table("[explore]")?;
     table.accept(EXPLORE_KEYS)?;
-    let mut spec = ExploreSpec::default();
+    let mut spec = defaults;
     if let Some(kinds_field) = table.get("kinds") {
         spec.kinds = kinds(&kinds_field)?;
+        spec.kinds_pinned = true;
+    }
+    if let Some(swarm) = table.get("swarm") {
+        spec.swarm = swarm.bool()?;
     }
     if let Some(faults_field) = table.get("faults") {
         spec.faults = faults(&faults_field)?;

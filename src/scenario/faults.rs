@@ -87,7 +87,12 @@ fn fault(mut table: Table<'_>, nodes: &[String]) -> Result<FaultSpec> {
         }),
         "clock" => Fault::Clock(clock(&mut table, nodes)?),
         "delay" => {
-            let (from, to) = link(&mut table, nodes)?;
+            let (from, to) = if table.has("from") {
+                let (from, to) = link(&mut table, nodes)?;
+                (Some(from), to)
+            } else {
+                (None, node(&table.require("to")?, nodes)?)
+            };
             let extra = table.require("extra")?.positive_duration("`extra`")?;
             let scope = scope(&mut table)?;
             Fault::Delay(Delay {

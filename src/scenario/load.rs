@@ -113,7 +113,8 @@ pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario>
         scenario.expect = expect(&field)?;
     }
     if let Some(field) = top.get("explore") {
-        scenario.explore = Some(super::explore::explore(&field, &nodes)?);
+        let defaults = super::model::ExploreSpec::scaled(&scenario);
+        scenario.explore = Some(super::explore::explore(&field, &nodes, defaults)?);
     }
     top.finish()?;
     Ok(scenario)

@@ -46,6 +46,14 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// The `[explore]` table as random schedules use it: the file's, or the
+    /// defaults scaled to the scenario ([`ExploreSpec::scaled`]).
+    pub fn explore_spec(&self) -> ExploreSpec {
+        self.explore
+            .clone()
+            .unwrap_or_else(|| ExploreSpec::scaled(self))
+    }
+
     /// The lock service's node names: `lock`, or `lock1` … `lockN` when the
     /// lock design has a `nodes` parameter greater than 1.
     pub fn lock_nodes(&self) -> Vec<String> {
@@ -206,16 +214,24 @@ pub struct Expect {
 pub const EXPECT_OUTCOMES: &[&str] = &["completed", "stalled", "time_limit", "event_limit"];
 
 /// `[explore]`: the random fault schedules `fencesim explore` draws for each
-/// seed. Every key is optional; see [`ExploreSpec::default`].
+/// seed. Every key is optional; see [`ExploreSpec::scaled`] for the defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ExploreSpec {
     /// `kinds`: fault kinds to draw from, by their file names (`pause`, …).
     pub kinds: Vec<String>,
+    /// `true` when the table lists `kinds`: every seed may then draw each of
+    /// them, and swarm exploration draws no subset of kinds.
+    pub kinds_pinned: bool,
     /// `faults = [min, max]`: how many random faults each seed gets, drawn
     /// uniformly; 0 ≤ min ≤ max ≤ 16.
     pub faults: (u32, u32),
-    /// `nodes`: the nodes random faults may target; empty means every node.
+    /// `nodes`: the nodes random faults may target; empty means every node
+    /// (and swarm exploration draws a subset of them per seed).
     pub nodes: Vec<String>,
+    /// `swarm` (default `true`): each seed first draws which fault kinds
+    /// (unless `kinds` pins them) and which target nodes (unless `nodes`
+    /// pins them) it enables, then draws its faults from those only.
+    pub swarm: bool,
     /// `max_pause`: longest random pause, > 0.
     pub max_pause: Duration,
     /// `max_delay`: longest extra latency of a random delay, > 0.
@@ -229,19 +245,45 @@ pub struct ExploreSpec {
 }
 
 impl Default for ExploreSpec {
-    /// Every kind, one to three faults a seed, pauses and partitions of up to
-    /// 30 s: three times the bundled 10 s TTL, so that most pauses outlive a
-    /// lease, which is what figure-9-6-type bugs need.
+    /// Every kind, one to three faults a seed, swarm on, pauses and
+    /// partitions of up to 30 s (three times a 10 s TTL) and restarts within
+    /// 10 s: [`ExploreSpec::scaled`] for a scenario whose longest timeout is
+    /// 10 s.
     fn default() -> Self {
+        ExploreSpec::with_timeout(Duration::from_secs(10))
+    }
+}
+
+impl ExploreSpec {
+    /// The defaults for `s`, scaled to its own timeouts: with `T` the longest
+    /// duration among the `[lock]` table's parameters (`ttl`, a session's
+    /// `heartbeat`, `lock_delay`, …) and the clients' `work` and `retry`,
+    /// pauses, delays, clock jumps and partitions last up to `3 T` (most
+    /// outlive a lease) and a crashed node restarts within `T`.
+    pub fn scaled(s: &Scenario) -> ExploreSpec {
+        let lock = s.lock.params.iter().filter_map(|(_, v)| match v {
+            ParamValue::Duration(d) => Some(*d),
+            _ => None,
+        });
+        let clients = s.clients.iter().flat_map(|c| [c.work, c.retry]);
+        let longest = lock.chain(clients).max().unwrap_or_default();
+        ExploreSpec::with_timeout(longest)
+    }
+
+    fn with_timeout(timeout: Duration) -> ExploreSpec {
+        // Never shorter than a second: below it, faults hide in latency.
+        let t = timeout.max(Duration::from_secs(1));
         ExploreSpec {
             kinds: FAULT_KINDS.iter().map(|k| k.to_string()).collect(),
+            kinds_pinned: false,
             faults: (1, 3),
             nodes: Vec::new(),
-            max_pause: Duration::from_secs(30),
-            max_delay: Duration::from_secs(30),
-            max_jump: Duration::from_secs(30),
-            max_partition: Duration::from_secs(30),
-            max_restart: Duration::from_secs(10),
+            swarm: true,
+            max_pause: 3 * t,
+            max_delay: 3 * t,
+            max_jump: 3 * t,
+            max_partition: 3 * t,
+            max_restart: t,
         }
     }
 }

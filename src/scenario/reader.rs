@@ -169,6 +169,11 @@ impl<'a> Table<'a> {
     }
 
     /// The value under `key`, or an error at the table's header.
+    /// Whether the table has `key` (without reading it).
+    pub fn has(&self, key: &str) -> bool {
+        self.inner.contains_key(key)
+    }
+
     pub fn require(&mut self, key: &'a str) -> Result<Field<'a>> {
         self.get(key)
             .ok_or_else(|| self.error(format!("missing required key `{key}` in {}", self.what)))

@@ -163,7 +163,10 @@ pub(crate) fn fault(o: &mut String, f: &FaultSpec) {
             }
         }
         Fault::Delay(d) => {
-            link(o, &d.from, &d.to);
+            match &d.from {
+                Some(from) => link(o, from, &d.to),
+                None => line(o, "to", &string(&d.to)),
+            }
             line(o, "extra", &duration(d.extra));
             scope(o, d.scope);
         }
@@ -262,11 +265,14 @@ fn expect(o: &mut String, s: &Scenario) {
 
 fn explore(o: &mut String, e: &ExploreSpec) {
     writeln!(o, "\n[explore]").unwrap();
-    line(o, "kinds", &strings(&e.kinds));
+    if e.kinds_pinned {
+        line(o, "kinds", &strings(&e.kinds));
+    }
     line(o, "faults", &format!("[{}, {}]", e.faults.0, e.faults.1));
     if !e.nodes.is_empty() {
         line(o, "nodes", &strings(&e.nodes));
     }
+    line(o, "swarm", &e.swarm.to_string());
     line(o, "max_pause", &duration(e.max_pause));
     line(o, "max_delay", &duration(e.max_delay));
     line(o, "max_jump", &duration(e.max_jump));

@@ -8,6 +8,7 @@ mod random;
 mod replay;
 mod shrink;
 mod stop;
+mod swarm;
 mod sweep;
 mod until;
 mod verdicts;

@@ -65,15 +65,15 @@ fn the_strategies_find_the_unfenced_bug() {
 
 #[test]
 fn the_strategies_draw_what_explore_draws() {
-    // One generator per kind serves both: the strategies' faults favour
-    // clients four to one and trigger on `acked` too, as `explore`'s do.
+    // One generator per kind serves both: the strategies' schedules (a
+    // swarm of kinds and nodes, then faults of those) hit clients as often,
+    // and trigger on `acked` and on the lock's events too, as `explore`'s do.
     use proptest::strategy::{Strategy, ValueTree};
     let s = bundled("explore-lease-unfenced");
-    let spec = s.explore.clone().unwrap_or_default();
-    let strategy = strategy::fault(&s, &spec);
+    let strategy = strategy::schedule(&s);
     let mut tr = proptest::test_runner::TestRunner::deterministic();
-    let drawn: Vec<_> = (0..600)
-        .map(|_| strategy.new_tree(&mut tr).unwrap().current())
+    let drawn: Vec<_> = (0..300)
+        .flat_map(|_| strategy.new_tree(&mut tr).unwrap().current())
         .collect();
     let sweep: Vec<_> = (0..300)
         .flat_map(|seed| fencesim::explore::random::schedule(&s, seed))
@@ -92,9 +92,11 @@ fn the_strategies_draw_what_explore_draws() {
     };
     let (ours, theirs) = (share_on_clients(&drawn), share_on_clients(&sweep));
     assert!((ours - theirs).abs() < 0.1, "{ours} vs {theirs}");
-    assert!(ours > 0.7, "clients four times in five: {ours}");
-    assert!(drawn.iter().any(|f| matches!(
-        &f.trigger,
-        fencesim::scenario::Trigger::After { kind, .. } if kind == "acked"
-    )));
+    assert!(ours > 0.5, "clients more often than servers: {ours}");
+    for event in ["acked", "granted"] {
+        assert!(drawn.iter().any(|f| matches!(
+            &f.trigger,
+            fencesim::scenario::Trigger::After { kind, .. } if kind == event
+        )));
+    }
 }

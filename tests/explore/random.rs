@@ -33,17 +33,20 @@ fn written_schedule(s: &fencesim::scenario::Scenario, seed: u64) -> String {
 #[test]
 fn recorded_seeds_replay_the_same_schedule() {
     // Seeds that users have written down (in post-mortems, in CI logs) must
-    // keep drawing the same faults: these schedules were drawn before each
-    // kind's generator moved beside the kind in `sim::fault`, and cover
-    // every kind.
+    // keep drawing the same faults. Recorded when swarm exploration and the
+    // lock- and storage-anchored triggers, holds and two-group partitions
+    // came (seeds drawn before then draw other schedules now); together
+    // they cover every kind.
     let s = bundled("explore-lease-unfenced");
     let recorded = [
-        (0, "[[faults]]\nkind = \"drop\"\nfrom = \"client3\"\nto = \"client2\"\ncount = 1\nafter = \"client1:acked\"\ndelay = \"251ms\""),
-        (1, "[[faults]]\nkind = \"pause\"\nnode = \"client2\"\nduration = \"13862ms\"\nat = \"9462ms\"\n\n[[faults]]\nkind = \"clock\"\nnode = \"client1\"\njump = \"-9803ms\"\nafter = \"client1:acquired:2\""),
-        (2, "[[faults]]\nkind = \"duplicate\"\nfrom = \"client1\"\nto = \"storage\"\ncount = 1\nat = \"9152ms\""),
-        (3, "[[faults]]\nkind = \"delay\"\nfrom = \"storage\"\nto = \"client2\"\nextra = \"1280ms\"\ncount = 1\nat = \"3256ms\"\n\n[[faults]]\nkind = \"partition\"\ngroups = [[\"client1\"], [\"client2\", \"client3\", \"lock\", \"storage\"]]\nduration = \"4535ms\"\none_way = false\nat = \"6979ms\"\n\n[[faults]]\nkind = \"pause\"\nnode = \"client2\"\nduration = \"7656ms\"\nafter = \"client2:acked\"\ndelay = \"408ms\""),
-        (7, "[[faults]]\nkind = \"pause\"\nnode = \"client1\"\nduration = \"11558ms\"\nafter = \"client1:acquired\"\ndelay = \"313ms\""),
-        (9, "[[faults]]\nkind = \"crash\"\nnode = \"client1\"\nafter = \"client1:acquired\"\n\n[[faults]]\nkind = \"pause\"\nnode = \"client3\"\nduration = \"14821ms\"\nafter = \"client3:acquired\""),
+        (0, "[[faults]]\nkind = \"delay\"\nto = \"lock\"\nextra = \"4377ms\"\nduration = \"22711ms\"\nafter = \"storage:accepted:4\"\ndelay = \"423ms\""),
+        (1, "[[faults]]\nkind = \"clock\"\nnode = \"client2\"\njump = \"+19893ms\"\nafter = \"client2:wrote\"\ndelay = \"553ms\"\n\n[[faults]]\nkind = \"pause\"\nnode = \"client2\"\nduration = \"24152ms\"\nafter = \"client2:wrote\"\ndelay = \"14ms\""),
+        (2, "[[faults]]\nkind = \"crash\"\nnode = \"client2\"\nrestart_after = \"5734ms\"\nat = \"2817ms\""),
+        (3, "[[faults]]\nkind = \"duplicate\"\nfrom = \"client1\"\nto = \"client3\"\ncount = 1\nafter = \"client1:acquired\""),
+        (5, "[[faults]]\nkind = \"clock\"\nnode = \"client1\"\nrate = 1.95\nafter = \"lock:granted:4\"\n\n[[faults]]\nkind = \"delay\"\nto = \"client1\"\nextra = \"14034ms\"\nduration = \"27579ms\"\nafter = \"lock:expired\"\n\n[[faults]]\nkind = \"clock\"\nnode = \"client1\"\njump = \"-29153ms\"\nafter = \"client1:wrote\""),
+        (7, "[[faults]]\nkind = \"pause\"\nnode = \"client1\"\nduration = \"10711ms\"\nafter = \"client1:acquired:2\"\ndelay = \"937ms\"\n\n[[faults]]\nkind = \"pause\"\nnode = \"client1\"\nduration = \"13058ms\"\nafter = \"client1:acquired:2\""),
+        (8, "[[faults]]\nkind = \"clock\"\nnode = \"client3\"\njump = \"+10537ms\"\nat = \"9108ms\"\n\n[[faults]]\nkind = \"clock\"\nnode = \"client3\"\noffset = \"-29972ms\"\nafter = \"client3:acquired\"\n\n[[faults]]\nkind = \"delay\"\nfrom = \"client3\"\nto = \"lock\"\nextra = \"8874ms\"\nduration = \"22916ms\"\nafter = \"client3:acquired:2\"\ndelay = \"407ms\""),
+        (11, "[[faults]]\nkind = \"partition\"\ngroups = [[\"client2\"], [\"client1\", \"client3\", \"lock\", \"storage\"]]\nduration = \"27145ms\"\none_way = false\nat = \"11773ms\"\n\n[[faults]]\nkind = \"clock\"\nnode = \"client3\"\nrate = 1.2\nat = \"5811ms\"\n\n[[faults]]\nkind = \"drop\"\nfrom = \"client2\"\nto = \"storage\"\ncount = 3\nat = \"6424ms\""),
     ];
     for (seed, written) in recorded {
         assert_eq!(written_schedule(&s, seed), written, "seed {seed}");

@@ -1,6 +1,7 @@
 //! The scenario loader as users meet it: files that load into the expected
 //! model, and mistakes reported at the right `file:line:col`.
 
+mod anchored;
 mod bounds;
 mod docs;
 mod errors;

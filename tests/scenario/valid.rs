@@ -219,7 +219,7 @@ after = "lock:send:3"
                 jump_ns: Some(20_000_000_000),
             }),
             Fault::Delay(Delay {
-                from,
+                from: Some(from),
                 to,
                 extra: secs(40),
                 scope: Scope::Count(1),

@@ -25,12 +25,19 @@ pub struct Crash {
 }
 
 impl Crash {
-    /// A random crash of a target node, restarting after 100 ms to
-    /// `max_restart` 85 times in 100, else down for good.
+    /// A random crash of a target node, restarting 85 times in 100, else
+    /// down for good. Half the restarts are quick (a supervisor's: 100 ms to
+    /// a fifth of `max_restart`), before the clients' first retries give up
+    /// on it; the others take 100 ms to `max_restart`.
     pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Crash {
         let node = t.node(d);
         let restart_after = if d.chance(0.85) {
-            Some(millis(d, sizes.max_restart))
+            let max = if d.chance(0.5) {
+                sizes.max_restart / 5
+            } else {
+                sizes.max_restart
+            };
+            Some(millis(d, max))
         } else {
             None
         };

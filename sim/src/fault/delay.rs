@@ -1,5 +1,6 @@
 //! Delay: hold messages on one link back by `extra` on top of their latency
-//! ("the next message from client1 to storage, 20 s late").
+//! ("the next message from client1 to storage, 20 s late"), or every
+//! message to one node ("hold messages to client2 for 3 s").
 
 use std::time::Duration;
 
@@ -14,11 +15,11 @@ pub(crate) const NAME: &str = "delay";
 /// Its weight in random draws.
 pub(crate) const WEIGHT: u32 = 3;
 
-/// Delay messages from `from` to `to`.
+/// Delay messages from `from` (every sender when `None`) to `to`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delay {
-    /// Sender.
-    pub from: String,
+    /// Sender; `None`: every node sending to `to`.
+    pub from: Option<String>,
     /// Receiver.
     pub to: String,
     /// Added to each affected message's latency.
@@ -28,24 +29,41 @@ pub struct Delay {
 }
 
 impl Delay {
-    /// A random delay on a target link: 100 ms to `max_delay` extra, on the
-    /// next message four times in five, else on the next 2 to 4.
+    /// A random delay of 100 ms to `max_delay` extra. Seven times in ten on
+    /// a target link, on the next message (four times in five) or the next
+    /// 2 to 4; else a hold of every message to a target node, or on a target
+    /// link, for a window of 100 ms to `max_delay` (a reply held past a
+    /// lease, a node that hears nothing for a while).
     pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Delay {
-        let (from, to) = t.link(d);
-        let extra = millis(d, sizes.max_delay);
-        let count = if d.chance(0.8) { 1 } else { d.u64_in(2, 4) };
+        if d.chance(0.7) {
+            let (from, to) = t.link(d);
+            let extra = millis(d, sizes.max_delay);
+            let count = if d.chance(0.8) { 1 } else { d.u64_in(2, 4) };
+            return Delay {
+                from: Some(from),
+                to,
+                extra,
+                scope: Scope::Count(count),
+            };
+        }
+        let (from, to) = if d.chance(0.5) {
+            (None, t.node(d))
+        } else {
+            let (from, to) = t.link(d);
+            (Some(from), to)
+        };
         Delay {
             from,
             to,
-            extra,
-            scope: Scope::Count(count),
+            extra: millis(d, sizes.max_delay),
+            scope: Scope::Window(millis(d, sizes.max_delay)),
         }
     }
 
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
         arm_link(
             w,
-            &self.from,
+            self.from.as_deref(),
             &self.to,
             RuleAction::Delay(self.extra),
             self.scope,

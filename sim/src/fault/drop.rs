@@ -34,6 +34,6 @@ impl Drop {
     }
 
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
-        arm_link(w, &self.from, &self.to, RuleAction::Drop, self.scope);
+        arm_link(w, Some(&self.from), &self.to, RuleAction::Drop, self.scope);
     }
 }

@@ -35,6 +35,12 @@ impl Duplicate {
     }
 
     pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
-        arm_link(w, &self.from, &self.to, RuleAction::Duplicate, self.scope);
+        arm_link(
+            w,
+            Some(&self.from),
+            &self.to,
+            RuleAction::Duplicate,
+            self.scope,
+        );
     }
 }

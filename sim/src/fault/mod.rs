@@ -62,6 +62,10 @@ pub const KINDS: &[&str] = &[
     partition::NAME,
 ];
 
+/// How a link fault armed on every sender (a delay with no `from`) names
+/// them in the journal's `link` event.
+pub const ANY_SENDER: &str = "*";
+
 /// How many messages, or for how long, a link fault applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
@@ -116,7 +120,12 @@ impl Fault {
             Fault::Pause(f) => vec![&f.node],
             Fault::Clock(f) => vec![&f.node],
             Fault::Crash(f) => vec![&f.node],
-            Fault::Delay(f) => vec![&f.from, &f.to],
+            Fault::Delay(f) => f
+                .from
+                .iter()
+                .map(String::as_str)
+                .chain([f.to.as_str()])
+                .collect(),
             Fault::Drop(f) => vec![&f.from, &f.to],
             Fault::Duplicate(f) => vec![&f.from, &f.to],
             Fault::Partition(f) => f.groups.iter().flatten().map(String::as_str).collect(),
@@ -272,15 +281,16 @@ impl FollowUp {
     }
 }
 
-/// Arms a link rule for a delay, drop or duplicate fault.
+/// Arms a link rule for a delay, drop or duplicate fault; with no `from`,
+/// on every link into `to` (journaled on `to`, with `from = "*"`).
 pub(crate) fn arm_link<M: Message>(
     w: &mut World<M>,
-    from: &str,
+    from: Option<&str>,
     to: &str,
     action: crate::net::RuleAction,
     scope: Scope,
 ) {
-    let (from_id, to_id) = (w.node_id(from), w.node_id(to));
+    let (from_id, to_id) = (from.map(|f| w.node_id(f)), w.node_id(to));
     let now = w.now_ns();
     let (remaining, until) = match scope {
         Scope::Count(n) => (Some(n), None),
@@ -288,6 +298,9 @@ pub(crate) fn arm_link<M: Message>(
     };
     let rule = w.net.arm(from_id, to_id, action, remaining, until);
     let mut fields = vec![(field::RULE, action.name().into()), (field::TO, to.into())];
+    if from_id.is_none() {
+        fields.push((field::FROM, ANY_SENDER.into()));
+    }
     if let crate::net::RuleAction::Delay(extra) = action {
         fields.push((field::EXTRA_MS, (extra.as_millis() as u64).into()));
     }
@@ -295,7 +308,7 @@ pub(crate) fn arm_link<M: Message>(
         Scope::Count(n) => fields.push((field::COUNT, n.into())),
         Scope::Window(d) => fields.push((field::DURATION_MS, (d.as_millis() as u64).into())),
     }
-    w.record(Some(from_id), events::LINK, fields);
+    w.record(Some(from_id.unwrap_or(to_id)), events::LINK, fields);
     if let Some(until) = until {
         w.schedule_follow_up(until, FollowUp::Disarm(rule));
     }
@@ -341,6 +354,41 @@ mod tests {
                 assert_eq!(f.kind(), *kind);
             }
         }
+    }
+
+    #[test]
+    fn random_partitions_split_any_two_groups_and_delays_hold_whole_nodes() {
+        use rand::SeedableRng;
+        let nodes = Three(vec!["a".into(), "b".into(), "c".into()]);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        let (mut two_sided, mut lone, mut one_way) = (0, 0, 0);
+        for _ in 0..200 {
+            let p = Partition::random(&mut rng, &nodes, &Sizes::default());
+            assert_eq!(p.groups.len(), 2);
+            assert!(p.groups.iter().all(|g| !g.is_empty()));
+            let mut all: Vec<&String> = p.groups.iter().flatten().collect();
+            all.sort();
+            assert_eq!(all, ["a", "b", "c"], "every node on one side");
+            if p.groups[0].len() == 2 {
+                two_sided += 1;
+            } else {
+                lone += 1;
+            }
+            one_way += usize::from(p.one_way);
+        }
+        assert!(
+            two_sided > 20 && lone > 20 && one_way > 20,
+            "{two_sided} {lone} {one_way}"
+        );
+        let delays: Vec<Delay> = (0..200)
+            .map(|_| Delay::random(&mut rng, &nodes, &Sizes::default()))
+            .collect();
+        let holds = delays.iter().filter(|d| d.from.is_none());
+        assert!(holds.clone().all(|d| matches!(d.scope, Scope::Window(_))));
+        assert!(holds.count() > 10);
+        assert!(delays
+            .iter()
+            .any(|d| d.from.is_some() && matches!(d.scope, Scope::Window(_))));
     }
 
     #[test]

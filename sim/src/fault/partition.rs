@@ -27,14 +27,33 @@ pub struct Partition {
 }
 
 impl Partition {
-    /// A random partition cutting a target node off from all the others
-    /// for 100 ms to `max_partition`, one way (its messages out) one time in
-    /// five.
+    /// A random partition for 100 ms to `max_partition`. Half the time it
+    /// cuts a target node off from all the others; else it splits the world
+    /// into two arbitrary groups (the target node's, and the nodes each
+    /// joining it by a coin flip: a Redlock minority with a client, a client
+    /// and the lock apart from the storage). One time in five it is one way:
+    /// only the first group's messages out are lost.
     pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Partition {
         let node = t.node(d);
-        let rest: Vec<String> = t.all().iter().filter(|n| **n != node).cloned().collect();
+        let others: Vec<String> = t.all().iter().filter(|n| **n != node).cloned().collect();
+        let (mut first, mut rest) = (vec![node], Vec::new());
+        if d.chance(0.5) {
+            rest.extend(others);
+        } else {
+            for other in others {
+                if d.chance(0.5) {
+                    first.push(other);
+                } else {
+                    rest.push(other);
+                }
+            }
+            // Two groups: a node of the first joins the other side.
+            if rest.is_empty() {
+                rest.push(first.remove(1 + d.index(first.len() - 1)));
+            }
+        }
         Partition {
-            groups: vec![vec![node], rest],
+            groups: vec![first, rest],
             duration: millis(d, sizes.max_partition),
             one_way: d.chance(0.2),
         }

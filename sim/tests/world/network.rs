@@ -131,7 +131,7 @@ fn loss_drops_some_messages_with_a_drop_event() {
 #[test]
 fn a_counted_delay_holds_exactly_the_next_message() {
     let delay = Fault::Delay(Delay {
-        from: "a".into(),
+        from: Some("a".into()),
         to: "b".into(),
         extra: ms(1_000),
         scope: Scope::Count(1),
