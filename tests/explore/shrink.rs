@@ -57,7 +57,7 @@ fn shrinking_a_late_grant_keeps_it_late() {
     // The late grant's cause survives: the lock's replies to client1 held.
     assert!(
         shrunk.after.iter().any(|f| matches!(&f.fault,
-            Fault::Delay(d) if d.from == "lock" && d.to == "client1")),
+            Fault::Delay(d) if d.from.as_deref() == Some("lock") && d.to == "client1")),
         "{:?}",
         shrunk.after
     );
