@@ -223,9 +223,10 @@ enum Command {
         /// Seed (default: the scenario's `seed`).
         #[arg(long)]
         seed: Option<u64>,
-        /// Width of each lane, in characters.
-        #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u16).range(8..=200))]
-        width: u16,
+        /// Width of each lane, in characters (default: the lanes fit the
+        /// terminal: `COLUMNS`, else the tty's size, else 80 columns).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(8..=200))]
+        width: Option<u16>,
     },
     /// Write reports of scenarios into a directory: NAME.md (Mermaid),
     /// NAME.html (timeline), NAME.trace.json (Perfetto), NAME.jsonl, index.
@@ -392,7 +393,9 @@ where
             },
         ),
         Command::Check { paths } => check::check(registry, &paths),
-        Command::Step { file, seed, width } => step::step(registry, &file, seed, width as usize),
+        Command::Step { file, seed, width } => {
+            step::step(registry, &file, seed, width.map(usize::from))
+        }
         Command::Report {
             paths,
             seed,

@@ -51,6 +51,9 @@ pub struct Step {
     pub beliefs: String,
     /// The oracle's findings at this event, explained.
     pub violations: Vec<String>,
+    /// Whether a fault takes effect here (a pause, a clock change, a crash,
+    /// a partition, a link rule): where the walk's `f` stops.
+    pub fault: bool,
 }
 
 /// Explains every event of `journal`; `report` (the oracle's judgement of
@@ -84,6 +87,7 @@ pub fn steps(journal: &Journal, report: &Report) -> Vec<Step> {
             sentence: terminal(&sentence),
             beliefs: terminal(&beliefs.summary()),
             violations: findings.remove(&e.seq).unwrap_or_default(),
+            fault: is_fault(e),
         });
     }
     out
@@ -177,11 +181,16 @@ fn sentence(
             seconds(e.t_ns)
         ),
         world::PARTITION => format!(
-            "The network is partitioned ({}): messages across the cut are lost.",
-            field(world::field::GROUPS)
+            "The network is partitioned ({}){}: messages across the cut are lost.",
+            field(world::field::GROUPS),
+            e.u64(world::field::DURATION_MS)
+                .map_or(String::new(), |ms| format!(
+                    " for {}",
+                    seconds(ms.saturating_mul(1_000_000))
+                ))
         ),
         world::HEAL => "The partition heals: every node can reach every other again.".to_owned(),
-        world::LINK => format!("A network fault is armed: {}.", describe(e)),
+        world::LINK => link_sentence(e),
         events::ACQUIRED => {
             let mut s = match after.believed(node) {
                 Some(b) => format!(
@@ -207,6 +216,19 @@ fn sentence(
         events::DENIED => format!("{node} is told the lock is taken; it will ask again."),
         events::READ => format!("{node} reads value {}.", field("value")),
         events::WROTE => wrote_sentence(e, after),
+        events::ACKED if e.str("op") == Some("fence") => {
+            if e.bool("ok") == Some(true) {
+                format!(
+                    "{node} learns the storage took its token with {}: older tokens are fenced off now.",
+                    field("write")
+                )
+            } else {
+                format!(
+                    "{node} learns the storage refused its token with {}: it has seen a newer one.",
+                    field("write")
+                )
+            }
+        }
         events::ACKED if e.bool("ok") == Some(true) => {
             format!("{node} learns its write {} was applied.", field("write"))
         }
@@ -215,11 +237,64 @@ fn sentence(
             field("write")
         ),
         events::RELEASED if e.get("client").is_none() => {
-            format!(
-                "{node} is done and gives up lease {}: it no longer believes it holds the lock.",
-                field("lease")
-            )
+            if before.believed(node).is_some() {
+                format!(
+                    "{node} is done and gives up lease {}: it no longer believes it holds the lock.",
+                    field("lease")
+                )
+            } else {
+                format!(
+                    "{node} hands lease {} back to the lock, which it no longer believed it held.",
+                    field("lease")
+                )
+            }
         }
+        events::RENEWED if e.get("client").is_none() => renewed_sentence(e, before, after),
+        events::RENEWED => {
+            let client = field("client");
+            let mut s = format!(
+                "{node} extends lease {} of {client}: its TTL starts again",
+                field("lease")
+            );
+            if after.holder(node).map(|h| h.client.as_str()) != Some(client.as_str()) {
+                s.push_str(&format!(
+                    ", though {node} no longer counts {client} as the holder"
+                ));
+            }
+            s + "."
+        }
+        events::LOST => {
+            let mut s = format!("{node} is told it lost the lock");
+            if let Some(b) = before.believed(node) {
+                s.push_str(&format!(" (lease {}{})", b.lease, token_text(b.token)));
+            }
+            s + ": its session expired or its renewal was refused, so it stops believing \
+                 it holds the lock and gives up this round without writing."
+        }
+        events::CHECKED => format!(
+            "{node} checks lease {} on its own clock: {} left, so it writes next (a pause \
+             now would still let that write through).",
+            field("lease"),
+            e.u64("remaining_ms").map_or_else(
+                || "time".to_owned(),
+                |ms| seconds(ms.saturating_mul(1_000_000))
+            )
+        ),
+        events::LAPSED => format!(
+            "{node} checks lease {} on its own clock: it ran out {} ago, so it stops \
+             believing it holds the lock and gives up this round without writing.",
+            field("lease"),
+            e.u64("overdue_ms").map_or_else(
+                || "some time".to_owned(),
+                |ms| seconds(ms.saturating_mul(1_000_000))
+            )
+        ),
+        events::FENCED => format!(
+            "{node} sends {} carrying only its token{}, so the storage learns the new token \
+             before any older write arrives; it is not a data write.",
+            field("write"),
+            token_text(token)
+        ),
         events::RELEASED => {
             if before.holder(node) == after.holder(node) {
                 format!(
@@ -270,10 +345,13 @@ fn sentence(
             s + "."
         }
         events::ACCEPTED => format!(
-            "{node} accepts {}'s write {}{}.",
+            "{node} accepts {}'s write {}{}{}.",
             field("client"),
             field("write"),
-            token_text(token)
+            token_text(token),
+            e.str("precondition").map_or(String::new(), |p| format!(
+                ", because its precondition ({p}) holds"
+            ))
         ),
         events::REJECTED => format!(
             "{node} rejects {}'s write {}: {}{}.",
@@ -289,6 +367,63 @@ fn sentence(
         _ => format!("{node}: {}.", describe(e)),
     };
     s
+}
+
+fn renewed_sentence(e: &Event, before: View<'_>, after: View<'_>) -> String {
+    let node = e.node.as_str();
+    let lease = e
+        .u64("lease")
+        .map_or_else(|| "?".to_owned(), |l| l.to_string());
+    let Some(b) = after.believed(node) else {
+        return format!("{node} hears lease {lease} renewed, but no longer believes it holds it.");
+    };
+    let asked = e
+        .local_ns
+        .saturating_sub(i64::try_from(e.u64("asked_ago_ns").unwrap_or(0)).unwrap_or(0));
+    let mut s = format!(
+        "{node}'s lease {}{} is renewed: it now believes it holds it until {} on its own clock \
+         (asked at {} + TTL {})",
+        b.lease,
+        token_text(b.token),
+        local_seconds(b.until_local_ns),
+        local_seconds(asked),
+        seconds(b.ttl_ms.saturating_mul(1_000_000))
+    );
+    if let Some(old) = before.believed(node).filter(|old| old.lease == b.lease) {
+        s.push_str(&format!(
+            ", no longer until {}",
+            local_seconds(old.until_local_ns)
+        ));
+    }
+    s + "."
+}
+
+/// A link rule in words: which messages it hits, and what it does to them.
+fn link_sentence(e: &Event) -> String {
+    let node = e.node.as_str();
+    let to = e.str(world::field::TO).unwrap_or("?");
+    let which = match (e.u64(world::field::COUNT), e.u64(world::field::DURATION_MS)) {
+        (_, Some(ms)) => format!(
+            "every message from {node} to {to} for the next {}",
+            seconds(ms.saturating_mul(1_000_000))
+        ),
+        (Some(1) | None, None) => format!("the next message from {node} to {to}"),
+        (Some(n), None) => format!("the next {n} messages from {node} to {to}"),
+    };
+    let what = match e.str(world::field::RULE) {
+        Some("delay") => match e.u64(world::field::EXTRA_MS) {
+            Some(ms) => format!(
+                "will be held {} longer in the network",
+                seconds(ms.saturating_mul(1_000_000))
+            ),
+            None => "will be held longer in the network".to_owned(),
+        },
+        Some("drop") => "will be lost".to_owned(),
+        Some("duplicate") => "will arrive twice".to_owned(),
+        Some(other) => format!("will be affected ({other})"),
+        None => "will be affected".to_owned(),
+    };
+    format!("A network fault is armed: {which} {what}.")
 }
 
 fn resume_sentence(e: &Event, before: View<'_>) -> String {
@@ -411,6 +546,9 @@ pub struct Walk {
     pub notes: Vec<String>,
     /// The command that replays the run.
     pub repro: String,
+    /// The terminal's width: a screen's sentence and beliefs wrap to it
+    /// (`None`: they do not wrap).
+    pub columns: Option<usize>,
 }
 
 impl Walk {
@@ -448,6 +586,7 @@ impl Walk {
             verdict,
             notes: Vec::new(),
             repro: terminal(repro),
+            columns: None,
         }
     }
 
@@ -479,17 +618,18 @@ impl Walk {
         out
     }
 
-    /// The screen of step `i`: the lanes around it (`▸` marks its row), its
-    /// sentence, the beliefs, the findings, and the keys.
+    /// The screen of the step at index `i` (event `#steps[i].seq`): the
+    /// lanes around it (`▸` marks its row), its sentence, the beliefs, the
+    /// findings. With [`Walk::columns`], the sentence and beliefs are
+    /// wrapped to that width.
     pub fn screen(&self, i: usize) -> String {
         let s = &self.steps[i];
-        // "event #N" is the journal's seq: the number the piped listing,
-        // the oracle's findings and the HTML page's `#step=N` use.
+        // One numbering everywhere: the journal's seq, as in the piped
+        // listing, the oracle's findings and the HTML page's `#step=N`.
+        let last = self.steps.last().map_or(0, |l| l.seq);
         let mut out = format!(
-            "{} — step {} of {}, event #{} at {}\n\n",
+            "{} — event #{} of #0–#{last}, at {}\n\n",
             self.name,
-            i + 1,
-            self.steps.len(),
             s.seq,
             seconds(s.t_ns)
         );
@@ -497,22 +637,27 @@ impl Walk {
             out.push_str(&format!("  {h}\n"));
         }
         let first = i.saturating_sub(WINDOW_BEFORE);
-        let last = (i + WINDOW_AFTER).min(self.rows.len() - 1);
-        for (j, row) in self.rows.iter().enumerate().take(last + 1).skip(first) {
+        let last_row = (i + WINDOW_AFTER).min(self.rows.len() - 1);
+        for (j, row) in self.rows.iter().enumerate().take(last_row + 1).skip(first) {
             let mark = if j == i { "▸ " } else { "  " };
             out.push_str(&format!("{mark}{row}\n"));
         }
         out.push('\n');
-        out.push_str(&format!("  {}: {}\n", s.node, s.phrase));
-        out.push_str(&format!("  {}\n", s.sentence));
-        out.push_str(&format!("  beliefs: {}\n", s.beliefs));
+        let text = [
+            format!("#{} {}: {}", s.seq, s.node, s.phrase),
+            s.sentence.clone(),
+            format!("beliefs: {}", s.beliefs),
+        ];
+        for t in &text {
+            out.push_str(&self.wrapped(t, "  "));
+        }
         for v in &s.violations {
-            out.push_str(&format!("  ⚠ {v}\n"));
+            out.push_str(&self.wrapped(&format!("⚠ {v}"), "  "));
         }
         if i + 1 == self.steps.len() {
             out.push('\n');
             for line in &self.verdict {
-                out.push_str(&format!("  verdict: {line}\n"));
+                out.push_str(&self.wrapped(&format!("verdict: {line}"), "  "));
             }
             for line in &self.notes {
                 out.push_str(&format!("  {line}\n"));
@@ -521,9 +666,43 @@ impl Walk {
         out
     }
 
-    /// The interactive walk: shows a step, reads a command line, moves.
-    /// Enter or `n` next, `b` back, `v` the next violation, `q` (or the end
-    /// of input) quits. `clear` clears the terminal before each screen.
+    /// `text` after `indent`, wrapped at spaces to [`Walk::columns`] (a
+    /// word longer than a line stays whole), each line ending in `\n`.
+    fn wrapped(&self, text: &str, indent: &str) -> String {
+        let Some(columns) = self.columns else {
+            return format!("{indent}{text}\n");
+        };
+        let room = columns.saturating_sub(indent.chars().count()).max(20);
+        let mut out = String::new();
+        let mut line = String::new();
+        for word in text.split(' ') {
+            let len = line.chars().count();
+            if len > 0 && len + 1 + word.chars().count() > room {
+                out.push_str(&format!("{indent}{line}\n"));
+                line.clear();
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        out.push_str(&format!("{indent}{line}\n"));
+        out
+    }
+
+    /// The index of the step of journal event `seq`.
+    fn index_of(&self, seq: u64) -> Option<usize> {
+        self.steps.binary_search_by_key(&seq, |s| s.seq).ok()
+    }
+
+    /// The first step after index `i` for which `hit` holds.
+    fn next_where(&self, i: usize, hit: impl Fn(&Step) -> bool) -> Option<usize> {
+        (i + 1..self.steps.len()).find(|&j| hit(&self.steps[j]))
+    }
+
+    /// The interactive walk: shows a step, reads a command line, moves
+    /// (the keys of [`HELP`]; the end of input quits). `clear` clears the
+    /// terminal before each screen.
     pub fn interact(
         &self,
         input: impl BufRead,
@@ -536,6 +715,7 @@ impl Walk {
         }
         let mut i = 0usize;
         let mut note = String::new();
+        let mut search: Option<String> = None;
         let mut lines = input.lines();
         loop {
             if clear {
@@ -543,12 +723,11 @@ impl Walk {
             }
             write!(out, "{}", self.screen(i))?;
             if !note.is_empty() {
-                writeln!(out, "  ({note})")?;
+                for line in note.lines() {
+                    writeln!(out, "  ({line})")?;
+                }
             }
-            write!(
-                out,
-                "\n[Enter/n] next  [b] back  [v] next violation  [q] quit > "
-            )?;
+            write!(out, "\n{PROMPT}")?;
             out.flush()?;
             let Some(line) = lines.next() else {
                 writeln!(out)?;
@@ -556,32 +735,147 @@ impl Walk {
             };
             let line = line?;
             note.clear();
-            match line.trim() {
+            let command = line.trim();
+            let last = self.steps.len() - 1;
+            let mut find = |i: &mut usize, text: &str| {
+                let needle = text.to_lowercase();
+                let hit = |s: &Step| {
+                    [&s.node, &s.phrase, &s.sentence, &s.beliefs]
+                        .iter()
+                        .any(|t| t.to_lowercase().contains(&needle))
+                };
+                match self.next_where(*i, hit) {
+                    Some(j) => *i = j,
+                    None => {
+                        note = format!("no event after this one mentions {text:?}");
+                    }
+                }
+            };
+            match command {
+                "n" if search.is_some() => {
+                    let text = search.clone().unwrap_or_default();
+                    find(&mut i, &text);
+                }
                 "" | "n" => {
-                    if i + 1 < self.steps.len() {
+                    if i < last {
                         i += 1;
                     } else {
-                        note = "this is the last step".to_owned();
+                        note = "this is the last event".to_owned();
                     }
                 }
                 "b" => {
                     if i > 0 {
                         i -= 1;
                     } else {
-                        note = "this is the first step".to_owned();
+                        note = "this is the first event".to_owned();
                     }
                 }
-                "v" => match self.violations.iter().find(|&&seq| seq as usize > i) {
-                    Some(&seq) => i = seq as usize,
-                    None => note = "no violation after this step".to_owned(),
+                "f" => match self.next_where(i, |s| s.fault) {
+                    Some(j) => i = j,
+                    None => note = "no fault after this event".to_owned(),
                 },
+                "v" => match self
+                    .violations
+                    .iter()
+                    .filter_map(|&seq| self.index_of(seq))
+                    .find(|&j| j > i)
+                {
+                    Some(j) => i = j,
+                    None => note = "no violation after this event".to_owned(),
+                },
+                "?" | "h" | "help" => note = HELP.trim_end().to_owned(),
                 "q" => break,
-                other => note = format!("unknown command {other:?}"),
+                _ if command.starts_with('/') => {
+                    let text = command[1..].trim();
+                    let text = if text.is_empty() {
+                        search.clone()
+                    } else {
+                        Some(text.to_owned())
+                    };
+                    match text {
+                        Some(text) => {
+                            find(&mut i, &text);
+                            search = Some(text);
+                        }
+                        None => note = "nothing to search for yet: /text".to_owned(),
+                    }
+                }
+                _ => {
+                    let number = command
+                        .strip_prefix('g')
+                        .map_or(command, str::trim_start)
+                        .trim_start_matches('#');
+                    match number.parse::<u64>() {
+                        Ok(seq) => match self.index_of(seq) {
+                            Some(j) => i = j,
+                            None => {
+                                note = format!(
+                                    "no event #{seq}: events are #0–#{}",
+                                    self.steps[last].seq
+                                )
+                            }
+                        },
+                        Err(_) => note = format!("unknown command {command:?}; ? shows the keys"),
+                    }
+                }
             }
         }
         writeln!(out, "repro: {}", self.repro)?;
         Ok(())
     }
+}
+
+/// The keys of the interactive walk, as its `?` screen shows them.
+pub const HELP: &str = "\
+Enter        next event
+b            back one event
+g N, or N    go to event #N (the journal's numbering, as everywhere)
+/text        search forward for text (in the lanes' phrase, the sentence,
+             the node and the beliefs); / alone searches again
+n            next match of the last search (next event before any search)
+f            next fault (pause, clock change, crash, partition, link rule)
+v            next violation the oracle found
+?            this help
+q            quit (so does the end of input)
+";
+
+/// The prompt under every screen.
+const PROMPT: &str = "[Enter] next [b]ack [g N] go [/text] find [f]ault [v]iolation [?] [q]uit > ";
+
+/// Whether `e` is a fault taking effect: what `f` jumps to.
+fn is_fault(e: &Event) -> bool {
+    matches!(
+        e.kind.as_str(),
+        world::PAUSE | world::CLOCK | world::CRASH | world::PARTITION | world::LINK
+    )
+}
+
+/// The lane width at which the lanes of `journal` (one lane per node of
+/// `nodes`, plus the `world` lane when some event belongs to no node of
+/// `nodes`) fit `columns` characters on a step screen, rows marked by two
+/// characters in front; at least 4.
+pub fn lane_width(journal: &Journal, nodes: &[String], columns: usize) -> usize {
+    let mut lanes: Vec<&str> = Vec::new();
+    for n in nodes {
+        if !lanes.contains(&n.as_str()) {
+            lanes.push(n);
+        }
+    }
+    let extra = journal
+        .events()
+        .iter()
+        .any(|e| !lanes.contains(&e.node.as_str()));
+    let count = lanes.len() + usize::from(extra);
+    let time_width = journal
+        .events()
+        .iter()
+        .map(|e| seconds(e.t_ns).len())
+        .max()
+        .unwrap_or(0)
+        .max("time".len());
+    // "▸ " + time + count × (gutter + lane)
+    let room = columns.saturating_sub(2 + time_width);
+    (room / count.max(1)).saturating_sub(2).max(4)
 }
 
 const WINDOW_BEFORE: usize = 12;
