@@ -81,9 +81,10 @@ pub fn shrink_with(
     out.expect = Default::default();
     out.name = format!("{}-seed-{seed}-shrunk", scenario.name);
     out.description = format!(
-        "Shrunk by `fencesim shrink` from seed {seed} of {} ({} faults before, {} after). {}",
+        "Shrunk by `fencesim shrink` from seed {seed} of {} ({} {} before, {} after). {}",
         scenario.name,
         before.len(),
+        if before.len() == 1 { "fault" } else { "faults" },
         faults.len(),
         scenario.description
     )
