@@ -716,16 +716,20 @@ impl Walk {
         let mut i = 0usize;
         let mut note = String::new();
         let mut search: Option<String> = None;
+        let mut help = false;
         let mut lines = input.lines();
         loop {
             if clear {
                 write!(out, "\x1b[2J\x1b[H")?;
             }
             write!(out, "{}", self.screen(i))?;
-            if !note.is_empty() {
-                for line in note.lines() {
-                    writeln!(out, "  ({line})")?;
+            if help {
+                writeln!(out, "  keys:")?;
+                for line in HELP.lines() {
+                    writeln!(out, "    {line}")?;
                 }
+            } else if !note.is_empty() {
+                writeln!(out, "  ({note})")?;
             }
             write!(out, "\n{PROMPT}")?;
             out.flush()?;
@@ -735,6 +739,7 @@ impl Walk {
             };
             let line = line?;
             note.clear();
+            help = false;
             let command = line.trim();
             let last = self.steps.len() - 1;
             let mut find = |i: &mut usize, text: &str| {
@@ -783,7 +788,7 @@ impl Walk {
                     Some(j) => i = j,
                     None => note = "no violation after this event".to_owned(),
                 },
-                "?" | "h" | "help" => note = HELP.trim_end().to_owned(),
+                "?" | "h" | "help" => help = true,
                 "q" => break,
                 _ if command.starts_with('/') => {
                     let text = command[1..].trim();
