@@ -700,6 +700,17 @@ impl Walk {
         (i + 1..self.steps.len()).find(|&j| hit(&self.steps[j]))
     }
 
+    /// The first step after index `i` whose node, phrase, sentence or
+    /// beliefs mention `text`, in any case.
+    pub fn search(&self, i: usize, text: &str) -> Option<usize> {
+        let needle = text.to_lowercase();
+        self.next_where(i, |s| {
+            [&s.node, &s.phrase, &s.sentence, &s.beliefs]
+                .iter()
+                .any(|t| t.to_lowercase().contains(&needle))
+        })
+    }
+
     /// The interactive walk: shows a step, reads a command line, moves
     /// (the keys of [`HELP`]; the end of input quits). `clear` clears the
     /// terminal before each screen.
@@ -742,19 +753,9 @@ impl Walk {
             help = false;
             let command = line.trim();
             let last = self.steps.len() - 1;
-            let mut find = |i: &mut usize, text: &str| {
-                let needle = text.to_lowercase();
-                let hit = |s: &Step| {
-                    [&s.node, &s.phrase, &s.sentence, &s.beliefs]
-                        .iter()
-                        .any(|t| t.to_lowercase().contains(&needle))
-                };
-                match self.next_where(*i, hit) {
-                    Some(j) => *i = j,
-                    None => {
-                        note = format!("no event after this one mentions {text:?}");
-                    }
-                }
+            let mut find = |i: &mut usize, text: &str| match self.search(*i, text) {
+                Some(j) => *i = j,
+                None => note = format!("no event after this one mentions {text:?}"),
             };
             match command {
                 "n" if search.is_some() => {
