@@ -206,8 +206,8 @@ fn sentence(
             };
             if let Some(end) = e.u64("lease").and_then(|l| after.ended(node, l)) {
                 s.push_str(&format!(
-                    ", but the lock already {} it at {}",
-                    end.how,
+                    ", but the lock already {} at {}",
+                    ended(end.how, "it"),
                     seconds(end.at_t_ns)
                 ));
             }
@@ -369,6 +369,17 @@ fn sentence(
     s
 }
 
+/// How the lock ended a lease ([`super::belief::Ended::how`]) as a verb
+/// phrase on `object`: `expired it`, `lost that lease in a crash`.
+fn ended(how: &str, object: &str) -> String {
+    match how {
+        "expired" | "released" => format!("{how} {object}"),
+        "superseded" => format!("replaced {object} with a newer grant"),
+        "lost in a crash" => format!("lost {object} in a crash"),
+        other => format!("ended {object} ({other})"),
+    }
+}
+
 fn renewed_sentence(e: &Event, before: View<'_>, after: View<'_>) -> String {
     let node = e.node.as_str();
     let lease = e
@@ -443,12 +454,11 @@ fn resume_sentence(e: &Event, before: View<'_>) -> String {
         local_seconds(e.local_ns)
     ));
     if let Some(end) = before.ended(node, b.lease) {
-        let lock = if end.how == "expired" {
-            "the lock service expired it".to_owned()
-        } else {
-            format!("the lock service ended it ({})", end.how)
-        };
-        s.push_str(&format!(", but {lock} at {}", seconds(end.at_t_ns)));
+        s.push_str(&format!(
+            ", but the lock service {} at {}",
+            ended(end.how, "it"),
+            seconds(end.at_t_ns)
+        ));
         let newer: Vec<String> = before
             .grants_since(end.at_t_ns, node)
             .map(|h| match h.token {
@@ -481,8 +491,8 @@ fn wrote_sentence(e: &Event, after: View<'_>) -> String {
     s.push_str(&format!(", believing it holds lease {}", b.lease));
     if let Some(end) = after.ended(node, b.lease) {
         s.push_str(&format!(
-            "; but the lock {} that lease at {}",
-            end.how,
+            "; but the lock {} at {}",
+            ended(end.how, "that lease"),
             seconds(end.at_t_ns)
         ));
         let holders: Vec<String> = after
