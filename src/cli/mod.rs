@@ -216,7 +216,8 @@ enum Command {
         paths: Vec<PathBuf>,
     },
     /// Walk through one run event by event, each explained with who
-    /// believes what (piped: every step on a line).
+    /// believes what (keys: ? on the walk's screen; piped: every event on
+    /// a line, numbered as in the journal).
     Step {
         /// The scenario file.
         file: PathBuf,

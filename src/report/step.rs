@@ -293,7 +293,7 @@ fn sentence(
             "{node} sends {} carrying only its token{}, so the storage learns the new token \
              before any older write arrives; it is not a data write.",
             field("write"),
-            token_text(token)
+            token.map_or_else(String::new, |t| format!(" {t}"))
         ),
         events::RELEASED => {
             if before.holder(node) == after.holder(node) {
@@ -600,10 +600,20 @@ impl Walk {
         }
     }
 
-    /// Every step on its own numbered line, then the verdict and the repro
-    /// command: what `fencesim step` prints without a terminal.
+    /// Every event on its own line, numbered as in the journal, then the
+    /// verdict and the repro command: what `fencesim step` prints without a
+    /// terminal.
     pub fn piped(&self) -> String {
-        let mut out = format!("{}: {} steps\n", self.name, self.steps.len());
+        let mut out = match (self.steps.first(), self.steps.last()) {
+            (Some(first), Some(last)) => format!(
+                "{}: {} events, #{} to #{}\n",
+                self.name,
+                self.steps.len(),
+                first.seq,
+                last.seq
+            ),
+            _ => format!("{}: no events\n", self.name),
+        };
         let digits = self.steps.len().max(1).to_string().len();
         for s in &self.steps {
             out.push_str(&format!(

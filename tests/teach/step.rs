@@ -14,7 +14,7 @@ fn piped_step_lists_every_event_of_figure_9_6_then_the_verdict() {
     insta::assert_snapshot!("figure_9_6_piped", stdout);
     // One numbered line per event, between the title and the verdict.
     let lines: Vec<&str> = stdout.lines().collect();
-    assert_eq!(lines[0], "figure-9-6: 40 steps");
+    assert_eq!(lines[0], "figure-9-6: 40 events, #0 to #39");
     for (i, line) in lines[1..41].iter().enumerate() {
         assert!(line.trim_start().starts_with(&format!("{i} ")), "{line}");
     }
