@@ -112,6 +112,14 @@ struct Cli {
     run_timeout: RunTimeout,
 }
 
+/// `fencesim step --help` ends with the walk's keys.
+fn step_keys() -> String {
+    format!(
+        "Keys on a terminal (a command per line, then Enter):\n{}",
+        crate::report::step::HELP
+    )
+}
+
 /// `--run-timeout`: a duration, or none.
 #[derive(Clone, Copy, Debug)]
 struct RunTimeout(Option<std::time::Duration>);
@@ -218,6 +226,7 @@ enum Command {
     /// Walk through one run event by event, each explained with who
     /// believes what (keys: ? on the walk's screen; piped: every event on
     /// a line, numbered as in the journal).
+    #[command(after_help = step_keys())]
     Step {
         /// The scenario file.
         file: PathBuf,

@@ -319,3 +319,17 @@ fn step_beliefs_follow_each_renewal() {
         .expect("the second renewal");
     assert!(line.contains("no longer until 9.005s"), "{line}");
 }
+
+#[test]
+fn step_help_lists_the_walks_keys() {
+    let (code, stdout, _) = fencesim(&["step", "--help"]);
+    assert_eq!(code, 0);
+    let keys = stdout
+        .split("Keys on a terminal")
+        .nth(1)
+        .expect("the keys after the options");
+    for line in fencesim::report::step::HELP.lines() {
+        assert!(keys.contains(line), "{line}");
+    }
+    assert!(stdout.contains("--width <WIDTH>"));
+}
