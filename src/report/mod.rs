@@ -31,6 +31,7 @@ pub mod html;
 pub mod lanes;
 pub mod markdown;
 pub mod perfetto;
+mod sentence;
 pub mod step;
 
 pub use lanes::{describe, lanes, LanesOptions};
