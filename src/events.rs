@@ -31,8 +31,10 @@
 //! - [`LAPSED`] `lease: u64`, `overdue_ms: u64`: (`check_lease`) the
 //!   client's own clock says its lease ran out; it gives up the round
 //!   without writing.
-//! - [`RENEWED`] `lease: u64`, `ttl_ms: u64`: (`renew`) the lock extended
-//!   the lease; the client believes it for `ttl_ms` from when it asked.
+//! - [`RENEWED`] `lease: u64`, `ttl_ms: u64`, `asked_ago_ns: u64`
+//!   *optional*: (`renew`) the lock extended the lease; the client believes
+//!   it for `ttl_ms` from when it asked, `asked_ago_ns` before this event on
+//!   its own clock (absent: it asked just now).
 //! - [`FENCED`] `write: str`, `token: u64`: (`fence_on_acquire`) the client
 //!   sent a token-only write (op `fence`), which is not a data write: the
 //!   oracle leaves it, and the storage's answer to it, out of every count.

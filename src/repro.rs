@@ -103,6 +103,20 @@ pub fn reproducible_command(file: &str, seed: u64) -> String {
     format!("{} run {} --seed {seed}", program().name, shell_quote(file))
 }
 
+/// The command that wrote a report directory, as its index shows it:
+/// `fencesim report scenarios --out reports`, with the paths, seed and
+/// output directory given, and the program named as in
+/// [`reproducible_command`].
+pub fn reproducible_report_command(paths: &[String], seed: Option<u64>, out: &str) -> String {
+    let mut words = vec![program().name, "report".to_owned()];
+    words.extend(paths.iter().map(|p| shell_quote(p)));
+    if let Some(seed) = seed {
+        words.push(format!("--seed {seed}"));
+    }
+    words.push(format!("--out {}", shell_quote(out)));
+    words.join(" ")
+}
+
 /// `file` as one shell word: unchanged when it is plain, else single-quoted.
 pub(crate) fn shell_quote(file: &str) -> String {
     let plain = !file.is_empty()

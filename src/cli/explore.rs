@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::output::plural;
 use super::{load, repro_command_faults, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
@@ -353,13 +354,13 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     };
     writeln!(
         out,
-        "explore   {} ({}), seeds {}..{}{shard}, faults {}, {} jobs",
+        "explore   {} ({}), seeds {}..{}{shard}, faults {}, {}",
         escape::terminal(&scenario.name),
         escape::terminal(&scenario.file),
         o.seeds.start,
         o.seeds.end,
         o.faults.as_str(),
-        o.jobs
+        plural(o.jobs, "job")
     )
     .unwrap();
     let outcomes: Vec<String> = s.outcomes.iter().map(|(k, n)| format!("{n} {k}")).collect();
@@ -532,14 +533,14 @@ fn untested(s: &SweepSummary) -> Vec<String> {
 fn seed_line(f: &SeedReport) -> String {
     let kinds: Vec<&str> = f.kinds.iter().map(|k| k.as_str()).collect();
     format!(
-        "seed {:<8} {:<9} {:<10} {} stale, {} accepted, {} rejected, {} faults, trace {}{}",
+        "seed {:<8} {:<9} {:<10} {} stale, {} accepted, {} rejected, {}, trace {}{}",
         f.seed,
         f.verdict.as_str(),
         f.outcome.as_str(),
         f.stale_writes,
         f.accepted_writes,
         f.rejected_writes,
-        f.faults,
+        plural(f.faults, "fault"),
         f.trace_hash,
         if kinds.is_empty() {
             match &f.outcome {

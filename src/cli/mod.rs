@@ -130,6 +130,14 @@ fn parse_time_budget(text: &str) -> Result<std::time::Duration, String> {
     }
 }
 
+/// `fencesim step --help` ends with the walk's keys.
+fn step_keys() -> String {
+    format!(
+        "Keys on a terminal (a command per line, then Enter):\n{}",
+        crate::report::step::HELP
+    )
+}
+
 /// `--run-timeout`: a duration, or none.
 #[derive(Clone, Copy, Debug)]
 struct RunTimeout(Option<std::time::Duration>);
@@ -245,16 +253,19 @@ enum Command {
         paths: Vec<PathBuf>,
     },
     /// Walk through one run event by event, each explained with who
-    /// believes what (piped: every step on a line).
+    /// believes what (keys: ? on the walk's screen; piped: every event on
+    /// a line, numbered as in the journal).
+    #[command(after_help = step_keys())]
     Step {
         /// The scenario file.
         file: PathBuf,
         /// Seed (default: the scenario's `seed`).
         #[arg(long)]
         seed: Option<u64>,
-        /// Width of each lane, in characters.
-        #[arg(long, default_value_t = 26, value_parser = clap::value_parser!(u16).range(8..=200))]
-        width: u16,
+        /// Width of each lane, in characters (default: the lanes fit the
+        /// terminal: `COLUMNS`, else the tty's size, else 80 columns).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(8..=200))]
+        width: Option<u16>,
         /// `random`: step through the seed as `explore` ran it (the
         /// scenario's faults plus the seed's random schedule); `scenario`:
         /// only the scenario's own faults.
@@ -440,7 +451,7 @@ where
             seed,
             width,
             faults,
-        } => step::step(registry, &file, seed, width as usize, faults.into()),
+        } => step::step(registry, &file, seed, width.map(usize::from), faults.into()),
         Command::Report {
             paths,
             seed,

@@ -334,8 +334,26 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// `1 fault`, `2 faults`, `0 faults`: a count with its noun, singular only
+/// for one.
+pub(crate) fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn plural_is_singular_only_for_one() {
+        assert_eq!(super::plural(0, "fault"), "0 faults");
+        assert_eq!(super::plural(1, "fault"), "1 fault");
+        assert_eq!(super::plural(2, "scenario"), "2 scenarios");
+        assert_eq!(super::plural(1, "job"), "1 job");
+    }
     use sim::{Actor, Context, NodeId, TimerId};
 
     use super::*;

@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::files::{self, Replace};
+use super::output::plural;
 use super::{load, repro_command, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
@@ -121,11 +122,11 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         options.faults.as_str(),
         shrunk.runs
     );
-    println!("before    {} faults", shrunk.before.len());
+    println!("before    {}", plural(shrunk.before.len(), "fault"));
     for f in &shrunk.before {
         println!("  {}", escape::terminal(&describe(f)));
     }
-    println!("after     {} faults", shrunk.after.len());
+    println!("after     {}", plural(shrunk.after.len(), "fault"));
     for f in &shrunk.after {
         println!("  {}", escape::terminal(&describe(f)));
     }

@@ -1,24 +1,30 @@
-//! `fencesim step FILE [--seed N] [--faults random|scenario]`: walk through
-//! a run one event at a time; with `--faults random`, the seed exactly as
-//! `explore` ran it.
+//! `fencesim step FILE [--seed N] [--faults random|scenario] [--width W]`:
+//! walk through a run one event at a time; with `--faults random`, the seed
+//! exactly as `explore` ran it.
 //!
-//! On a terminal (stdin and stdout both), one step per screen, moved by
-//! commands read a line at a time; otherwise every step on its own line.
+//! On a terminal (stdin and stdout both), one event per screen, moved by
+//! commands read a line at a time (the keys: [`crate::report::step::HELP`]);
+//! otherwise every event on its own line. The lanes fit the terminal's
+//! width unless `--width` sets each lane's.
 
 use std::io::IsTerminal;
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 use super::{load, output, reproducible_command, Status};
 use crate::design::catalog::Registry;
 use crate::explore::sweep::{self, FaultMode};
 use crate::report::lanes::LanesOptions;
-use crate::report::step::Walk;
+use crate::report::step::{lane_width, Walk};
+
+/// Columns assumed when neither `COLUMNS` nor the tty says.
+const DEFAULT_COLUMNS: usize = 80;
 
 pub(super) fn step(
     registry: &Registry,
     file: &Path,
     seed: Option<u64>,
-    width: usize,
+    width: Option<usize>,
     faults: FaultMode,
 ) -> Status {
     let Some(scenario) = load(registry, file) else {
@@ -28,19 +34,22 @@ pub(super) fn step(
     // The run a sweep makes of this seed, random faults and all.
     let (run, _) = sweep::run_seed(&scenario, seed, faults);
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    let columns = terminal_columns(terminal);
+    let journal = &run.result.journal;
     let options = LanesOptions {
-        width,
+        width: width.unwrap_or_else(|| lane_width(journal, &run.nodes, columns)),
         deliveries: true,
         color: terminal && std::env::var_os("NO_COLOR").is_none(),
     };
     let mut walk = Walk::new(
         &scenario.name,
-        &run.result.journal,
+        journal,
         &run.report,
         &run.nodes,
         &options,
         &replay_command(&scenario.file, seed, faults),
     );
+    walk.columns = Some(columns);
     // What the run tested and what it left untested, after the verdict.
     walk.notes = output::run_notes(&run);
     if terminal {
@@ -63,4 +72,33 @@ pub(super) fn replay_command(file: &str, seed: u64, faults: FaultMode) -> String
         FaultMode::Random => command + " --faults random",
         FaultMode::Scenario => command,
     }
+}
+
+/// The terminal's width: `COLUMNS` when set to a number, else (on a
+/// terminal) what `stty size` says of it, else 80.
+fn terminal_columns(terminal: bool) -> usize {
+    let from_env = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    from_env
+        .or_else(|| terminal.then(stty_columns).flatten())
+        .unwrap_or(DEFAULT_COLUMNS)
+}
+
+/// `stty size` on our own stdin (the terminal): "rows columns". No ioctl
+/// of our own, and no dependency for it.
+fn stty_columns() -> Option<usize> {
+    let out = Command::new("stty")
+        .arg("size")
+        .stdin(Stdio::inherit())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    text.split_whitespace()
+        .nth(1)?
+        .parse::<usize>()
+        .ok()
+        .filter(|&c| c > 0)
 }

@@ -301,10 +301,14 @@ impl Client {
                 if let Some(grant) = phase.grant() {
                     let asked = self.renew_sent_at.unwrap_or_else(|| ctx.now());
                     self.held_until = Some(asked + ttl);
+                    // How long ago it asked: a reader of the journal can
+                    // then place the new end of the lease as the client does.
+                    let asked_ago_ns = ctx.now().saturating_sub(asked).as_nanos() as u64;
                     sim::emit!(
                         events::RENEWED,
                         lease = grant.lease,
-                        ttl_ms = ttl.as_millis() as u64
+                        ttl_ms = ttl.as_millis() as u64,
+                        asked_ago_ns = asked_ago_ns
                     );
                 }
             }

@@ -128,9 +128,10 @@ fn description(
         faults.iter().map(words).collect::<Vec<_>>().join("; ")
     };
     format!(
-        "Shrunk by `fencesim shrink` from seed {seed} of {} ({before} faults before, {} \
+        "Shrunk by `fencesim shrink` from seed {seed} of {} ({before} {} before, {} \
          after): {remaining}. It shows {target}.",
         scenario.name,
+        if before == 1 { "fault" } else { "faults" },
         faults.len(),
     )
 }

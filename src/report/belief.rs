@@ -5,7 +5,10 @@
 //! A client **believes** it holds a lease from its `acquired` event (lease,
 //! token, `ttl_ms`: believed to run until its local time at acquisition plus
 //! the TTL, on its own clock) until its own `released` or its next
-//! `acquired`, or until it crashes (beliefs live in memory). The lock
+//! `acquired`, until it hears it `lost` the lock or its own check finds the
+//! lease `lapsed`, or until it crashes (beliefs live in memory). Each
+//! `renewed` of the client moves the end it believes: to when it asked plus
+//! the TTL the lock granted. The lock
 //! **truly** grants a lease from its `granted` event until its `expired` or
 //! `released` naming that client and lease, a newer grant, or a crash of the
 //! lock (the bundled lock keeps leases in memory; a design that does not
@@ -155,6 +158,10 @@ const CLIENT_KINDS: &[&str] = &[
     events::READ,
     events::WROTE,
     events::ACKED,
+    events::LOST,
+    events::CHECKED,
+    events::LAPSED,
+    events::FENCED,
 ];
 
 impl Beliefs {
@@ -219,6 +226,29 @@ impl Beliefs {
                             .local_ns
                             .saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX) * 1_000_000),
                     });
+                }
+            }
+            // The lock extended the lease: the client now believes it
+            // until it asked plus the TTL granted (`asked_ago_ns` before
+            // this event on its own clock).
+            events::RENEWED if e.get("client").is_none() => {
+                let lease = e.u64("lease");
+                let ttl_ms = e.u64("ttl_ms").unwrap_or(0);
+                let asked_ago = i64::try_from(e.u64("asked_ago_ns").unwrap_or(0)).unwrap_or(0);
+                if let Some(Some(b)) = self.belief_mut(&e.node) {
+                    if Some(b.lease) == lease {
+                        b.ttl_ms = ttl_ms;
+                        b.until_local_ns = e.local_ns.saturating_sub(asked_ago).saturating_add(
+                            i64::try_from(ttl_ms).unwrap_or(i64::MAX / 1_000_000) * 1_000_000,
+                        );
+                    }
+                }
+            }
+            // Told it lost the lock, or its own check found the lease run
+            // out: the client no longer believes it holds it.
+            events::LOST | events::LAPSED => {
+                if let Some(b) = self.belief_mut(&e.node) {
+                    *b = None;
                 }
             }
             events::RELEASED if e.get("client").is_none() => {
@@ -534,13 +564,25 @@ pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
         let before = beliefs.believed(&e.node).cloned();
         beliefs.apply(e);
         let after = beliefs.believed(&e.node).cloned();
-        if before != after && beliefs.is_client(&e.node) {
+        let renewal = match (&before, &after) {
+            (Some(b), Some(a)) => b.lease == a.lease && b.since_t_ns == a.since_t_ns,
+            _ => false,
+        };
+        if renewal && beliefs.is_client(&e.node) {
+            // A renewal moves the end of the same belief: one bar, whose
+            // `until_local_ns` is the latest end believed.
+            if let Some((_, i)) = open_belief.iter().find(|(n, _)| *n == e.node) {
+                bars[*i].until_local_ns = after.as_ref().map(|a| a.until_local_ns);
+            }
+        } else if before != after && beliefs.is_client(&e.node) {
             if let Some(pos) = open_belief.iter().position(|(n, _)| *n == e.node) {
                 let (_, i) = open_belief.remove(pos);
                 bars[i].end_t_ns = e.t_ns;
                 bars[i].how = match e.kind.as_str() {
                     world::CRASH => "forgotten in a crash".to_owned(),
                     events::ACQUIRED => "replaced by a new grant".to_owned(),
+                    events::LOST => "lost: the lock service said so".to_owned(),
+                    events::LAPSED => "lapsed on its own clock".to_owned(),
                     _ => "released".to_owned(),
                 };
             }

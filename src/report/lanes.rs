@@ -304,8 +304,23 @@ fn known_phrase(e: &Event) -> Option<String> {
                 e.str(world::field::TO)?,
                 text(world::field::RULE)?
             );
+            if let Some(ms) = e.u64(world::field::EXTRA_MS) {
+                write!(s, " +{}", seconds_ms(ms)).unwrap();
+            }
+            match (e.u64(world::field::COUNT), e.u64(world::field::DURATION_MS)) {
+                (_, Some(ms)) => write!(s, " for {}", seconds_ms(ms)).unwrap(),
+                (Some(n), None) if n > 1 => write!(s, " ×{n}").unwrap(),
+                _ => {}
+            }
+            let known = [
+                world::field::TO,
+                world::field::RULE,
+                world::field::EXTRA_MS,
+                world::field::COUNT,
+                world::field::DURATION_MS,
+            ];
             for (name, value) in &e.fields {
-                if name != world::field::TO && name != world::field::RULE {
+                if !known.contains(&name.as_str()) {
                     write!(s, " {name}={value}").unwrap();
                 }
             }
@@ -341,6 +356,23 @@ fn known_phrase(e: &Event) -> Option<String> {
             None => format!("granted {} lease {}", e.str("client")?, e.u64("lease")?),
         },
         events::EXPIRED => format!("lease {} of {} expired", e.u64("lease")?, e.str("client")?),
+        events::RENEWED => match e.str("client") {
+            Some(client) => format!("renewed lease {} of {client}", e.u64("lease")?),
+            None => match e.u64("ttl_ms") {
+                Some(ms) => format!("renewed lease {} (+{})", e.u64("lease")?, seconds_ms(ms)),
+                None => format!("renewed lease {}", e.u64("lease")?),
+            },
+        },
+        events::LOST => "lost the lock".to_owned(),
+        events::CHECKED => match e.u64("remaining_ms") {
+            Some(ms) => format!("checked lease {}: {} left", e.u64("lease")?, seconds_ms(ms)),
+            None => format!("checked lease {}", e.u64("lease")?),
+        },
+        events::LAPSED => match e.u64("overdue_ms") {
+            Some(ms) => format!("lease {} lapsed {} ago", e.u64("lease")?, seconds_ms(ms)),
+            None => format!("lease {} lapsed", e.u64("lease")?),
+        },
+        events::FENCED => with_token(format!("fenced {}", e.str("write")?), token),
         events::ACCEPTED => with_token(format!("accepted {}", e.str("write")?), token),
         events::REJECTED => {
             let write = e.str("write")?;
@@ -389,9 +421,11 @@ impl Tone {
             | world::PARTITION
             | world::LINK
             | events::EXPIRED
-            | events::DENIED => Tone::Warn,
+            | events::DENIED
+            | events::LOST
+            | events::LAPSED => Tone::Warn,
             events::ACKED if e.bool("ok") == Some(false) => Tone::Warn,
-            events::ACQUIRED | events::GRANTED | events::ACCEPTED => Tone::Good,
+            events::ACQUIRED | events::GRANTED | events::ACCEPTED | events::RENEWED => Tone::Good,
             _ => Tone::Plain,
         }
     }

@@ -33,6 +33,7 @@ pub mod html;
 pub mod lanes;
 pub mod markdown;
 pub mod perfetto;
+mod sentence;
 pub mod step;
 pub mod svg;
 

@@ -337,18 +337,18 @@ fn truncates_by_chars_not_bytes() {
 
 #[test]
 fn unknown_kinds_fall_back_to_fields() {
-    let e = Event::new(0, 0, "client1", 0, "renewed")
+    let e = Event::new(0, 0, "client1", 0, "migrated")
         .with("lease", 1u64)
         .with("ttl_ms", 500u64);
-    assert_eq!(describe(&e), "renewed lease=1 ttl_ms=500");
+    assert_eq!(describe(&e), "migrated lease=1 ttl_ms=500");
     assert_eq!(describe(&Event::new(0, 0, "x", 0, "tick")), "tick");
     // A known kind missing the field it needs also falls back.
     let e = Event::new(0, 0, "client1", 0, "acquired").with("token", 7u64);
     assert_eq!(describe(&e), "acquired token=7");
     let mut s = Story::default();
-    s.at(5, "client1", "renewed").with("lease", 1u64);
+    s.at(5, "client1", "migrated").with("lease", 1u64);
     let out = lanes(&s.journal(), &nodes(&["client1"]), &wide());
-    assert!(out.contains("0.005s  renewed lease=1"), "{out}");
+    assert!(out.contains("0.005s  migrated lease=1"), "{out}");
 }
 
 #[test]
@@ -408,7 +408,44 @@ fn phrases() {
                 .with("rule", "delay")
                 .with("to", "storage")
                 .with("extra_ms", 40_000u64),
-            "⚑ link → storage: delay extra_ms=40000",
+            "⚑ link → storage: delay +40.000s",
+        ),
+        (
+            e("link")
+                .with("rule", "drop")
+                .with("to", "lock")
+                .with("count", 3u64),
+            "⚑ link → lock: drop ×3",
+        ),
+        (
+            e("link")
+                .with("rule", "duplicate")
+                .with("to", "lock")
+                .with("duration_ms", 2_000u64),
+            "⚑ link → lock: duplicate for 2.000s",
+        ),
+        (
+            e("renewed").with("lease", 1u64).with("ttl_ms", 6_000u64),
+            "renewed lease 1 (+6.000s)",
+        ),
+        (
+            e("renewed").with("client", "client1").with("lease", 1u64),
+            "renewed lease 1 of client1",
+        ),
+        (e("lost"), "lost the lock"),
+        (
+            e("checked")
+                .with("lease", 2u64)
+                .with("remaining_ms", 1_500u64),
+            "checked lease 2: 1.500s left",
+        ),
+        (
+            e("lapsed").with("lease", 2u64).with("overdue_ms", 250u64),
+            "lease 2 lapsed 0.250s ago",
+        ),
+        (
+            e("fenced").with("write", "client2/1").with("token", 34u64),
+            "fenced client2/1 (token 34)",
         ),
         (
             e("acquired").with("lease", 1u64).with("token", 33u64),

@@ -1,4 +1,5 @@
 //! Reports rendered from hand-built journals.
 
+mod beliefs;
 mod lanes;
 mod linear;

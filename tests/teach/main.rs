@@ -10,6 +10,7 @@ mod html;
 mod markdown;
 mod perfetto;
 mod report;
+mod sentences;
 mod step;
 mod svg;
 
