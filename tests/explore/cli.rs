@@ -122,7 +122,7 @@ fn shrink_names_every_kind_and_the_finding_it_kept() {
         "shrink",
         "scenarios/etcd-11456-late-grant-writes-first.toml",
         "--seed",
-        "27",
+        "72",
         "--out",
         out_path,
     ]);
