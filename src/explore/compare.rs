@@ -193,7 +193,12 @@ pub fn markdown(rows: &[Row]) -> String {
         let pause = match &r.main_pause {
             None => "—".to_owned(),
             Some(p) => match (p.finding, p.threshold) {
-                (Finding::Flip, Some(t)) => format!("{} ({})", margin::secs(t), p.verdict_at),
+                (Finding::Flip, Some(t)) => format!(
+                    "{}: {} → {}",
+                    margin::secs(t),
+                    p.verdict_below,
+                    p.verdict_at
+                ),
                 (Finding::NoFlip, _) => format!(
                     "no flip up to {} ({})",
                     margin::secs(p.probe.max),

@@ -422,6 +422,11 @@ impl Row {
     /// breaks it; ttl 10 s, work 1 s".
     pub fn text(&self) -> String {
         let what = self.what();
+        let bare = what
+            .replace(" of {}", "")
+            .replace(" for {}", "")
+            .replace(" lasting {}", "")
+            .replace("{} ", "");
         let against: Vec<String> = self
             .timeouts
             .iter()
@@ -439,7 +444,7 @@ impl Row {
                 let effect = if self.verdict_at == Verdict::Violation {
                     "breaks it".to_owned()
                 } else {
-                    format!("ends the violation ({})", self.verdict_at)
+                    format!("makes it {}", self.verdict_at)
                 };
                 let mut text = format!(
                     "{} {effect} (at {}: {})",
@@ -453,18 +458,17 @@ impl Row {
                 text
             }
             Finding::NoFlip => format!(
-                "{}: no flip up to {max} ({} throughout)",
-                what.replace("{}", "X"),
+                "{bare}: no flip up to {max} ({} throughout)",
                 self.verdict_below
             ),
             Finding::FlipsAtMin => format!(
                 "{}: already {} at {} (as written: {}), no threshold",
-                what.replace("{}", "X"),
+                bare,
                 self.verdict_at,
                 self.magnitude(1),
                 self.verdict_below
             ),
-            Finding::Unfired => format!("{}: never fires", what.replace("{}", "X")),
+            Finding::Unfired => format!("{}: never fires", bare),
         };
         format!("{body}{against}")
     }

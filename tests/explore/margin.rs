@@ -106,7 +106,7 @@ fn a_scenario_that_fails_as_written_gets_the_magnitude_that_ends_the_violation()
         Verdict::Violation
     );
     assert_ne!(added_pause(&s, "client2", t, s.seed), Verdict::Violation);
-    assert!(row.text().contains("ends the violation"), "{}", row.text());
+    assert!(row.text().contains("makes it safe"), "{}", row.text());
 }
 
 #[test]
