@@ -631,14 +631,16 @@ pub fn max_magnitude(scenario: &Scenario) -> u64 {
 }
 
 /// The lock's duration settings, then the work of the client the fault
-/// concerns (else the first client's).
+/// concerns (else the first client's). A zero setting is left out: it
+/// means "off" or "derived from another" (a heartbeat of 0 is a third of
+/// the TTL), not a time to read a threshold against.
 fn timeouts(scenario: &Scenario, probe: &Probe) -> Vec<(String, Duration)> {
     let mut out: Vec<(String, Duration)> = scenario
         .lock
         .params
         .iter()
         .filter_map(|(k, v)| match v {
-            ParamValue::Duration(d) => Some((k.to_owned(), *d)),
+            ParamValue::Duration(d) if !d.is_zero() => Some((k.to_owned(), *d)),
             _ => None,
         })
         .collect();
