@@ -169,3 +169,26 @@ fn compare_of_a_bad_file_exits_2_naming_the_place() {
     assert_eq!(code, 2);
     assert!(err.contains("invalid seed range"), "{err}");
 }
+
+#[test]
+fn a_design_that_cannot_run_the_scenario_is_a_row_that_says_why() {
+    // The scenario crashes `lock`; redlock's nodes are lock1 … lock5.
+    let (code, out, err) = fencesim(&[
+        "compare",
+        "scenarios/redis-restart-without-persistence.toml",
+        "--seeds",
+        "0..3",
+        "--designs",
+        "redlock,redis",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows = json_rows(&out);
+    assert_eq!(rows.len(), 2);
+    let error = rows[0]["error"].as_str().expect("redlock cannot run it");
+    assert!(error.contains("unknown node `lock`"), "{error}");
+    assert_eq!(rows[0]["seeds"], 0);
+    assert_eq!(rows[1]["design"], "redis");
+    assert_eq!(rows[1]["error"], serde_json::Value::Null);
+    assert_eq!(rows[1]["seeds"], 3);
+}
