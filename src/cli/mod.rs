@@ -1,5 +1,5 @@
 //! The `fencesim` command line: `run`, `check`, `explore`, `shrink`, `step`,
-//! `report`, `designs`.
+//! `report`, `designs`, `margin`, `compare`.
 //!
 //! Exit codes, for every subcommand: 0 expectations met (without `[expect]`:
 //! no violation); 1 an expectation failed or a violation was found; 2 invalid
@@ -9,8 +9,10 @@
 //! so).
 
 mod check;
+mod compare;
 mod explore;
 mod files;
+mod margin;
 mod output;
 mod report;
 mod run;
@@ -297,6 +299,36 @@ enum Command {
     },
     /// List the designs and their keys.
     Designs,
+    /// For each fault that applies, the smallest magnitude (to the
+    /// millisecond) at which the verdict flips, found by bisection.
+    Margin {
+        /// The scenario file.
+        file: PathBuf,
+        /// Seed of every run (default: the scenario's `seed`).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Print one JSON object per row (JSON lines).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Sweep the scenario over every lock design (or --designs) with the
+    /// same seeds, and print one row per design.
+    Compare {
+        /// The scenario file.
+        file: PathBuf,
+        /// Lock designs to compare, comma-separated (default: every one).
+        #[arg(long, value_delimiter = ',')]
+        designs: Option<Vec<String>>,
+        /// Seeds to run: A..B (B excluded), A..=B or A [default: 0..1000].
+        #[arg(long, value_parser = crate::explore::shard::parse_range)]
+        seeds: Option<std::ops::Range<u64>>,
+        /// Worker threads (default: one per core).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Print one JSON object per design (JSON lines).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `--faults`: which faults a seed runs with.
@@ -462,6 +494,22 @@ where
         Command::Designs => {
             print!("{}", output::designs(registry));
             Status::Ok
+        }
+        Command::Margin { file, seed, json } => margin::margin(registry, &file, seed, json),
+        Command::Compare {
+            file,
+            designs,
+            seeds,
+            jobs,
+            json,
+        } => {
+            let defaults = crate::explore::sweep::SweepOptions::default();
+            let sweep = crate::explore::sweep::SweepOptions {
+                seeds: seeds.unwrap_or(defaults.seeds),
+                jobs: jobs.unwrap_or(defaults.jobs).max(1),
+                ..defaults
+            };
+            compare::compare(registry, &file, designs, sweep, json)
         }
     };
     status

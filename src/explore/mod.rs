@@ -8,7 +8,9 @@
 //!   boundary;
 //! - [`shard`]: `--shard K/N` and merging the shards' JSON lines;
 //! - [`resume`]: continuing a stopped sweep from its JSON lines;
-//! - [`strategy`]: proptest strategies for fault schedules.
+//! - [`strategy`]: proptest strategies for fault schedules;
+//! - [`margin`]: the smallest magnitude of each fault that flips a verdict;
+//! - [`compare`]: one workload swept over every lock design.
 //!
 //! ```no_run
 //! use fencesim::design::catalog::Registry;
@@ -18,7 +20,9 @@
 //! println!("{} of {} seeds violate", summary.violations, summary.seeds);
 //! ```
 
+pub mod compare;
 pub mod exhaustive;
+pub mod margin;
 pub mod random;
 pub mod resume;
 pub mod shard;

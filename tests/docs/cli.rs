@@ -1,6 +1,6 @@
-//! `docs/cli.md` against the binary: the JSON fields that `run --json` and
-//! `explore --json` print on bundled scenarios are the fields its tables
-//! list, every command and flag of `--help` is in its section, and every
+//! `docs/cli.md` against the binary: the JSON fields that `run --json`,
+//! `explore --json`, `margin --json` and `compare --json` print on bundled
+//! scenarios are the fields its tables list, every command and flag of `--help` is in its section, and every
 //! exit code of `fencesim::cli::Status` is in its table.
 
 use std::collections::BTreeSet;
@@ -222,6 +222,32 @@ fn explore_json_fields_are_the_documented_ones() {
     );
     problems.extend(agree("### Checkpoint and summary", &summaries));
     problems.extend(agree("### `--exhaustive` summary", &ex_summary));
+    assert!(problems.is_empty(), "{FILE}:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn margin_and_compare_json_fields_are_the_documented_ones() {
+    let dir = TempDir::checkout("margin-json");
+    let margin = fencesim_in(
+        dir.path(),
+        &["margin", "scenarios/figure-9-6-unfenced.toml", "--json"],
+    );
+    assert_eq!(margin.code, 0, "{}", margin.stderr);
+    let compare = fencesim_in(
+        dir.path(),
+        &[
+            "compare",
+            "scenarios/figure-9-6-unfenced.toml",
+            "--seeds",
+            "0..10",
+            "--designs",
+            "lease,etcd",
+            "--json",
+        ],
+    );
+    assert_eq!(compare.code, 0, "{}", compare.stderr);
+    let mut problems = agree("## `margin --json`", &json_lines(&margin.stdout));
+    problems.extend(agree("## `compare --json`", &json_lines(&compare.stdout)));
     assert!(problems.is_empty(), "{FILE}:\n{}", problems.join("\n"));
 }
 

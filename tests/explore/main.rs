@@ -2,7 +2,9 @@
 //! injection, the TOML writer and the proptest strategies.
 
 mod cli;
+mod compare;
 mod exhaustive;
+mod margin;
 mod property;
 mod random;
 mod replay;

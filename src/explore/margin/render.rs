@@ -1,0 +1,223 @@
+//! How a margin [`Row`] reads: one line for humans, one JSON object.
+
+use serde_json::json;
+use sim::fault::{Fault, Trigger};
+
+use super::{Finding, ProbeKind, Row};
+use crate::oracle::Verdict;
+
+impl Row {
+    /// The node the fault hits: the paused or skewed node, a delayed link's
+    /// client.
+    pub fn node(&self) -> String {
+        match &self.probe.fault.fault {
+            Fault::Delay(d) if d.to == "storage" => d.from.clone(),
+            Fault::Delay(d) => d.to.clone(),
+            f => f.nodes().join(","),
+        }
+    }
+
+    /// `ms`, or `ms/s` for a clock rate.
+    pub fn unit(&self) -> &'static str {
+        match self.probe.kind {
+            ProbeKind::ClockRate { .. } => "ms/s",
+            _ => "ms",
+        }
+    }
+
+    /// One line for humans: "a pause of 8.996 s after client1:acquired
+    /// breaks it; ttl 10 s, work 1 s".
+    pub fn text(&self) -> String {
+        let what = self.what();
+        let bare = what
+            .replace(" of {}", "")
+            .replace(" for {}", "")
+            .replace(" lasting {}", "")
+            .replace("{} ", "");
+        let against: Vec<String> = self
+            .timeouts
+            .iter()
+            .map(|(k, d)| format!("{k} {}", secs(d.as_millis() as u64)))
+            .collect();
+        let against = if against.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", against.join(", "))
+        };
+        let max = self.magnitude(self.probe.max);
+        let body = match self.finding {
+            Finding::Flip => {
+                let threshold = self.threshold.expect("a flip has a threshold");
+                let effect = if self.verdict_at == Verdict::Violation {
+                    "breaks it".to_owned()
+                } else {
+                    format!("makes it {}", self.verdict_at)
+                };
+                let mut text = format!(
+                    "{} {effect} (at {}: {})",
+                    what.replace("{}", &self.magnitude(threshold)),
+                    self.magnitude(threshold - 1),
+                    self.verdict_below
+                );
+                if !self.monotone {
+                    text.push_str("; not monotone: a larger magnitude flips back");
+                }
+                text
+            }
+            Finding::NoFlip => format!(
+                "{bare}: no flip up to {max} ({} throughout)",
+                self.verdict_below
+            ),
+            Finding::FlipsAtMin => format!(
+                "{}: already {} at {} (as written: {}), no threshold",
+                bare,
+                self.verdict_at,
+                self.magnitude(1),
+                self.verdict_below
+            ),
+            Finding::Unfired => format!("{}: never fires", bare),
+        };
+        format!("{body}{against}")
+    }
+
+    /// A magnitude in the row's unit, as text.
+    fn magnitude(&self, m: u64) -> String {
+        match self.probe.kind {
+            ProbeKind::ClockRate { .. } => format!("{m} ms/s"),
+            _ => secs(m),
+        }
+    }
+
+    /// The fault in words, `{}` standing for its magnitude.
+    fn what(&self) -> String {
+        let after = trigger_text(&self.probe.fault.trigger);
+        let own = match self.probe.kind {
+            ProbeKind::Scripted(i) => format!(
+                "the scenario's own {} (fault {}, line {}): ",
+                self.probe.fault.fault.kind(),
+                i + 1,
+                self.probe.fault.line
+            ),
+            _ => String::new(),
+        };
+        let text = match (&self.probe.kind, &self.probe.fault.fault) {
+            (_, Fault::Pause(p)) => match &self.probe.fault.trigger {
+                Trigger::After { node, .. } if *node == p.node => {
+                    format!("a pause of {{}} {after}")
+                }
+                _ => format!("a pause of {} of {{}} {after}", p.node),
+            },
+            (ProbeKind::ClockRate { fast }, Fault::Clock(c)) => format!(
+                "{}'s clocks running {{}} {} {after}",
+                c.node,
+                if *fast { "fast" } else { "slow" }
+            ),
+            (_, Fault::Clock(c)) => format!(
+                "a clock jump {} of {{}} on {} {after}",
+                if c.jump_ns.unwrap_or(0) >= 0 {
+                    "forward"
+                } else {
+                    "back"
+                },
+                c.node
+            ),
+            (ProbeKind::Delay, Fault::Delay(d)) => {
+                format!("a delay of {{}} on the first message {} → {}", d.from, d.to)
+            }
+            (_, Fault::Delay(d)) => format!("a delay of {{}} on {} → {} {after}", d.from, d.to),
+            (_, Fault::Partition(_)) => format!("a partition lasting {{}} {after}"),
+            (_, Fault::Crash(c)) => format!("a crash of {} down for {{}} {after}", c.node),
+            (_, f) => format!("a {} of {{}} {after}", f.kind()),
+        };
+        format!("{own}{text}")
+    }
+
+    /// The row as one JSON object (a line of `--json`).
+    pub fn json(&self) -> serde_json::Value {
+        let (from, to) = match &self.probe.fault.fault {
+            Fault::Delay(d) => (Some(d.from.clone()), Some(d.to.clone())),
+            _ => (None, None),
+        };
+        let direction = match &self.probe.kind {
+            ProbeKind::ClockJump { forward } => Some(if *forward { "forward" } else { "back" }),
+            ProbeKind::ClockRate { fast } => Some(if *fast { "fast" } else { "slow" }),
+            ProbeKind::Scripted(_) => match &self.probe.fault.fault {
+                Fault::Clock(c) => Some(if c.jump_ns.unwrap_or(0) >= 0 {
+                    "forward"
+                } else {
+                    "back"
+                }),
+                _ => None,
+            },
+            _ => None,
+        };
+        let scripted_line = match self.probe.kind {
+            ProbeKind::Scripted(_) => Some(self.probe.fault.line),
+            _ => None,
+        };
+        let timeouts: serde_json::Map<String, serde_json::Value> = self
+            .timeouts
+            .iter()
+            .map(|(k, d)| (format!("{k}_ms"), json!(d.as_millis() as u64)))
+            .collect();
+        let found = self.finding == Finding::Flip;
+        json!({
+            "kind": self.probe.kind_name(),
+            "node": self.node(),
+            "threshold_ms": self.threshold,
+            "seed": self.seed,
+            "unit": self.unit(),
+            "trigger": trigger_text(&self.probe.fault.trigger),
+            "from": from,
+            "to": to,
+            "direction": direction,
+            "scripted_line": scripted_line,
+            "finding": self.finding.as_str(),
+            "verdict_below": self.verdict_below.as_str(),
+            "verdict_at": found.then(|| self.verdict_at.as_str()),
+            "max_ms": self.probe.max,
+            "monotone": self.monotone,
+            "runs": self.runs,
+            "timeouts": timeouts,
+        })
+    }
+}
+
+/// `after client1:acquired`, `after client1:acquired:2 + 500 ms`, `from
+/// the start`, `at 5 s`.
+pub(super) fn trigger_text(trigger: &Trigger) -> String {
+    match trigger {
+        Trigger::At(d) if d.is_zero() => "from the start".to_owned(),
+        Trigger::At(d) => format!("at {}", secs(d.as_millis() as u64)),
+        Trigger::After {
+            node,
+            kind,
+            nth,
+            delay,
+        } => {
+            let nth = if *nth == 1 {
+                String::new()
+            } else {
+                format!(":{nth}")
+            };
+            let delay = if delay.is_zero() {
+                String::new()
+            } else {
+                format!(" + {}", secs(delay.as_millis() as u64))
+            };
+            format!("after {node}:{kind}{nth}{delay}")
+        }
+    }
+}
+
+/// Milliseconds as seconds, trailing zeros dropped: `8.996 s`, `10 s`.
+pub fn secs(ms: u64) -> String {
+    let whole = ms / 1000;
+    let frac = ms % 1000;
+    if frac == 0 {
+        format!("{whole} s")
+    } else {
+        let digits = format!("{frac:03}");
+        format!("{whole}.{} s", digits.trim_end_matches('0'))
+    }
+}

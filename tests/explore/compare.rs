@@ -1,0 +1,194 @@
+//! `fencesim compare`: one workload over every lock design, the same seeds.
+
+use std::time::Duration;
+
+use fencesim::design::catalog::{Registry, Role};
+use fencesim::explore::compare;
+use fencesim::explore::sweep::{self, SweepOptions};
+use fencesim::scenario::ParamValue;
+
+use super::bundled;
+use super::cli::fencesim;
+
+const UNFENCED: &str = "scenarios/figure-9-6-unfenced.toml";
+
+fn json_rows(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn compare_lists_all_seven_lock_designs_with_the_same_seeds() {
+    let (code, out, err) = fencesim(&["compare", UNFENCED, "--seeds", "0..50", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let rows = json_rows(&out);
+    let names: Vec<&str> = rows.iter().map(|r| r["design"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "lease",
+            "redis",
+            "redlock",
+            "etcd",
+            "zookeeper",
+            "chubby",
+            "hazelcast"
+        ]
+    );
+    assert_eq!(names, Registry::builtin().names(Role::Lock));
+    for row in &rows {
+        assert_eq!(row["error"], serde_json::Value::Null, "{row}");
+        assert_eq!(row["seeds"], 50, "{row}");
+        assert_eq!(row["ttl_ms"], 10_000, "{row}");
+        for key in [
+            "failing_seeds",
+            "first_failing_seed",
+            "violation_kinds",
+            "milestones",
+            "milestones_reached",
+            "main_pause_ms",
+        ] {
+            assert!(row.get(key).is_some(), "{key} missing: {row}");
+        }
+    }
+    // The lease row is the scenario as written, up to the keys it leaves at
+    // their defaults (tokens and a counter, which an unchecked storage
+    // ignores): the same failing seeds as a plain sweep of the file.
+    let s = bundled("figure-9-6-unfenced");
+    let options = SweepOptions {
+        seeds: 0..50,
+        jobs: 2,
+        ..SweepOptions::default()
+    };
+    let plain = sweep::sweep(&s, &options, &|_| {});
+    assert_eq!(rows[0]["failing_seeds"], plain.failing_seeds);
+    assert_eq!(
+        rows[0]["first_failing_seed"],
+        plain.first_failing_seed.unwrap()
+    );
+    assert_eq!(rows[0]["main_pause_finding"], "flip");
+
+    let (code, table, _) = fencesim(&["compare", UNFENCED, "--seeds", "0..50"]);
+    assert_eq!(code, 0);
+    let body: Vec<&str> = table.lines().filter(|l| l.starts_with("| ")).collect();
+    assert_eq!(body.len(), 1 + 7, "{table}");
+    assert!(body[0].contains("| design | failing seeds | first failing seed |"));
+    assert!(body[1].starts_with("| lease | "), "{table}");
+}
+
+#[test]
+fn each_design_runs_with_its_defaults_and_the_scenarios_ttl() {
+    let registry = Registry::builtin();
+    let s = bundled("figure-9-6-unfenced");
+    for name in registry.names(Role::Lock) {
+        let (swapped, ttl) = compare::with_lock(&registry, &s, name).unwrap();
+        assert_eq!(swapped.lock.design, name);
+        assert_eq!(swapped.lock.resolved.info().name, name);
+        assert_eq!(ttl, Some(ParamValue::Duration(Duration::from_secs(10))));
+        let info = registry.get(Role::Lock, name).unwrap();
+        for (key, value) in info.defaults().iter() {
+            let expected = if key == "ttl" {
+                ttl.as_ref().unwrap()
+            } else {
+                value
+            };
+            assert_eq!(
+                swapped.lock.params.get(key),
+                Some(expected),
+                "{name}: {key}"
+            );
+        }
+        // Everything but the lock is the scenario's.
+        assert_eq!(swapped.clients, s.clients);
+        assert_eq!(swapped.storage, s.storage);
+        assert_eq!(swapped.faults.len(), s.faults.len());
+        assert_eq!(swapped.faults[0].fault, s.faults[0].fault);
+    }
+}
+
+#[test]
+fn compare_is_the_same_with_any_jobs() {
+    let args = |jobs| {
+        let (code, out, _) = fencesim(&[
+            "compare",
+            UNFENCED,
+            "--seeds",
+            "0..20",
+            "--designs",
+            "lease,etcd",
+            "--jobs",
+            jobs,
+            "--json",
+        ]);
+        assert_eq!(code, 0);
+        out
+    };
+    let one = args("1");
+    assert_eq!(json_rows(&one).len(), 2);
+    assert_eq!(one, args("2"));
+}
+
+#[test]
+fn compare_uses_the_registry_it_is_given() {
+    let path = format!("{}/{UNFENCED}", env!("CARGO_MANIFEST_DIR"));
+    let mut registry = Registry::empty();
+    registry.add_lock(fencesim::design::lease::Lease);
+    registry.add_storage(fencesim::design::storage::UncheckedDesign);
+    let run = |registry: &Registry, design: &str| {
+        fencesim::cli::run_args(
+            registry,
+            [
+                "fencesim",
+                "compare",
+                &path,
+                "--seeds",
+                "0..2",
+                "--designs",
+                design,
+                "--json",
+            ],
+        )
+    };
+    assert_eq!(run(&registry, "lease"), fencesim::cli::Status::Ok);
+    // A design the registry does not hold is bad input, named with the
+    // designs it does hold.
+    assert_eq!(run(&registry, "zookeeper"), fencesim::cli::Status::Invalid);
+    let (code, _, err) = fencesim(&["compare", UNFENCED, "--designs", "lease,zookeper"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown lock design `zookeper`"), "{err}");
+    assert!(err.contains("known lock designs: lease, redis"), "{err}");
+}
+
+#[test]
+fn compare_of_a_bad_file_exits_2_naming_the_place() {
+    let (code, _, err) = fencesim(&["compare", "scenarios/no-such-file.toml"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no-such-file.toml"), "{err}");
+    let (code, _, err) = fencesim(&["compare", UNFENCED, "--seeds", "5..x"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid seed range"), "{err}");
+}
+
+#[test]
+fn a_design_that_cannot_run_the_scenario_is_a_row_that_says_why() {
+    // The scenario crashes `lock`; redlock's nodes are lock1 … lock5.
+    let (code, out, err) = fencesim(&[
+        "compare",
+        "scenarios/redis-restart-without-persistence.toml",
+        "--seeds",
+        "0..3",
+        "--designs",
+        "redlock,redis",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows = json_rows(&out);
+    assert_eq!(rows.len(), 2);
+    let error = rows[0]["error"].as_str().expect("redlock cannot run it");
+    assert!(error.contains("unknown node `lock`"), "{error}");
+    assert_eq!(rows[0]["seeds"], 0);
+    assert_eq!(rows[1]["design"], "redis");
+    assert_eq!(rows[1]["error"], serde_json::Value::Null);
+    assert_eq!(rows[1]["seeds"], 3);
+}
