@@ -258,7 +258,7 @@ pub fn probes(scenario: &Scenario) -> Vec<Probe> {
                     continue;
                 }
                 let fault = Fault::Delay(Delay {
-                    from,
+                    from: Some(from),
                     to,
                     extra: Duration::ZERO,
                     scope: Scope::Count(1),

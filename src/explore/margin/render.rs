@@ -11,7 +11,7 @@ impl Row {
     /// client.
     pub fn node(&self) -> String {
         match &self.probe.fault.fault {
-            Fault::Delay(d) if d.to == "storage" => d.from.clone(),
+            Fault::Delay(d) if d.to == "storage" => d.from.clone().unwrap_or_else(|| d.to.clone()),
             Fault::Delay(d) => d.to.clone(),
             f => f.nodes().join(","),
         }
@@ -122,9 +122,17 @@ impl Row {
                 c.node
             ),
             (ProbeKind::Delay, Fault::Delay(d)) => {
-                format!("a delay of {{}} on the first message {} → {}", d.from, d.to)
+                format!(
+                    "a delay of {{}} on the first message {} → {}",
+                    d.from.as_deref().unwrap_or("*"),
+                    d.to
+                )
             }
-            (_, Fault::Delay(d)) => format!("a delay of {{}} on {} → {} {after}", d.from, d.to),
+            (_, Fault::Delay(d)) => format!(
+                "a delay of {{}} on {} → {} {after}",
+                d.from.as_deref().unwrap_or("*"),
+                d.to
+            ),
             (_, Fault::Partition(_)) => format!("a partition lasting {{}} {after}"),
             (_, Fault::Crash(c)) => format!("a crash of {} down for {{}} {after}", c.node),
             (_, f) => format!("a {} of {{}} {after}", f.kind()),
