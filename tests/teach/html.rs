@@ -233,3 +233,21 @@ fn the_time_axis_is_to_scale_and_says_where_it_is_cut() {
         assert!(page.contains(&format!("id=\"{id}\"")), "{id}");
     }
 }
+
+/// The beliefs the page shows at each step follow the client's renewals:
+/// client1 renews its 6 s lease twice, so the lease end it believes moves
+/// from 6.005 s to 9.005 s to 12.005 s, in that order.
+#[test]
+fn beliefs_follow_each_renewal() {
+    let (page, _) = page("renewal-outlived-by-a-pause");
+    let marker = "[[\"client1\",\"lease 1 (token 1) until ";
+    let mut ends: Vec<&str> = Vec::new();
+    for (at, _) in page.match_indices(marker) {
+        let rest = &page[at + marker.len()..];
+        let end = &rest[..rest.find(' ').unwrap()];
+        if ends.last() != Some(&end) {
+            ends.push(end);
+        }
+    }
+    assert_eq!(ends, ["6.005s", "9.005s", "12.005s"], "{ends:?}");
+}
