@@ -156,8 +156,15 @@ pub fn words(f: &FaultSpec) -> String {
         Some(Scope::Count(n)) if *n > 1 => size += &format!(" on {n} messages"),
         _ => {}
     }
-    let when = match &f.trigger {
-        Trigger::At(t) => format!("at {}", humantime::format_duration(*t)),
+    let when = trigger_words(&f.trigger, |d| humantime::format_duration(d).to_string());
+    format!("{} of {nodes}{size} {when}", f.fault.kind())
+}
+
+/// A trigger in words, durations written by `duration`: `at 5s`, `after
+/// client1:acquired:2 + 8ms`.
+pub fn trigger_words(trigger: &Trigger, duration: impl Fn(Duration) -> String) -> String {
+    match trigger {
+        Trigger::At(t) => format!("at {}", duration(*t)),
         Trigger::After {
             node,
             kind,
@@ -172,12 +179,11 @@ pub fn words(f: &FaultSpec) -> String {
             let delay = if delay.is_zero() {
                 String::new()
             } else {
-                format!(" + {}", humantime::format_duration(*delay))
+                format!(" + {}", duration(*delay))
             };
             format!("after {node}:{kind}{nth}{delay}")
         }
-    };
-    format!("{} of {nodes}{size} {when}", f.fault.kind())
+    }
 }
 
 /// The signatures of `run`'s findings that count toward its verdict, in

@@ -39,6 +39,33 @@ pub mod svg;
 
 pub use lanes::{describe, lanes, LanesOptions};
 
+/// The stretches in which a node ran nothing: `(node, from, to, "paused")`
+/// from a pause to its resume, `(node, from, to, "down")` from a crash to
+/// its restart; one still open at the end of the journal ends at `end_ns`.
+pub(crate) fn stopped_stretches(
+    events: &[sim::journal::Event],
+    end_ns: u64,
+) -> Vec<(&str, u64, u64, &'static str)> {
+    use sim::events as world;
+    let mut since: Vec<(&str, u64, &'static str)> = Vec::new();
+    let mut stretches = Vec::new();
+    for e in events {
+        match e.kind.as_str() {
+            world::PAUSE => since.push((&e.node, e.t_ns, "paused")),
+            world::CRASH => since.push((&e.node, e.t_ns, "down")),
+            world::RESUME | world::RESTART => {
+                if let Some(p) = since.iter().position(|(n, _, _)| *n == e.node) {
+                    let (n, t0, what) = since.remove(p);
+                    stretches.push((n, t0, e.t_ns, what));
+                }
+            }
+            _ => {}
+        }
+    }
+    stretches.extend(since.into_iter().map(|(n, t0, what)| (n, t0, end_ns, what)));
+    stretches
+}
+
 /// What the file renderers ([`markdown`], [`html`], [`perfetto`]) draw: one
 /// run's journal, the oracle's judgement of it, and the scenario's words.
 #[derive(Clone, Copy, Debug)]

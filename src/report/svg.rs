@@ -189,22 +189,7 @@ pub fn figure(s: &Subject<'_>) -> String {
         );
     }
     // Pauses and crashes.
-    let mut since: Vec<(&str, u64, &str)> = Vec::new();
-    let mut bands: Vec<(&str, u64, u64, &str)> = Vec::new();
-    for e in events {
-        match e.kind.as_str() {
-            world::PAUSE => since.push((&e.node, e.t_ns, "paused")),
-            world::CRASH => since.push((&e.node, e.t_ns, "down")),
-            world::RESUME | world::RESTART => {
-                if let Some(p) = since.iter().position(|(n, _, _)| *n == e.node) {
-                    let (n, t0, what) = since.remove(p);
-                    bands.push((n, t0, e.t_ns, what));
-                }
-            }
-            _ => {}
-        }
-    }
-    bands.extend(since.into_iter().map(|(n, t0, what)| (n, t0, end, what)));
+    let bands = super::stopped_stretches(events, end);
     for (node, t0, t1, what) in bands {
         let Some(i) = lane(node) else { continue };
         let line = lanes[i].1;

@@ -196,25 +196,7 @@ impl Row {
 pub(super) fn trigger_text(trigger: &Trigger) -> String {
     match trigger {
         Trigger::At(d) if d.is_zero() => "from the start".to_owned(),
-        Trigger::At(d) => format!("at {}", secs(d.as_millis() as u64)),
-        Trigger::After {
-            node,
-            kind,
-            nth,
-            delay,
-        } => {
-            let nth = if *nth == 1 {
-                String::new()
-            } else {
-                format!(":{nth}")
-            };
-            let delay = if delay.is_zero() {
-                String::new()
-            } else {
-                format!(" + {}", secs(delay.as_millis() as u64))
-            };
-            format!("after {node}:{kind}{nth}{delay}")
-        }
+        _ => crate::explore::shrink::trigger_words(trigger, |d| secs(d.as_millis() as u64)),
     }
 }
 

@@ -277,24 +277,9 @@ impl Layout {
         // the page places them again with the browser's own text widths.
         let mut labels = Labels::new(self.lanes.len());
         // Pause and crash bands.
-        let mut since: Vec<(String, u64, &str)> = Vec::new();
-        let mut bands: Vec<(String, u64, u64, &str)> = Vec::new();
-        for e in events {
-            match e.kind.as_str() {
-                world::PAUSE => since.push((e.node.clone(), e.t_ns, "paused")),
-                world::CRASH => since.push((e.node.clone(), e.t_ns, "down")),
-                world::RESUME | world::RESTART => {
-                    if let Some(p) = since.iter().position(|(n, _, _)| *n == e.node) {
-                        let (n, t0, what) = since.remove(p);
-                        bands.push((n, t0, e.t_ns, what));
-                    }
-                }
-                _ => {}
-            }
-        }
-        bands.extend(since.into_iter().map(|(n, t0, what)| (n, t0, end, what)));
+        let bands = crate::report::stopped_stretches(events, end);
         for (n, t0, t1, what) in bands {
-            if let Some((li, lane)) = self.lane(&n) {
+            if let Some((li, lane)) = self.lane(n) {
                 let (x0, x1) = (self.axis.x(t0), self.axis.x(t1));
                 writeln!(
                     out,
