@@ -94,6 +94,23 @@ pub fn repro_command_faults(file: &str, seed: u64, random: bool) -> String {
     }
 }
 
+/// The flags that give a replay `mode`'s faults: none for the scenario's
+/// own, ` --faults random`, or ` --faults guided --corpus FILE
+/// --corpus-entries N` (the entries the sweep loaded, which a later sweep's
+/// appended ones do not change).
+pub fn faults_flags(mode: &crate::explore::sweep::FaultMode) -> String {
+    use crate::explore::sweep::FaultMode;
+    match mode {
+        FaultMode::Scenario => String::new(),
+        FaultMode::Random => " --faults random".to_owned(),
+        FaultMode::Guided(corpus) => format!(
+            " --faults guided --corpus {} --corpus-entries {}",
+            shell_quote(&corpus.file),
+            corpus.len()
+        ),
+    }
+}
+
 /// The command that replays `file` with `seed`, the same in every
 /// environment: what written reports print, so that they are byte-identical
 /// wherever they are generated.

@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::output::plural;
-use super::{load, repro_command_faults, Status};
+use super::{load, repro_command, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::exhaustive::{self, ExhaustiveResult};
@@ -48,7 +48,7 @@ use crate::explore::shard::Shard;
 use crate::explore::sweep::{
     self, FaultMode, SeedReport, StopRules, StoppedBy, SweepEvent, SweepOptions, SweepSummary,
 };
-use crate::explore::{describe, random};
+use crate::explore::{describe, guided};
 use crate::scenario::Scenario;
 use sim::journal::seconds;
 
@@ -65,6 +65,12 @@ pub(super) struct Options {
     pub given: Given,
     /// `--until` and `--time`.
     pub rules: StopRules,
+    /// `--faults` (or `--guided`) with `--corpus`: resolved into
+    /// `sweep.faults` once the scenario is loaded.
+    pub faults: super::FaultsChoice,
+    /// `--corpus-out`: where a guided sweep writes its grown corpus
+    /// (default: `--corpus`).
+    pub corpus_out: Option<PathBuf>,
 }
 
 /// The sweep settings given on the command line.
@@ -79,6 +85,14 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
+    let Some(mode) = options.faults.mode(&scenario) else {
+        return Status::Invalid;
+    };
+    options.sweep.faults = mode;
+    if options.corpus_out.is_some() && !matches!(options.sweep.faults, FaultMode::Guided(_)) {
+        eprintln!("error: --corpus-out is for --guided");
+        return Status::Invalid;
+    }
     let resumed = match options.resume.clone() {
         None => None,
         Some(path) => match resumed(&scenario, &path, &mut options) {
@@ -129,12 +143,12 @@ fn resumed(scenario: &Scenario, path: &Path, options: &mut Options) -> Result<Re
     }
     o.seeds = r.range.clone();
     o.shard = r.shard;
-    o.faults = r.faults;
+    o.faults = r.faults.clone();
     Ok(r)
 }
 
-fn repro(scenario: &Scenario, seed: u64, mode: FaultMode) -> String {
-    repro_command_faults(&scenario.file, seed, mode == FaultMode::Random)
+fn repro(scenario: &Scenario, seed: u64, mode: &FaultMode) -> String {
+    repro_command(&scenario.file, seed) + &crate::repro::faults_flags(mode)
 }
 
 fn sweep(
@@ -179,6 +193,11 @@ fn sweep(
         None => line,
     };
     let mut ran = already;
+    // A guided sweep's corpus, grown in seed order from the one it loaded.
+    let mut growth = match &o.faults {
+        FaultMode::Guided(corpus) => Some(guided::Growth::new(corpus)),
+        _ => None,
+    };
     let summary = sweep::sweep_with_rules(
         scenario,
         o,
@@ -190,6 +209,9 @@ fn sweep(
             SweepEvent::Seed(report) => {
                 ran += 1;
                 bar.update(ran, 0);
+                if let Some(growth) = &mut growth {
+                    growth.observe(scenario, report);
+                }
                 if json && report.is_failure() {
                     while earlier
                         .front()
@@ -204,7 +226,7 @@ fn sweep(
                     if written < sweep::MAX_KEPT {
                         write(
                             &mut out,
-                            &report.json(&repro(scenario, report.seed, o.faults)),
+                            &report.json(&repro(scenario, report.seed, &o.faults)),
                         );
                         written += 1;
                     }
@@ -219,6 +241,16 @@ fn sweep(
     );
     bar.finish();
     let signal = stop.signal();
+    let corpus = match &growth {
+        Some(growth) => match write_corpus(scenario, growth, options) {
+            Ok(line) => Some(line),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Status::Invalid;
+            }
+        },
+        None => None,
+    };
     if json {
         for line in earlier.drain(..) {
             if written < sweep::MAX_KEPT {
@@ -229,6 +261,9 @@ fn sweep(
         let mut last = with_scenario(combined(summary.json(o)));
         let failing = last["failing_seeds"].as_u64().unwrap_or(0);
         last["failing_seeds_truncated"] = (failing > written as u64).into();
+        if let Some((value, _)) = &corpus {
+            last["corpus"] = value.clone();
+        }
         write(&mut out, &last);
         if let Some(signal) = signal {
             eprintln!("{}", stopped_note(&summary, signal, true));
@@ -236,10 +271,44 @@ fn sweep(
         return status(&last, signal);
     }
     print!("{}", escape::terminal_lines(&human(scenario, o, &summary)));
+    if let Some((_, line)) = &corpus {
+        println!("{}", escape::terminal(line));
+    }
     if let Some(signal) = signal {
         println!("{}", stopped_note(&summary, signal, false));
     }
     status(&summary.json(o), signal)
+}
+
+/// Writes a guided sweep's grown corpus to `--corpus-out` (or `--corpus`);
+/// returns the summary's `corpus` object and the human line.
+fn write_corpus(
+    scenario: &Scenario,
+    growth: &guided::Growth,
+    options: &Options,
+) -> Result<(Value, String), String> {
+    let loaded = &growth.corpus.file;
+    let out = options
+        .corpus_out
+        .as_ref()
+        .map_or_else(|| loaded.clone(), |p| p.display().to_string());
+    std::fs::write(&out, growth.corpus.to_text(scenario))
+        .map_err(|e| format!("cannot write corpus file {out}: {e}"))?;
+    let before = growth.corpus.len() - growth.added();
+    let value = serde_json::json!({
+        "file": loaded,
+        "loaded": before,
+        "added": growth.added(),
+        "out": out,
+    });
+    let line = format!(
+        "corpus    {} entries loaded from {loaded}, {} added (new milestone combinations); \
+         {} written to {out}",
+        before,
+        growth.added(),
+        growth.corpus.len()
+    );
+    Ok((value, line))
 }
 
 /// The exit status of a sweep whose (whole) summary line is `summary`.
@@ -478,21 +547,18 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
         for finding in report.map_or(&[][..], |f| &f.findings[..]) {
             writeln!(out, "  finding {finding}").unwrap();
         }
-        if o.faults == FaultMode::Random {
-            for f in random::schedule(scenario, first) {
+        if o.faults != FaultMode::Scenario {
+            for f in o.faults.schedule(scenario, first) {
                 writeln!(out, "  random fault {}", describe(&f)).unwrap();
             }
         }
-        writeln!(out, "repro     {}", repro(scenario, first, o.faults)).unwrap();
+        writeln!(out, "repro     {}", repro(scenario, first, &o.faults)).unwrap();
         writeln!(
             out,
             "step      {} step {} --seed {first}{}",
             super::invocation(),
             crate::repro::shell_quote(&scenario.file),
-            match o.faults {
-                FaultMode::Random => " --faults random",
-                FaultMode::Scenario => "",
-            }
+            crate::repro::faults_flags(&o.faults)
         )
         .unwrap();
         if o.faults == FaultMode::Random && super::shrink::writable_seed(first) {

@@ -183,10 +183,18 @@ enum Command {
         #[arg(long)]
         force: bool,
         /// `random`: the scenario's faults plus the seed's random schedule,
-        /// exactly as `explore` ran that seed (same trace hash); `scenario`:
-        /// only the scenario's own faults.
+        /// exactly as `explore` ran that seed (same trace hash); `guided`:
+        /// as `explore --guided` ran it (with `--corpus`); `scenario`: only
+        /// the scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
+        /// With `--faults guided`: the corpus file the sweep drew from.
+        #[arg(long, value_name = "FILE")]
+        corpus: Option<PathBuf>,
+        /// With `--faults guided`: only the corpus file's first N entries
+        /// (the ones the sweep loaded; it appends the ones it found).
+        #[arg(long, value_name = "N", requires = "corpus")]
+        corpus_entries: Option<usize>,
     },
     /// Sweep seeds with random faults (or only the scenario's), or inject
     /// faults exhaustively; list the failing seeds and their repro commands.
@@ -203,9 +211,23 @@ enum Command {
         #[arg(long, value_name = "K/N", value_parser = crate::explore::shard::Shard::parse)]
         shard: Option<crate::explore::shard::Shard>,
         /// `random`: the scenario's faults plus a random schedule per seed;
-        /// `scenario`: only the scenario's faults [default: random].
+        /// `guided`: as --guided; `scenario`: only the scenario's faults
+        /// [default: random].
         #[arg(long, value_enum)]
         faults: Option<FaultsArg>,
+        /// Guided search: each seed runs a fresh random schedule or a
+        /// mutation of an entry of the --corpus file (as loaded at start);
+        /// schedules that reach a new milestone combination are appended to
+        /// the corpus written at the end.
+        #[arg(long, conflicts_with_all = ["exhaustive", "resume"])]
+        guided: bool,
+        /// With --guided: the corpus file to draw from (missing: empty) and,
+        /// unless --corpus-out, to write the grown corpus to.
+        #[arg(long, value_name = "FILE")]
+        corpus: Option<PathBuf>,
+        /// With --guided: write the grown corpus here instead of to --corpus.
+        #[arg(long, value_name = "FILE")]
+        corpus_out: Option<PathBuf>,
         /// Stream JSON lines: one per failing seed (in seed order), a
         /// checkpoint now and then, then a summary line.
         #[arg(long)]
@@ -247,6 +269,13 @@ enum Command {
         /// The faults the seed failed with, as for `explore`.
         #[arg(long, value_enum, default_value_t = FaultsArg::Random)]
         faults: FaultsArg,
+        /// With `--faults guided`: the corpus file the sweep drew from.
+        #[arg(long, value_name = "FILE")]
+        corpus: Option<PathBuf>,
+        /// With `--faults guided`: only the corpus file's first N entries
+        /// (the ones the sweep loaded; it appends the ones it found).
+        #[arg(long, value_name = "N", requires = "corpus")]
+        corpus_entries: Option<usize>,
     },
     /// Run every scenario under the paths (twice, to check determinism) and
     /// print a table.
@@ -269,10 +298,18 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u16).range(8..=200))]
         width: Option<u16>,
         /// `random`: step through the seed as `explore` ran it (the
-        /// scenario's faults plus the seed's random schedule); `scenario`:
-        /// only the scenario's own faults.
+        /// scenario's faults plus the seed's random schedule); `guided`: as
+        /// `explore --guided` ran it (with `--corpus`); `scenario`: only the
+        /// scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
+        /// With `--faults guided`: the corpus file the sweep drew from.
+        #[arg(long, value_name = "FILE")]
+        corpus: Option<PathBuf>,
+        /// With `--faults guided`: only the corpus file's first N entries
+        /// (the ones the sweep loaded; it appends the ones it found).
+        #[arg(long, value_name = "N", requires = "corpus")]
+        corpus_entries: Option<usize>,
     },
     /// Write reports of scenarios into a directory: NAME.md (Mermaid),
     /// NAME.html (timeline), NAME.svg (figure), NAME.trace.json (Perfetto),
@@ -292,10 +329,18 @@ enum Command {
         #[arg(long)]
         force: bool,
         /// `random`: report each seed as `explore` ran it (the scenario's
-        /// faults plus the seed's random schedule); `scenario`: only the
+        /// faults plus the seed's random schedule); `guided`: as `explore
+        /// --guided` ran it (with `--corpus`); `scenario`: only the
         /// scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
+        /// With `--faults guided`: the corpus file the sweep drew from.
+        #[arg(long, value_name = "FILE")]
+        corpus: Option<PathBuf>,
+        /// With `--faults guided`: only the corpus file's first N entries
+        /// (the ones the sweep loaded; it appends the ones it found).
+        #[arg(long, value_name = "N", requires = "corpus")]
+        corpus_entries: Option<usize>,
     },
     /// List the designs and their keys.
     Designs,
@@ -338,13 +383,64 @@ enum FaultsArg {
     Random,
     /// Only the scenario's faults.
     Scenario,
+    /// The scenario's faults plus the seed's guided schedule (`--corpus`).
+    Guided,
 }
 
-impl From<FaultsArg> for crate::explore::sweep::FaultMode {
-    fn from(f: FaultsArg) -> Self {
-        match f {
-            FaultsArg::Random => crate::explore::sweep::FaultMode::Random,
-            FaultsArg::Scenario => crate::explore::sweep::FaultMode::Scenario,
+/// `--faults` with `--corpus` and `--corpus-entries`: the fault mode, once
+/// the scenario whose nodes the corpus's faults name is loaded.
+#[derive(Clone, Debug)]
+pub(super) struct FaultsChoice {
+    arg: FaultsArg,
+    corpus: Option<PathBuf>,
+    entries: Option<usize>,
+}
+
+impl FaultsChoice {
+    fn new(arg: FaultsArg, corpus: Option<PathBuf>, entries: Option<usize>) -> FaultsChoice {
+        FaultsChoice {
+            arg,
+            corpus,
+            entries,
+        }
+    }
+
+    /// `random`, `scenario` or `guided`, as `--faults` spells it.
+    pub(super) fn name(&self) -> &'static str {
+        match self.arg {
+            FaultsArg::Random => "random",
+            FaultsArg::Scenario => "scenario",
+            FaultsArg::Guided => "guided",
+        }
+    }
+
+    /// The mode for `scenario`, or `None` after printing why (exit 2): a
+    /// guided mode without `--corpus`, `--corpus` without it, or a bad
+    /// corpus file (named with its line and column).
+    pub(super) fn mode(&self, scenario: &Scenario) -> Option<crate::explore::sweep::FaultMode> {
+        use crate::explore::sweep::FaultMode;
+        match (self.arg, &self.corpus) {
+            (FaultsArg::Random, None) => Some(FaultMode::Random),
+            (FaultsArg::Scenario, None) => Some(FaultMode::Scenario),
+            (FaultsArg::Guided, Some(path)) => {
+                match crate::explore::guided::Corpus::load(path, scenario, self.entries) {
+                    Ok(corpus) => Some(FaultMode::Guided(std::sync::Arc::new(corpus))),
+                    Err(e) => {
+                        eprint!("{e}");
+                        None
+                    }
+                }
+            }
+            (FaultsArg::Guided, None) => {
+                eprintln!(
+                    "error: --faults guided needs --corpus FILE (the corpus the sweep drew from)"
+                );
+                None
+            }
+            (_, Some(_)) => {
+                eprintln!("error: --corpus is for --faults guided");
+                None
+            }
         }
     }
 }
@@ -412,6 +508,8 @@ where
             trace,
             force,
             faults,
+            corpus,
+            corpus_entries,
         } => run::run(
             registry,
             &file,
@@ -422,7 +520,7 @@ where
                 width: width as usize,
                 trace,
                 force,
-                random_faults: faults == FaultsArg::Random,
+                faults: FaultsChoice::new(faults, corpus, corpus_entries),
             },
         ),
         Command::Explore {
@@ -431,6 +529,9 @@ where
             jobs,
             shard,
             faults,
+            guided,
+            corpus,
+            corpus_out,
             json,
             resume,
             exhaustive,
@@ -442,15 +543,22 @@ where
             let given = explore::Given {
                 seeds: seeds.is_some(),
                 shard: shard.is_some(),
-                faults: faults.is_some(),
+                faults: faults.is_some() || guided,
+            };
+            let faults = if guided {
+                Some(FaultsArg::Guided)
+            } else {
+                faults
             };
             let sweep = crate::explore::sweep::SweepOptions {
                 seeds: seeds.unwrap_or(defaults.seeds),
                 jobs: jobs.unwrap_or(defaults.jobs).max(1),
                 shard: shard.unwrap_or(defaults.shard),
-                faults: faults.unwrap_or(FaultsArg::Random).into(),
+                faults: crate::explore::sweep::FaultMode::Random,
             };
             let options = explore::Options {
+                faults: FaultsChoice::new(faults.unwrap_or(FaultsArg::Random), corpus, None),
+                corpus_out,
                 sweep,
                 json,
                 exhaustive,
@@ -467,6 +575,8 @@ where
             out,
             force,
             faults,
+            corpus,
+            corpus_entries,
         } => shrink::shrink(
             registry,
             &file,
@@ -474,7 +584,7 @@ where
                 seed,
                 out,
                 force,
-                faults: faults.into(),
+                faults: FaultsChoice::new(faults, corpus, corpus_entries),
             },
         ),
         Command::Check { paths } => check::check(registry, &paths),
@@ -483,14 +593,31 @@ where
             seed,
             width,
             faults,
-        } => step::step(registry, &file, seed, width.map(usize::from), faults.into()),
+            corpus,
+            corpus_entries,
+        } => step::step(
+            registry,
+            &file,
+            seed,
+            width.map(usize::from),
+            FaultsChoice::new(faults, corpus, corpus_entries),
+        ),
         Command::Report {
             paths,
             seed,
             out,
             force,
             faults,
-        } => report::report(registry, &paths, seed, &out, force, faults.into()),
+            corpus,
+            corpus_entries,
+        } => report::report(
+            registry,
+            &paths,
+            seed,
+            &out,
+            force,
+            FaultsChoice::new(faults, corpus, corpus_entries),
+        ),
         Command::Designs => {
             print!("{}", output::designs(registry));
             Status::Ok

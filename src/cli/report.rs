@@ -48,7 +48,7 @@ pub(super) fn report(
     seed: Option<u64>,
     out: &Path,
     force: bool,
-    faults: FaultMode,
+    choice: super::FaultsChoice,
 ) -> Status {
     let mut files = Vec::new();
     let mut status = Status::Ok;
@@ -145,11 +145,15 @@ pub(super) fn report(
     let mut entries: Vec<Entry> = Vec::new();
     for (scenario, name) in planned {
         let seed = seed.unwrap_or(scenario.seed);
+        let Some(faults) = choice.mode(&scenario) else {
+            status = status.max(Status::Invalid);
+            continue;
+        };
         // The run a sweep makes of this seed, random faults and all.
-        let (run, _) = sweep::run_seed(&scenario, seed, faults);
-        let repro = replay_command(&scenario.file, seed, faults);
+        let (run, _) = sweep::run_seed(&scenario, seed, faults.clone());
+        let repro = replay_command(&scenario.file, seed, &faults);
         let untested = run.untested();
-        let description = described(&scenario, seed, faults);
+        let description = described(&scenario, seed, &faults);
         let subject = Subject {
             name: &name,
             description: &description,
@@ -233,11 +237,11 @@ pub(super) fn report(
 /// The scenario's description, and with `--faults random` the random
 /// faults the seed added to its story (a reader of the report must not
 /// take them for the scenario's own).
-fn described(scenario: &Scenario, seed: u64, faults: FaultMode) -> String {
-    if faults == FaultMode::Scenario {
+fn described(scenario: &Scenario, seed: u64, faults: &FaultMode) -> String {
+    if *faults == FaultMode::Scenario {
         return scenario.description.clone();
     }
-    let random = crate::explore::random::schedule(scenario, seed);
+    let random = faults.schedule(scenario, seed);
     let added = if random.is_empty() {
         "no fault".to_owned()
     } else {
@@ -283,7 +287,7 @@ fn index_md(entries: &[Entry], command: &str) -> String {
             e.expectations,
             e.events,
             // In a table, even a code span needs its `|` escaped (GFM).
-            escape::code_span(&replay_command(&e.file, e.seed, e.faults)).replace('|', "\\|"),
+            escape::code_span(&replay_command(&e.file, e.seed, &e.faults)).replace('|', "\\|"),
             n = e.name
         )
         .unwrap();
@@ -324,7 +328,7 @@ fn index_html(entries: &[Entry], command: &str) -> String {
             escape::html(&e.description),
             e.expectations,
             e.events,
-            escape::html(&replay_command(&e.file, e.seed, e.faults)),
+            escape::html(&replay_command(&e.file, e.seed, &e.faults)),
             n = escape::html(&e.name),
             v = e.verdict
         )

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use super::files::{self, Replace};
-use super::{load, output, repro_command_faults, Status};
+use super::{load, output, repro_command, Status};
 use crate::design::catalog::Registry;
 use crate::report::lanes::LanesOptions;
 use crate::runner;
@@ -17,8 +17,8 @@ pub(super) struct Options {
     pub trace: Option<PathBuf>,
     /// Replace an existing --trace file (`--force`).
     pub force: bool,
-    /// Add the seed's random fault schedule (`--faults random`).
-    pub random_faults: bool,
+    /// Add the seed's random or guided fault schedule (`--faults`).
+    pub faults: super::FaultsChoice,
 }
 
 pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status {
@@ -29,21 +29,20 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         width,
         trace,
         force,
-        random_faults,
+        faults,
     } = options;
     let Some(scenario) = load(registry, file) else {
+        return Status::Invalid;
+    };
+    let Some(mode) = faults.mode(&scenario) else {
         return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
     // The seed's random faults may never fire; only the scenario's own must.
     let scripted = scenario.faults.len();
-    let scenario = if random_faults {
-        crate::explore::random::scenario_for_seed(&scenario, seed)
-    } else {
-        scenario
-    };
+    let scenario = crate::explore::sweep::scenario_for(&scenario, seed, mode.clone());
     let run = runner::run_scripted(&scenario, seed, scripted);
-    let repro = repro_command_faults(&scenario.file, seed, random_faults);
+    let repro = repro_command(&scenario.file, seed) + &crate::repro::faults_flags(&mode);
     if let Some(path) = trace {
         // A trace has no header to recognize it by: an existing file is
         // replaced only with --force.

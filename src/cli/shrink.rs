@@ -16,7 +16,6 @@ use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::describe;
 use crate::explore::shrink::{self, NotFailing};
-use crate::explore::sweep::FaultMode;
 use crate::explore::sweep::Runs;
 use crate::oracle::{Report, Verdict, ViolationKind};
 use crate::repro::shell_quote;
@@ -30,7 +29,7 @@ pub(super) struct Options {
     pub out: Option<PathBuf>,
     /// Replace the output file even if shrink did not write it (`--force`).
     pub force: bool,
-    pub faults: FaultMode,
+    pub faults: super::FaultsChoice,
 }
 
 /// The command that shrinks `seed` of `file` (random faults).
@@ -58,11 +57,14 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
             i64::MAX,
             super::invocation(),
             shell_quote(&file.display().to_string()),
-            options.faults.as_str()
+            options.faults.name()
         );
         return Status::Invalid;
     }
     let Some(scenario) = load(registry, file) else {
+        return Status::Invalid;
+    };
+    let Some(mode) = options.faults.mode(&scenario) else {
         return Status::Invalid;
     };
     let out = options.out.unwrap_or_else(|| {
@@ -85,7 +87,7 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         eprintln!("error: --out: {e}");
         return Status::Invalid;
     }
-    let shrunk = match shrink::shrink_with(&Runs::default(), &scenario, seed, options.faults) {
+    let shrunk = match shrink::shrink_with(&Runs::default(), &scenario, seed, mode.clone()) {
         Ok(s) => s,
         Err(NotFailing(report)) => {
             eprintln!(
@@ -119,7 +121,7 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
     println!(
         "shrink    {} seed {seed}, faults {}: {} runs",
         escape::terminal(&scenario.file),
-        options.faults.as_str(),
+        mode.as_str(),
         shrunk.runs
     );
     println!("before    {}", plural(shrunk.before.len(), "fault"));

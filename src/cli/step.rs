@@ -25,14 +25,17 @@ pub(super) fn step(
     file: &Path,
     seed: Option<u64>,
     width: Option<usize>,
-    faults: FaultMode,
+    faults: super::FaultsChoice,
 ) -> Status {
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
+    let Some(faults) = faults.mode(&scenario) else {
+        return Status::Invalid;
+    };
     let seed = seed.unwrap_or(scenario.seed);
     // The run a sweep makes of this seed, random faults and all.
-    let (run, _) = sweep::run_seed(&scenario, seed, faults);
+    let (run, _) = sweep::run_seed(&scenario, seed, faults.clone());
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let columns = terminal_columns(terminal);
     let journal = &run.result.journal;
@@ -47,7 +50,7 @@ pub(super) fn step(
         &run.report,
         &run.nodes,
         &options,
-        &replay_command(&scenario.file, seed, faults),
+        &replay_command(&scenario.file, seed, &faults),
     );
     walk.columns = Some(columns);
     // What the run tested and what it left untested, after the verdict.
@@ -66,12 +69,8 @@ pub(super) fn step(
 
 /// The command that replays `seed` of `file` with `faults`, the same in
 /// every environment (`fencesim run FILE --seed N [--faults random]`).
-pub(super) fn replay_command(file: &str, seed: u64, faults: FaultMode) -> String {
-    let command = reproducible_command(file, seed);
-    match faults {
-        FaultMode::Random => command + " --faults random",
-        FaultMode::Scenario => command,
-    }
+pub(super) fn replay_command(file: &str, seed: u64, faults: &FaultMode) -> String {
+    reproducible_command(file, seed) + &crate::repro::faults_flags(faults)
 }
 
 /// The terminal's width: `COLUMNS` when set to a number, else (on a

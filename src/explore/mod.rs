@@ -22,6 +22,7 @@
 
 pub mod compare;
 pub mod exhaustive;
+pub mod guided;
 pub mod margin;
 pub mod random;
 pub mod resume;

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use sim::Outcome;
 
+use super::guided::{self, Corpus};
 use super::random;
 use super::shard::Shard;
 use crate::oracle::{milestones, Milestones, Verdict, ViolationKind};
@@ -41,7 +42,7 @@ use crate::scenario::Scenario;
 pub const MAX_KEPT: usize = 10_000;
 
 /// Which faults a seed runs with.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum FaultMode {
     /// The scenario's own faults plus the seed's random schedule
     /// ([`random::schedule`]): explore adds faults, it never removes the
@@ -50,14 +51,27 @@ pub enum FaultMode {
     Random,
     /// Only the scenario's own faults: the seed varies latency and scheduling.
     Scenario,
+    /// The scenario's own faults plus the seed's guided schedule
+    /// ([`guided::schedule`]): fresh, or a mutation of an entry of this corpus.
+    Guided(std::sync::Arc<Corpus>),
 }
 
 impl FaultMode {
-    /// `"random"` or `"scenario"`.
-    pub fn as_str(self) -> &'static str {
+    /// `"random"`, `"scenario"` or `"guided"`.
+    pub fn as_str(&self) -> &'static str {
         match self {
             FaultMode::Random => "random",
             FaultMode::Scenario => "scenario",
+            FaultMode::Guided(_) => "guided",
+        }
+    }
+
+    /// The random faults `seed` adds to the scenario's own under this mode.
+    pub fn schedule(&self, scenario: &Scenario, seed: u64) -> Vec<crate::scenario::FaultSpec> {
+        match self {
+            FaultMode::Random => random::schedule(scenario, seed),
+            FaultMode::Scenario => Vec::new(),
+            FaultMode::Guided(corpus) => guided::schedule(scenario, seed, corpus),
         }
     }
 }
@@ -486,9 +500,9 @@ pub fn subtract(range: &Range<u64>, done: &[Range<u64>]) -> Vec<Range<u64>> {
 
 /// The scenario that `seed` runs under `mode`.
 pub fn scenario_for(scenario: &Scenario, seed: u64, mode: FaultMode) -> Scenario {
-    match mode {
-        FaultMode::Random => random::scenario_for_seed(scenario, seed),
+    match &mode {
         FaultMode::Scenario => scenario.clone(),
+        mode => random::with_faults(scenario, mode.schedule(scenario, seed)),
     }
 }
 
@@ -530,8 +544,8 @@ pub fn run_seed_with(
     mode: FaultMode,
 ) -> (ScenarioRun, SeedReport) {
     let s = match mode {
-        FaultMode::Random => std::borrow::Cow::Owned(random::scenario_for_seed(scenario, seed)),
         FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
+        mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode)),
     };
     let run = runner::run_within(&s, seed, scenario.faults.len(), runs.budget);
     let report = SeedReport::new(&run, s.faults.len(), s.strict);
@@ -643,7 +657,7 @@ pub fn sweep_with_rules(
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(seed) = work.nth(i) else { break };
-                let (_, report) = run_seed_with(runs, scenario, seed, options.faults);
+                let (_, report) = run_seed_with(runs, scenario, seed, options.faults.clone());
                 if sender.send((i, report)).is_err() {
                     break;
                 }

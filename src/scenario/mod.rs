@@ -35,6 +35,7 @@ use std::path::Path;
 
 use crate::design::catalog::Registry;
 
+pub mod corpus;
 pub mod error;
 mod explore;
 mod faults;

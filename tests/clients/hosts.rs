@@ -114,7 +114,7 @@ fn every_grant_a_lock_sends_is_journaled_and_ends_at_most_once() {
             .into_iter()
             .chain((0..6).map(|seed| (seed, FaultMode::Random)))
         {
-            let (run, _) = run_seed(&scenario, seed, mode);
+            let (run, _) = run_seed(&scenario, seed, mode.clone());
             let what = format!("{} seed {seed} ({})", file.display(), mode.as_str());
             check(&run, &what);
             grants += run

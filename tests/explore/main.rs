@@ -4,6 +4,7 @@
 mod cli;
 mod compare;
 mod exhaustive;
+mod guided;
 mod margin;
 mod property;
 mod random;

@@ -1,0 +1,374 @@
+//! Guided search (`explore --guided --corpus FILE`): milestones as coverage,
+//! a corpus of the schedules that reached a new milestone combination, and
+//! mutations of its entries alongside fresh random seeds.
+//!
+//! Every schedule is a pure function of (scenario, seed, corpus as loaded):
+//! seed `s` draws, from an RNG seeded by `s`, whether it runs the ordinary
+//! [`random::schedule`] (half the time, and always with an empty corpus) or
+//! a mutation of a corpus entry (one to three of: add a fault, remove one,
+//! shift one's trigger, lengthen one). Entries found during a sweep are
+//! never drawn from in that sweep (which ones exist at a given moment would
+//! depend on the threads' timing): they are appended, in seed order, to the
+//! corpus the sweep writes at its end, for the next sweep to draw from. A
+//! guided seed therefore replays alone from its seed and the corpus file's
+//! first [`Corpus::len`] entries (`run FILE --seed N --faults guided
+//! --corpus FILE --corpus-entries K`).
+//!
+//! A *milestone combination* is the set of milestones a run reached (count
+//! > 0, counts ignored); the empty set is never an entry.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::time::Duration;
+
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use sim::fault::random::Draw;
+use sim::fault::Scope;
+
+use super::random::{self, Targets};
+use super::sweep::SeedReport;
+use crate::oracle::{milestones, Milestones};
+use crate::scenario::{ExploreSpec, Fault, FaultSpec, Scenario, ScenarioError, Trigger};
+
+/// Mixed into the seed so that the guided choice's stream is unrelated to
+/// the random schedule's ("guided!!" in ASCII).
+const GUIDED_SALT: u64 = 0x6775_6964_6564_2121;
+
+/// The most faults a mutation grows a schedule to.
+const MAX_MUTATED_FAULTS: usize = 8;
+
+/// One corpus entry: a schedule (the random faults only, not the
+/// scenario's own) and the milestones it reached when seed `seed` ran it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// The seed whose run first reached this combination.
+    pub seed: u64,
+    /// The milestones reached, in [`milestones::NAMES`] order.
+    pub milestones: Vec<String>,
+    /// The schedule.
+    pub faults: Vec<FaultSpec>,
+}
+
+/// The corpus a guided sweep draws from: the entries of its file as loaded.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Corpus {
+    /// The file it was read from (empty for a corpus never read).
+    pub file: String,
+    /// Its entries, in file order.
+    pub entries: Vec<Entry>,
+}
+
+// Faults hold clock rates (f64), never NaN: equality is total.
+impl Eq for Corpus {}
+
+impl Corpus {
+    /// Reads the corpus file `path` for `scenario`; a file that does not
+    /// exist is an empty corpus. With `entries`, only its first `entries`
+    /// (a file with fewer is an error): the corpus a sweep loaded before
+    /// it appended to the file.
+    pub fn load(
+        path: &Path,
+        scenario: &Scenario,
+        entries: Option<usize>,
+    ) -> Result<Corpus, ScenarioError> {
+        let file = path.display().to_string();
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && entries.unwrap_or(0) == 0 => {
+                String::new()
+            }
+            Err(e) => {
+                return Err(ScenarioError::new(
+                    &file,
+                    0,
+                    0,
+                    format!("cannot read corpus file: {e}"),
+                ))
+            }
+        };
+        let mut corpus = Corpus::read(&file, &text, scenario)?;
+        if let Some(n) = entries {
+            if n > corpus.entries.len() {
+                return Err(ScenarioError::new(
+                    &file,
+                    0,
+                    0,
+                    format!(
+                        "--corpus-entries {n}, but the corpus file has only {} entries",
+                        corpus.entries.len()
+                    ),
+                ));
+            }
+            corpus.entries.truncate(n);
+        }
+        Ok(corpus)
+    }
+
+    /// Reads corpus `text` (named `file` in errors) for `scenario`.
+    pub fn read(file: &str, text: &str, scenario: &Scenario) -> Result<Corpus, ScenarioError> {
+        let raw =
+            crate::scenario::corpus::read(file, text, &scenario.node_names(), &milestones::NAMES)?;
+        let entries = raw
+            .into_iter()
+            .map(|(seed, milestones, mut faults)| {
+                // Lines of the corpus file, not of the scenario: a schedule
+                // is the same whether read from a file or kept in memory.
+                for f in &mut faults {
+                    f.line = 0;
+                }
+                Entry {
+                    seed,
+                    milestones,
+                    faults,
+                }
+            })
+            .collect();
+        Ok(Corpus {
+            file: file.to_owned(),
+            entries,
+        })
+    }
+
+    /// How many entries it has.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it has no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The corpus as its file holds it: `[[entries]]` tables whose faults
+    /// are rendered as a scenario's `[[faults]]` are (one inline table each).
+    pub fn to_text(&self, scenario: &Scenario) -> String {
+        let mut out = format!(
+            "# fencesim corpus for {}: fault schedules that reached a new milestone\n\
+             # combination (`explore --guided`), in the order they were found.\n",
+            scenario.file
+        );
+        for e in &self.entries {
+            out.push_str("\n[[entries]]\n");
+            out.push_str(&format!("seed = {}\n", e.seed));
+            let names: Vec<String> = e.milestones.iter().map(|m| format!("\"{m}\"")).collect();
+            out.push_str(&format!("milestones = [{}]\n", names.join(", ")));
+            if e.faults.is_empty() {
+                out.push_str("faults = []\n");
+            } else {
+                out.push_str("faults = [\n");
+                for f in &e.faults {
+                    out.push_str(&format!("  {},\n", super::describe(f)));
+                }
+                out.push_str("]\n");
+            }
+        }
+        out
+    }
+}
+
+/// The milestones reached (count > 0), in [`milestones::NAMES`] order.
+pub fn combination(m: &Milestones) -> Vec<String> {
+    m.pairs()
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, _)| (*name).to_owned())
+        .collect()
+}
+
+/// The random faults of `seed` for `scenario`, guided by `corpus`: a fresh
+/// [`random::schedule`], or a mutation of one of the corpus's entries.
+pub fn schedule(scenario: &Scenario, seed: u64, corpus: &Corpus) -> Vec<FaultSpec> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ GUIDED_SALT);
+    if corpus.is_empty() || rng.chance(0.5) {
+        return random::schedule(scenario, seed);
+    }
+    let entry = &corpus.entries[rng.index(corpus.len())];
+    let mut faults = entry.faults.clone();
+    let spec = random::swarm(&mut rng, scenario, &scenario.explore_spec());
+    let targets = Targets::new(scenario, &spec);
+    for _ in 0..rng.u32_in(1, 3) {
+        mutate(&mut rng, scenario, &spec, &targets, &mut faults);
+    }
+    faults
+}
+
+/// One mutation of `faults`: add a fresh fault, remove one, shift one's
+/// trigger, or lengthen one. An empty schedule can only grow.
+fn mutate(
+    d: &mut dyn Draw,
+    s: &Scenario,
+    spec: &ExploreSpec,
+    targets: &Targets,
+    faults: &mut Vec<FaultSpec>,
+) {
+    let op = if faults.is_empty() { 0 } else { d.u32_in(0, 3) };
+    match op {
+        0 if faults.len() < MAX_MUTATED_FAULTS => {
+            faults.push(random::fault(d, s, spec, targets));
+        }
+        0 | 1 => {
+            faults.remove(d.index(faults.len()));
+        }
+        2 => {
+            let i = d.index(faults.len());
+            shift(d, &mut faults[i].trigger);
+        }
+        _ => {
+            let i = d.index(faults.len());
+            lengthen(d, &mut faults[i].fault);
+        }
+    }
+}
+
+/// Moves a trigger: an `at` time by up to 2 s either way; an `after`
+/// trigger to the previous or next occurrence of its event, or its delay
+/// by up to 1 s either way.
+fn shift(d: &mut dyn Draw, trigger: &mut Trigger) {
+    let ms = |d: &mut dyn Draw, t: Duration, by: u64| {
+        let t = t.as_millis() as u64;
+        let moved = if d.chance(0.5) {
+            t + d.u64_in(1, by)
+        } else {
+            t.saturating_sub(d.u64_in(1, by))
+        };
+        Duration::from_millis(moved)
+    };
+    match trigger {
+        Trigger::At(t) => *t = ms(d, *t, 2000),
+        Trigger::After { nth, delay, .. } => {
+            if d.chance(0.5) {
+                *nth = if d.chance(0.5) || *nth <= 1 {
+                    (*nth + 1).min(8)
+                } else {
+                    *nth - 1
+                };
+            } else {
+                *delay = ms(d, *delay, 1000);
+            }
+        }
+    }
+}
+
+/// Makes a fault last longer or hit harder: half again to twice as long (a
+/// pause, a delay, a partition, a restart delay, a window, a clock jump or
+/// offset), or one more message (a counted link fault).
+fn lengthen(d: &mut dyn Draw, fault: &mut Fault) {
+    let factor = d.u64_in(150, 200);
+    let longer =
+        |t: Duration| Duration::from_millis((t.as_millis() as u64).max(100) * factor / 100);
+    let scope = |s: &mut Scope| match s {
+        Scope::Count(n) => *n += 1,
+        Scope::Window(w) => *w = longer(*w),
+    };
+    match fault {
+        Fault::Pause(p) => p.duration = longer(p.duration),
+        Fault::Delay(x) => {
+            x.extra = longer(x.extra);
+            scope(&mut x.scope);
+        }
+        Fault::Drop(x) => scope(&mut x.scope),
+        Fault::Duplicate(x) => scope(&mut x.scope),
+        Fault::Partition(p) => p.duration = longer(p.duration),
+        Fault::Crash(c) => {
+            c.restart_after = c.restart_after.map(longer);
+        }
+        Fault::Clock(c) => {
+            let scaled = |ns: i64| (ns / 1_000_000) * factor as i64 / 100 * 1_000_000;
+            c.jump_ns = c.jump_ns.map(scaled);
+            c.offset_ns = c.offset_ns.map(scaled);
+        }
+    }
+}
+
+/// The corpus a guided sweep writes: the entries it loaded, then one per
+/// seed (in seed order) whose milestone combination no earlier entry or
+/// seed had reached.
+#[derive(Clone, Debug)]
+pub struct Growth {
+    seen: BTreeSet<Vec<String>>,
+    /// The corpus as it grows.
+    pub corpus: Corpus,
+    loaded: usize,
+}
+
+impl Growth {
+    /// Starts from `corpus` as loaded.
+    pub fn new(corpus: &Corpus) -> Growth {
+        Growth {
+            seen: corpus
+                .entries
+                .iter()
+                .map(|e| e.milestones.clone())
+                .collect(),
+            corpus: corpus.clone(),
+            loaded: corpus.len(),
+        }
+    }
+
+    /// Takes `report` (reports must come in seed order): when its seed
+    /// reached a new, non-empty milestone combination, appends its schedule
+    /// (recomputed from the seed and the corpus as loaded). Returns whether
+    /// it did.
+    pub fn observe(&mut self, scenario: &Scenario, report: &SeedReport) -> bool {
+        let combination = combination(&report.milestones);
+        if combination.is_empty() || self.seen.contains(&combination) {
+            return false;
+        }
+        let loaded = Corpus {
+            file: self.corpus.file.clone(),
+            entries: self.corpus.entries[..self.loaded].to_vec(),
+        };
+        let faults = schedule(scenario, report.seed, &loaded);
+        self.seen.insert(combination.clone());
+        self.corpus.entries.push(Entry {
+            seed: report.seed,
+            milestones: combination,
+            faults,
+        });
+        true
+    }
+
+    /// How many entries were added.
+    pub fn added(&self) -> usize {
+        self.corpus.len() - self.loaded
+    }
+}
+
+/// A guided sweep of `options.seeds` drawing from `corpus` (as loaded):
+/// its summary and the grown corpus (what `explore --guided` writes).
+///
+/// ```no_run
+/// use fencesim::design::catalog::Registry;
+/// use fencesim::explore::guided::{self, Corpus};
+/// use fencesim::explore::sweep::SweepOptions;
+/// let s = fencesim::scenario::load_file(&Registry::builtin(), "scenarios/figure-9-6-unfenced.toml".as_ref()).unwrap();
+/// let (_, first) = guided::sweep(&s, &Corpus::default(), &SweepOptions { seeds: 0..200, ..SweepOptions::default() });
+/// let (_, next) = guided::sweep(&s, &first, &SweepOptions { seeds: 200..400, ..SweepOptions::default() });
+/// assert!(next.len() >= first.len());
+/// ```
+pub fn sweep(
+    scenario: &Scenario,
+    corpus: &Corpus,
+    options: &super::sweep::SweepOptions,
+) -> (super::sweep::SweepSummary, Corpus) {
+    use super::sweep::{FaultMode, Runs, SweepEvent, SweepOptions};
+    let options = SweepOptions {
+        faults: FaultMode::Guided(std::sync::Arc::new(corpus.clone())),
+        ..options.clone()
+    };
+    let mut growth = Growth::new(corpus);
+    let summary = super::sweep::sweep_streaming(
+        scenario,
+        &options,
+        &Runs::default(),
+        &[],
+        &|| false,
+        &mut |event| {
+            if let SweepEvent::Seed(report) = event {
+                growth.observe(scenario, report);
+            }
+        },
+    );
+    (summary, growth.corpus)
+}
