@@ -184,7 +184,7 @@ enum Command {
         force: bool,
         /// `random`: the scenario's faults plus the seed's random schedule,
         /// exactly as `explore` ran that seed (same trace hash); `guided`:
-        /// as `explore --guided` ran it (with `--corpus`); `scenario`: only
+        /// as a guided sweep ran it (with `--corpus`); `scenario`: only
         /// the scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
@@ -299,7 +299,7 @@ enum Command {
         width: Option<u16>,
         /// `random`: step through the seed as `explore` ran it (the
         /// scenario's faults plus the seed's random schedule); `guided`: as
-        /// `explore --guided` ran it (with `--corpus`); `scenario`: only the
+        /// a guided sweep ran it (with `--corpus`); `scenario`: only the
         /// scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
@@ -329,8 +329,8 @@ enum Command {
         #[arg(long)]
         force: bool,
         /// `random`: report each seed as `explore` ran it (the scenario's
-        /// faults plus the seed's random schedule); `guided`: as `explore
-        /// --guided` ran it (with `--corpus`); `scenario`: only the
+        /// faults plus the seed's random schedule); `guided`: as a guided
+        /// sweep ran it (with `--corpus`); `scenario`: only the
         /// scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
