@@ -108,6 +108,7 @@ pub fn faults_flags(mode: &crate::explore::sweep::FaultMode) -> String {
             shell_quote(&corpus.file),
             corpus.len()
         ),
+        FaultMode::Depth(depth) => format!(" --faults depth --depth {}", depth.d),
     }
 }
 

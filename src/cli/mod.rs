@@ -195,6 +195,9 @@ enum Command {
         /// (the ones the sweep loaded; it appends the ones it found).
         #[arg(long, value_name = "N", requires = "corpus")]
         corpus_entries: Option<usize>,
+        /// With `--faults depth`: the depth bound D the sweep ran with.
+        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
+        depth: Option<u32>,
     },
     /// Sweep seeds with random faults (or only the scenario's), or inject
     /// faults exhaustively; list the failing seeds and their repro commands.
@@ -228,6 +231,12 @@ enum Command {
         /// With --guided: write the grown corpus here instead of to --corpus.
         #[arg(long, value_name = "FILE")]
         corpus_out: Option<PathBuf>,
+        /// Depth-bounded search (after PCT): each seed draws 1 to D faults,
+        /// all but the first right after an event drawn from the scenario's
+        /// own run (1 to 16).
+        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16),
+              conflicts_with_all = ["exhaustive", "resume", "guided"])]
+        depth: Option<u32>,
         /// Stream JSON lines: one per failing seed (in seed order), a
         /// checkpoint now and then, then a summary line.
         #[arg(long)]
@@ -276,6 +285,9 @@ enum Command {
         /// (the ones the sweep loaded; it appends the ones it found).
         #[arg(long, value_name = "N", requires = "corpus")]
         corpus_entries: Option<usize>,
+        /// With `--faults depth`: the depth bound D the sweep ran with.
+        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
+        depth: Option<u32>,
     },
     /// Run every scenario under the paths (twice, to check determinism) and
     /// print a table.
@@ -310,6 +322,9 @@ enum Command {
         /// (the ones the sweep loaded; it appends the ones it found).
         #[arg(long, value_name = "N", requires = "corpus")]
         corpus_entries: Option<usize>,
+        /// With `--faults depth`: the depth bound D the sweep ran with.
+        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
+        depth: Option<u32>,
     },
     /// Write reports of scenarios into a directory: NAME.md (Mermaid),
     /// NAME.html (timeline), NAME.svg (figure), NAME.trace.json (Perfetto),
@@ -341,6 +356,9 @@ enum Command {
         /// (the ones the sweep loaded; it appends the ones it found).
         #[arg(long, value_name = "N", requires = "corpus")]
         corpus_entries: Option<usize>,
+        /// With `--faults depth`: the depth bound D the sweep ran with.
+        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
+        depth: Option<u32>,
     },
     /// List the designs and their keys.
     Designs,
@@ -385,6 +403,8 @@ enum FaultsArg {
     Scenario,
     /// The scenario's faults plus the seed's guided schedule (`--corpus`).
     Guided,
+    /// The scenario's faults plus at most D faults at change points (`--depth`).
+    Depth,
 }
 
 /// `--faults` with `--corpus` and `--corpus-entries`: the fault mode, once
@@ -394,14 +414,21 @@ pub(super) struct FaultsChoice {
     arg: FaultsArg,
     corpus: Option<PathBuf>,
     entries: Option<usize>,
+    depth: Option<u32>,
 }
 
 impl FaultsChoice {
-    fn new(arg: FaultsArg, corpus: Option<PathBuf>, entries: Option<usize>) -> FaultsChoice {
+    fn new(
+        arg: FaultsArg,
+        corpus: Option<PathBuf>,
+        entries: Option<usize>,
+        depth: Option<u32>,
+    ) -> FaultsChoice {
         FaultsChoice {
             arg,
             corpus,
             entries,
+            depth,
         }
     }
 
@@ -411,6 +438,7 @@ impl FaultsChoice {
             FaultsArg::Random => "random",
             FaultsArg::Scenario => "scenario",
             FaultsArg::Guided => "guided",
+            FaultsArg::Depth => "depth",
         }
     }
 
@@ -419,6 +447,21 @@ impl FaultsChoice {
     /// corpus file (named with its line and column).
     pub(super) fn mode(&self, scenario: &Scenario) -> Option<crate::explore::sweep::FaultMode> {
         use crate::explore::sweep::FaultMode;
+        match (self.arg, self.depth) {
+            (FaultsArg::Depth, Some(d)) if self.corpus.is_none() => {
+                let depth = crate::explore::depth::Depth::new(scenario, d);
+                return Some(FaultMode::Depth(std::sync::Arc::new(depth)));
+            }
+            (FaultsArg::Depth, Some(_)) => {
+                eprintln!("error: --corpus is for --faults guided");
+                return None;
+            }
+            (_, Some(_)) => {
+                eprintln!("error: --depth is for --faults depth");
+                return None;
+            }
+            (_, None) => {}
+        }
         match (self.arg, &self.corpus) {
             (FaultsArg::Random, None) => Some(FaultMode::Random),
             (FaultsArg::Scenario, None) => Some(FaultMode::Scenario),
@@ -439,6 +482,10 @@ impl FaultsChoice {
             }
             (_, Some(_)) => {
                 eprintln!("error: --corpus is for --faults guided");
+                None
+            }
+            (FaultsArg::Depth, None) => {
+                eprintln!("error: --faults depth needs --depth D (the bound the sweep ran with)");
                 None
             }
         }
@@ -510,6 +557,7 @@ where
             faults,
             corpus,
             corpus_entries,
+            depth,
         } => run::run(
             registry,
             &file,
@@ -520,7 +568,7 @@ where
                 width: width as usize,
                 trace,
                 force,
-                faults: FaultsChoice::new(faults, corpus, corpus_entries),
+                faults: FaultsChoice::new(faults, corpus, corpus_entries, depth),
             },
         ),
         Command::Explore {
@@ -532,6 +580,7 @@ where
             guided,
             corpus,
             corpus_out,
+            depth,
             json,
             resume,
             exhaustive,
@@ -543,10 +592,12 @@ where
             let given = explore::Given {
                 seeds: seeds.is_some(),
                 shard: shard.is_some(),
-                faults: faults.is_some() || guided,
+                faults: faults.is_some() || guided || depth.is_some(),
             };
             let faults = if guided {
                 Some(FaultsArg::Guided)
+            } else if depth.is_some() {
+                Some(FaultsArg::Depth)
             } else {
                 faults
             };
@@ -557,7 +608,7 @@ where
                 faults: crate::explore::sweep::FaultMode::Random,
             };
             let options = explore::Options {
-                faults: FaultsChoice::new(faults.unwrap_or(FaultsArg::Random), corpus, None),
+                faults: FaultsChoice::new(faults.unwrap_or(FaultsArg::Random), corpus, None, depth),
                 corpus_out,
                 sweep,
                 json,
@@ -577,6 +628,7 @@ where
             faults,
             corpus,
             corpus_entries,
+            depth,
         } => shrink::shrink(
             registry,
             &file,
@@ -584,7 +636,7 @@ where
                 seed,
                 out,
                 force,
-                faults: FaultsChoice::new(faults, corpus, corpus_entries),
+                faults: FaultsChoice::new(faults, corpus, corpus_entries, depth),
             },
         ),
         Command::Check { paths } => check::check(registry, &paths),
@@ -595,12 +647,13 @@ where
             faults,
             corpus,
             corpus_entries,
+            depth,
         } => step::step(
             registry,
             &file,
             seed,
             width.map(usize::from),
-            FaultsChoice::new(faults, corpus, corpus_entries),
+            FaultsChoice::new(faults, corpus, corpus_entries, depth),
         ),
         Command::Report {
             paths,
@@ -610,13 +663,14 @@ where
             faults,
             corpus,
             corpus_entries,
+            depth,
         } => report::report(
             registry,
             &paths,
             seed,
             &out,
             force,
-            FaultsChoice::new(faults, corpus, corpus_entries),
+            FaultsChoice::new(faults, corpus, corpus_entries, depth),
         ),
         Command::Designs => {
             print!("{}", output::designs(registry));

@@ -21,6 +21,7 @@
 //! ```
 
 pub mod compare;
+pub mod depth;
 pub mod exhaustive;
 pub mod guided;
 pub mod margin;

@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use sim::Outcome;
 
+use super::depth;
 use super::guided::{self, Corpus};
 use super::random;
 use super::shard::Shard;
@@ -54,6 +55,9 @@ pub enum FaultMode {
     /// The scenario's own faults plus the seed's guided schedule
     /// ([`guided::schedule`]): fresh, or a mutation of an entry of this corpus.
     Guided(std::sync::Arc<Corpus>),
+    /// The scenario's own faults plus at most `d` faults placed at change
+    /// points ([`depth::schedule`]).
+    Depth(std::sync::Arc<depth::Depth>),
 }
 
 impl FaultMode {
@@ -63,6 +67,7 @@ impl FaultMode {
             FaultMode::Random => "random",
             FaultMode::Scenario => "scenario",
             FaultMode::Guided(_) => "guided",
+            FaultMode::Depth(_) => "depth",
         }
     }
 
@@ -72,6 +77,7 @@ impl FaultMode {
             FaultMode::Random => random::schedule(scenario, seed),
             FaultMode::Scenario => Vec::new(),
             FaultMode::Guided(corpus) => guided::schedule(scenario, seed, corpus),
+            FaultMode::Depth(d) => depth::schedule(scenario, seed, d),
         }
     }
 }

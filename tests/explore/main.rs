@@ -3,6 +3,7 @@
 
 mod cli;
 mod compare;
+mod depth;
 mod exhaustive;
 mod guided;
 mod margin;
