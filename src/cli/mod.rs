@@ -476,7 +476,7 @@ impl FaultsChoice {
             }
             (FaultsArg::Guided, None) => {
                 eprintln!(
-                    "error: --faults guided needs --corpus FILE (the corpus the sweep drew from)"
+                    "error: --guided (--faults guided) needs --corpus FILE: the corpus to draw from (a missing file is an empty one)"
                 );
                 None
             }
