@@ -517,8 +517,23 @@ pub fn main() -> ExitCode {
 /// --release --example NAME --` under `cargo run --example NAME`, else the
 /// program's own name.
 pub fn main_with(registry: Registry) -> ExitCode {
+    end_quietly_on_a_closed_pipe();
     crate::repro::name_program_from_args();
     run_args(&registry, std::env::args_os()).into()
+}
+
+/// `fencesim step FILE | head` ends the program when `head` stops reading,
+/// as it ends any Unix filter, instead of a panic in `println!`: Rust
+/// ignores SIGPIPE, so a write to a closed pipe fails with EPIPE, which
+/// `println!` turns into a panic. Restoring the default action makes the
+/// write end the process (exit by SIGPIPE) and nothing is printed.
+fn end_quietly_on_a_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: called once at the start of `main`, before any thread is
+    // started; SIG_DFL is a valid action for SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 /// Runs the command line `args` (the program's name first, as in

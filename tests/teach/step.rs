@@ -333,3 +333,35 @@ fn step_help_lists_the_walks_keys() {
     }
     assert!(stdout.contains("--width <WIDTH>"));
 }
+
+/// `fencesim step FILE | head -1`: when the reader goes away, the program
+/// ends quietly (by SIGPIPE, as Unix filters do), never with a panic.
+#[test]
+#[cfg(unix)]
+fn a_closed_pipe_ends_step_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::{Command, Stdio};
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+        .args(["step", "scenarios/jepsen-etcd-lock.toml"])
+        .current_dir(crate::crate_root())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run fencesim");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(!first.is_empty());
+    // The reader is dropped here: the rest of the 324 steps meet a closed pipe.
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(
+        out.status.signal() == Some(libc::SIGPIPE),
+        "{:?}: {stderr}",
+        out.status
+    );
+}
