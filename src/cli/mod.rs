@@ -188,16 +188,8 @@ enum Command {
         /// the scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
-        /// With `--faults guided`: the corpus file the sweep drew from.
-        #[arg(long, value_name = "FILE")]
-        corpus: Option<PathBuf>,
-        /// With `--faults guided`: only the corpus file's first N entries
-        /// (the ones the sweep loaded; it appends the ones it found).
-        #[arg(long, value_name = "N", requires = "corpus")]
-        corpus_entries: Option<usize>,
-        /// With `--faults depth`: the depth bound D the sweep ran with.
-        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
-        depth: Option<u32>,
+        #[command(flatten)]
+        replay: Replay,
     },
     /// Sweep seeds with random faults (or only the scenario's), or inject
     /// faults exhaustively; list the failing seeds and their repro commands.
@@ -278,16 +270,8 @@ enum Command {
         /// The faults the seed failed with, as for `explore`.
         #[arg(long, value_enum, default_value_t = FaultsArg::Random)]
         faults: FaultsArg,
-        /// With `--faults guided`: the corpus file the sweep drew from.
-        #[arg(long, value_name = "FILE")]
-        corpus: Option<PathBuf>,
-        /// With `--faults guided`: only the corpus file's first N entries
-        /// (the ones the sweep loaded; it appends the ones it found).
-        #[arg(long, value_name = "N", requires = "corpus")]
-        corpus_entries: Option<usize>,
-        /// With `--faults depth`: the depth bound D the sweep ran with.
-        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
-        depth: Option<u32>,
+        #[command(flatten)]
+        replay: Replay,
     },
     /// Run every scenario under the paths (twice, to check determinism) and
     /// print a table.
@@ -315,16 +299,8 @@ enum Command {
         /// scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
-        /// With `--faults guided`: the corpus file the sweep drew from.
-        #[arg(long, value_name = "FILE")]
-        corpus: Option<PathBuf>,
-        /// With `--faults guided`: only the corpus file's first N entries
-        /// (the ones the sweep loaded; it appends the ones it found).
-        #[arg(long, value_name = "N", requires = "corpus")]
-        corpus_entries: Option<usize>,
-        /// With `--faults depth`: the depth bound D the sweep ran with.
-        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
-        depth: Option<u32>,
+        #[command(flatten)]
+        replay: Replay,
     },
     /// Write reports of scenarios into a directory: NAME.md (Mermaid),
     /// NAME.html (timeline), NAME.svg (figure), NAME.trace.json (Perfetto),
@@ -349,16 +325,8 @@ enum Command {
         /// scenario's own faults.
         #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
         faults: FaultsArg,
-        /// With `--faults guided`: the corpus file the sweep drew from.
-        #[arg(long, value_name = "FILE")]
-        corpus: Option<PathBuf>,
-        /// With `--faults guided`: only the corpus file's first N entries
-        /// (the ones the sweep loaded; it appends the ones it found).
-        #[arg(long, value_name = "N", requires = "corpus")]
-        corpus_entries: Option<usize>,
-        /// With `--faults depth`: the depth bound D the sweep ran with.
-        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
-        depth: Option<u32>,
+        #[command(flatten)]
+        replay: Replay,
     },
     /// List the designs and their keys.
     Designs,
@@ -407,6 +375,22 @@ enum FaultsArg {
     Depth,
 }
 
+/// The flags that replay a seed of a guided or depth-bounded sweep, shared
+/// by `run`, `shrink`, `step` and `report`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub(super) struct Replay {
+    /// With `--faults guided`: the corpus file the sweep drew from.
+    #[arg(long, value_name = "FILE")]
+    corpus: Option<PathBuf>,
+    /// With `--faults guided`: only the corpus file's first N entries
+    /// (the ones the sweep loaded; it appends the ones it found).
+    #[arg(long, value_name = "N", requires = "corpus")]
+    corpus_entries: Option<usize>,
+    /// With `--faults depth`: the depth bound D the sweep ran with.
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
+    depth: Option<u32>,
+}
+
 /// `--faults` with `--corpus` and `--corpus-entries`: the fault mode, once
 /// the scenario whose nodes the corpus's faults name is loaded.
 #[derive(Clone, Debug)]
@@ -418,17 +402,12 @@ pub(super) struct FaultsChoice {
 }
 
 impl FaultsChoice {
-    fn new(
-        arg: FaultsArg,
-        corpus: Option<PathBuf>,
-        entries: Option<usize>,
-        depth: Option<u32>,
-    ) -> FaultsChoice {
+    fn new(arg: FaultsArg, replay: Replay) -> FaultsChoice {
         FaultsChoice {
             arg,
-            corpus,
-            entries,
-            depth,
+            corpus: replay.corpus,
+            entries: replay.corpus_entries,
+            depth: replay.depth,
         }
     }
 
@@ -570,9 +549,7 @@ where
             trace,
             force,
             faults,
-            corpus,
-            corpus_entries,
-            depth,
+            replay,
         } => run::run(
             registry,
             &file,
@@ -583,7 +560,7 @@ where
                 width: width as usize,
                 trace,
                 force,
-                faults: FaultsChoice::new(faults, corpus, corpus_entries, depth),
+                faults: FaultsChoice::new(faults, replay),
             },
         ),
         Command::Explore {
@@ -623,7 +600,14 @@ where
                 faults: crate::explore::sweep::FaultMode::Random,
             };
             let options = explore::Options {
-                faults: FaultsChoice::new(faults.unwrap_or(FaultsArg::Random), corpus, None, depth),
+                faults: FaultsChoice::new(
+                    faults.unwrap_or(FaultsArg::Random),
+                    Replay {
+                        corpus,
+                        corpus_entries: None,
+                        depth,
+                    },
+                ),
                 corpus_out,
                 sweep,
                 json,
@@ -641,9 +625,7 @@ where
             out,
             force,
             faults,
-            corpus,
-            corpus_entries,
-            depth,
+            replay,
         } => shrink::shrink(
             registry,
             &file,
@@ -651,7 +633,7 @@ where
                 seed,
                 out,
                 force,
-                faults: FaultsChoice::new(faults, corpus, corpus_entries, depth),
+                faults: FaultsChoice::new(faults, replay),
             },
         ),
         Command::Check { paths } => check::check(registry, &paths),
@@ -660,15 +642,13 @@ where
             seed,
             width,
             faults,
-            corpus,
-            corpus_entries,
-            depth,
+            replay,
         } => step::step(
             registry,
             &file,
             seed,
             width.map(usize::from),
-            FaultsChoice::new(faults, corpus, corpus_entries, depth),
+            FaultsChoice::new(faults, replay),
         ),
         Command::Report {
             paths,
@@ -676,16 +656,14 @@ where
             out,
             force,
             faults,
-            corpus,
-            corpus_entries,
-            depth,
+            replay,
         } => report::report(
             registry,
             &paths,
             seed,
             &out,
             force,
-            FaultsChoice::new(faults, corpus, corpus_entries, depth),
+            FaultsChoice::new(faults, replay),
         ),
         Command::Designs => {
             print!("{}", output::designs(registry));
