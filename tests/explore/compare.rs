@@ -41,6 +41,8 @@ fn compare_lists_all_seven_lock_designs_with_the_same_seeds() {
         assert_eq!(row["error"], serde_json::Value::Null, "{row}");
         assert_eq!(row["seeds"], 50, "{row}");
         assert_eq!(row["ttl_ms"], 10_000, "{row}");
+        assert_eq!(row["lock_kept"]["ttl"], "10s", "{row}");
+        assert_eq!(row["lock_kept"]["tokens"], false, "{row}");
         for key in [
             "failing_seeds",
             "first_failing_seed",
@@ -78,20 +80,30 @@ fn compare_lists_all_seven_lock_designs_with_the_same_seeds() {
 }
 
 #[test]
-fn each_design_runs_with_its_defaults_and_the_scenarios_ttl() {
+fn each_design_runs_with_the_scenarios_lock_settings_it_understands() {
     let registry = Registry::builtin();
+    // figure-9-6-unfenced: a lease with `ttl = "10s"` and `tokens = false`.
     let s = bundled("figure-9-6-unfenced");
+    let ttl = ParamValue::Duration(Duration::from_secs(10));
     for name in registry.names(Role::Lock) {
-        let (swapped, ttl) = compare::with_lock(&registry, &s, name).unwrap();
+        let (swapped, kept) = compare::with_lock(&registry, &s, name).unwrap();
         assert_eq!(swapped.lock.design, name);
         assert_eq!(swapped.lock.resolved.info().name, name);
-        assert_eq!(ttl, Some(ParamValue::Duration(Duration::from_secs(10))));
         let info = registry.get(Role::Lock, name).unwrap();
+        // Every design here has `ttl` and `tokens`: the scenario's values
+        // are kept, so no design hands out tokens the scenario turned off.
+        assert!(kept.contains(&("ttl".to_owned(), ttl.clone())), "{name}");
+        assert!(
+            kept.contains(&("tokens".to_owned(), ParamValue::Bool(false))),
+            "{name}"
+        );
         for (key, value) in info.defaults().iter() {
-            let expected = if key == "ttl" {
-                ttl.as_ref().unwrap()
-            } else {
-                value
+            let expected = match kept.iter().find(|(k, _)| k == key) {
+                Some((_, kept)) => {
+                    assert_eq!(s.lock.params.get(key), Some(kept), "{name}: {key}");
+                    kept
+                }
+                None => value,
             };
             assert_eq!(
                 swapped.lock.params.get(key),
@@ -105,6 +117,31 @@ fn each_design_runs_with_its_defaults_and_the_scenarios_ttl() {
         assert_eq!(swapped.faults.len(), s.faults.len());
         assert_eq!(swapped.faults[0].fault, s.faults[0].fault);
     }
+}
+
+#[test]
+fn a_setting_that_breaks_a_designs_rules_is_left_out_and_the_rest_kept() {
+    let registry = Registry::builtin();
+    // A 50 ms ttl: redlock's default `timeout` (50 ms) must stay below it,
+    // so redlock runs with its own ttl but keeps `tokens = false`.
+    let mut s = bundled("figure-9-6-unfenced");
+    s.lock.params = s
+        .lock
+        .params
+        .clone()
+        .with("ttl", ParamValue::Duration(Duration::from_millis(50)));
+    let (swapped, kept) = compare::with_lock(&registry, &s, "redlock").unwrap();
+    assert!(kept.iter().all(|(k, _)| k != "ttl"), "{kept:?}");
+    assert!(kept.contains(&("tokens".to_owned(), ParamValue::Bool(false))));
+    assert_eq!(
+        swapped.lock.params.get("ttl"),
+        Some(&ParamValue::Duration(Duration::from_secs(10)))
+    );
+    let (_, kept) = compare::with_lock(&registry, &s, "lease").unwrap();
+    assert!(kept.contains(&(
+        "ttl".to_owned(),
+        ParamValue::Duration(Duration::from_millis(50))
+    )));
 }
 
 #[test]
