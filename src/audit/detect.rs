@@ -17,7 +17,7 @@ pub(crate) struct Call {
     /// receiver is the previous call's name).
     pub receiver: Option<String>,
     /// Offsets of the opening and closing parenthesis (or brace, for a Go
-    /// composite literal).
+    /// composite literal); the end of the text for an unclosed one.
     pub open: usize,
     pub close: usize,
 }
@@ -48,7 +48,8 @@ pub(crate) fn calls(source: &Source) -> Vec<Call> {
             continue;
         }
         let (up, down) = if brace { (b'{', b'}') } else { (b'(', b')') };
-        let close = matching(code, j, up, down).unwrap_or(code.len().saturating_sub(1));
+        // An unclosed call runs to the end of the text.
+        let close = matching(code, j, up, down).unwrap_or(code.len());
         out.push(Call {
             name: source.code[start..i].to_ascii_lowercase(),
             at: start,
@@ -121,6 +122,7 @@ struct Context {
     zookeeper: bool,
     dynamodb: bool,
     consul: bool,
+    kubernetes: bool,
 }
 
 impl Context {
@@ -134,6 +136,7 @@ impl Context {
             zookeeper: has(&["kazoo", "zookeeper", "curator", "zk."]),
             dynamodb: has(&["dynamodb"]),
             consul: has(&["consul"]),
+            kubernetes: has(&["kube", "k8s", "leaderelection"]),
         }
     }
 }
@@ -200,10 +203,9 @@ pub(crate) fn locks(source: &Source, calls: &[Call]) -> Vec<Hit> {
             "lock" if ctx.etcd && args_literal.is_some_and(|l| !l.starts_with('/')) => {
                 Some(Kind::EtcdLock)
             }
-            "grant" | "lease_grant" | "getleaseclient" | "lease_client" if ctx.etcd => {
-                Some(Kind::EtcdLease)
-            }
-            "lease" if ctx.etcd && c.receiver.is_some() => Some(Kind::EtcdLease),
+            "lease_grant" | "getleaseclient" | "lease_client" if ctx.etcd => Some(Kind::EtcdLease),
+            // `Grant` and `lease` are common words: only on an etcd client.
+            "grant" | "lease" if ctx.etcd && is_client(recv) => Some(Kind::EtcdLease),
             "interprocessmutex"
             | "interprocesssemaphoremutex"
             | "interprocessreadwritelock"
@@ -225,11 +227,15 @@ pub(crate) fn locks(source: &Source, calls: &[Call]) -> Vec<Hit> {
             | "pg_advisory_xact_lock"
             | "pg_try_advisory_xact_lock"
             | "pg_advisory_lock_shared" => Some(Kind::PgAdvisoryLock),
-            "runordie" | "newleaderelector" | "leaderelector" | "leaderelection" => {
+            "runordie" | "newleaderelector" | "leaderelector" | "leaderelection"
+                if ctx.kubernetes =>
+            {
                 Some(Kind::KubernetesLease)
             }
-            "leaselock" if !has_elector => Some(Kind::KubernetesLease),
-            "new" if recv == "leaselock" && !has_elector => Some(Kind::KubernetesLease),
+            "leaselock" if ctx.kubernetes && !has_elector => Some(Kind::KubernetesLease),
+            "new" if recv == "leaselock" && ctx.kubernetes && !has_elector => {
+                Some(Kind::KubernetesLease)
+            }
             "acquirelock" | "tryacquirelock" | "acquire_lock" if ctx.dynamodb => {
                 Some(Kind::DynamodbLock)
             }
@@ -260,6 +266,14 @@ pub(crate) fn locks(source: &Source, calls: &[Call]) -> Vec<Hit> {
     // as `Do(ctx, "SET", k, v, "NX")`).
     hits.dedup_by_key(|h| source.line(h.at));
     hits
+}
+
+/// Whether a receiver names a client of a service (`cli`, `client`,
+/// `etcd`, `etcdClient`, `lease`, `lessor`).
+fn is_client(recv: &str) -> bool {
+    recv == "cli"
+        || recv == "lessor"
+        || ["client", "etcd", "lease"].iter().any(|w| recv.contains(w))
 }
 
 /// Names bound to a Redlock client: `dlm = Redlock(…)`, `rs :=
@@ -319,7 +333,7 @@ fn first_arg_literal<'s>(source: &'s Source, c: &Call) -> Option<&'s str> {
 
 /// Whether a keyword argument `name=` is given to the call (Python).
 fn kwarg(source: &Source, c: &Call, name: &str) -> bool {
-    let args: String = source.code[c.open..=c.close.min(source.code.len() - 1)]
+    let args: String = source.code[c.open..(c.close + 1).min(source.code.len())]
         .to_ascii_lowercase()
         .split_whitespace()
         .collect();
@@ -330,8 +344,8 @@ fn kwarg(source: &Source, c: &Call, name: &str) -> bool {
 /// statement) asks for NX: `nx=True`, `{NX: true}`, `"NX"`, `.nx()`,
 /// `ExistenceCheck::NX`, `Mode: "NX"`.
 fn nx_in_args(source: &Source, c: &Call) -> bool {
-    let end = c.close.min(source.code.len() - 1);
-    let args: String = source.code[c.open..=end]
+    let end = c.close;
+    let args: String = source.code[c.open..(end + 1).min(source.code.len())]
         .to_ascii_lowercase()
         .split_whitespace()
         .collect();
@@ -360,7 +374,7 @@ fn leader_guards(lower: &str) -> Vec<Hit> {
         let line_end = lower[i..].find('\n').map_or(lower.len(), |n| i + n);
         let cond = &lower[i + 2..line_end];
         let cond = cond.split(['{', ':']).next().unwrap_or("");
-        let leader = cond
+        let flag = cond
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
             .any(|w| {
                 w.contains("leader") && !w.contains("election") && !w.starts_with("newleader")
@@ -368,7 +382,7 @@ fn leader_guards(lower: &str) -> Vec<Hit> {
                     || w == "isleading"
                     || w == "is_leading"
             });
-        if leader {
+        if flag {
             hits.push(Hit {
                 at: i,
                 kind: Kind::LeaderGuard,
@@ -390,7 +404,7 @@ fn text_commands(source: &Source, calls: &[Call]) -> Vec<Hit> {
     }
     for lit in &source.strings {
         let text = lit.text.to_ascii_lowercase();
-        let body = lit.start + 1;
+        let body = lit.body;
         // A statement calling pg_advisory_lock (prose has no parenthesis).
         for f in [
             "pg_advisory_lock",

@@ -152,7 +152,11 @@ pub(crate) fn writes(source: &Source, calls: &[Call], from: usize, to: usize) ->
     for w in &mut out {
         if w.guard == Guard::None && !w.name.chars().all(|c| c.is_ascii_uppercase()) {
             let line = source.line(w.at);
-            let window_start = boundary.max(source.line_start(line.saturating_sub(8).max(1)));
+            // Not past the previous write, nor past this one (a write nested
+            // in another's arguments).
+            let window_start = boundary
+                .max(source.line_start(line.saturating_sub(8).max(1)))
+                .min(w.at);
             let window_end = (w.end + 1).min(source.code.len());
             w.guard = call_guard(source, window_start, window_end, w.at);
         }

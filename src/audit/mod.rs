@@ -342,7 +342,10 @@ fn audit_with(file: &str, language: Language, text: &str, scenarios: &Path) -> V
         .into_iter()
         .map(|hit| {
             let end = hit.scope_end.unwrap_or_else(|| source.scope_end(hit.at));
-            let from = (hit.end + 1).min(end);
+            let mut from = (hit.end + 1).min(end);
+            while !text.is_char_boundary(from) {
+                from += 1;
+            }
             let writes = fence::writes(&source, &calls, from, end.max(from));
             let (fenced, reason, write_line) = judge(&source, &writes);
             let line = source.line(hit.at);

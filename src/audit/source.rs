@@ -15,6 +15,9 @@ use super::Language;
 #[derive(Clone, Debug)]
 pub(crate) struct Literal {
     pub start: usize,
+    /// Byte offset of the first byte of its contents (after a prefix and
+    /// one to three quotes).
+    pub body: usize,
     pub end: usize,
     pub text: String,
 }
@@ -338,6 +341,7 @@ fn lex(language: Language, text: &str) -> (String, Vec<Literal>, Vec<(usize, usi
         let body_end = end.min(bytes.len());
         strings.push(Literal {
             start: i,
+            body,
             end: body_end,
             text: text[body..body_end].to_owned(),
         });

@@ -8,6 +8,7 @@
 
 mod cli;
 mod fixtures;
+mod fuzz;
 mod walk;
 
 use std::path::{Path, PathBuf};
