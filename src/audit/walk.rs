@@ -72,8 +72,12 @@ pub fn walk(paths: &[PathBuf]) -> Result<Walk, String> {
             } else {
                 add_file(path, &display, &mut walk);
             }
-        } else {
+        } else if Language::of(path).is_some() {
             add_file(path, &display, &mut walk);
+        } else {
+            walk.notes.push(format!(
+                "{display}: not a source file the audit reads (by its extension), skipped"
+            ));
         }
     }
     walk.files.sort();

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use fencesim::audit::Kind;
 use serde_json::Value;
 
 use crate::{crate_root, fencesim, fencesim_in, TempDir, FIXTURES};
@@ -186,4 +187,27 @@ fn postgres_findings_point_at_the_postgres_scenario_when_it_is_there() {
     );
     assert_eq!(v["line"], 2);
     assert_eq!(v["fenced"], false);
+}
+
+#[test]
+fn the_reference_names_every_kind_and_every_kind_names_a_bundled_scenario() {
+    let doc = std::fs::read_to_string(crate_root().join("docs/cli.md")).expect("docs/cli.md");
+    let start = doc
+        .find("\n## `fencesim audit`\n")
+        .expect("an audit section");
+    let section = &doc[start..];
+    for kind in Kind::ALL {
+        assert!(
+            section.contains(&format!("| `{}` |", kind.name())),
+            "docs/cli.md's audit table has no row for `{}`",
+            kind.name()
+        );
+        let scenarios = crate_root().join("scenarios");
+        let scenario = kind.scenario(&scenarios);
+        assert!(
+            scenarios.join(scenario).is_file(),
+            "{} names {scenario}",
+            kind.name()
+        );
+    }
 }

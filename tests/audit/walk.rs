@@ -112,4 +112,10 @@ fn a_file_given_by_name_is_read_and_other_files_are_ignored() {
         "a file given twice is read once:\n{}",
         out.stdout
     );
+    assert!(
+        out.stderr
+            .contains("note: notes.txt: not a source file the audit reads"),
+        "{}",
+        out.stderr
+    );
 }
