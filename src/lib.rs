@@ -2,6 +2,7 @@
 //! and fencing tokens.
 #![deny(missing_docs)]
 
+pub mod audit;
 pub mod cli;
 pub mod design;
 pub mod escape;

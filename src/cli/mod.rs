@@ -1,5 +1,5 @@
 //! The `fencesim` command line: `run`, `check`, `explore`, `shrink`, `step`,
-//! `report`, `designs`, `margin`, `compare`.
+//! `report`, `designs`, `margin`, `compare`, `audit`.
 //!
 //! Exit codes, for every subcommand: 0 expectations met (without `[expect]`:
 //! no violation); 1 an expectation failed or a violation was found; 2 invalid
@@ -8,6 +8,7 @@
 //! fault never fired, or the run was cut short, and `[expect]` did not say
 //! so).
 
+mod audit;
 mod check;
 mod compare;
 mod explore;
@@ -360,6 +361,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Find where a code base takes distributed locks and whether their
+    /// writes are fenced (a lint by patterns, not a proof); each finding
+    /// names the bundled scenario that shows what can go wrong.
+    Audit {
+        /// Source files or directories to scan.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Print one JSON object per finding (JSON lines).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `--faults`: which faults a seed runs with.
@@ -685,6 +697,7 @@ where
             };
             compare::compare(registry, &file, designs, sweep, json)
         }
+        Command::Audit { paths, json } => audit::audit(&paths, json),
     };
     status
 }

@@ -1,0 +1,430 @@
+//! `fencesim audit`: before simulating, find where a code base takes
+//! distributed locks and whether anything fences the writes they protect.
+//!
+//! A lint, not a proof. Source files (Rust, Go, Java, Kotlin, Python,
+//! TypeScript, JavaScript, SQL) are lexed just enough to tell code from
+//! comments and strings; lock acquisitions are matched by the names client
+//! libraries give them (Redis `SET … NX`, Redlock, Redisson, Curator and
+//! ZooKeeper recipes, etcd, Hazelcast, PostgreSQL advisory locks,
+//! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock)
+//! and leader flags in an `if`. Each is then judged by the writes after it
+//! in the same function: `fenced` is true when every write checks a token,
+//! version or precondition in its own statement, false when one checks
+//! nothing, and unknown (`None`) when no write is in sight or a write
+//! carries a token to a check that is elsewhere.
+//!
+//! ```
+//! use fencesim::audit::{audit_source, Kind, Language};
+//!
+//! let code = "def publish(r, db, report):\n\
+//!             \x20   if r.set('lock:report', 'me', nx=True, px=30000):\n\
+//!             \x20       db.execute('UPDATE reports SET body = %s WHERE id = 1', (report,))\n";
+//! let findings = audit_source("jobs.py", Language::Python, code);
+//! assert_eq!(findings.len(), 1);
+//! assert_eq!((findings[0].line, findings[0].kind), (2, Kind::RedisSetNx));
+//! assert_eq!(findings[0].fenced, Some(false));
+//! ```
+
+mod detect;
+mod fence;
+mod source;
+pub mod walk;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use fence::Guard;
+use source::Source;
+
+/// A language the audit reads, from a file's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Language {
+    /// `.rs`
+    Rust,
+    /// `.go`
+    Go,
+    /// `.java`
+    Java,
+    /// `.kt`, `.kts`
+    Kotlin,
+    /// `.py`
+    Python,
+    /// `.ts`, `.tsx`, `.mts`, `.cts`
+    TypeScript,
+    /// `.js`, `.jsx`, `.mjs`, `.cjs`
+    JavaScript,
+    /// `.sql`
+    Sql,
+}
+
+impl Language {
+    /// The language of `path`, by extension.
+    pub fn of(path: &Path) -> Option<Language> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "rs" => Language::Rust,
+            "go" => Language::Go,
+            "java" => Language::Java,
+            "kt" | "kts" => Language::Kotlin,
+            "py" => Language::Python,
+            "ts" | "tsx" | "mts" | "cts" => Language::TypeScript,
+            "js" | "jsx" | "mjs" | "cjs" => Language::JavaScript,
+            "sql" => Language::Sql,
+            _ => return None,
+        })
+    }
+
+    /// Its name in the output (`rust`, `go`, …, `sql`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "rust",
+            Language::Go => "go",
+            Language::Java => "java",
+            Language::Kotlin => "kotlin",
+            Language::Python => "python",
+            Language::TypeScript => "typescript",
+            Language::JavaScript => "javascript",
+            Language::Sql => "sql",
+        }
+    }
+}
+
+/// What was found: a kind of distributed lock, or a leader guard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// Redis `SET key value NX PX ttl`, `SETNX`, and client locks built on
+    /// them (redis-py's `Lock`).
+    RedisSetNx,
+    /// Redlock on several Redis nodes: `Redlock(…)`, redsync,
+    /// `RedissonRedLock`.
+    Redlock,
+    /// A Redisson `getLock` (one Redis).
+    RedissonLock,
+    /// A ZooKeeper recipe: Curator's `InterProcessMutex`, `LeaderLatch`,
+    /// kazoo's `Lock`, go-zookeeper's `NewLock`.
+    ZookeeperLock,
+    /// etcd `concurrency.NewMutex`, `Lock` on the lock service, elections.
+    EtcdLock,
+    /// etcd `Grant` / `lease_grant`: a lease held as a lock.
+    EtcdLease,
+    /// Hazelcast CP `FencedLock` (`getCPSubsystem().getLock`).
+    HazelcastFencedLock,
+    /// Hazelcast `getLock` outside the CP subsystem.
+    HazelcastLock,
+    /// PostgreSQL `pg_advisory_lock` and its try/xact variants.
+    PgAdvisoryLock,
+    /// Kubernetes `Lease` leader election (`leaderelection.RunOrDie`, …).
+    KubernetesLease,
+    /// The DynamoDB lock client's `acquireLock`.
+    DynamodbLock,
+    /// Consul sessions and `LockKey`/`LockOpts`.
+    ConsulLock,
+    /// ShedLock's `@SchedulerLock` on a scheduled job.
+    Shedlock,
+    /// A branch on a leader flag (`if is_leader`): check, then act.
+    LeaderGuard,
+}
+
+impl Kind {
+    /// Its name in the output (`redis_set_nx`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::RedisSetNx => "redis_set_nx",
+            Kind::Redlock => "redlock",
+            Kind::RedissonLock => "redisson_lock",
+            Kind::ZookeeperLock => "zookeeper_lock",
+            Kind::EtcdLock => "etcd_lock",
+            Kind::EtcdLease => "etcd_lease",
+            Kind::HazelcastFencedLock => "hazelcast_fenced_lock",
+            Kind::HazelcastLock => "hazelcast_lock",
+            Kind::PgAdvisoryLock => "pg_advisory_lock",
+            Kind::KubernetesLease => "kubernetes_lease",
+            Kind::DynamodbLock => "dynamodb_lock",
+            Kind::ConsulLock => "consul_lock",
+            Kind::Shedlock => "shedlock",
+            Kind::LeaderGuard => "leader_guard",
+        }
+    }
+
+    /// Every kind, in the order above.
+    pub const ALL: [Kind; 14] = [
+        Kind::RedisSetNx,
+        Kind::Redlock,
+        Kind::RedissonLock,
+        Kind::ZookeeperLock,
+        Kind::EtcdLock,
+        Kind::EtcdLease,
+        Kind::HazelcastFencedLock,
+        Kind::HazelcastLock,
+        Kind::PgAdvisoryLock,
+        Kind::KubernetesLease,
+        Kind::DynamodbLock,
+        Kind::ConsulLock,
+        Kind::Shedlock,
+        Kind::LeaderGuard,
+    ];
+
+    /// What it is, in words.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::RedisSetNx => "Redis SET NX lock",
+            Kind::Redlock => "Redlock (a majority of Redis nodes)",
+            Kind::RedissonLock => "Redisson lock",
+            Kind::ZookeeperLock => "ZooKeeper lock recipe",
+            Kind::EtcdLock => "etcd lock",
+            Kind::EtcdLease => "etcd lease",
+            Kind::HazelcastFencedLock => "Hazelcast FencedLock",
+            Kind::HazelcastLock => "Hazelcast lock",
+            Kind::PgAdvisoryLock => "PostgreSQL advisory lock",
+            Kind::KubernetesLease => "Kubernetes Lease leader election",
+            Kind::DynamodbLock => "DynamoDB lock client",
+            Kind::ConsulLock => "Consul session lock",
+            Kind::Shedlock => "ShedLock scheduled job",
+            Kind::LeaderGuard => "leader check before acting",
+        }
+    }
+
+    /// The bundled scenario (under `scenarios/`) that shows what goes wrong
+    /// with this kind of lock when nothing fences its writes. PostgreSQL's
+    /// is `postgres-advisory-idle-timeout.toml` when `scenarios` holds it,
+    /// else the generic lease story.
+    pub fn scenario(self, scenarios: &Path) -> &'static str {
+        match self {
+            Kind::RedisSetNx | Kind::RedissonLock => "redis-restart-without-persistence.toml",
+            Kind::Redlock => "redlock-clock-jump.toml",
+            Kind::ZookeeperLock => "zookeeper-session-expiry.toml",
+            Kind::EtcdLock | Kind::EtcdLease => "etcd-11456-lock-after-lease-expired.toml",
+            Kind::HazelcastFencedLock | Kind::HazelcastLock => "hazelcast-session-lost.toml",
+            Kind::PgAdvisoryLock => {
+                const POSTGRES: &str = "postgres-advisory-idle-timeout.toml";
+                if scenarios.join(POSTGRES).is_file() {
+                    POSTGRES
+                } else {
+                    "figure-9-6-unfenced.toml"
+                }
+            }
+            Kind::KubernetesLease | Kind::DynamodbLock | Kind::ConsulLock => {
+                "figure-9-6-unfenced.toml"
+            }
+            Kind::Shedlock => "batch-job-ran-twice.toml",
+            Kind::LeaderGuard => "check-then-write.toml",
+        }
+    }
+}
+
+/// One lock (or leader guard) found, and whether its writes are fenced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The file, as the audit shows it.
+    pub file: String,
+    /// 1-based line and column of the acquisition.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// The file's language.
+    pub language: Language,
+    /// What kind of lock.
+    pub kind: Kind,
+    /// The source line without its comment, trimmed (at most 80
+    /// characters, then `…`).
+    pub snippet: String,
+    /// Whether the writes after it are fenced: `None` when the audit
+    /// cannot tell.
+    pub fenced: Option<bool>,
+    /// Why, in words.
+    pub reason: String,
+    /// The write the verdict rests on, if any (its line).
+    pub write_line: Option<usize>,
+    /// The bundled scenario showing what can go wrong (`scenarios/…`).
+    pub scenario: String,
+}
+
+impl Finding {
+    /// `what`: the kind in words and the source line.
+    pub fn what(&self) -> String {
+        format!("{}: `{}`", self.kind.label(), self.snippet)
+    }
+
+    /// The command that runs its scenario.
+    pub fn command(&self) -> String {
+        format!("fencesim run {}", self.scenario)
+    }
+
+    /// `yes`, `no` or `unknown`.
+    pub fn fenced_word(&self) -> &'static str {
+        match self.fenced {
+            Some(true) => "yes",
+            Some(false) => "no",
+            None => "unknown",
+        }
+    }
+
+    /// One line for the terminal (unescaped).
+    pub fn text(&self) -> String {
+        format!(
+            "{}:{}:{}: {} `{}`: fenced {}: {}; see {}",
+            self.file,
+            self.line,
+            self.column,
+            self.kind.label(),
+            self.snippet,
+            self.fenced_word(),
+            self.reason,
+            self.command()
+        )
+    }
+
+    /// One JSON object (`audit --json` prints one per line).
+    pub fn json(&self) -> serde_json::Value {
+        json!({
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "language": self.language.name(),
+            "kind": self.kind.name(),
+            "what": self.what(),
+            "fenced": self.fenced,
+            "reason": self.reason,
+            "write_line": self.write_line,
+            "scenario": self.scenario,
+            "command": self.command(),
+        })
+    }
+}
+
+/// An audit of a tree: the findings in file order, and what was skipped.
+#[derive(Debug, Default)]
+pub struct Audit {
+    /// Every finding, ordered by file path, line and column.
+    pub findings: Vec<Finding>,
+    /// Source files read.
+    pub files_read: usize,
+    /// Notes on skipped files (`PATH: why, skipped`).
+    pub notes: Vec<String>,
+    /// Directories skipped by name (hidden, build output, vendored).
+    pub skipped_dirs: usize,
+}
+
+/// Audits `paths` (files or directories); `scenarios` is the directory
+/// whose scenario files the findings name (`scenarios` when run from a
+/// checkout). An error names a path that cannot be read at all.
+pub fn audit(paths: &[PathBuf], scenarios: &Path) -> Result<Audit, String> {
+    let walk = walk::walk(paths)?;
+    let mut out = Audit {
+        notes: walk.notes,
+        skipped_dirs: walk.skipped_dirs,
+        ..Audit::default()
+    };
+    for file in &walk.files {
+        match walk::read(file) {
+            Ok(text) => {
+                out.files_read += 1;
+                out.findings
+                    .extend(audit_with(&file.display, file.language, &text, scenarios));
+            }
+            Err(note) => out.notes.push(note),
+        }
+    }
+    Ok(out)
+}
+
+/// The findings in one file's text, as [`audit`] makes them, with the
+/// scenarios named as under `scenarios/`.
+pub fn audit_source(file: &str, language: Language, text: &str) -> Vec<Finding> {
+    audit_with(file, language, text, Path::new("scenarios"))
+}
+
+fn audit_with(file: &str, language: Language, text: &str, scenarios: &Path) -> Vec<Finding> {
+    let source = Source::new(language, text);
+    let calls = detect::calls(&source);
+    detect::locks(&source, &calls)
+        .into_iter()
+        .map(|hit| {
+            let end = hit.scope_end.unwrap_or_else(|| source.scope_end(hit.at));
+            let mut from = (hit.end + 1).min(end);
+            while !text.is_char_boundary(from) {
+                from += 1;
+            }
+            let writes = fence::writes(&source, &calls, from, end.max(from));
+            let (fenced, reason, write_line) = judge(&source, &writes);
+            let line = source.line(hit.at);
+            let mut snippet: String = source.snippet(line).chars().take(80).collect();
+            if snippet.chars().count() == 80 {
+                snippet.push('…');
+            }
+            Finding {
+                file: file.to_owned(),
+                line,
+                column: source.column(hit.at),
+                language,
+                kind: hit.kind,
+                snippet,
+                fenced,
+                reason,
+                write_line,
+                scenario: format!("scenarios/{}", hit.kind.scenario(scenarios)),
+            }
+        })
+        .collect()
+}
+
+/// The verdict on a lock from the writes after it: unfenced if one write
+/// checks nothing, unknown if one carries a token to a check out of sight,
+/// fenced if every write checks; unknown without a write.
+fn judge(source: &Source, writes: &[fence::Write]) -> (Option<bool>, String, Option<usize>) {
+    let line = |w: &fence::Write| source.line(w.at);
+    if let Some(w) = writes.iter().find(|w| w.guard == Guard::None) {
+        let reason = format!(
+            "the `{}` at line {} checks no token, version or precondition",
+            w.name,
+            line(w)
+        );
+        return (Some(false), reason, Some(line(w)));
+    }
+    if let Some(w) = writes.iter().find(|w| matches!(w.guard, Guard::Carries(_))) {
+        let Guard::Carries(token) = &w.guard else {
+            unreachable!("matched above")
+        };
+        let reason = format!(
+            "`{token}` reaches the `{}` at line {}, but no check of it is in sight: \
+             the storage must reject older tokens",
+            w.name,
+            line(w)
+        );
+        return (None, reason, Some(line(w)));
+    }
+    if let Some(w) = writes.first() {
+        let Guard::Checked(check) = &w.guard else {
+            unreachable!("every other guard was handled")
+        };
+        let reason = if writes.len() == 1 {
+            format!("the `{}` at line {} checks {check}", w.name, line(w))
+        } else {
+            format!(
+                "all {} writes check a token, version or precondition (the `{}` at line {} checks {check})",
+                writes.len(),
+                w.name,
+                line(w)
+            )
+        };
+        return (Some(true), reason, Some(line(w)));
+    }
+    (
+        None,
+        "no write follows in this function: the protected work happens elsewhere".to_owned(),
+        None,
+    )
+}
+
+/// The exit status of an audit: 1 when a finding is unfenced, 4 when there
+/// are findings and none could be judged, else 0.
+pub fn status(findings: &[Finding]) -> u8 {
+    if findings.iter().any(|f| f.fenced == Some(false)) {
+        1
+    } else if !findings.is_empty() && findings.iter().all(|f| f.fenced.is_none()) {
+        4
+    } else {
+        0
+    }
+}

@@ -1,0 +1,72 @@
+//! `fencesim audit PATH… [--json]`.
+
+use std::path::{Path, PathBuf};
+
+use super::Status;
+use crate::audit;
+use crate::escape;
+
+pub(super) fn audit(paths: &[PathBuf], json: bool) -> Status {
+    // The findings name the scenarios of the checkout the audit runs from.
+    let report = match audit::audit(paths, Path::new("scenarios")) {
+        Ok(report) => report,
+        Err(e) => {
+            eprintln!("error: {}", escape::terminal(&e));
+            return Status::Invalid;
+        }
+    };
+    for note in &report.notes {
+        eprintln!("note: {}", escape::terminal(note));
+    }
+    if json {
+        for finding in &report.findings {
+            println!("{}", escape::json_line(&finding.json().to_string()));
+        }
+    } else {
+        for finding in &report.findings {
+            println!("{}", escape::terminal(&finding.text()));
+        }
+        println!("{}", summary(&report));
+    }
+    match audit::status(&report.findings) {
+        1 => Status::Failed,
+        4 => Status::Inconclusive,
+        _ => Status::Ok,
+    }
+}
+
+/// `audit: 14 findings in 9 of 12 source files: 5 fenced, 6 unfenced, 3 unknown`.
+fn summary(report: &audit::Audit) -> String {
+    let count = |v: Option<bool>| report.findings.iter().filter(|f| f.fenced == v).count();
+    let files = |n: usize| if n == 1 { "file" } else { "files" };
+    let mut with: Vec<&str> = report.findings.iter().map(|f| f.file.as_str()).collect();
+    with.dedup();
+    let mut line = if report.findings.is_empty() {
+        format!(
+            "audit: no distributed lock found in {} source {}",
+            report.files_read,
+            files(report.files_read)
+        )
+    } else {
+        format!(
+            "audit: {} {} in {} of {} source {}: {} fenced, {} unfenced, {} unknown",
+            report.findings.len(),
+            if report.findings.len() == 1 {
+                "finding"
+            } else {
+                "findings"
+            },
+            with.len(),
+            report.files_read,
+            files(report.files_read),
+            count(Some(true)),
+            count(Some(false)),
+            count(None)
+        )
+    };
+    let skipped = report.notes.len();
+    if skipped > 0 {
+        line.push_str(&format!(" ({skipped} skipped: see the notes)"));
+    }
+    line
+}
