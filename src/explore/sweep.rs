@@ -699,6 +699,12 @@ pub fn sweep_with_rules(
         match results.recv_timeout(watch_wait(&slots, runs.budget)) {
             Ok(Done::Seed(i, report)) => arrived.push((i, report)),
             Ok(Done::Exit) => live -= 1,
+            Ok(Done::Panicked(payload)) => {
+                // A bug of the sweep's own (a run's panic is its outcome):
+                // stop the other workers and fail the caller with it.
+                shared.halt.store(true, Ordering::Relaxed);
+                std::panic::resume_unwind(payload);
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
@@ -810,6 +816,8 @@ enum Done {
     Seed(u64, SeedReport),
     /// The worker took its last seed and is gone.
     Exit,
+    /// The worker panicked outside a run.
+    Panicked(Box<dyn std::any::Any + Send>),
 }
 
 /// The seed a worker is running, watched against the run's budget.
@@ -865,7 +873,14 @@ fn spawn_worker(shared: &Arc<Shared>, sender: &mpsc::Sender<Done>) -> Arc<Slot> 
     let (shared, mine, sender) = (shared.clone(), slot.clone(), sender.clone());
     std::thread::Builder::new()
         .name("fencesim-sweep".to_owned())
-        .spawn(move || work_loop(&shared, &mine, &sender))
+        .spawn(move || {
+            let worked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                work_loop(&shared, &mine, &sender)
+            }));
+            if let Err(payload) = worked {
+                let _ = sender.send(Done::Panicked(payload));
+            }
+        })
         .expect("spawn a sweep worker");
     slot
 }
