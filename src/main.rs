@@ -1,7 +1,7 @@
 //! The `fencesim` command line. See `fencesim --help`.
 
-// Every seed runs on a fresh thread: mimalloc sets threads up far cheaper
-// than glibc's malloc, which otherwise dominates a sweep.
+// A run alone gets a fresh thread, and every seed of a sweep allocates and
+// frees a whole world: mimalloc does both far cheaper than glibc's malloc.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

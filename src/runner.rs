@@ -179,6 +179,14 @@ pub fn run_within(
     judge_scripted(scenario, result, scripted)
 }
 
+/// [`run_scripted`] on the calling thread, with no wall-clock budget (see
+/// `sim::run_here`): the same run, and a thread can run many of them one
+/// after the other. This is how sweeps run their seeds.
+pub fn run_here(scenario: &Scenario, seed: u64, scripted: usize) -> ScenarioRun {
+    let result = sim::run_here(seed, || world(scenario));
+    judge_scripted(scenario, result, scripted)
+}
+
 /// Judges a finished run of `scenario`.
 pub fn judge(scenario: &Scenario, result: RunResult) -> ScenarioRun {
     judge_scripted(scenario, result, scenario.faults.len())

@@ -5,8 +5,9 @@
 //! `tracing-subscriber` layer, installed per run as the thread's default
 //! dispatcher, collects them into a thread-local buffer; the world drains the
 //! buffer after each handler and stamps every event with its node and times.
-//! Because the dispatcher is thread-scoped and every seed has its own thread,
-//! parallel seeds never mix.
+//! Because the dispatcher is thread-scoped and a thread runs one seed at a
+//! time (draining the buffer when each run starts), parallel seeds never
+//! mix, and neither do seeds run one after the other on one thread.
 
 use std::cell::RefCell;
 use std::fmt;

@@ -1,9 +1,16 @@
-//! Running a world: one seed, one fresh OS thread, one madsim runtime.
+//! Running a world: one seed, one madsim runtime.
 //!
-//! madsim seeds std's hasher once per thread, and the journal layer is the
-//! thread's default dispatcher, so every run gets a thread of its own; runs on
-//! different threads share nothing. A panic inside an actor ends that run as
-//! [`Outcome::Crashed`], with the journal up to the panic, and never the caller.
+//! [`run()`] runs a seed on a fresh OS thread of its own; [`run_here`] runs
+//! it on the calling thread, so a sweep can run many seeds on one thread.
+//! Both give the same journal for the same seed: madsim seeds std's hasher
+//! only on a thread's first runtime, but nothing whose order can reach a
+//! run depends on it (the world and the designs keep no std `HashMap` or
+//! `HashSet`; madsim's own maps are only looked up, or iterated over its
+//! file-system and network plugins, whose node hooks draw no randomness
+//! and read no time), and everything a run leaves on its thread (the
+//! world, captured events, the last panic) is taken back when it ends. A
+//! panic inside an actor ends that run as [`Outcome::Crashed`], with the
+//! journal up to the panic, and never the caller.
 //!
 //! A run may also be given a wall-clock budget ([`run_within`], or a process
 //! default set with [`set_default_run_timeout`]). Simulated time and the
@@ -12,7 +19,8 @@
 //! never ends): Rust cannot interrupt that thread, so when the budget is
 //! spent the caller stops waiting for it, abandons it, and gets
 //! [`Outcome::TimedOut`]. The budget never changes what a finished run did:
-//! it is only ever looked at by the thread that waits.
+//! it is only ever looked at by the thread that waits. ([`run_here`] has no
+//! budget: its caller is the thread that runs; a sweep watches its own.)
 //!
 //! ```
 //! use sim::{run, Actor, Context, Limits, Message, NodeId, Outcome, TimerId, WorldBuilder};
@@ -41,7 +49,7 @@
 //! assert_eq!(result.journal.events()[0].kind, "ticked");
 //! ```
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -186,7 +194,7 @@ where
         .name(format!("{THREAD_PREFIX}{seed}"))
         .spawn(move || {
             // The waiter may have given up: then nobody reads this.
-            let _ = done.send(run_here(seed, build));
+            let _ = done.send(run_parts(seed, build));
         })
         .expect("spawn a thread for the run");
     let received = match budget {
@@ -258,11 +266,63 @@ fn humanize(d: Duration) -> String {
 
 const THREAD_PREFIX: &str = "fencesim-seed-";
 
-fn run_here<M, F>(seed: u64, build: F) -> (Outcome, Journal, Duration, Vec<Option<Duration>>)
+/// Runs the world that `build` makes with `seed` on the calling thread, with
+/// no wall-clock budget, and returns when the run has ended. The thread may
+/// run any number of seeds, one after the other: each gives the journal it
+/// gives on a fresh thread ([`run()`]), whatever ran before it there,
+/// crashed runs included.
+///
+/// # Panics
+/// If called from inside a madsim runtime (a run's own handler, say): runs
+/// do not nest.
+pub fn run_here<M, F>(seed: u64, build: F) -> RunResult
 where
     M: Message,
     F: FnOnce() -> WorldBuilder<M>,
 {
+    assert!(
+        madsim::runtime::Handle::try_current().is_err(),
+        "sim::run_here called inside a running simulation: runs do not nest"
+    );
+    install_panic_hook();
+    let started = Instant::now();
+    let (outcome, journal, sim_time, faults_fired) = run_parts(seed, build);
+    RunResult {
+        seed,
+        outcome,
+        journal,
+        sim_time,
+        wall_time: started.elapsed(),
+        faults_fired,
+    }
+}
+
+/// Marks this thread as running a simulation while alive: its panics are
+/// the run's outcome, not printed.
+struct InRun;
+
+impl InRun {
+    fn enter() -> InRun {
+        IN_RUN.with(|r| r.set(true));
+        InRun
+    }
+}
+
+impl Drop for InRun {
+    fn drop(&mut self) {
+        IN_RUN.with(|r| r.set(false));
+    }
+}
+
+fn run_parts<M, F>(seed: u64, build: F) -> (Outcome, Journal, Duration, Vec<Option<Duration>>)
+where
+    M: Message,
+    F: FnOnce() -> WorldBuilder<M>,
+{
+    let _in_run = InRun::enter();
+    // A run that ended before its panic was read (none should) leaves
+    // nothing to the next one on this thread.
+    LAST_PANIC.with(|p| p.borrow_mut().take());
     let _dispatch = crate::capture::install();
     let runtime = madsim::runtime::Runtime::with_seed_and_config(seed, madsim::Config::default());
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
@@ -318,20 +378,19 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 
 thread_local! {
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// Whether this thread is inside [`run_parts`].
+    static IN_RUN: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Panics on run threads are reported in the run's outcome, not printed: a
-/// sweep over thousands of seeds stays readable. Other threads keep the
-/// previous hook.
+/// Panics inside a run are reported in the run's outcome, not printed: a
+/// sweep over thousands of seeds stays readable. Other threads, and a run's
+/// thread outside its runs, keep the previous hook.
 fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let previous = panic::take_hook();
         panic::set_hook(Box::new(move |info| {
-            let on_run_thread = std::thread::current()
-                .name()
-                .is_some_and(|n| n.starts_with(THREAD_PREFIX));
-            if on_run_thread {
+            if IN_RUN.with(Cell::get) {
                 let location = info
                     .location()
                     .map(|l| format!(" at {}:{}", l.file(), l.line()))

@@ -1,10 +1,15 @@
 //! Seed sweeps: every seed of a range (or of one shard of it), over `jobs` OS
 //! threads pulling seed indices from one atomic counter.
 //!
-//! Each seed is one [`crate::runner::run`], which runs on a fresh thread of
-//! its own (see `sim::run`), so workers share nothing but the counter. Only
-//! failing seeds are kept (at most [`MAX_KEPT`]); everything else is a
-//! counter, so memory stays flat however many seeds a sweep runs.
+//! Each worker runs its seeds one after the other on its own thread, a
+//! fresh madsim runtime each ([`crate::runner::run_here`]): a seed's trace
+//! is the same in a sweep, whatever ran before it on that thread, as alone
+//! (`sim::run` says why). Workers share nothing but the counter. The
+//! calling thread watches each run's wall-clock budget: a run that outlives
+//! it is reported as timed out, its worker abandoned, and a fresh worker
+//! takes the next seed. Only failing seeds are kept (at most [`MAX_KEPT`]);
+//! everything else is a counter, so memory stays flat however many seeds a
+//! sweep runs.
 //!
 //! [`sweep_streaming`] reports every seed in seed order as it finishes,
 //! with checkpoints, can be stopped (the seeds running finish, the rest are
@@ -24,7 +29,8 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -180,7 +186,8 @@ pub struct SeedReport {
     pub sim_time: Duration,
     /// The journal's hash, for the seeds a sweep reports (violations and
     /// crashes); empty for the others, which the sweep only counts (hashing
-    /// every journal would cost a sixth of a sweep's time).
+    /// every journal would cost a sixth of a sweep's time), unless
+    /// [`Runs::trace_hashes`] asks for every one.
     pub trace_hash: String,
     /// How many faults the run had (the scenario's and the random ones).
     pub faults: usize,
@@ -518,13 +525,19 @@ pub fn scenario_for(scenario: &Scenario, seed: u64, mode: FaultMode) -> Scenario
 pub struct Runs {
     /// Each run's wall-clock budget (`--run-timeout`); `None`: none.
     pub budget: Option<Duration>,
+    /// Hash every seed's journal into its [`SeedReport::trace_hash`], not
+    /// only the reported seeds' (a sweep then costs a sixth more): to
+    /// compare a sweep's runs with the same seeds run alone.
+    pub trace_hashes: bool,
 }
 
 impl Default for Runs {
-    /// The process's default budget (`sim::run::default_run_timeout`).
+    /// The process's default budget (`sim::run::default_run_timeout`),
+    /// hashes of the reported seeds only.
     fn default() -> Self {
         Runs {
             budget: sim::run::default_run_timeout(),
+            trace_hashes: false,
         }
     }
 }
@@ -534,6 +547,21 @@ impl Runs {
     /// judges it.
     pub fn run(&self, scenario: &Scenario, seed: u64) -> ScenarioRun {
         runner::run_within(scenario, seed, scenario.faults.len(), self.budget)
+    }
+
+    /// A sweep worker's seed: run on the calling thread (the sweep watches
+    /// the budget), summarized.
+    fn report_here(&self, scenario: &Scenario, seed: u64, mode: &FaultMode) -> SeedReport {
+        let s = match mode {
+            FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
+            mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode.clone())),
+        };
+        let run = runner::run_here(&s, seed, scenario.faults.len());
+        let mut report = SeedReport::new(&run, s.faults.len(), s.strict);
+        if self.trace_hashes && report.trace_hash.is_empty() {
+            report.trace_hash = run.trace_hash();
+        }
+        report
     }
 }
 
@@ -636,47 +664,59 @@ pub fn sweep_with_rules(
     let started = Instant::now();
     let work = Work::new(options, done);
     let total = work.total;
-    let next = AtomicU64::new(0);
-    let reported = AtomicU64::new(0);
     let jobs = options.jobs.clamp(1, 1024).min(total.max(1) as usize);
     let mut summary = SweepSummary {
         completed: normalize(done.to_vec()),
         rules,
         ..SweepSummary::default()
     };
-    // Set once the N-th failing seed has been reported (`--until`).
-    let found = std::sync::atomic::AtomicBool::new(false);
-    let out_of_time = || rules.time.is_some_and(|t| started.elapsed() >= t);
-    let (sender, results) = std::sync::mpsc::channel::<(u64, SeedReport)>();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            let sender = sender.clone();
-            let (next, reported, work, found) = (&next, &reported, &work, &found);
-            let out_of_time = &out_of_time;
-            scope.spawn(move || loop {
-                if stop() || found.load(Ordering::Relaxed) || out_of_time() {
-                    break;
-                }
-                if next.load(Ordering::Relaxed) >= reported.load(Ordering::Acquire) + WINDOW {
-                    std::thread::sleep(Duration::from_millis(1));
-                    continue;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(seed) = work.nth(i) else { break };
-                let (_, report) = run_seed_with(runs, scenario, seed, options.faults.clone());
-                if sender.send((i, report)).is_err() {
-                    break;
-                }
-            });
+    // Workers are detached threads owning what they use: a run that never
+    // returns keeps its worker, which the sweep abandons (see `watch`).
+    let shared = Arc::new(Shared {
+        scenario: scenario.clone(),
+        mode: options.faults.clone(),
+        runs: runs.clone(),
+        work,
+        next: AtomicU64::new(0),
+        reported: AtomicU64::new(0),
+        halt: AtomicBool::new(false),
+        started,
+        time: rules.time,
+    });
+    let (sender, results) = mpsc::channel::<Done>();
+    let mut slots: Vec<Arc<Slot>> = (0..jobs).map(|_| spawn_worker(&shared, &sender)).collect();
+    let mut live = jobs;
+    // Reorder: report index i once 0..i are all in.
+    let mut waiting: BTreeMap<u64, SeedReport> = BTreeMap::new();
+    let mut prefix = 0u64;
+    let mut last_checkpoint = (0u64, Instant::now());
+    let enough = |summary: &SweepSummary| rules.until.is_some_and(|n| summary.failing_seeds >= n);
+    let mut arrived: Vec<(u64, SeedReport)> = Vec::new();
+    while live > 0 {
+        if stop() {
+            shared.halt.store(true, Ordering::Relaxed);
         }
-        drop(sender);
-        // Reorder: report index i once 0..i are all in.
-        let mut waiting: BTreeMap<u64, SeedReport> = BTreeMap::new();
-        let mut prefix = 0u64;
-        let mut last_checkpoint = (0u64, Instant::now());
-        let enough =
-            |summary: &SweepSummary| rules.until.is_some_and(|n| summary.failing_seeds >= n);
-        for (i, report) in results {
+        match results.recv_timeout(watch_wait(&slots, runs.budget)) {
+            Ok(Done::Seed(i, report)) => arrived.push((i, report)),
+            Ok(Done::Exit) => live -= 1,
+            Ok(Done::Panicked(payload)) => {
+                // A bug of the sweep's own (a run's panic is its outcome):
+                // stop the other workers and fail the caller with it.
+                shared.halt.store(true, Ordering::Relaxed);
+                std::panic::resume_unwind(payload);
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if let Some(budget) = runs.budget {
+            for slot in &mut slots {
+                if let Some((i, seed)) = slot.abandon_after(budget) {
+                    arrived.push((i, shared.timed_out(seed, budget)));
+                    *slot = spawn_worker(&shared, &sender);
+                }
+            }
+        }
+        for (i, report) in arrived.drain(..) {
             if enough(&summary) {
                 // Seeds after the N-th failing one: run, but not counted.
                 continue;
@@ -684,45 +724,197 @@ pub fn sweep_with_rules(
             waiting.insert(i, report);
             while let Some(report) = waiting.remove(&prefix) {
                 prefix += 1;
-                reported.store(prefix, Ordering::Release);
+                shared.reported.store(prefix, Ordering::Release);
                 on(SweepEvent::Seed(&report));
                 summary.add(report);
                 if enough(&summary) {
-                    found.store(true, Ordering::Relaxed);
+                    shared.halt.store(true, Ordering::Relaxed);
                     waiting.clear();
                     break;
                 }
             }
-            let since = prefix - last_checkpoint.0;
-            if since >= CHECKPOINT_SEEDS
-                || (since > 0 && last_checkpoint.1.elapsed() >= CHECKPOINT_WALL)
-            {
-                summary.completed = work.completed(prefix, done);
-                summary.wall = started.elapsed();
-                on(SweepEvent::Checkpoint(&summary));
-                last_checkpoint = (prefix, Instant::now());
-            }
         }
-        // Every seed taken was run, so nothing is left waiting.
-        assert!(
-            waiting.is_empty(),
-            "seeds {:?} finished but an earlier one never did",
-            waiting.keys().take(5).collect::<Vec<_>>()
-        );
-        summary.completed = work.completed(prefix, done);
-        summary.stopped = prefix < total;
-        summary.stopped_by = summary.stopped.then(|| {
-            if enough(&summary) {
-                StoppedBy::Until
-            } else if out_of_time() && !stop() {
-                StoppedBy::Time
-            } else {
-                StoppedBy::Signal
-            }
-        });
+        let since = prefix - last_checkpoint.0;
+        if since >= CHECKPOINT_SEEDS
+            || (since > 0 && last_checkpoint.1.elapsed() >= CHECKPOINT_WALL)
+        {
+            summary.completed = shared.work.completed(prefix, done);
+            summary.wall = started.elapsed();
+            on(SweepEvent::Checkpoint(&summary));
+            last_checkpoint = (prefix, Instant::now());
+        }
+    }
+    // Every seed taken was run (or timed out), so nothing is left waiting.
+    assert!(
+        waiting.is_empty(),
+        "seeds {:?} finished but an earlier one never did",
+        waiting.keys().take(5).collect::<Vec<_>>()
+    );
+    summary.completed = shared.work.completed(prefix, done);
+    summary.stopped = prefix < total;
+    summary.stopped_by = summary.stopped.then(|| {
+        if enough(&summary) {
+            StoppedBy::Until
+        } else if shared.out_of_time() && !stop() {
+            StoppedBy::Time
+        } else {
+            StoppedBy::Signal
+        }
     });
     summary.wall = started.elapsed();
     summary
+}
+
+/// What a sweep's workers share.
+struct Shared {
+    scenario: Scenario,
+    mode: FaultMode,
+    runs: Runs,
+    work: Work,
+    /// The next index of the work to take.
+    next: AtomicU64,
+    /// How many indices have been reported, in order.
+    reported: AtomicU64,
+    /// Take no new seed: the caller's stop, or `--until` reached.
+    halt: AtomicBool,
+    started: Instant,
+    /// `--time`.
+    time: Option<Duration>,
+}
+
+impl Shared {
+    fn out_of_time(&self) -> bool {
+        self.time.is_some_and(|t| self.started.elapsed() >= t)
+    }
+
+    /// The report of a seed whose run outlived `budget`: what
+    /// `runner::run_within` gives such a run (no journal, no hash).
+    fn timed_out(&self, seed: u64, budget: Duration) -> SeedReport {
+        let s = match &self.mode {
+            FaultMode::Scenario => std::borrow::Cow::Borrowed(&self.scenario),
+            mode => std::borrow::Cow::Owned(scenario_for(&self.scenario, seed, mode.clone())),
+        };
+        let result = sim::RunResult {
+            seed,
+            outcome: Outcome::TimedOut { budget },
+            journal: sim::Journal::default(),
+            sim_time: Duration::ZERO,
+            wall_time: budget,
+            faults_fired: Vec::new(),
+        };
+        let run = runner::judge_scripted(&s, result, self.scenario.faults.len());
+        SeedReport::new(&run, s.faults.len(), s.strict)
+    }
+}
+
+/// What a worker tells the sweep.
+// `Exit` is sent once per worker: boxing every report to shrink it would
+// cost more than it saves.
+#[allow(clippy::large_enum_variant)]
+enum Done {
+    /// The `i`-th seed of the work finished.
+    Seed(u64, SeedReport),
+    /// The worker took its last seed and is gone.
+    Exit,
+    /// The worker panicked outside a run.
+    Panicked(Box<dyn std::any::Any + Send>),
+}
+
+/// The seed a worker is running, watched against the run's budget.
+#[derive(Default)]
+struct Slot(Mutex<Running>);
+
+#[derive(Default)]
+struct Running {
+    /// Index in the work, seed and start of the run in progress.
+    seed: Option<(u64, u64, Instant)>,
+    /// The sweep gave up on this worker's run and reported it timed out.
+    abandoned: bool,
+}
+
+impl Slot {
+    /// Abandons the run in progress if it has been going for `budget`:
+    /// its index and seed.
+    fn abandon_after(&self, budget: Duration) -> Option<(u64, u64)> {
+        let mut running = self.0.lock().expect("a slot is never poisoned");
+        let (i, seed, since) = running.seed?;
+        if since.elapsed() < budget {
+            return None;
+        }
+        running.seed = None;
+        running.abandoned = true;
+        Some((i, seed))
+    }
+}
+
+/// How long the sweep may wait for a result: until the first running seed
+/// outlives `budget`, and at most [`POLL`] (the caller's stop is read
+/// between waits).
+fn watch_wait(slots: &[Arc<Slot>], budget: Option<Duration>) -> Duration {
+    let Some(budget) = budget else { return POLL };
+    let mut wait = POLL;
+    for slot in slots {
+        let running = slot.0.lock().expect("a slot is never poisoned");
+        if let Some((_, _, since)) = running.seed {
+            wait = wait.min(budget.saturating_sub(since.elapsed()));
+        }
+    }
+    wait
+}
+
+/// How often a sweep waiting for slow seeds reads the caller's stop.
+const POLL: Duration = Duration::from_millis(20);
+
+/// Starts a worker: it takes seeds one after the other and runs each on its
+/// own thread (`runner::run_here`: one madsim runtime per seed, one thread
+/// for them all), until the work is done or the sweep halts.
+fn spawn_worker(shared: &Arc<Shared>, sender: &mpsc::Sender<Done>) -> Arc<Slot> {
+    let slot = Arc::new(Slot::default());
+    let (shared, mine, sender) = (shared.clone(), slot.clone(), sender.clone());
+    std::thread::Builder::new()
+        .name("fencesim-sweep".to_owned())
+        .spawn(move || {
+            let worked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                work_loop(&shared, &mine, &sender)
+            }));
+            if let Err(payload) = worked {
+                let _ = sender.send(Done::Panicked(payload));
+            }
+        })
+        .expect("spawn a sweep worker");
+    slot
+}
+
+fn work_loop(shared: &Shared, slot: &Slot, sender: &mpsc::Sender<Done>) {
+    loop {
+        if shared.halt.load(Ordering::Relaxed) || shared.out_of_time() {
+            break;
+        }
+        if shared.next.load(Ordering::Relaxed) >= shared.reported.load(Ordering::Acquire) + WINDOW {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
+        let i = shared.next.fetch_add(1, Ordering::Relaxed);
+        let Some(seed) = shared.work.nth(i) else {
+            break;
+        };
+        slot.0.lock().expect("a slot is never poisoned").seed = Some((i, seed, Instant::now()));
+        let report = shared
+            .runs
+            .report_here(&shared.scenario, seed, &shared.mode);
+        {
+            let mut running = slot.0.lock().expect("a slot is never poisoned");
+            if running.abandoned {
+                // Reported as timed out; the sweep went on without us.
+                return;
+            }
+            running.seed = None;
+        }
+        if sender.send(Done::Seed(i, report)).is_err() {
+            return;
+        }
+    }
+    let _ = sender.send(Done::Exit);
 }
 
 /// The seeds a sweep runs: the shard's seeds in the parts of the range that

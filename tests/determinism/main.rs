@@ -8,6 +8,7 @@
 mod bundled;
 mod faults;
 mod seeds;
+mod sweeps;
 
 use std::path::PathBuf;
 

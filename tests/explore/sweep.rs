@@ -277,6 +277,7 @@ fn runs_that_never_end_time_out_and_the_sweep_goes_on() {
     let s = fencesim::scenario::load_str(&registry, "spin.toml", &text).unwrap();
     let runs = Runs {
         budget: Some(std::time::Duration::from_millis(200)),
+        ..Runs::default()
     };
     // Two workers, five seeds: each worker abandons a run and takes the next.
     let o = options(0..5, 2, Shard::WHOLE);

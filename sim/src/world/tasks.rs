@@ -18,7 +18,7 @@ use super::{World, WorldBuilder};
 thread_local! {
     /// The world of this thread's run. Node tasks must be created through
     /// madsim's `Send + Sync` init closures, which can carry only an index,
-    /// so they find their world here; each run has its own thread.
+    /// so they find their world here; a thread runs one world at a time.
     static CURRENT: RefCell<Option<Rc<dyn Any>>> = const { RefCell::new(None) };
 }
 
