@@ -7,6 +7,9 @@
 //! acquire is
 //! retried after `retry`; a request unanswered after `timeout` is given up
 //! (an acquire is sent again; an unanswered read or write ends the round).
+//! An acquire the lock service has queued ([`LockClient::is_queued`]: a
+//! ZooKeeper znode or an etcd key behind the holder's) is not timed out:
+//! the client waits until the service wakes it with the grant.
 //!
 //! By default the client trusts its grant, like the client of DDIA's figure
 //! 9-6. Three variants, each off by default:
@@ -316,6 +319,21 @@ impl Client {
         }
     }
 
+    /// While acquiring: a request queued at the server waits for its grant
+    /// without a timeout (the server wakes it; asking again would only send
+    /// it to the back of the queue), and one that is not queued, or no
+    /// longer (its session expired), is timed out again.
+    fn wait_or_time_out(&mut self, ctx: &mut Context<'_, Msg>) {
+        if self.phase != Phase::Acquiring {
+            return;
+        }
+        if self.lock.is_queued() {
+            self.disarm_timeout(ctx);
+        } else if self.timeout.is_none() {
+            self.arm_timeout(ctx);
+        }
+    }
+
     fn start_work(&mut self, ctx: &mut Context<'_, Msg>, grant: Grant) {
         self.phase = Phase::Working(grant);
         ctx.set_timer(self.config.work, TAG_WORK);
@@ -428,6 +446,7 @@ impl Actor<Msg> for Client {
         if ctx.name_of(from) != self.config.storage {
             let event = self.lock.on_message(ctx, from, &msg);
             self.lock_event(ctx, event);
+            self.wait_or_time_out(ctx);
             return;
         }
         match (msg, self.phase.clone()) {
@@ -481,6 +500,7 @@ impl Actor<Msg> for Client {
         if tag >= PROTOCOL_TAG {
             let event = self.lock.on_timer(ctx, tag);
             self.lock_event(ctx, event);
+            self.wait_or_time_out(ctx);
             return;
         }
         match (tag, self.phase.clone()) {

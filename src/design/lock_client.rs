@@ -105,6 +105,15 @@ pub trait LockClient: 'static {
     fn renew(&mut self, _ctx: &mut Context<'_, Msg>) -> bool {
         false
     }
+    /// Whether the acquire in progress is queued at the server, which will
+    /// say when the lock is ours (ZooKeeper's watch on the predecessor's
+    /// znode, etcd's wait for the deletion of the previous revision's key).
+    /// While it is, the workload neither times the request out nor asks
+    /// again: a waiter costs no messages until it is woken. A protocol that
+    /// polls (`Denied`, then ask again after `retry`) keeps the default.
+    fn is_queued(&self) -> bool {
+        false
+    }
     /// The client crashed: forget everything volatile.
     fn on_crash(&mut self) {}
 }
@@ -155,6 +164,11 @@ impl SingleServer {
     /// Whether acquire request `req` is the one awaited.
     pub fn is_waiting_for(&self, req: u64) -> bool {
         self.waiting == Some(req)
+    }
+
+    /// Whether an acquire request is awaited.
+    pub fn is_waiting(&self) -> bool {
+        self.waiting.is_some()
     }
 
     /// The lease held, if any.
