@@ -7,6 +7,8 @@
 use std::fmt::Write as _;
 
 use fencesim::oracle::Verdict;
+use fencesim::report::step::steps;
+use fencesim::report::{lanes, LanesOptions};
 use fencesim::runner::ScenarioRun;
 use sim::Outcome;
 
@@ -130,4 +132,37 @@ fn a_thousand_clients_run_to_a_judged_verdict_the_same_way_twice() {
     let queue = arrival_order(&run);
     assert_eq!(queue.len(), 1000, "one request each");
     assert_eq!(acquired_order(&run), queue, "the queue is served in order");
+
+    // Drawn as ten client lanes, the lock, the storage and one column for
+    // the other 990 clients: still one row per event, as `step` needs.
+    let journal = &run.result.journal;
+    let options = LanesOptions {
+        width: 12,
+        deliveries: true,
+        ..LanesOptions::default()
+    };
+    let drawn = lanes(journal, &run.nodes, &options);
+    let header = drawn.lines().next().unwrap();
+    assert!(
+        header.contains("client10 ") && !header.contains("client11 "),
+        "{header}"
+    );
+    assert!(
+        header.contains("lock") && header.contains("storage"),
+        "{header}"
+    );
+    assert!(header.contains("990 more cl"), "{header}");
+    assert_eq!(drawn.lines().count(), journal.len() + 2);
+    // Step's beliefs name the holder and count the others.
+    let steps = steps(journal, &run.report);
+    assert_eq!(steps.len(), journal.len());
+    let granted = steps
+        .iter()
+        .find(|s| s.beliefs.contains(" believes "))
+        .unwrap();
+    assert!(
+        granted.beliefs.contains("999 other clients hold nothing"),
+        "{}",
+        granted.beliefs
+    );
 }
