@@ -393,6 +393,10 @@ impl LockClient for EtcdClient {
         self.single.is_waiting() && self.keepalive.lease().is_some()
     }
 
+    fn recheck(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.single.resend(ctx);
+    }
+
     fn on_crash(&mut self) {
         self.single.on_crash();
         self.keepalive.on_crash();

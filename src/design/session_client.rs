@@ -304,6 +304,14 @@ impl LockClient for SessionLockClient {
         self.waiting.is_some() && self.queued.is_some()
     }
 
+    fn recheck(&mut self, ctx: &mut Context<'_, Msg>) {
+        if let Some(session) = self.session.id() {
+            if self.queued.is_some_and(|(s, _)| s == session) {
+                self.send_acquire(ctx, session);
+            }
+        }
+    }
+
     fn on_crash(&mut self) {
         self.session.on_crash();
         self.waiting = None;

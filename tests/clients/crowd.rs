@@ -1,7 +1,8 @@
 //! Many clients on one lock. Where the design queues (ZooKeeper's
-//! sequential znodes, etcd's keys by revision) a waiter asks once and is
-//! woken by the server in its turn; where it polls (`redis`' `SET NX`) a
-//! waiter asks again every `retry`. And a thousand clients load, run to a
+//! sequential znodes, etcd's keys by revision) a waiter keeps its place and
+//! is woken by the server in its turn, asking about its request again only
+//! after `timeout`, then twice that, …; where it polls (`redis`' `SET NX`)
+//! a waiter asks again every `retry`. And a thousand clients load, run to a
 //! judged verdict and give the same trace twice.
 
 use std::fmt::Write as _;
@@ -43,20 +44,22 @@ fn acquire_requests(run: &ScenarioRun, client: &str) -> usize {
         .count()
 }
 
-/// The clients in the order their acquire requests reached the lock: the
-/// order of the queue.
+/// The clients in the order their first acquire request reached the lock:
+/// the order of the queue.
 fn arrival_order(run: &ScenarioRun) -> Vec<String> {
     let events = run.result.journal.events();
-    events
-        .iter()
-        .filter(|e| e.node == "lock" && e.kind == sim::events::DELIVER)
-        .filter(|e| e.str("msg").is_some_and(|m| m.starts_with("acquire ")))
-        .map(|e| {
-            e.str("from")
-                .expect("a delivery names its sender")
-                .to_owned()
-        })
-        .collect()
+    let mut order: Vec<String> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for e in events {
+        let acquire = e.str("msg").is_some_and(|m| m.starts_with("acquire "));
+        if e.node == "lock" && e.kind == sim::events::DELIVER && acquire {
+            let from = e.str("from").expect("a delivery names its sender");
+            if seen.insert(from.to_owned()) {
+                order.push(from.to_owned());
+            }
+        }
+    }
+    order
 }
 
 /// The clients in the order they acquired.
@@ -74,9 +77,10 @@ fn clients(n: usize) -> Vec<String> {
 }
 
 #[test]
-fn queued_waiters_ask_once_and_are_woken_in_order() {
+fn queued_waiters_keep_their_place_and_are_woken_in_order() {
     // Eight clients holding the lock 2 s each: the last waits about 14 s,
-    // nearly three times its 5 s timeout, without asking again.
+    // nearly three times its 5 s timeout. A waiter asks about its request
+    // again at 5 s, then not before 15 s: at most twice in all.
     for design in ["zookeeper", "etcd"] {
         let run = run(&crowd(design, 8, "2s"));
         assert_eq!(run.result.outcome, Outcome::Completed, "{design}");
@@ -84,8 +88,13 @@ fn queued_waiters_ask_once_and_are_woken_in_order() {
         assert_eq!(run.report.accepted_writes, 8, "{design}");
         assert_eq!(arrival_order(&run), clients(8), "{design}");
         assert_eq!(acquired_order(&run), clients(8), "{design}: queue order");
-        for client in clients(8) {
-            assert_eq!(acquire_requests(&run, &client), 1, "{design}: {client}");
+        for (i, client) in clients(8).iter().enumerate() {
+            let asked = acquire_requests(&run, client);
+            let most = if i < 2 { 1 } else { 2 };
+            assert!(
+                (1..=most).contains(&asked),
+                "{design}: {client} asked {asked}"
+            );
         }
         let events = run.result.journal.events();
         let releases = events
@@ -108,10 +117,13 @@ fn lock_requests_grow_with_the_waiters_where_the_design_queues_and_with_the_wait
             .map(|c| acquire_requests(&run, c))
             .sum::<usize>()
     };
-    // Queued: one request per waiter, however long the queue.
+    // Queued: one request per waiter, and one recheck each after 5 s and
+    // 15 s of waiting: waits of up to 15 s cost at most three.
     assert_eq!(requests("zookeeper", 4), 4);
-    assert_eq!(requests("zookeeper", 16), 16);
-    assert_eq!(requests("etcd", 16), 16);
+    for design in ["zookeeper", "etcd"] {
+        let asked = requests(design, 16);
+        assert!((16..=16 + 12).contains(&asked), "{design}: {asked}");
+    }
     // Polled: client i asks about every 500 ms for the (i − 1) s it waits,
     // so 16 clients ask far more than 16 times, and four times as many
     // clients ask more than four times as often.
@@ -130,7 +142,7 @@ fn a_thousand_clients_run_to_a_judged_verdict_the_same_way_twice() {
     assert_eq!(run.report.rejected_writes, 0);
     assert!(run.expectations_met);
     let queue = arrival_order(&run);
-    assert_eq!(queue.len(), 1000, "one request each");
+    assert_eq!(queue.len(), 1000);
     assert_eq!(acquired_order(&run), queue, "the queue is served in order");
 
     // Drawn as ten client lanes, the lock, the storage and one column for
