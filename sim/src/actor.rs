@@ -56,7 +56,8 @@ pub trait Actor<M: Message>: 'static {
     /// what is durable. `on_start` follows on restart. Timers are already gone.
     fn on_crash(&mut self) {}
     /// Whether this actor has finished its work. A run completes when every
-    /// actor is done; servers are always done.
+    /// actor is done; servers are always done. The world asks after each
+    /// handler call and crash, so the answer may change only in those.
     fn is_done(&self) -> bool {
         true
     }
@@ -91,10 +92,47 @@ impl<M> Default for Outputs<M> {
     }
 }
 
+/// The world's node names, indexed both ways: by id, and by name through a
+/// sorted permutation, so that finding a peer by name costs O(log n) in a
+/// world of a thousand clients instead of a scan of every name.
+#[derive(Debug)]
+pub(crate) struct NodeNames {
+    names: Vec<String>,
+    /// Ids in the order of their names (then of their ids).
+    by_name: Vec<NodeId>,
+}
+
+impl NodeNames {
+    pub(crate) fn new(names: Vec<String>) -> Self {
+        let mut by_name: Vec<NodeId> = (0..names.len()).collect();
+        by_name.sort_by(|&a, &b| names[a].cmp(&names[b]).then(a.cmp(&b)));
+        NodeNames { names, by_name }
+    }
+
+    /// The first node called `name`.
+    pub(crate) fn id(&self, name: &str) -> Option<NodeId> {
+        let at = self
+            .by_name
+            .partition_point(|&id| self.names[id].as_str() < name);
+        self.by_name
+            .get(at)
+            .copied()
+            .filter(|&id| self.names[id] == name)
+    }
+}
+
+impl std::ops::Deref for NodeNames {
+    type Target = [String];
+
+    fn deref(&self) -> &[String] {
+        &self.names
+    }
+}
+
 /// A handler's view of its node: clocks, peers, randomness and outputs.
 pub struct Context<'a, M> {
     pub(crate) me: NodeId,
-    pub(crate) names: &'a [String],
+    pub(crate) names: &'a NodeNames,
     pub(crate) mono_ns: i64,
     pub(crate) wall_ns: i64,
     pub(crate) out: &'a mut Outputs<M>,
@@ -120,7 +158,7 @@ impl<'a, M: Message> Context<'a, M> {
 
     /// The id of the node called `name`, if there is one.
     pub fn node(&self, name: &str) -> Option<NodeId> {
-        self.names.iter().position(|n| n == name)
+        self.names.id(name)
     }
 
     /// The node's monotonic clock: starts at 0, runs at the node's rate,

@@ -30,7 +30,7 @@ use std::time::Duration;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 
-use crate::actor::{Actor, Context, Message, NodeId, Outputs, TimerId, TimerOp};
+use crate::actor::{Actor, Context, Message, NodeId, NodeNames, Outputs, TimerId, TimerOp};
 use crate::capture;
 use crate::journal::Value;
 
@@ -59,7 +59,7 @@ impl<M> Step<M> {
 
 /// Hosts calls to one actor as node `me` among `names`, at a clock you set.
 pub struct Harness {
-    names: Vec<String>,
+    names: NodeNames,
     me: NodeId,
     /// Monotonic clock reading handed to the next call, in nanoseconds.
     pub mono_ns: i64,
@@ -74,7 +74,7 @@ impl Harness {
     /// A harness where the actor under test is node `me` of `names`.
     pub fn new(names: &[&str], me: NodeId) -> Self {
         Harness {
-            names: names.iter().map(|n| n.to_string()).collect(),
+            names: NodeNames::new(names.iter().map(|n| n.to_string()).collect()),
             me,
             mono_ns: 0,
             wall_ns: 0,

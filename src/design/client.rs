@@ -7,6 +7,11 @@
 //! acquire is
 //! retried after `retry`; a request unanswered after `timeout` is given up
 //! (an acquire is sent again; an unanswered read or write ends the round).
+//! An acquire the lock service has queued ([`LockClient::is_queued`]: a
+//! ZooKeeper znode or an etcd key behind the holder's) is not given up: the
+//! client waits for the service to wake it with the grant, and only asks
+//! about the same request again after `timeout`, then twice that, four
+//! times that, … (a grant lost in the network is answered again).
 //!
 //! By default the client trusts its grant, like the client of DDIA's figure
 //! 9-6. Three variants, each off by default:
@@ -202,6 +207,8 @@ pub struct Client {
     renew_timer: Option<TimerId>,
     /// Completed rounds; kept across a crash so the run ends.
     round: u64,
+    /// Rechecks of the queued acquire in progress.
+    rechecks: u32,
     /// Requests and writes sent; kept across a crash so ids stay unique.
     requests: u64,
     writes: u64,
@@ -228,6 +235,7 @@ impl Client {
             renew_sent_at: None,
             renew_timer: None,
             round: 0,
+            rechecks: 0,
             requests: 0,
             writes: 0,
             read_version: None,
@@ -248,6 +256,7 @@ impl Client {
     }
 
     fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.rechecks = 0;
         self.phase = Phase::Acquiring;
         self.lock.acquire(ctx);
         self.arm_timeout(ctx);
@@ -313,6 +322,14 @@ impl Client {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// While acquiring, a request is always timed out: given up when it is
+    /// not queued, rechecked when it is (see the timeout's handling).
+    fn wait_or_time_out(&mut self, ctx: &mut Context<'_, Msg>) {
+        if self.phase == Phase::Acquiring && self.timeout.is_none() {
+            self.arm_timeout(ctx);
         }
     }
 
@@ -428,6 +445,7 @@ impl Actor<Msg> for Client {
         if ctx.name_of(from) != self.config.storage {
             let event = self.lock.on_message(ctx, from, &msg);
             self.lock_event(ctx, event);
+            self.wait_or_time_out(ctx);
             return;
         }
         match (msg, self.phase.clone()) {
@@ -481,6 +499,7 @@ impl Actor<Msg> for Client {
         if tag >= PROTOCOL_TAG {
             let event = self.lock.on_timer(ctx, tag);
             self.lock_event(ctx, event);
+            self.wait_or_time_out(ctx);
             return;
         }
         match (tag, self.phase.clone()) {
@@ -508,6 +527,15 @@ impl Actor<Msg> for Client {
             (TAG_TIMEOUT, phase) if self.timeout == Some(id) => {
                 self.timeout = None;
                 match phase {
+                    Phase::Acquiring if self.lock.is_queued() => {
+                        // Queued: the place is kept (asking anew would go to
+                        // the back of the queue). Ask about the same request,
+                        // in case its grant was lost, less and less often.
+                        self.lock.recheck(ctx);
+                        self.rechecks = (self.rechecks + 1).min(16);
+                        let wait = self.config.timeout * (1u32 << self.rechecks);
+                        self.timeout = Some(ctx.set_timer(wait, TAG_TIMEOUT));
+                    }
                     Phase::Acquiring => {
                         // Unanswered: give the attempt up and ask again.
                         self.lock.release(ctx);

@@ -387,6 +387,16 @@ impl LockClient for EtcdClient {
         self.single.renew(ctx)
     }
 
+    /// Queued once the server created the lease and its key: the grant
+    /// comes when the key of the previous revision is deleted.
+    fn is_queued(&self) -> bool {
+        self.single.is_waiting() && self.keepalive.lease().is_some()
+    }
+
+    fn recheck(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.single.resend(ctx);
+    }
+
     fn on_crash(&mut self) {
         self.single.on_crash();
         self.keepalive.on_crash();

@@ -105,6 +105,21 @@ pub trait LockClient: 'static {
     fn renew(&mut self, _ctx: &mut Context<'_, Msg>) -> bool {
         false
     }
+    /// Whether the acquire in progress is queued at the server, which will
+    /// say when the lock is ours (ZooKeeper's watch on the predecessor's
+    /// znode, etcd's wait for the deletion of the previous revision's key).
+    /// While it is, the workload does not give the request up when it times
+    /// out: it calls [`LockClient::recheck`] at ever longer intervals
+    /// instead, so a waiter keeps its place and costs a handful of messages
+    /// however long it waits. A protocol that polls (`Denied`, then ask
+    /// again after `retry`) keeps the default.
+    fn is_queued(&self) -> bool {
+        false
+    }
+    /// Asks once more about the queued request, under the same request id,
+    /// so that a grant lost in the network is answered again; the server
+    /// answers a request it has seen without queueing it twice.
+    fn recheck(&mut self, _ctx: &mut Context<'_, Msg>) {}
     /// The client crashed: forget everything volatile.
     fn on_crash(&mut self) {}
 }
@@ -155,6 +170,19 @@ impl SingleServer {
     /// Whether acquire request `req` is the one awaited.
     pub fn is_waiting_for(&self, req: u64) -> bool {
         self.waiting == Some(req)
+    }
+
+    /// Whether an acquire request is awaited.
+    pub fn is_waiting(&self) -> bool {
+        self.waiting.is_some()
+    }
+
+    /// Sends the awaited acquire request again, under its own id.
+    pub fn resend(&mut self, ctx: &mut Context<'_, Msg>) {
+        if let Some(req) = self.waiting {
+            let lock = self.lock(ctx);
+            ctx.send(lock, Msg::Acquire { req });
+        }
     }
 
     /// The lease held, if any.

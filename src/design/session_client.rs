@@ -298,6 +298,20 @@ impl LockClient for SessionLockClient {
         true
     }
 
+    /// Queued once the server answered [`Msg::Queued`] on the open
+    /// session: its grant comes when the znode ahead of it goes.
+    fn is_queued(&self) -> bool {
+        self.waiting.is_some() && self.queued.is_some()
+    }
+
+    fn recheck(&mut self, ctx: &mut Context<'_, Msg>) {
+        if let Some(session) = self.session.id() {
+            if self.queued.is_some_and(|(s, _)| s == session) {
+                self.send_acquire(ctx, session);
+            }
+        }
+    }
+
     fn on_crash(&mut self) {
         self.session.on_crash();
         self.waiting = None;

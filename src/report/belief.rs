@@ -135,25 +135,37 @@ pub(crate) struct Now {
 }
 
 /// The beliefs as they were before an event, kept by
-/// [`Beliefs::apply_keeping_before`]: the holders and beliefs of then, and
-/// how much of the (append-only) history existed.
+/// [`Beliefs::apply_keeping_before`]: what the event's node believed, held
+/// and was then (an event changes only its own node's entries), and how
+/// much of the (append-only) history existed. As small as one node, so
+/// that a thousand clients cost no copy of a thousand beliefs per event.
 #[derive(Clone, Debug)]
 pub(crate) struct Before {
-    now: Now,
+    node: String,
+    belief: Option<Option<Believed>>,
+    lock: Option<Option<Held>>,
+    state: NodeState,
     ended_len: usize,
     grants_len: usize,
 }
 
-/// Read access to the beliefs at one point: now, or before an event.
+/// Read access to the beliefs at one point: now, or before an event (now,
+/// with the event's node as it was).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct View<'a> {
     now: &'a Now,
+    before: Option<&'a Before>,
     history: &'a Beliefs,
     ended_len: usize,
     grants_len: usize,
 }
 
-const CLIENT_KINDS: &[&str] = &[
+/// Beyond this many clients, a summary names only those that believe they
+/// hold a lease, and counts the others.
+const SUMMARY_CLIENTS: usize = 8;
+
+/// The events only a client journals: what makes a node a client.
+pub(crate) const CLIENT_KINDS: &[&str] = &[
     events::ACQUIRED,
     events::DENIED,
     events::READ,
@@ -299,8 +311,22 @@ impl Beliefs {
     /// they were just before `e` ([`Beliefs::before`]): a copy of the
     /// current holders and beliefs, not of the history.
     pub(crate) fn apply_keeping_before(&mut self, e: &Event) -> Before {
+        let node = e.node.as_str();
         let before = Before {
-            now: self.now.clone(),
+            node: e.node.clone(),
+            belief: self
+                .now
+                .clients
+                .iter()
+                .find(|(n, _)| n == node)
+                .map(|(_, b)| b.clone()),
+            lock: self
+                .now
+                .locks
+                .iter()
+                .find(|(n, _)| n == node)
+                .map(|(_, h)| h.clone()),
+            state: self.state(node),
             ended_len: self.ended.len(),
             grants_len: self.grants.len(),
         };
@@ -311,7 +337,8 @@ impl Beliefs {
     /// The beliefs as they were when `before` was kept.
     pub(crate) fn before<'a>(&'a self, before: &'a Before) -> View<'a> {
         View {
-            now: &before.now,
+            now: &self.now,
+            before: Some(before),
             history: self,
             ended_len: before.ended_len,
             grants_len: before.grants_len,
@@ -322,6 +349,7 @@ impl Beliefs {
     pub(crate) fn view(&self) -> View<'_> {
         View {
             now: &self.now,
+            before: None,
             history: self,
             ended_len: self.ended.len(),
             grants_len: self.grants.len(),
@@ -420,15 +448,37 @@ impl Beliefs {
 }
 
 impl<'a> View<'a> {
+    /// The kept entries of `node`, when this view is before its event.
+    fn kept(self, node: &str) -> Option<&'a Before> {
+        self.before.filter(|b| b.node == node)
+    }
+
+    fn belief_of(self, client: &'a str, now: &'a Option<Believed>) -> Option<&'a Believed> {
+        match self.kept(client).and_then(|b| b.belief.as_ref()) {
+            Some(then) => then.as_ref(),
+            None => now.as_ref(),
+        }
+    }
+
+    fn holder_of(self, lock: &'a str, now: &'a Option<Held>) -> Option<&'a Held> {
+        match self.kept(lock).and_then(|b| b.lock.as_ref()) {
+            Some(then) => then.as_ref(),
+            None => now.as_ref(),
+        }
+    }
+
     pub(crate) fn clients(self) -> impl Iterator<Item = (&'a str, Option<&'a Believed>)> {
         self.now
             .clients
             .iter()
-            .map(|(n, b)| (n.as_str(), b.as_ref()))
+            .map(move |(n, b)| (n.as_str(), self.belief_of(n, b)))
     }
 
     pub(crate) fn locks(self) -> impl Iterator<Item = (&'a str, Option<&'a Held>)> {
-        self.now.locks.iter().map(|(n, h)| (n.as_str(), h.as_ref()))
+        self.now
+            .locks
+            .iter()
+            .map(move |(n, h)| (n.as_str(), self.holder_of(n, h)))
     }
 
     pub(crate) fn believed(self, client: &str) -> Option<&'a Believed> {
@@ -436,7 +486,7 @@ impl<'a> View<'a> {
             .clients
             .iter()
             .find(|(n, _)| n == client)
-            .and_then(|(_, b)| b.as_ref())
+            .and_then(|(n, b)| self.belief_of(n, b))
     }
 
     pub(crate) fn holder(self, lock: &str) -> Option<&'a Held> {
@@ -444,10 +494,13 @@ impl<'a> View<'a> {
             .locks
             .iter()
             .find(|(n, _)| n == lock)
-            .and_then(|(_, h)| h.as_ref())
+            .and_then(|(n, h)| self.holder_of(n, h))
     }
 
     pub(crate) fn state(self, node: &str) -> NodeState {
+        if let Some(b) = self.kept(node) {
+            return b.state;
+        }
         self.now
             .states
             .iter()
@@ -479,6 +532,8 @@ impl<'a> View<'a> {
 
     pub(crate) fn summary(self) -> String {
         let mut parts = Vec::new();
+        let crowd = self.now.clients.len() > SUMMARY_CLIENTS;
+        let mut idle = 0;
         for (client, b) in self.clients() {
             parts.push(match b {
                 Some(b) => format!(
@@ -487,8 +542,17 @@ impl<'a> View<'a> {
                     token_text(b.token),
                     local_seconds(b.until_local_ns)
                 ),
+                None if crowd => {
+                    idle += 1;
+                    continue;
+                }
                 None => format!("{client} holds nothing"),
             });
+        }
+        if idle > 0 {
+            let who = if parts.is_empty() { "" } else { "other " };
+            let s = if idle == 1 { "" } else { "s" };
+            parts.push(format!("{idle} {who}client{s} hold nothing"));
         }
         for (lock, h) in self.locks() {
             parts.push(match h {
@@ -505,7 +569,7 @@ impl<'a> View<'a> {
             .now
             .states
             .iter()
-            .filter_map(|(n, s)| match s {
+            .filter_map(|(n, s)| match self.kept(n).map_or(*s, |b| b.state) {
                 NodeState::Up => None,
                 NodeState::Paused(_) => Some(format!("{n} paused")),
                 NodeState::Down(_) => Some(format!("{n} down")),

@@ -43,8 +43,12 @@
 //!   gives the verdict.
 //! - Events of nodes not given as lanes (the world's `partition` and `heal`)
 //!   go in a trailing `world` column, shown only when there are such events.
+//! - A crowd is not drawn one lane per client: past [`MAX_LANES`] nodes, the
+//!   lock and storage nodes keep their lanes, the first clients fill the
+//!   rest, and the other clients share the trailing column (`990 more
+//!   clients`), each phrase led by its node's name, as the world's are.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use sim::events as world;
@@ -52,6 +56,7 @@ use sim::journal::{seconds, Event, Journal, Value};
 
 use crate::escape::terminal;
 use crate::events;
+use crate::report::belief::CLIENT_KINDS;
 
 /// How [`lanes`] draws.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +80,39 @@ impl Default for LanesOptions {
             color: false,
         }
     }
+}
+
+/// The most lanes drawn: a crowd of clients shows the lock and storage
+/// nodes and its first clients, and the rest in one shared column.
+pub const MAX_LANES: usize = 12;
+
+/// When `node_lanes` has more than [`MAX_LANES`] nodes, removes the clients
+/// past the room left by the other nodes, and returns them.
+fn crowd_hidden<'a>(journal: &'a Journal, node_lanes: &mut Vec<&'a str>) -> BTreeSet<&'a str> {
+    if node_lanes.len() <= MAX_LANES {
+        return BTreeSet::new();
+    }
+    let clients: BTreeSet<&str> = journal
+        .events()
+        .iter()
+        .filter(|e| CLIENT_KINDS.contains(&e.kind.as_str()))
+        .map(|e| e.node.as_str())
+        .collect();
+    let others = node_lanes.iter().filter(|n| !clients.contains(*n)).count();
+    let mut room = MAX_LANES.saturating_sub(others).max(1);
+    let mut hidden = BTreeSet::new();
+    node_lanes.retain(|&n| {
+        if !clients.contains(n) {
+            return true;
+        }
+        if room > 0 {
+            room -= 1;
+            return true;
+        }
+        hidden.insert(n);
+        false
+    });
+    hidden
 }
 
 /// Below this a column cannot hold one char and the `…`.
@@ -110,10 +148,14 @@ pub fn lanes_limited(
             node_lanes.push(node);
         }
     }
+    let hidden = crowd_hidden(journal, &mut node_lanes);
     let shown = |e: &Event| options.deliveries || e.kind != world::DELIVER;
     let lane_of = |e: &Event| node_lanes.iter().position(|n| *n == e.node);
+    let others = format!("{} more clients", hidden.len());
     let mut lane_names = node_lanes.clone();
-    if journal
+    if !hidden.is_empty() {
+        lane_names.push(&others);
+    } else if journal
         .events()
         .iter()
         .any(|e| shown(e) && lane_of(e).is_none())

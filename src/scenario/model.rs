@@ -34,7 +34,7 @@ pub struct Scenario {
     pub storage: DesignSpec,
     /// `[network]`.
     pub network: NetworkSpec,
-    /// `[[clients]]`, in file order (1 to 64).
+    /// `[[clients]]`, in file order (1 to 1000).
     pub clients: Vec<ClientSpec>,
     /// `[[faults]]`, in file order.
     pub faults: Vec<FaultSpec>,

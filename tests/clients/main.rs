@@ -2,6 +2,7 @@
 //! `fence_on_acquire` and the increment workload, each through a scenario
 //! file loaded and run as `fencesim run` would, judged by the oracle.
 
+mod crowd;
 mod grants;
 mod hosts;
 mod network;

@@ -233,11 +233,19 @@ fn absurd_sizes_are_refused() {
         "t.toml:15:9",
         "0 is out of range: expected 1..=1000000",
     );
-    let clients: String = (0..65)
-        .map(|i| format!("[[clients]]\nname = \"c{i}\"\n"))
-        .collect();
-    let text = BASE.split("[[clients]]").next().unwrap().to_string() + &clients;
-    assert_error(&text, "t.toml:134:1", "too many clients: at most 64");
+    let clients = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("[[clients]]\nname = \"c{i}\"\n"))
+            .collect()
+    };
+    let head = BASE.split("[[clients]]").next().unwrap().to_string();
+    // The 1001st client's table is named, at its line.
+    assert_error(
+        &(head.clone() + &clients(1001)),
+        "t.toml:2006:1",
+        "too many clients: 1001, at most 1000",
+    );
+    load(&(head + &clients(1000))).expect("a thousand clients load");
 }
 
 #[test]

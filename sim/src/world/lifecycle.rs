@@ -22,6 +22,7 @@ impl<M: Message> World<M> {
     pub(crate) fn crash_node(&mut self, id: NodeId) {
         // Messages that arrived but were not handled yet die with the node.
         let queued: Vec<Input<M>> = self.nodes[id].inbox.drain(..).collect();
+        self.queued_inputs -= queued.len();
         for input in queued {
             if let Input::Message {
                 id: msg_id,
@@ -50,12 +51,14 @@ impl<M: Message> World<M> {
         if let Some(mid) = node.madsim_id {
             madsim::runtime::Handle::current().kill(mid);
         }
+        self.note_done(id);
     }
 
     pub(crate) fn restart_node(&mut self, id: NodeId) {
         let node = &mut self.nodes[id];
         node.up = true;
         node.inbox.push_back(Input::Start);
+        self.queued_inputs += 1;
         if let Some(mid) = node.madsim_id {
             // Respawns the node's task through its init closure.
             madsim::runtime::Handle::current().restart(mid);

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::task::Waker;
 use std::time::Duration;
 
-use crate::actor::{Actor, Message, NodeId, TimerId};
+use crate::actor::{Actor, Message, NodeId, NodeNames, TimerId};
 use crate::clock::Clock;
 use crate::fault::{ScheduledFault, Trigger};
 use crate::journal::{Event, Journal, Value};
@@ -61,12 +61,14 @@ pub(crate) struct Node<M> {
     /// Bumped on every crash, so that a dead incarnation's timers, task and
     /// pauses recognise themselves.
     pub(crate) epoch: u64,
+    /// The actor's `is_done` after its latest handler call or crash.
+    done: bool,
     madsim_id: Option<madsim::task::NodeId>,
 }
 
 /// The state of a running world.
 pub struct World<M> {
-    pub(crate) names: Vec<String>,
+    pub(crate) names: NodeNames,
     pub(crate) nodes: Vec<Node<M>>,
     pub(crate) net: Network,
     pub(crate) journal: Journal,
@@ -88,6 +90,11 @@ pub struct World<M> {
     /// When the supervisor will next wake up by itself.
     agenda_deadline: u64,
     in_flight: usize,
+    /// Inputs waiting in all inboxes, and actors not done: what the end of
+    /// a run depends on, kept as counts so that checking for it after
+    /// every step does not visit every node.
+    queued_inputs: usize,
+    undone: usize,
     next_msg: u64,
     next_timer: u64,
     limits: Limits,
@@ -103,11 +110,10 @@ pub struct World<M> {
 
 impl<M: Message> World<M> {
     fn new(builder: WorldBuilder<M>) -> Self {
-        let names: Vec<String> = builder.nodes.iter().map(|(n, _)| n.clone()).collect();
+        let names = NodeNames::new(builder.nodes.iter().map(|(n, _)| n.clone()).collect());
         let index = |name: &str| {
             names
-                .iter()
-                .position(|n| n == name)
+                .id(name)
                 .unwrap_or_else(|| panic!("unknown node {name:?} in the network or faults"))
         };
         let links = builder
@@ -132,6 +138,7 @@ impl<M: Message> World<M> {
                 .nodes
                 .into_iter()
                 .map(|(_, actor)| Node {
+                    done: actor.is_done(),
                     actor,
                     clock: Clock::default(),
                     inbox: VecDeque::from([Input::Start]),
@@ -159,6 +166,8 @@ impl<M: Message> World<M> {
             agenda_poked: false,
             agenda_deadline: 0,
             in_flight: 0,
+            queued_inputs: 0,
+            undone: 0,
             next_msg: 0,
             next_timer: 0,
             limits: builder.limits,
@@ -169,8 +178,31 @@ impl<M: Message> World<M> {
             end_ns: 0,
             current: None,
         };
+        world.queued_inputs = world.nodes.len();
+        world.undone = world.nodes.iter().filter(|n| !n.done).count();
         world.arm_triggers();
         world
+    }
+
+    /// Node `id`'s actor was just called (or crashed): counts it done or not.
+    pub(crate) fn note_done(&mut self, id: NodeId) {
+        let node = &mut self.nodes[id];
+        let done = node.actor.is_done();
+        if done != node.done {
+            node.done = done;
+            if done {
+                self.undone -= 1;
+            } else {
+                self.undone += 1;
+            }
+        }
+    }
+
+    /// Takes node `id`'s next input, if any.
+    pub(crate) fn pop_input(&mut self, id: NodeId) -> Option<Input<M>> {
+        let input = self.nodes[id].inbox.pop_front()?;
+        self.queued_inputs -= 1;
+        Some(input)
     }
 
     /// True time since the start of the run, in nanoseconds.
@@ -193,6 +225,7 @@ impl<M: Message> World<M> {
             node.inbox.clear();
             node.deferred = None;
         }
+        self.queued_inputs = 0;
     }
 
     /// Simulated time at the end of a run (the runtime may be gone).
@@ -206,8 +239,7 @@ impl<M: Message> World<M> {
 
     pub(crate) fn node_id(&self, name: &str) -> NodeId {
         self.names
-            .iter()
-            .position(|n| n == name)
+            .id(name)
             .unwrap_or_else(|| panic!("unknown node {name:?}"))
     }
 

@@ -40,6 +40,7 @@ impl<M> Rest<M> {
 
 impl<M: Message> World<M> {
     pub(super) fn deliver_input(&mut self, node: NodeId, input: Input<M>) {
+        self.queued_inputs += 1;
         let n = &mut self.nodes[node];
         n.inbox.push_back(input);
         if let Some(w) = n.waker.take() {
@@ -84,6 +85,7 @@ impl<M: Message> World<M> {
                             noted: true,
                         };
                         self.nodes[id].inbox.push_front(again);
+                        self.queued_inputs += 1;
                     }
                     return;
                 }
@@ -116,6 +118,7 @@ impl<M: Message> World<M> {
             Input::Timer { id: timer, tag } => node.actor.on_timer(&mut ctx, timer, tag),
         }
         self.current = None;
+        self.note_done(id);
         let rest = Rest {
             events: capture::drain(),
             first: 0,

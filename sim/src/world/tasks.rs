@@ -157,11 +157,10 @@ impl<M: Message> Future for NextInput<M> {
         if w.stop.is_some() || w.nodes[self.id].epoch != self.epoch {
             return Poll::Pending;
         }
-        let node = &mut w.nodes[self.id];
-        match node.inbox.pop_front() {
+        match w.pop_input(self.id) {
             Some(input) => Poll::Ready(input),
             None => {
-                node.waker = Some(cx.waker().clone());
+                w.nodes[self.id].waker = Some(cx.waker().clone());
                 Poll::Pending
             }
         }
