@@ -494,6 +494,32 @@ mod tests {
     }
 
     #[test]
+    fn cas_speaks_the_api_its_key_names() {
+        let mut h = Harness::new(&["storage", "client1"], 0);
+        for (api, refusal) in [
+            ("version", "version 0 != 1"),
+            ("s3", "412 PreconditionFailed: If-None-Match: *"),
+            ("gcs", "412 conditionNotMet: ifGenerationMatch=0"),
+            ("azure", "409 BlobAlreadyExists: If-None-Match: *"),
+        ] {
+            let params = CAS
+                .defaults()
+                .with("api", crate::design::ParamValue::Str(api.into()));
+            let mut s = CasDesign.server(&params);
+            // Two writers that both found no object.
+            h.message(s.as_mut(), 1, write_to("x", "a", None, Some(0)));
+            let step = h.message(s.as_mut(), 1, write_to("x", "b", None, Some(0)));
+            let (kind, fields) = &step.events[0];
+            assert_eq!(kind, "rejected", "{api}");
+            let reason = fields.iter().find(|(k, _)| k == "reason").unwrap();
+            assert!(
+                reason.1.to_string().starts_with(refusal),
+                "{api}: {reason:?}"
+            );
+        }
+    }
+
+    #[test]
     fn fenced_rejects_lower_tokens_and_accepts_equal_ones() {
         let mut h = Harness::new(&["storage", "client1", "client2"], 0);
         let mut s = StorageNode::new(Fenced::new(true));
