@@ -1,18 +1,20 @@
 //! Object stores as users meet them: the `cas` storage with `api = "s3"`,
 //! `"gcs"` or `"azure"`. Each applies a conditional PUT the way that store's
-//! API does, and journals it in that API's words:
+//! API does, and journals it in that API's words (GCS's `ifGenerationMatch=N`
+//! parameter in the headers' style, `ifGenerationMatch: N`):
 //!
 //! | api | create only | overwrite only if unchanged | refused with |
 //! |---|---|---|---|
 //! | `s3` | `If-None-Match: *` | `If-Match: "<ETag>"` | 412 PreconditionFailed |
-//! | `gcs` | `ifGenerationMatch=0` | `ifGenerationMatch=<generation>` | 412 conditionNotMet |
+//! | `gcs` | `ifGenerationMatch: 0` | `ifGenerationMatch: <generation>` | 412 conditionNotMet |
 //! | `azure` | `If-None-Match: *` | `If-Match: "<ETag>"` | 409 BlobAlreadyExists, 412 ConditionNotMet |
 //!
-//! A writer names the version it read ([`Msg::Write`]'s `expect_version`,
-//! which the client sends with `precondition = "read"`): version 0 means it
-//! found no object, so its PUT is create-only; version `n` is the object's
-//! ETag (S3, Azure) or generation (GCS) after its `n`-th write. ETags and
-//! generations change with every write and never come back, so a PUT
+//! A writer names the version it read ([`crate::protocol::Msg::Write`]'s
+//! `expect_version`, which the client sends with `precondition = "read"`):
+//! version 0 means it found no object, so its PUT is create-only; version
+//! `n` is the object's ETag (S3, Azure) or generation (GCS) after its `n`-th
+//! write. ETags and generations change with every write and never come
+//! back, so a PUT
 //! conditional on what the writer read is applied only if nobody wrote the
 //! object since: it protects a read-modify-write, and the storage journals
 //! the precondition it checked.
@@ -94,8 +96,8 @@ impl ObjectApi {
             (ObjectApi::S3 | ObjectApi::Azure, v) => {
                 format!("If-Match: {}", self.show_version(key, v))
             }
-            (ObjectApi::Gcs, 0) => "ifGenerationMatch=0 (create only)".into(),
-            (ObjectApi::Gcs, v) => format!("ifGenerationMatch={v}"),
+            (ObjectApi::Gcs, 0) => "ifGenerationMatch: 0 (create only)".into(),
+            (ObjectApi::Gcs, v) => format!("ifGenerationMatch: {v}"),
         }
     }
 
@@ -245,8 +247,8 @@ mod tests {
             ),
             (
                 ObjectApi::Gcs,
-                "ifGenerationMatch=0 (create only)",
-                "412 conditionNotMet: ifGenerationMatch=0 (create only) but the object is at generation 1",
+                "ifGenerationMatch: 0 (create only)",
+                "412 conditionNotMet: ifGenerationMatch: 0 (create only) but the object is at generation 1",
             ),
             (
                 ObjectApi::Azure,
@@ -312,7 +314,7 @@ mod tests {
         let step = h.message(&mut s, 1, put("late", None, Some(1)));
         assert_eq!(
             field(&step, "reason").as_deref(),
-            Some("412 conditionNotMet: ifGenerationMatch=1 but the object is at generation 3")
+            Some("412 conditionNotMet: ifGenerationMatch: 1 but the object is at generation 3")
         );
         let read = h.message(
             &mut s,

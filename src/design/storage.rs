@@ -499,7 +499,7 @@ mod tests {
         for (api, refusal) in [
             ("version", "version 0 != 1"),
             ("s3", "412 PreconditionFailed: If-None-Match: *"),
-            ("gcs", "412 conditionNotMet: ifGenerationMatch=0"),
+            ("gcs", "412 conditionNotMet: ifGenerationMatch: 0"),
             ("azure", "409 BlobAlreadyExists: If-None-Match: *"),
         ] {
             let params = CAS

@@ -134,7 +134,7 @@ fn a_precondition_on_the_version_read_refuses_the_same_put() {
                 etag(pair.now)
             ),
             ObjectApi::Gcs => format!(
-                "412 conditionNotMet: ifGenerationMatch={} but the object is at generation {}",
+                "412 conditionNotMet: ifGenerationMatch: {} but the object is at generation {}",
                 pair.read, pair.now
             ),
             ObjectApi::Azure => format!(
@@ -158,7 +158,7 @@ fn the_first_put_of_a_missing_object_is_create_only() {
         ("s3-if-match.toml", "If-None-Match: *"),
         (
             "gcs-if-generation-match.toml",
-            "ifGenerationMatch=0 (create only)",
+            "ifGenerationMatch: 0 (create only)",
         ),
     ] {
         let run = bundled(file);
