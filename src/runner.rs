@@ -457,6 +457,7 @@ pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
             check_lease: c.check_lease,
             renew: c.renew,
             fence_on_acquire: c.fence_on_acquire,
+            conditional: c.conditional,
             ..ClientConfig::default()
         };
         let protocol = lock.client(&s.lock.params, &lock_nodes);

@@ -28,6 +28,13 @@
 //!   before a zombie's delayed write can land; the work starts once the
 //!   storage has accepted it (a refusal ends the round). Grants without a
 //!   token have nothing to fence with and skip it.
+//!
+//! An increment's write names the version it read (`precondition =
+//! "read"`, the default: S3's `If-Match`, GCS's `ifGenerationMatch`), which
+//! a `cas` storage checks and others ignore; with `precondition = "none"` it
+//! is a plain write that carries only its grant's token (an object store
+//! keeps it as metadata and compares nothing). A blind write reads nothing
+//! and names no version either way.
 
 use std::time::Duration;
 
@@ -65,6 +72,10 @@ pub struct ClientConfig {
     pub renew: bool,
     /// Send a token-only write right after acquiring.
     pub fence_on_acquire: bool,
+    /// Make an increment's write conditional on the version it read
+    /// (`precondition = "read"`, the default); `false` makes it a plain
+    /// write that carries only its token (`"none"`).
+    pub conditional: bool,
 }
 
 impl ClientConfig {
@@ -86,6 +97,7 @@ impl ClientConfig {
             check_lease: p.bool("check_lease"),
             renew: p.bool("renew"),
             fence_on_acquire: p.bool("fence_on_acquire"),
+            conditional: p.str("precondition") == "read",
         }
     }
 }
@@ -157,6 +169,13 @@ pub const CLIENT_KEYS: &[KeySpec] = &[
         kind: KeyKind::Bool,
         default: Some(Value::Bool(false)),
         doc: "send a token-only write right after acquiring",
+    },
+    KeySpec {
+        name: "precondition",
+        kind: KeyKind::Choice(&["read", "none"]),
+        default: Some(Value::Str("read")),
+        doc: "read: an increment's write names the version it read (If-Match); \
+              none: a plain write carrying only its token",
     },
 ];
 
@@ -349,7 +368,7 @@ impl Client {
         self.writes += 1;
         let write = format!("{}/{}", ctx.name(), self.writes);
         let expect_version = match op {
-            Op::Increment => self.read_version.take(),
+            Op::Increment => self.read_version.take().filter(|_| self.config.conditional),
             Op::Put | Op::Fence => None,
         };
         let msg = Msg::Write {
@@ -572,6 +591,7 @@ impl Actor<Msg> for Client {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::design::params::ParamValue;
     use sim::testing::Harness;
 
     const LOCK: NodeId = 1;
@@ -669,6 +689,36 @@ mod tests {
                 }
             )
         ));
+    }
+
+    #[test]
+    fn an_increment_names_the_version_it_read_unless_its_precondition_is_none() {
+        for (precondition, expected) in [("read", Some(3)), ("none", None)] {
+            let params = Params::defaults(CLIENT_KEYS)
+                .with("workload", ParamValue::Str("increment".into()))
+                .with("precondition", ParamValue::Str(precondition.into()));
+            let (mut h, mut c) = (harness(), Client::new(ClientConfig::from_params(&params)));
+            let s = acquired(&mut h, &mut c, Some(33));
+            h.timer(&mut c, s.timers[0].0, s.timers[0].2);
+            let read = Msg::ReadReply {
+                req: 1,
+                value: 41,
+                version: 3,
+            };
+            let s = h.message(&mut c, STORAGE, read);
+            let (modify, _, tag) = s.timers[s.timers.len() - 1];
+            let s = h.timer(&mut c, modify, tag);
+            // The token goes with the write either way.
+            assert!(
+                matches!(
+                    &s.sends[0],
+                    (STORAGE, Msg::Write { token: Some(33), value: 42, expect_version, .. })
+                        if *expect_version == expected
+                ),
+                "{precondition}: {:?}",
+                s.sends
+            );
+        }
     }
 
     fn granted(token: Option<u64>) -> Msg {

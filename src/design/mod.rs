@@ -26,6 +26,7 @@ pub mod grants;
 pub mod hazelcast;
 pub mod lease;
 pub mod lock_client;
+pub mod object_store;
 pub mod params;
 pub mod redis;
 pub mod redlock;

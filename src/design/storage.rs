@@ -4,8 +4,10 @@
 //!
 //! Policies here: [`Unchecked`], [`Fenced`] (one highest token for the whole
 //! store, or one per key with `scope = "key"`) and [`Cas`] (a conditional
-//! write on the key's version, like S3 `If-Match`). The `sql` storage, a real
-//! SQLite running the user's statement, is in [`crate::design::sql`].
+//! write on the key's version, like S3 `If-Match`). The `cas` storage with
+//! `api = "s3"`, `"gcs"` or `"azure"` is an object store speaking that API,
+//! in [`crate::design::object_store`]. The `sql` storage, a real SQLite
+//! running the user's statement, is in [`crate::design::sql`].
 //!
 //! A write with [`Op::Fence`] (a token-only write, `fence_on_acquire`) goes
 //! through the policy like any other, so a fenced storage records its token,
@@ -16,6 +18,7 @@ use std::collections::BTreeMap;
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value};
+use crate::design::object_store::{ObjectApi, ObjectStore};
 use crate::design::params::Params;
 use crate::design::StorageDesign;
 use crate::events;
@@ -64,8 +67,11 @@ impl StorageDesign for CasDesign {
         CAS
     }
 
-    fn server(&self, _params: &Params) -> Box<dyn Actor<Msg>> {
-        Box::new(StorageNode::new(Cas))
+    fn server(&self, params: &Params) -> Box<dyn Actor<Msg>> {
+        match ObjectApi::from_name(params.str("api")) {
+            Some(api) => Box::new(StorageNode::new(ObjectStore::new(api))),
+            None => Box::new(StorageNode::new(Cas)),
+        }
     }
 }
 
@@ -131,7 +137,13 @@ pub const CAS: DesignInfo = DesignInfo {
     role: Role::Storage,
     summary: "applies a write only if the key is still at the version the writer read \
               (S3 If-Match, GCS ifGenerationMatch); blind writes pass",
-    keys: &[],
+    keys: &[KeySpec {
+        name: "api",
+        kind: KeyKind::Choice(&["version", "s3", "gcs", "azure"]),
+        default: Some(Value::Str("version")),
+        doc: "version: a bare version number; s3, gcs, azure: that object store's \
+              preconditions and answers",
+    }],
 };
 
 /// A write as the storage sees it.
@@ -479,6 +491,32 @@ mod tests {
         let step = h.message(&mut f, 1, write_to("x", "client1/3", Some(3), Some(0)));
         assert_eq!(step.events[0].0, "accepted");
         assert_eq!(precondition(&step), None);
+    }
+
+    #[test]
+    fn cas_speaks_the_api_its_key_names() {
+        let mut h = Harness::new(&["storage", "client1"], 0);
+        for (api, refusal) in [
+            ("version", "version 0 != 1"),
+            ("s3", "412 PreconditionFailed: If-None-Match: *"),
+            ("gcs", "412 conditionNotMet: ifGenerationMatch: 0"),
+            ("azure", "409 BlobAlreadyExists: If-None-Match: *"),
+        ] {
+            let params = CAS
+                .defaults()
+                .with("api", crate::design::ParamValue::Str(api.into()));
+            let mut s = CasDesign.server(&params);
+            // Two writers that both found no object.
+            h.message(s.as_mut(), 1, write_to("x", "a", None, Some(0)));
+            let step = h.message(s.as_mut(), 1, write_to("x", "b", None, Some(0)));
+            let (kind, fields) = &step.events[0];
+            assert_eq!(kind, "rejected", "{api}");
+            let reason = fields.iter().find(|(k, _)| k == "reason").unwrap();
+            assert!(
+                reason.1.to_string().starts_with(refusal),
+                "{api}: {reason:?}"
+            );
+        }
     }
 
     #[test]

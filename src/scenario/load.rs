@@ -410,6 +410,7 @@ fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
         check_lease: p.bool("check_lease"),
         renew: p.bool("renew"),
         fence_on_acquire: p.bool("fence_on_acquire"),
+        conditional: p.str("precondition") == "read",
     };
     table.finish()?;
     Ok(spec)

@@ -150,6 +150,9 @@ pub struct ClientSpec {
     pub renew: bool,
     /// A token-only write right after acquiring; default false.
     pub fence_on_acquire: bool,
+    /// An increment's write names the version it read (`precondition =
+    /// "read"`, default true); false: a plain write (`"none"`).
+    pub conditional: bool,
 }
 
 /// What a client's write does.

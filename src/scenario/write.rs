@@ -56,6 +56,8 @@ pub fn to_toml(s: &Scenario) -> String {
         line(o, "check_lease", &c.check_lease.to_string());
         line(o, "renew", &c.renew.to_string());
         line(o, "fence_on_acquire", &c.fence_on_acquire.to_string());
+        let precondition = if c.conditional { "read" } else { "none" };
+        line(o, "precondition", &string(precondition));
     }
     for f in &s.faults {
         writeln!(o, "\n[[faults]]").unwrap();

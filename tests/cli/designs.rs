@@ -38,7 +38,7 @@ fn lists_the_builtin_designs_with_their_keys() {
     assert_eq!(keys(&fenced), ["durable", "scope"]);
     let etcd = entry(&out.stdout, "etcd");
     assert_eq!(keys(&etcd), ["ttl", "keepalive", "tokens"]);
-    assert!(keys(&entry(&out.stdout, "cas")).is_empty());
+    assert_eq!(keys(&entry(&out.stdout, "cas")), ["api"]);
     assert_eq!(keys(&entry(&out.stdout, "sql")), ["update"]);
     // Each key shows its default, as the scenario format relies on them.
     assert!(lease
@@ -85,7 +85,8 @@ fn lists_the_client_keys_with_their_defaults() {
             "timeout",
             "check_lease",
             "renew",
-            "fence_on_acquire"
+            "fence_on_acquire",
+            "precondition"
         ]
     );
     assert!(clients

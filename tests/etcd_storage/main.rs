@@ -1,8 +1,9 @@
-//! The `etcd` lock and the `cas`, `sql` and per-key `fenced` storages, end to
-//! end: scenario text in, the oracle's counts out, each run twice to check it
-//! is deterministic.
+//! The `etcd` lock and the `cas` (object stores included), `sql` and per-key
+//! `fenced` storages, end to end: scenario text in, the oracle's counts out,
+//! each run twice to check it is deterministic.
 
 mod etcd;
+mod object_store;
 mod storage;
 
 use fencesim::design::catalog::Registry;

@@ -29,6 +29,7 @@ fn client(name: &str, start: Duration) -> ClientSpec {
         check_lease: false,
         renew: false,
         fence_on_acquire: false,
+        conditional: true,
     }
 }
 
