@@ -27,6 +27,7 @@ pub mod hazelcast;
 pub mod lease;
 pub mod lock_client;
 pub mod params;
+pub mod postgres;
 pub mod redis;
 pub mod redlock;
 pub mod session;
