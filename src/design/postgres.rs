@@ -998,3 +998,322 @@ impl PgClient {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::design::session_client::testing::Host;
+    use crate::events;
+    use sim::testing::{Harness, Step};
+
+    const CLIENT1: NodeId = 1;
+    const CLIENT2: NodeId = 2;
+    const SECOND: Duration = Duration::from_secs(1);
+
+    /// The server under test, with the latest timer it set per tag, so a
+    /// test can fire what the world would fire.
+    struct Server {
+        h: Harness,
+        pg: PgServer,
+        timers: BTreeMap<u64, TimerId>,
+    }
+
+    impl Server {
+        fn new(config: PostgresConfig) -> Self {
+            Server {
+                h: Harness::new(&["lock", "client1", "client2"], 0),
+                pg: PgServer::new(config),
+                timers: BTreeMap::new(),
+            }
+        }
+
+        fn note(&mut self, step: Step<Msg>) -> Step<Msg> {
+            for &(id, _, tag) in &step.timers {
+                self.timers.insert(tag, id);
+            }
+            step
+        }
+
+        fn message(&mut self, from: NodeId, msg: Msg) -> Step<Msg> {
+            let step = self.h.message(&mut self.pg, from, msg);
+            self.note(step)
+        }
+
+        /// Opens a connection for `client`; returns its id.
+        fn connect(&mut self, client: NodeId) -> u64 {
+            let step = self.message(client, Msg::OpenSession { req: 1 });
+            match step.sends[..] {
+                [(to, Msg::SessionOpened { session, .. })] if to == client => session,
+                ref other => panic!("{other:?}"),
+            }
+        }
+
+        fn lock(&mut self, client: NodeId, session: u64, req: u64) -> Step<Msg> {
+            self.message(client, Msg::SessionAcquire { session, req })
+        }
+
+        fn unlock(&mut self, client: NodeId, session: u64, lease: u64) -> Step<Msg> {
+            self.message(client, Msg::SessionRelease { session, lease })
+        }
+
+        /// Moves time on by `d` and fires the timer of `tag`.
+        fn fire_after(&mut self, d: Duration, tag: u64) -> Step<Msg> {
+            self.h.advance(d);
+            let id = self.timers[&tag];
+            let step = self.h.timer(&mut self.pg, id, tag);
+            self.note(step)
+        }
+    }
+
+    fn config(f: impl FnOnce(&mut PostgresConfig)) -> PostgresConfig {
+        let mut c = PostgresConfig::default();
+        f(&mut c);
+        c
+    }
+
+    fn reason(step: &Step<Msg>) -> Option<String> {
+        let fields = step.event(SESSION_ENDED)?;
+        let (_, value) = fields.iter().find(|(k, _)| k == "reason")?;
+        Some(value.to_string().trim_matches('"').to_owned())
+    }
+
+    fn granted(step: &Step<Msg>) -> Option<(u64, Option<u64>)> {
+        step.sends.iter().find_map(|(_, m)| match *m {
+            Msg::Granted { lease, token, .. } => Some((lease, token)),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn the_defaults_are_postgresql_and_linux_defaults() {
+        let c = PostgresConfig::default();
+        assert_eq!(c.keepalive_budget(), Duration::from_secs(7200 + 75 * 9));
+        assert!(c.idle_session_timeout.is_zero() && !c.tokens);
+        assert_eq!(c.pooler, Pooler::None);
+        // Nothing but the keepalive can end an idle session: the belief.
+        assert_eq!(c.belief(), c.keepalive_budget());
+    }
+
+    #[test]
+    fn a_silent_client_loses_its_session_after_idle_plus_interval_times_count() {
+        let mut s = Server::new(config(|c| {
+            c.keepalive_idle = 10 * SECOND;
+            c.keepalive_interval = 2 * SECOND;
+            c.keepalive_count = 3;
+        }));
+        let conn = s.connect(CLIENT1);
+        assert!(granted(&s.lock(CLIENT1, conn, 1)).is_some());
+        let tag = KEEPALIVE_TAG + conn;
+        // Three probes, at 10, 12 and 14 s of silence, none answered.
+        for at in [10, 12, 14] {
+            let step = s.fire_after(if at == 10 { 10 * SECOND } else { 2 * SECOND }, tag);
+            let probe = Msg::design(PgWire::Probe { conn });
+            assert_eq!(step.sends, [(CLIENT1, probe)], "a probe at {at} s");
+            assert!(step.event(events::EXPIRED).is_none());
+        }
+        // 16 s: the third probe went unanswered: the session and its lock end.
+        let step = s.fire_after(2 * SECOND, tag);
+        assert_eq!(reason(&step).as_deref(), Some("keepalive"));
+        assert!(step.event(events::EXPIRED).is_some());
+        assert!(step.sends.is_empty(), "nothing reaches a dead peer");
+        assert_eq!((s.pg.holder(), s.pg.sessions()), (None, 0));
+        // The next client gets the lock at once.
+        let conn2 = s.connect(CLIENT2);
+        assert!(granted(&s.lock(CLIENT2, conn2, 1)).is_some());
+    }
+
+    #[test]
+    fn a_client_whose_kernel_answers_the_probes_keeps_its_session() {
+        let mut s = Server::new(config(|c| {
+            c.keepalive_idle = 10 * SECOND;
+            c.keepalive_interval = 2 * SECOND;
+            c.keepalive_count = 3;
+        }));
+        let conn = s.connect(CLIENT1);
+        s.lock(CLIENT1, conn, 1);
+        let tag = KEEPALIVE_TAG + conn;
+        for _ in 0..5 {
+            let step = s.fire_after(10 * SECOND, tag);
+            assert_eq!(step.sends.len(), 1, "one probe");
+            let ack = Msg::design(PgWire::ProbeAck { conn });
+            s.message(CLIENT1, ack);
+            // The ack restarts the silence: the next timer only re-arms.
+            let step = s.fire_after(2 * SECOND, tag);
+            assert!(step.sends.is_empty() && step.event(SESSION_ENDED).is_none());
+            s.h.advance(Duration::from_secs(8) - 2 * SECOND);
+        }
+        assert!(s.pg.holder().is_some());
+    }
+
+    #[test]
+    fn idle_session_timeout_ends_an_idle_holder_and_a_statement_postpones_it() {
+        let mut s = Server::new(config(|c| c.idle_session_timeout = 10 * SECOND));
+        let conn = s.connect(CLIENT1);
+        let (lease, _) = granted(&s.lock(CLIENT1, conn, 1)).unwrap();
+        let tag = IDLE_TAG + 1;
+        // A renewal (SELECT 1) at 6 s: the session is busy again.
+        s.h.advance(6 * SECOND);
+        let step = s.message(CLIENT1, Msg::Renew { lease, req: 1 });
+        assert!(matches!(
+            step.sends[..],
+            [(_, Msg::RenewReply { ok: true, .. })]
+        ));
+        let step = s.fire_after(4 * SECOND, tag);
+        assert!(step.event(SESSION_ENDED).is_none(), "idle 4 s only");
+        let step = s.fire_after(6 * SECOND, tag);
+        assert_eq!(reason(&step).as_deref(), Some("idle_session_timeout"));
+        assert!(step.event(events::EXPIRED).is_some());
+        let fatal = PgWire::Terminated {
+            conn,
+            reason: EndReason::IdleSession,
+        };
+        assert_eq!(step.sends, [(CLIENT1, Msg::design(fatal))]);
+        // Its next call finds the connection gone.
+        let step = s.unlock(CLIENT1, conn, lease);
+        assert_eq!(step.sends[0].1, Msg::SessionExpired { session: conn });
+    }
+
+    #[test]
+    fn inside_a_transaction_the_in_transaction_timeout_applies() {
+        let mut s = Server::new(config(|c| {
+            c.idle_session_timeout = 5 * SECOND;
+            c.idle_in_transaction_session_timeout = 20 * SECOND;
+            c.in_transaction = true;
+        }));
+        let conn = s.connect(CLIENT1);
+        let step = s.lock(CLIENT1, conn, 1);
+        assert!(step.timers.iter().any(|t| t.1 == 20 * SECOND));
+        let step = s.fire_after(20 * SECOND, IDLE_TAG + 1);
+        assert_eq!(
+            reason(&step).as_deref(),
+            Some("idle_in_transaction_session_timeout")
+        );
+        assert_eq!(s.pg.holder(), None);
+    }
+
+    #[test]
+    fn without_a_pooler_another_session_is_refused_and_a_lock_is_reentrant() {
+        let mut s = Server::new(PostgresConfig::default());
+        let (c1, c2) = (s.connect(CLIENT1), s.connect(CLIENT2));
+        let (lease, _) = granted(&s.lock(CLIENT1, c1, 1)).unwrap();
+        assert_eq!(s.lock(CLIENT2, c2, 1).sends[0].1, Msg::Denied { req: 1 });
+        // The same session again: a second hold of the same grant, and a
+        // second copy of that request is no third.
+        let step = s.lock(CLIENT1, c1, 2);
+        assert!(step.event(events::GRANTED).is_none());
+        assert_eq!(granted(&step), Some((lease, None)));
+        s.lock(CLIENT1, c1, 2);
+        assert!(s
+            .unlock(CLIENT1, c1, lease)
+            .event(events::RELEASED)
+            .is_none());
+        assert!(s
+            .unlock(CLIENT1, c1, lease)
+            .event(events::RELEASED)
+            .is_some());
+        assert!(granted(&s.lock(CLIENT2, c2, 2)).is_some());
+    }
+
+    #[test]
+    fn transaction_pooling_hands_the_locked_session_to_the_next_client() {
+        let mut s = Server::new(config(|c| {
+            c.pooler = Pooler::Transaction;
+            c.tokens = true;
+        }));
+        let (c1, c2) = (s.connect(CLIENT1), s.connect(CLIENT2));
+        assert_eq!(granted(&s.lock(CLIENT1, c1, 1)), Some((1, Some(1))));
+        // client2's statement runs on the server session that took the lock.
+        let step = s.lock(CLIENT2, c2, 1);
+        assert!(step.event(events::GRANTED).is_some());
+        assert_eq!(granted(&step), Some((2, Some(2))));
+        assert_eq!(s.pg.sessions(), 1, "one server session serves both");
+        // client1's unlock ends its own hold; client2 still holds the lock.
+        assert!(s.unlock(CLIENT1, c1, 1).event(events::RELEASED).is_some());
+        assert_eq!(s.pg.holder(), Some(1));
+    }
+
+    #[test]
+    fn transaction_pooling_keeps_an_open_transaction_on_its_own_session() {
+        let mut s = Server::new(config(|c| {
+            c.pooler = Pooler::Transaction;
+            c.in_transaction = true;
+        }));
+        let (c1, c2) = (s.connect(CLIENT1), s.connect(CLIENT2));
+        assert!(granted(&s.lock(CLIENT1, c1, 1)).is_some());
+        assert_eq!(s.lock(CLIENT2, c2, 1).sends[0].1, Msg::Denied { req: 1 });
+        assert_eq!(s.pg.sessions(), 2);
+        // COMMIT: the session goes back to the pool, unlocked.
+        s.unlock(CLIENT1, c1, 1);
+        assert!(granted(&s.lock(CLIENT2, c2, 2)).is_some());
+    }
+
+    #[test]
+    fn a_crash_frees_the_lock_and_the_sequence_never_goes_back() {
+        let mut s = Server::new(config(|c| c.tokens = true));
+        let c1 = s.connect(CLIENT1);
+        assert_eq!(granted(&s.lock(CLIENT1, c1, 1)), Some((1, Some(1))));
+        s.pg.on_crash();
+        // The old connection is gone; a new one locks at once, with a token
+        // past everything the sequence had logged.
+        let step = s.lock(CLIENT1, c1, 2);
+        assert_eq!(step.sends[0].1, Msg::SessionExpired { session: c1 });
+        let c2 = s.connect(CLIENT2);
+        assert_ne!(c2, c1, "a new connection, a new id");
+        let (lease, token) = granted(&s.lock(CLIENT2, c2, 1)).unwrap();
+        assert_eq!(lease, 2);
+        assert_eq!(token, Some(2 + SEQ_LOG_VALS));
+    }
+
+    #[test]
+    fn the_client_answers_probes_and_hears_of_a_lost_lock_on_its_next_call() {
+        const LOCK: NodeId = 1;
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let mut c = Host::new(PgClient::new("lock"));
+        assert_eq!(c.acquire(&mut h), [(LOCK, Msg::OpenSession { req: 1 })]);
+        let opened = Msg::SessionOpened {
+            req: 1,
+            session: 4,
+            ttl: 10 * SECOND,
+        };
+        let (_, sends) = c.message(&mut h, LOCK, opened);
+        assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 4, req: 1 })]);
+        let grant = Msg::Granted {
+            req: 1,
+            lease: 7,
+            token: None,
+            ttl: 10 * SECOND,
+        };
+        assert!(matches!(
+            c.message(&mut h, LOCK, grant).0,
+            LockEvent::Acquired(_)
+        ));
+        let probe = Msg::design(PgWire::Probe { conn: 4 });
+        let ack = Msg::design(PgWire::ProbeAck { conn: 4 });
+        assert_eq!(c.message(&mut h, LOCK, probe).1, [(LOCK, ack)]);
+        // The FATAL arrives: nothing to tell the workload yet.
+        let fatal = PgWire::Terminated {
+            conn: 4,
+            reason: EndReason::IdleSession,
+        };
+        assert_eq!(
+            c.message(&mut h, LOCK, Msg::design(fatal)).0,
+            LockEvent::Nothing
+        );
+        // A closed socket answers no probe.
+        let probe = Msg::design(PgWire::Probe { conn: 4 });
+        assert!(c.message(&mut h, LOCK, probe).1.is_empty());
+        // Its next call, a renewal, is refused: now it knows.
+        assert!(c.renew(&mut h));
+        let refused = Msg::RenewReply {
+            lease: 7,
+            req: 1,
+            ok: false,
+            ttl: Duration::ZERO,
+        };
+        assert_eq!(c.message(&mut h, LOCK, refused).0, LockEvent::Lost);
+        // The next acquire opens a new connection.
+        assert_eq!(c.acquire(&mut h), [(LOCK, Msg::OpenSession { req: 2 })]);
+    }
+}
