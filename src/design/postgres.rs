@@ -98,7 +98,7 @@ use crate::design::catalog::{
     DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, MAX_DURATION, MIN_INTERVAL,
 };
 use crate::design::grants::Grants;
-use crate::design::lock_client::{Grant, LockClient, LockEvent};
+use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
 use crate::design::node_named;
 use crate::design::params::Params;
 use crate::design::LockDesign;
@@ -829,7 +829,10 @@ impl Actor<Msg> for PgServer {
 /// renewal, and a kernel that answers keepalive probes.
 ///
 /// An acquire given up unanswered is sent again with the same request id
-/// on the same connection, so the server does not lock twice. The client
+/// on the same connection, so the server does not lock twice; an unlock is
+/// sent again every [`RETRANSMIT`] until answered, and a connection request
+/// given up is made anew: the simulated network loses what TCP would
+/// retransmit, and a lost unlock must not strand the lock. The client
 /// learns that the server closed its connection only on its next call (as
 /// libpq does): a held lock is reported lost when a renewal is refused, not
 /// when the `FATAL` arrives.
@@ -848,9 +851,15 @@ pub struct PgClient {
     unanswered: Option<u64>,
     /// (connection, lease) held.
     held: Option<(u64, u64)>,
+    /// The unlock awaiting its answer: (connection, lease).
+    unlocking: Option<(u64, u64)>,
+    retransmit: Option<TimerId>,
     renewals: u64,
     renewing: Option<u64>,
 }
+
+/// How often a client sends an unanswered unlock again.
+pub const RETRANSMIT: Duration = Duration::from_secs(1);
 
 impl PgClient {
     /// Talks to the server node called `server`.
@@ -864,8 +873,32 @@ impl PgClient {
             waiting: None,
             unanswered: None,
             held: None,
+            unlocking: None,
+            retransmit: None,
             renewals: 0,
             renewing: None,
+        }
+    }
+
+    fn send_unlock(&mut self, ctx: &mut Context<'_, Msg>, session: u64, lease: u64) {
+        self.unlocking = Some((session, lease));
+        let server = node_named(ctx, &self.server);
+        ctx.send(server, Msg::SessionRelease { session, lease });
+        if let Some(t) = self.retransmit.take() {
+            ctx.cancel_timer(t);
+        }
+        self.retransmit = Some(ctx.set_timer(RETRANSMIT, PROTOCOL_TAG));
+    }
+
+    fn unlock_answered(&mut self, ctx: &mut Context<'_, Msg>, session: u64, lease: Option<u64>) {
+        let answered = self
+            .unlocking
+            .is_some_and(|(s, l)| s == session && lease.map_or(true, |lease| lease == l));
+        if answered {
+            self.unlocking = None;
+            if let Some(t) = self.retransmit.take() {
+                ctx.cancel_timer(t);
+            }
         }
     }
 
@@ -890,6 +923,8 @@ impl LockClient for PgClient {
             self.req
         });
         self.waiting = Some(req);
+        // A connection request given up (or lost) is made anew.
+        self.connecting = None;
         self.send_lock(ctx);
     }
 
@@ -899,8 +934,7 @@ impl LockClient for PgClient {
             self.unanswered = Some(req);
         }
         if let Some((session, lease)) = self.held.take() {
-            let server = node_named(ctx, &self.server);
-            ctx.send(server, Msg::SessionRelease { session, lease });
+            self.send_unlock(ctx, session, lease);
         }
     }
 
@@ -932,7 +966,15 @@ impl LockClient for PgClient {
                 self.waiting = None;
                 return LockEvent::Denied;
             }
-            Msg::SessionExpired { session } => self.closed(ctx, session),
+            Msg::ReleaseAck { lease } => {
+                if let Some((session, _)) = self.unlocking {
+                    self.unlock_answered(ctx, session, Some(lease));
+                }
+            }
+            Msg::SessionExpired { session } => {
+                self.unlock_answered(ctx, session, None);
+                self.closed(ctx, session);
+            }
             Msg::RenewReply {
                 lease,
                 req,
@@ -958,6 +1000,14 @@ impl LockClient for PgClient {
         LockEvent::Nothing
     }
 
+    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _tag: u64) -> LockEvent {
+        self.retransmit = None;
+        if let Some((session, lease)) = self.unlocking {
+            self.send_unlock(ctx, session, lease);
+        }
+        LockEvent::Nothing
+    }
+
     fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
         // Asked even when the connection is known to be closed: the
         // server's refusal is how the client hears the lock is gone.
@@ -978,6 +1028,8 @@ impl LockClient for PgClient {
         self.waiting = None;
         self.unanswered = None;
         self.held = None;
+        self.unlocking = None;
+        self.retransmit = None;
         self.renewing = None;
     }
 }
