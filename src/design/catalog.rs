@@ -600,7 +600,8 @@ mod tests {
                 "etcd",
                 "zookeeper",
                 "chubby",
-                "hazelcast"
+                "hazelcast",
+                "postgres"
             ]
         );
         assert_eq!(

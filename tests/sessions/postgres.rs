@@ -247,3 +247,80 @@ rounds = 3
         }
     }
 }
+
+/// client1 works 15 s under a 10 s `idle_session_timeout`, with `renew`
+/// (a `SELECT 1` every half of it); client2 asks from 1 s on. `pause` is
+/// an optional fault line for client1.
+fn renewing(pause: &str, verdict: &str) -> String {
+    format!(
+        r#"
+name = "postgres-renew"
+seed = 1
+duration = "1m"
+
+[lock]
+design = "postgres"
+idle_session_timeout = "10s"
+tokens = true
+
+[storage]
+design = "fenced"
+
+[[clients]]
+name = "client1"
+work = "15s"
+renew = true
+
+[[clients]]
+name = "client2"
+start = "1s"
+timeout = "30s"
+{pause}
+[expect]
+verdict = "{verdict}"
+"#
+    )
+}
+
+#[test]
+fn a_select_1_keeps_the_holders_session_busy_through_a_long_critical_section() {
+    let r = run("postgres-renew", &renewing("", "safe"));
+    assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 2, 0));
+    assert!(events(&r, "lock", SESSION_ENDED).is_empty());
+    assert_eq!(events(&r, "lock", "renewed").len(), 3, "at 5, 10 and 15 s");
+    // client2 is refused until client1 unlocks.
+    let released = &events(&r, "lock", "released")[0];
+    assert_eq!(released.str("client"), Some("client1"));
+    assert!(events(&r, "lock", "granted")[1].t_ns > released.t_ns);
+}
+
+#[test]
+fn a_renewing_holder_woken_after_its_session_ended_hears_of_it_before_writing() {
+    let pause = r#"
+[[faults]]
+kind = "pause"
+node = "client1"
+after = "client1:acquired"
+duration = "15s"
+"#;
+    let r = run("postgres-renew-paused", &renewing(pause, "safe"));
+    assert_eq!(
+        only(&r, "lock", SESSION_ENDED).str("reason"),
+        Some("idle_session_timeout")
+    );
+    // Its first renewal after the pause is refused: it gives the round up.
+    assert_eq!(kinds_of(&r, "client1"), ["acquired", "lost", "released"]);
+    assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 1, 0));
+}
+
+/// The kinds of client `node`'s lock and write events, in order.
+fn kinds_of<'a>(r: &'a ScenarioRun, node: &str) -> Vec<&'a str> {
+    r.result
+        .journal
+        .events()
+        .iter()
+        .filter(|e| e.node == node)
+        .map(|e| e.kind.as_str())
+        .filter(|k| ["acquired", "lost", "released", "wrote", "renewed"].contains(k))
+        .collect()
+}
