@@ -133,6 +133,32 @@ fn the_pooled_handoff_is_fenced_off_by_the_token_or_avoided_by_a_transaction() {
     assert!(released[0].t_ns < granted[1].t_ns);
 }
 
+#[test]
+fn a_frozen_vm_answers_no_keepalive_probe_and_its_session_ends() {
+    let r = bundled("postgres-keepalive-vm-freeze.toml");
+    assert_eq!(counts(&r.report), (Verdict::Violation, 1, 0, 2, 0));
+    let probes = r
+        .result
+        .journal
+        .events()
+        .iter()
+        .filter(|e| e.node == "lock" && e.kind == "send" && e.str("to") == Some("client1"))
+        .filter(|e| {
+            e.str("msg")
+                .is_some_and(|m| m.starts_with("keepalive probe"))
+        })
+        .count();
+    assert_eq!(probes, 3);
+    let ended = only(&r, "lock", SESSION_ENDED);
+    assert_eq!(ended.str("reason"), Some("keepalive"));
+    assert!(ended.t_ns < only(&r, "client1", "resume").t_ns);
+    assert_eq!(stale_write(&r), "client1/1");
+
+    let r = bundled("postgres-keepalive-vm-freeze-fenced.toml");
+    assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 1, 1));
+    assert_eq!(only(&r, "storage", "rejected").u64("token"), Some(1));
+}
+
 /// client1 holds the lock, then a partition cuts its machine off for 40 s;
 /// it works 45 s and writes after the heal.
 fn cut_off(keepalive: &str, verdict: &str) -> String {
