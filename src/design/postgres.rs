@@ -318,7 +318,8 @@ pub enum EndReason {
 }
 
 impl EndReason {
-    /// The setting that ended it, as the journal's `reason`.
+    /// The setting that ended it: the `reason` of the `expired` event of
+    /// each lock the session held.
     pub fn as_str(self) -> &'static str {
         match self {
             EndReason::IdleSession => "idle_session_timeout",
@@ -365,10 +366,3 @@ impl Payload for PgWire {
         }
     }
 }
-
-/// Journal event of the `postgres` server: a server session ended, with
-/// `session` (the backend), `client` (whose connection it served, if any)
-/// and `reason` (`idle_session_timeout`,
-/// `idle_in_transaction_session_timeout` or `keepalive`). Its locks end
-/// with it, each journaled `expired`.
-pub const SESSION_ENDED: &str = "session_ended";

@@ -4,7 +4,6 @@
 //! and fixed, run from the bundled scenario files.
 
 use fencesim::design::catalog::Registry;
-use fencesim::design::postgres::SESSION_ENDED;
 use fencesim::oracle::Verdict;
 use fencesim::runner::{self, ScenarioRun};
 use fencesim::scenario;
@@ -36,6 +35,15 @@ fn only<'a>(r: &'a ScenarioRun, node: &str, kind: &str) -> &'a Event {
     }
 }
 
+/// The messages the lock sent to `to` whose summary starts with `start`.
+fn sends_to<'a>(r: &'a ScenarioRun, to: &str, start: &str) -> Vec<&'a Event> {
+    events(r, "lock", "send")
+        .into_iter()
+        .filter(|e| e.str("to") == Some(to))
+        .filter(|e| e.str("msg").is_some_and(|m| m.starts_with(start)))
+        .collect()
+}
+
 /// The write the oracle found stale.
 fn stale_write(r: &ScenarioRun) -> String {
     let v = &r.report.violations[0];
@@ -45,6 +53,8 @@ fn stale_write(r: &ScenarioRun) -> String {
 }
 
 const SECOND: u64 = 1_000_000_000;
+/// The lock's event for a lock the server ended, with its `reason`.
+const EXPIRED: &str = "expired";
 
 #[test]
 fn an_idle_session_timeout_ends_the_paused_holders_session_and_its_write_lands_stale() {
@@ -53,7 +63,7 @@ fn an_idle_session_timeout_ends_the_paused_holders_session_and_its_write_lands_s
     // client1 held the lock; the server ended its session 10 s after its
     // last statement, while it was paused, and its lock with it.
     let acquired = only(&r, "client1", "acquired");
-    let ended = only(&r, "lock", SESSION_ENDED);
+    let ended = only(&r, "lock", EXPIRED);
     assert_eq!(ended.str("client"), Some("client1"));
     assert_eq!(ended.str("reason"), Some("idle_session_timeout"));
     let idle = ended.t_ns - acquired.t_ns;
@@ -61,11 +71,10 @@ fn an_idle_session_timeout_ends_the_paused_holders_session_and_its_write_lands_s
         (10 * SECOND - 5_000_000..10 * SECOND).contains(&idle),
         "{idle}"
     );
-    let expired = only(&r, "lock", "expired");
-    assert_eq!(
-        (expired.str("client"), expired.t_ns),
-        (Some("client1"), ended.t_ns)
-    );
+    // With a FATAL to the client, which reads it only when it wakes.
+    let fatal = sends_to(&r, "client1", "FATAL");
+    assert_eq!(fatal.len(), 1);
+    assert_eq!(fatal[0].t_ns, ended.t_ns);
     let resumed = only(&r, "client1", "resume");
     assert!(ended.t_ns < resumed.t_ns, "it ended during the pause");
     // client2 got the lock only then; client1's later write is the stale one.
@@ -89,7 +98,7 @@ fn a_nextval_token_checked_by_the_update_rejects_the_woken_holder() {
         (Some("client1/1"), Some(1))
     );
     assert_eq!(
-        only(&r, "lock", SESSION_ENDED).str("reason"),
+        only(&r, "lock", EXPIRED).str("reason"),
         Some("idle_session_timeout")
     );
 }
@@ -100,7 +109,7 @@ fn transaction_pooling_lets_a_second_client_lock_the_same_session() {
     assert_eq!(counts(&r.report), (Verdict::Violation, 1, 0, 2, 0));
     // No session ended and client1 never let go before client2 was granted:
     // both held the lock at once, through one server session.
-    assert!(events(&r, "lock", SESSION_ENDED).is_empty());
+    assert!(events(&r, "lock", EXPIRED).is_empty());
     let granted = events(&r, "lock", "granted");
     let released = events(&r, "lock", "released");
     assert_eq!(granted[1].str("client"), Some("client2"));
@@ -137,19 +146,8 @@ fn the_pooled_handoff_is_fenced_off_by_the_token_or_avoided_by_a_transaction() {
 fn a_frozen_vm_answers_no_keepalive_probe_and_its_session_ends() {
     let r = bundled("postgres-keepalive-vm-freeze.toml");
     assert_eq!(counts(&r.report), (Verdict::Violation, 1, 0, 2, 0));
-    let probes = r
-        .result
-        .journal
-        .events()
-        .iter()
-        .filter(|e| e.node == "lock" && e.kind == "send" && e.str("to") == Some("client1"))
-        .filter(|e| {
-            e.str("msg")
-                .is_some_and(|m| m.starts_with("keepalive probe"))
-        })
-        .count();
-    assert_eq!(probes, 3);
-    let ended = only(&r, "lock", SESSION_ENDED);
+    assert_eq!(sends_to(&r, "client1", "keepalive probe").len(), 3);
+    let ended = only(&r, "lock", EXPIRED);
     assert_eq!(ended.str("reason"), Some("keepalive"));
     assert!(ended.t_ns < only(&r, "client1", "resume").t_ns);
     assert_eq!(stale_write(&r), "client1/1");
@@ -202,7 +200,7 @@ fn the_keepalive_ends_a_cut_off_clients_session_after_idle_plus_interval_times_c
                      tcp_keepalives_count = 3";
     let r = run("postgres-keepalive", &cut_off(keepalive, "violation"));
     let acquired = only(&r, "client1", "acquired");
-    let ended = only(&r, "lock", SESSION_ENDED);
+    let ended = only(&r, "lock", EXPIRED);
     assert_eq!(ended.str("reason"), Some("keepalive"));
     // 10 s of silence, then three probes 5 s apart, none answered: 25 s.
     let silent = ended.t_ns - acquired.t_ns;
@@ -216,7 +214,7 @@ fn the_keepalive_ends_a_cut_off_clients_session_after_idle_plus_interval_times_c
     // With the operating system's keepalive (over two hours) the session
     // outlives the partition: client2 waits for client1's unlock.
     let r = run("postgres-keepalive-default", &cut_off("", "safe"));
-    assert!(events(&r, "lock", SESSION_ENDED).is_empty());
+    assert!(events(&r, "lock", EXPIRED).is_empty());
     assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 2, 0));
     assert!(!events(&r, "client2", "denied").is_empty());
 }
@@ -312,7 +310,7 @@ verdict = "{verdict}"
 fn a_select_1_keeps_the_holders_session_busy_through_a_long_critical_section() {
     let r = run("postgres-renew", &renewing("", "safe"));
     assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 2, 0));
-    assert!(events(&r, "lock", SESSION_ENDED).is_empty());
+    assert!(events(&r, "lock", EXPIRED).is_empty());
     assert_eq!(events(&r, "lock", "renewed").len(), 3, "at 5, 10 and 15 s");
     // client2 is refused until client1 unlocks.
     let released = &events(&r, "lock", "released")[0];
@@ -331,7 +329,7 @@ duration = "15s"
 "#;
     let r = run("postgres-renew-paused", &renewing(pause, "safe"));
     assert_eq!(
-        only(&r, "lock", SESSION_ENDED).str("reason"),
+        only(&r, "lock", EXPIRED).str("reason"),
         Some("idle_session_timeout")
     );
     // Its first renewal after the pause is refused: it gives the round up.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use super::{EndReason, PgWire, Pooler, PostgresConfig, SEQ_LOG_VALS, SESSION_ENDED};
+use super::{EndReason, PgWire, Pooler, PostgresConfig, SEQ_LOG_VALS};
 use crate::design::grants::Grants;
 use crate::protocol::Msg;
 
@@ -395,19 +395,10 @@ impl PgServer {
         if let Some(t) = backend.idle_timer {
             ctx.cancel_timer(t);
         }
-        let client = backend
-            .conn
-            .and_then(|c| self.conns.get(&c).map(|c| c.node))
-            .or_else(|| backend.holds.first().map(|h| h.node))
-            .map(|n| ctx.name_of(n).to_owned());
-        sim::emit!(
-            SESSION_ENDED,
-            session = b,
-            client = client.as_deref(),
-            reason = reason.as_str()
-        );
         for hold in backend.holds {
-            self.grants.expire(ctx, hold.node, hold.lease);
+            let (node, lease) = (hold.node, hold.lease);
+            self.grants
+                .expire_because(ctx, node, lease, reason.as_str());
         }
     }
 }
@@ -539,7 +530,7 @@ mod tests {
     }
 
     fn reason(step: &Step<Msg>) -> Option<String> {
-        let fields = step.event(SESSION_ENDED)?;
+        let fields = step.event(events::EXPIRED)?;
         let (_, value) = fields.iter().find(|(k, _)| k == "reason")?;
         Some(value.to_string().trim_matches('"').to_owned())
     }
@@ -606,7 +597,7 @@ mod tests {
             s.message(CLIENT1, ack);
             // The ack restarts the silence: the next timer only re-arms.
             let step = s.fire_after(2 * SECOND, tag);
-            assert!(step.sends.is_empty() && step.event(SESSION_ENDED).is_none());
+            assert!(step.sends.is_empty() && step.event(events::EXPIRED).is_none());
             s.h.advance(Duration::from_secs(8) - 2 * SECOND);
         }
         assert!(s.pg.holder().is_some());
@@ -626,7 +617,7 @@ mod tests {
             [(_, Msg::RenewReply { ok: true, .. })]
         ));
         let step = s.fire_after(4 * SECOND, tag);
-        assert!(step.event(SESSION_ENDED).is_none(), "idle 4 s only");
+        assert!(step.event(events::EXPIRED).is_none(), "idle 4 s only");
         let step = s.fire_after(6 * SECOND, tag);
         assert_eq!(reason(&step).as_deref(), Some("idle_session_timeout"));
         assert!(step.event(events::EXPIRED).is_some());
