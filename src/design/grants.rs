@@ -31,8 +31,10 @@
 //!
 //! A grant is named by its client and lease id (lease ids are unique per
 //! client). The ledger holds no timers: when a grant ends is the design's
-//! business, and so is what survives a crash ([`Grants::forget_all`] for a
-//! server whose grants live in memory).
+//! business, and so is what survives a crash ([`Grants::forget_all`] in
+//! `on_crash` for a server whose grants live in memory, then
+//! [`Grants::restarted`] in `on_start`, which journals them as `expired`
+//! with `reason = "restart"`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -74,6 +76,9 @@ use crate::protocol::Msg;
 pub struct Grants {
     /// (client, lease) → token.
     live: BTreeMap<(NodeId, u64), Option<u64>>,
+    /// Grants that lived in memory when the server crashed, journaled as
+    /// ended when it restarts ([`Grants::restarted`]).
+    forgotten: Vec<(NodeId, u64)>,
 }
 
 impl Grants {
@@ -264,11 +269,29 @@ impl Grants {
         true
     }
 
-    /// The server crashed and its grants lived in memory: they end without
-    /// a word, as the real service says nothing (the next holder's grant
-    /// shows the lock moved on).
+    /// The server crashed and its grants lived in memory: they are gone.
+    /// The real service says nothing; the journal says so when the server
+    /// is back: call [`Grants::restarted`] from `on_start`.
     pub fn forget_all(&mut self) {
-        self.live.clear();
+        let live = std::mem::take(&mut self.live);
+        self.forgotten.extend(live.into_keys());
+    }
+
+    /// The server (re)started: journals `expired` with `reason = "restart"`
+    /// for every grant [`Grants::forget_all`] dropped in the crash, so a
+    /// reader of the journal (the oracle, `step`, the timeline) sees where
+    /// each ended, and a grant that survived on disk is not mistaken for a
+    /// lost one. Call it first thing in `on_start`; it does nothing on a
+    /// first start.
+    pub fn restarted(&mut self, ctx: &mut Context<'_, Msg>) {
+        for (client, lease) in std::mem::take(&mut self.forgotten) {
+            sim::emit!(
+                events::EXPIRED,
+                client = ctx.name_of(client),
+                lease = lease,
+                reason = "restart"
+            );
+        }
     }
 }
 

@@ -156,7 +156,10 @@ impl LeaseLock {
 }
 
 impl Actor<Msg> for LeaseLock {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
+    fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
+        // Grants lost in a crash are journaled as ended once the server is back.
+        self.grants.restarted(ctx);
+    }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         match msg {
@@ -308,6 +311,27 @@ mod tests {
             s.sends[0],
             (CLIENT2, Msg::Granted { token: Some(1), .. })
         ));
+    }
+
+    #[test]
+    fn a_grant_lost_in_a_crash_is_journaled_as_expired_when_the_lock_is_back() {
+        let (mut h, mut l) = (harness(), lock());
+        h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        l.on_crash();
+        let s = h.start(&mut l);
+        assert_eq!(s.events.len(), 1);
+        let fields = s.event("expired").expect("the lost grant is journaled");
+        let field = |name: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.to_string())
+        };
+        assert_eq!(field("client").as_deref(), Some("client1"));
+        assert_eq!(field("lease").as_deref(), Some("1"));
+        assert_eq!(field("reason").as_deref(), Some("restart"));
+        // Once: a second start has nothing more to say.
+        assert!(h.start(&mut l).events.is_empty());
     }
 
     #[test]

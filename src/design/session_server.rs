@@ -152,7 +152,10 @@ impl<L: SessionLock> SessionServer<L> {
 }
 
 impl<L: SessionLock> Actor<Msg> for SessionServer<L> {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
+    fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
+        // Grants lost in a crash are journaled as ended once the server is back.
+        self.grants.restarted(ctx);
+    }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         let grants = &mut self.grants;

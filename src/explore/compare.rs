@@ -2,8 +2,9 @@
 //! network and fault model (the scenario's own faults and its `[explore]`
 //! table) over each lock design of a registry, swept with the same seeds.
 //!
-//! Each design runs with its own defaults, keeping the scenario's `ttl` when
-//! the design takes one ([`with_lock`]). A row gives the sweep's failing
+//! Each design runs with the scenario's lock settings it understands (`ttl`,
+//! `tokens`, `durable`, …: every key of the scenario's `[lock]` the design
+//! also declares) and its own defaults for the rest ([`with_lock`]). A row gives the sweep's failing
 //! seeds, the first of them, the violation kinds, how many seeds reached each
 //! milestone, and the margin of the main pause ([`super::margin::main_pause`]).
 //!
@@ -33,8 +34,9 @@ use crate::scenario::{self, DesignSpec, ParamValue, Scenario};
 pub struct Row {
     /// The lock design.
     pub design: String,
-    /// The scenario's `ttl`, when the design took it.
-    pub ttl_kept: Option<ParamValue>,
+    /// The scenario's lock settings the design ran with (the keys it also
+    /// declares, whose values fit its rules), in key order.
+    pub kept: Vec<(String, ParamValue)>,
     /// Why the design could not run the scenario (then every count is 0).
     pub error: Option<String>,
     /// Seeds run.
@@ -57,6 +59,11 @@ impl Row {
         self.milestones.values().filter(|n| **n > 0).count()
     }
 
+    /// The scenario's `ttl`, when the design took it.
+    pub fn ttl_kept(&self) -> Option<&ParamValue> {
+        self.kept.iter().find(|(k, _)| k == "ttl").map(|(_, v)| v)
+    }
+
     /// The main pause's threshold in ms, if it flips.
     pub fn main_pause_ms(&self) -> Option<u64> {
         self.main_pause.as_ref().and_then(|r| r.threshold)
@@ -67,10 +74,15 @@ impl Row {
         let pause = self.main_pause.as_ref();
         json!({
             "design": self.design,
-            "ttl_ms": self.ttl_kept.as_ref().and_then(|v| match v {
+            "ttl_ms": self.ttl_kept().and_then(|v| match v {
                 ParamValue::Duration(d) => Some(d.as_millis() as u64),
                 _ => None,
             }),
+            "lock_kept": self
+                .kept
+                .iter()
+                .map(|(k, v)| (k.clone(), setting(v)))
+                .collect::<serde_json::Map<_, _>>(),
             "error": self.error,
             "seeds": self.seeds,
             "failing_seeds": self.failing_seeds,
@@ -85,34 +97,37 @@ impl Row {
     }
 }
 
-/// `scenario` with its `[lock]` replaced by `design`'s defaults, keeping the
-/// scenario's `ttl` if the design takes one. The result is loaded again
-/// through `registry`, so every rule of a scenario file holds (a key's
-/// bounds, a key below another, the faults' node names) and
-/// `lock.resolved` is the new design. When the kept `ttl` breaks one of the
-/// design's rules, the design's own default is used. Errs with the reason
-/// when the design cannot run the scenario at all (a fault naming `lock`
-/// for a design whose nodes are `lock1` … `lockN`).
+/// `scenario` with its `[lock]` replaced by `design`'s, keeping every
+/// setting of the scenario's lock whose key `design` also declares (`ttl`,
+/// `tokens`, `durable`, …) and taking the design's defaults for the rest. The
+/// result is loaded again through `registry`, so every rule of a scenario
+/// file holds (a key's bounds, a key below another, the faults' node names)
+/// and `lock.resolved` is the new design. When the kept settings together
+/// break one of the design's rules, they are kept one at a time, in key
+/// order, each only if the scenario still loads with it. Returns the
+/// scenario and the settings kept; errs with the reason when the design
+/// cannot run the scenario at all (a fault naming `lock` for a design whose
+/// nodes are `lock1` … `lockN`).
 pub fn with_lock(
     registry: &Registry,
     scenario: &Scenario,
     design: &str,
-) -> Result<(Scenario, Option<ParamValue>), String> {
+) -> Result<(Scenario, Vec<(String, ParamValue)>), String> {
     let resolved = registry
         .resolve(Role::Lock, design)
         .ok_or_else(|| format!("unknown lock design `{design}`"))?;
     let info = resolved.info();
-    let ttl = scenario
+    let shared: Vec<(String, ParamValue)> = scenario
         .lock
         .params
-        .get("ttl")
-        .filter(|_| info.key("ttl").is_some())
-        .cloned();
-    let attempt = |ttl: Option<&ParamValue>| {
-        let mut params = info.defaults();
-        if let Some(ttl) = ttl {
-            params = params.with("ttl", ttl.clone());
-        }
+        .iter()
+        .filter(|(key, _)| info.key(key).is_some())
+        .map(|(key, value)| (key.to_owned(), value.clone()))
+        .collect();
+    let attempt = |kept: &[(String, ParamValue)]| {
+        let params = kept
+            .iter()
+            .fold(info.defaults(), |p, (k, v)| p.with(k, v.clone()));
         let mut s = scenario.clone();
         s.lock = DesignSpec {
             design: design.to_owned(),
@@ -121,10 +136,37 @@ pub fn with_lock(
         };
         scenario::load_str(registry, &scenario.file, &scenario::to_toml(&s)).map_err(|e| e.message)
     };
-    match attempt(ttl.as_ref()) {
-        Ok(s) => Ok((s, ttl)),
-        Err(first) if ttl.is_some() => attempt(None).map(|s| (s, None)).map_err(|_| first),
-        Err(e) => Err(e),
+    let first = match attempt(&shared) {
+        Ok(s) => return Ok((s, shared)),
+        Err(e) => e,
+    };
+    // Some setting does not fit this design's other rules (a `ttl` below its
+    // own heartbeat, say): keep what fits, one key at a time.
+    let mut kept = Vec::new();
+    let mut last = attempt(&kept).map_err(|_| first.clone())?;
+    for setting in shared {
+        kept.push(setting);
+        match attempt(&kept) {
+            Ok(s) => last = s,
+            Err(_) => {
+                kept.pop();
+            }
+        }
+    }
+    Ok((last, kept))
+}
+
+/// A lock setting in JSON: a duration as a scenario file writes it
+/// (`"10s"`), the rest as themselves.
+fn setting(value: &ParamValue) -> serde_json::Value {
+    match value {
+        ParamValue::Duration(d) => {
+            json!(crate::scenario::write::duration_text(d.as_nanos() as u64))
+        }
+        ParamValue::Bool(b) => json!(b),
+        ParamValue::U64(n) => json!(n),
+        ParamValue::F64(f) => json!(f),
+        ParamValue::Str(s) => json!(s),
     }
 }
 
@@ -144,9 +186,9 @@ pub fn compare(
 
 fn row(registry: &Registry, scenario: &Scenario, design: &str, options: &SweepOptions) -> Row {
     let empty = SweepSummary::default();
-    let (s, ttl_kept, error) = match with_lock(registry, scenario, design) {
-        Ok((s, ttl)) => (Some(s), ttl, None),
-        Err(e) => (None, None, Some(e)),
+    let (s, kept, error) = match with_lock(registry, scenario, design) {
+        Ok((s, kept)) => (Some(s), kept, None),
+        Err(e) => (None, Vec::new(), Some(e)),
     };
     let summary = match &s {
         Some(s) => sweep::sweep(s, options, &|_| {}),
@@ -155,7 +197,7 @@ fn row(registry: &Registry, scenario: &Scenario, design: &str, options: &SweepOp
     let main_pause = s.as_ref().and_then(|s| margin::main_pause(s, s.seed));
     Row {
         design: design.to_owned(),
-        ttl_kept,
+        kept,
         error,
         seeds: summary.seeds,
         failing_seeds: summary.failing_seeds,

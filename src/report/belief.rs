@@ -10,10 +10,11 @@
 //! `renewed` of the client moves the end it believes: to when it asked plus
 //! the TTL the lock granted. The lock
 //! **truly** grants a lease from its `granted` event until its `expired` or
-//! `released` naming that client and lease, a newer grant, or a crash of the
-//! lock (the bundled lock keeps leases in memory; a design that does not
-//! would grant no one else meanwhile). The gap between the two is the whole
-//! story of figure 9-6.
+//! `released` naming that client and lease, or a newer grant. A crash of the
+//! lock ends nothing by itself: what a lock keeps on disk survives it, and
+//! the grants it kept only in memory are journaled as `expired` with
+//! `reason = "restart"` when it is back (shown as lost in a crash). The gap
+//! between the two is the whole story of figure 9-6.
 //!
 //! ```
 //! use fencesim::report::belief::Beliefs;
@@ -207,10 +208,12 @@ impl Beliefs {
             world::PAUSE => self.set_state(&e.node, NodeState::Paused(e.t_ns)),
             world::CRASH => {
                 self.set_state(&e.node, NodeState::Down(e.t_ns));
+                // A client's belief lives in memory. A lock's grants may
+                // survive on disk: the lock journals the ones it lost
+                // (`expired`, reason `restart`) when it is back.
                 if let Some(b) = self.belief_mut(&e.node) {
                     *b = None;
                 }
-                self.end_at(&e.node, "lost in a crash", e.t_ns);
             }
             world::RESUME | world::RESTART => self.set_state(&e.node, NodeState::Up),
             events::ACQUIRED => {
@@ -280,10 +283,10 @@ impl Beliefs {
                 };
                 let current = self.holder(&e.node).is_some_and(matches);
                 if current {
-                    let how = if e.kind == events::EXPIRED {
-                        "expired"
-                    } else {
-                        "released"
+                    let how = match (e.kind.as_str(), e.str("reason")) {
+                        (events::EXPIRED, Some("restart")) => "lost in a crash",
+                        (events::EXPIRED, _) => "expired",
+                        _ => "released",
                     };
                     self.end_at(&e.node, how, e.t_ns);
                 }

@@ -85,7 +85,8 @@ pub(super) fn sentence(
             }
             if let Some(h) = before.holder(node) {
                 s.push_str(&format!(
-                    " (including that {} holds lease {}{})",
+                    "; whether {} still holds lease {}{} depends on what it keeps on disk: \
+                     its restart tells",
                     h.client,
                     h.lease,
                     token_text(h.token)
@@ -247,10 +248,19 @@ pub(super) fn sentence(
         }
         events::EXPIRED => {
             let client = field("client");
-            let mut s = format!(
-                "Lease {} of {client} expires on {node}'s clock: at the lock, nobody holds it now",
-                field("lease")
-            );
+            let mut s = if e.str("reason") == Some("restart") {
+                format!(
+                    "{node} is back without lease {} of {client}: it lived only in memory and \
+                     was lost in the crash; at the lock, nobody holds it now",
+                    field("lease")
+                )
+            } else {
+                format!(
+                    "Lease {} of {client} expires on {node}'s clock: at the lock, nobody holds it \
+                     now",
+                    field("lease")
+                )
+            };
             if let Some(b) = after.believed(&client) {
                 s.push_str(&format!(
                     "; but {client} still believes it holds it until {} on its own clock",
@@ -290,12 +300,13 @@ pub(super) fn sentence(
 }
 
 /// How the lock ended a lease ([`super::belief::Ended::how`]) as a verb
-/// phrase on `object`: `expired it`, `lost that lease in a crash`.
+/// phrase on `object`: `expired it`, `lost that lease in a crash, as its
+/// restart showed` (followed by ` at` the time).
 fn ended(how: &str, object: &str) -> String {
     match how {
         "expired" | "released" => format!("{how} {object}"),
         "superseded" => format!("replaced {object} with a newer grant"),
-        "lost in a crash" => format!("lost {object} in a crash"),
+        "lost in a crash" => format!("lost {object} in a crash, as its restart showed"),
         other => format!("ended {object} ({other})"),
     }
 }

@@ -92,7 +92,7 @@ pub(crate) fn duration(d: Duration) -> String {
     string(&duration_text(d.as_nanos() as u64))
 }
 
-fn duration_text(ns: u64) -> String {
+pub(crate) fn duration_text(ns: u64) -> String {
     match ns {
         0 => "0s".to_owned(),
         n if n % 1_000_000_000 == 0 => format!("{}s", n / 1_000_000_000),

@@ -30,9 +30,8 @@ fn is_lock(node: &str) -> bool {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Grant {
     Live,
-    /// Its lock crashed while it was live: a server whose grants lived in
-    /// memory forgets it without a word, one with a durable store (Redis
-    /// without persistence reports it on restart) may still end it once.
+    /// Its lock crashed while it was live and is still down: whether the
+    /// grant survived is known at the restart.
     Orphaned,
     Ended,
 }
@@ -67,7 +66,7 @@ fn check(run: &ScenarioRun, what: &str) {
             "released" | "expired" if is_lock(&e.node) => {
                 let state = grants.get_mut(&key(e));
                 assert!(
-                    matches!(state.as_deref(), Some(Grant::Live | Grant::Orphaned)),
+                    matches!(state.as_deref(), Some(Grant::Live)),
                     "{what}: {e:?} ends a grant that is not live ({state:?})"
                 );
                 *state.expect("checked") = Grant::Ended;
@@ -77,6 +76,24 @@ fn check(run: &ScenarioRun, what: &str) {
                     if k.0 == e.node && *state == Grant::Live {
                         *state = Grant::Orphaned;
                     }
+                }
+            }
+            // Back up: a grant kept on disk is live again, and one that
+            // lived in memory is journaled as `expired` (reason `restart`)
+            // by the lock's `on_start`, at the restart's instant.
+            "restart" if is_lock(&e.node) => {
+                for (k, state) in grants.iter_mut() {
+                    if k.0 == e.node && *state == Grant::Orphaned {
+                        *state = Grant::Live;
+                    }
+                }
+                let forgotten: Vec<&Event> = events[i + 1..]
+                    .iter()
+                    .take_while(|n| n.t_ns == e.t_ns)
+                    .filter(|n| n.node == e.node && n.kind == "expired")
+                    .collect();
+                for f in forgotten {
+                    assert_eq!(f.str("reason"), Some("restart"), "{what}: {f:?}");
                 }
             }
             "send" if is_lock(&e.node) => {

@@ -47,12 +47,14 @@ fn compare_lists_every_lock_design_with_the_same_seeds() {
         assert_eq!(row["error"], serde_json::Value::Null, "{row}");
         assert_eq!(row["seeds"], 50, "{row}");
         // The scenario's ttl, for every design that takes one.
-        let ttl = if row["design"] == "postgres" {
-            serde_json::Value::Null
+        let (ttl_ms, ttl) = if row["design"] == "postgres" {
+            (serde_json::Value::Null, serde_json::Value::Null)
         } else {
-            10_000.into()
+            (10_000.into(), "10s".into())
         };
-        assert_eq!(row["ttl_ms"], ttl, "{row}");
+        assert_eq!(row["ttl_ms"], ttl_ms, "{row}");
+        assert_eq!(row["lock_kept"]["ttl"], ttl, "{row}");
+        assert_eq!(row["lock_kept"]["tokens"], false, "{row}");
         for key in [
             "failing_seeds",
             "first_failing_seed",
@@ -90,22 +92,32 @@ fn compare_lists_every_lock_design_with_the_same_seeds() {
 }
 
 #[test]
-fn each_design_runs_with_its_defaults_and_the_scenarios_ttl() {
+fn each_design_runs_with_the_scenarios_lock_settings_it_understands() {
     let registry = Registry::builtin();
+    // figure-9-6-unfenced: a lease with `ttl = "10s"` and `tokens = false`.
     let s = bundled("figure-9-6-unfenced");
+    let ttl = ParamValue::Duration(Duration::from_secs(10));
     for name in registry.names(Role::Lock) {
-        let (swapped, ttl) = compare::with_lock(&registry, &s, name).unwrap();
+        let (swapped, kept) = compare::with_lock(&registry, &s, name).unwrap();
         assert_eq!(swapped.lock.design, name);
         assert_eq!(swapped.lock.resolved.info().name, name);
-        let takes_ttl = info_has_ttl(&registry, name);
-        let kept = takes_ttl.then(|| ParamValue::Duration(Duration::from_secs(10)));
-        assert_eq!(ttl, kept, "{name}");
         let info = registry.get(Role::Lock, name).unwrap();
+        // Every design here has `tokens`, and all but `postgres` a `ttl`:
+        // the scenario's values are kept, so no design hands out tokens the
+        // scenario turned off.
+        let kept_ttl = kept.contains(&("ttl".to_owned(), ttl.clone()));
+        assert_eq!(kept_ttl, info_has_ttl(&registry, name), "{name}");
+        assert!(
+            kept.contains(&("tokens".to_owned(), ParamValue::Bool(false))),
+            "{name}"
+        );
         for (key, value) in info.defaults().iter() {
-            let expected = if key == "ttl" {
-                ttl.as_ref().unwrap()
-            } else {
-                value
+            let expected = match kept.iter().find(|(k, _)| k == key) {
+                Some((_, kept)) => {
+                    assert_eq!(s.lock.params.get(key), Some(kept), "{name}: {key}");
+                    kept
+                }
+                None => value,
             };
             assert_eq!(
                 swapped.lock.params.get(key),
@@ -119,6 +131,31 @@ fn each_design_runs_with_its_defaults_and_the_scenarios_ttl() {
         assert_eq!(swapped.faults.len(), s.faults.len());
         assert_eq!(swapped.faults[0].fault, s.faults[0].fault);
     }
+}
+
+#[test]
+fn a_setting_that_breaks_a_designs_rules_is_left_out_and_the_rest_kept() {
+    let registry = Registry::builtin();
+    // A 50 ms ttl: redlock's default `timeout` (50 ms) must stay below it,
+    // so redlock runs with its own ttl but keeps `tokens = false`.
+    let mut s = bundled("figure-9-6-unfenced");
+    s.lock.params = s
+        .lock
+        .params
+        .clone()
+        .with("ttl", ParamValue::Duration(Duration::from_millis(50)));
+    let (swapped, kept) = compare::with_lock(&registry, &s, "redlock").unwrap();
+    assert!(kept.iter().all(|(k, _)| k != "ttl"), "{kept:?}");
+    assert!(kept.contains(&("tokens".to_owned(), ParamValue::Bool(false))));
+    assert_eq!(
+        swapped.lock.params.get("ttl"),
+        Some(&ParamValue::Duration(Duration::from_secs(10)))
+    );
+    let (_, kept) = compare::with_lock(&registry, &s, "lease").unwrap();
+    assert!(kept.contains(&(
+        "ttl".to_owned(),
+        ParamValue::Duration(Duration::from_millis(50))
+    )));
 }
 
 #[test]

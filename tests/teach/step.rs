@@ -60,6 +60,37 @@ fn piped_step_of_a_violation_marks_the_event() {
 }
 
 #[test]
+fn a_lock_crash_ends_only_the_grants_its_restart_says_it_lost() {
+    // Persistence: client1's key survives the crash, so client1 still holds
+    // the lock while it is down and after it is back.
+    let (_, durable, _) = fencesim(&["step", "scenarios/redis-restart-with-persistence.toml"]);
+    let line = |out: &str, what: &str| {
+        out.lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("no line with {what:?}:\n{out}"))
+            .to_owned()
+    };
+    let crash = line(&durable, "lock crashes");
+    assert!(crash.contains("its restart tells"), "{crash}");
+    assert!(
+        crash.ends_with("lock: client1 holds lease 1 (token 1) · lock down"),
+        "{crash}"
+    );
+    let back = line(&durable, "lock restarts");
+    assert!(
+        back.ends_with("lock: client1 holds lease 1 (token 1)"),
+        "{back}"
+    );
+    assert!(!durable.contains("back without"), "{durable}");
+    // Without persistence the restart journals the lost grant, and from
+    // there the lock is free while client1 still believes.
+    let (_, volatile, _) = fencesim(&["step", "scenarios/redis-restart-without-persistence.toml"]);
+    let lost = line(&volatile, "back without lease 1 of client1");
+    assert!(lost.ends_with("lock: free"), "{lost}");
+    assert!(lost.contains("client1 believes lease 1"), "{lost}");
+}
+
+#[test]
 fn step_with_a_bad_file_exits_2() {
     let (code, _, stderr) = fencesim(&["step", "scenarios/no-such-file.toml"]);
     assert_eq!(code, 2);

@@ -404,7 +404,10 @@ impl PgServer {
 }
 
 impl Actor<Msg> for PgServer {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
+    fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
+        // Locks lost in a crash are journaled as ended once the server is back.
+        self.grants.restarted(ctx);
+    }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         match msg {
@@ -711,6 +714,9 @@ mod tests {
         let c1 = s.connect(CLIENT1);
         assert_eq!(granted(&s.lock(CLIENT1, c1, 1)), Some((1, Some(1))));
         s.pg.on_crash();
+        // Back up, it says the lock is gone.
+        let step = s.h.start(&mut s.pg);
+        assert_eq!(reason(&step).as_deref(), Some("restart"));
         // The old connection is gone; a new one locks at once, with a token
         // past everything the sequence had logged.
         let step = s.lock(CLIENT1, c1, 2);
