@@ -236,6 +236,20 @@ impl Grants {
         self.end_expired(ctx, client, lease, Some("restart"))
     }
 
+    /// `client`'s grant of `lease` ended because the server ended what
+    /// held it, for `reason` (a session closed by an idle timeout or a
+    /// keepalive): journals `expired` with that `reason` if it was live.
+    /// Returns whether it was.
+    pub fn expire_because(
+        &mut self,
+        ctx: &mut Context<'_, Msg>,
+        client: NodeId,
+        lease: u64,
+        reason: &'static str,
+    ) -> bool {
+        self.end_expired(ctx, client, lease, Some(reason))
+    }
+
     fn end_expired(
         &mut self,
         ctx: &mut Context<'_, Msg>,

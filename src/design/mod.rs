@@ -28,6 +28,7 @@ pub mod lease;
 pub mod lock_client;
 pub mod object_store;
 pub mod params;
+pub mod postgres;
 pub mod redis;
 pub mod redlock;
 pub mod session;

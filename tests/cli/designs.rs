@@ -40,6 +40,24 @@ fn lists_the_builtin_designs_with_their_keys() {
     assert_eq!(keys(&etcd), ["ttl", "keepalive", "tokens"]);
     assert_eq!(keys(&entry(&out.stdout, "cas")), ["api"]);
     assert_eq!(keys(&entry(&out.stdout, "sql")), ["update"]);
+    let postgres = entry(&out.stdout, "postgres");
+    assert_eq!(
+        keys(&postgres),
+        [
+            "tcp_keepalives_idle",
+            "tcp_keepalives_interval",
+            "tcp_keepalives_count",
+            "idle_session_timeout",
+            "idle_in_transaction_session_timeout",
+            "in_transaction",
+            "pooler",
+            "tokens",
+            "first_token"
+        ]
+    );
+    assert!(postgres
+        .iter()
+        .any(|l| l.contains("pooler") && l.contains("none | session | transaction")));
     // Each key shows its default, as the scenario format relies on them.
     assert!(lease
         .iter()

@@ -14,9 +14,14 @@ fn with_lock(lock: &str) -> String {
 
 #[test]
 fn a_zero_or_nanosecond_ttl_is_refused_by_every_lock_design() {
-    let designs = Registry::builtin().names(Role::Lock);
-    assert_eq!(designs.len(), 7, "{designs:?}");
-    for design in designs {
+    let registry = Registry::builtin();
+    let designs = registry.names(Role::Lock);
+    assert_eq!(designs.len(), 8, "{designs:?}");
+    // `postgres` has no ttl: its sessions end on its own timeouts.
+    let with_ttl = designs
+        .into_iter()
+        .filter(|&d| registry.get(Role::Lock, d).unwrap().key("ttl").is_some());
+    for design in with_ttl {
         for ttl in ["0s", "1ns", "9ms"] {
             let text = with_lock(&format!("design = \"{design}\"\nttl = \"{ttl}\""));
             assert_error(

@@ -1,9 +1,10 @@
-//! The session lock designs end to end: `zookeeper`, `chubby` and
-//! `hazelcast`, each in the failure its users have met, failing and fixed.
+//! The session lock designs end to end: `zookeeper`, `chubby`, `hazelcast`
+//! and `postgres`, each in the failure its users have met, failing and fixed.
 //! Every scenario runs twice with its seed; the traces must be identical.
 
 mod chubby;
 mod hazelcast;
+mod postgres;
 mod zookeeper;
 
 use fencesim::design::catalog::Registry;
