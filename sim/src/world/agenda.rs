@@ -69,7 +69,8 @@ impl<M: Message> World<M> {
         if !inboxes_empty {
             return;
         }
-        if self.in_flight == 0 && self.nodes.iter().all(|n| n.actor.is_done()) {
+        let done = |n: &super::Node<M>| n.actor.is_done() || n.powered_off;
+        if self.in_flight == 0 && self.nodes.iter().all(done) {
             self.finish(Outcome::Completed);
         } else if self.agenda.is_empty() {
             self.finish(Outcome::Stalled);

@@ -61,6 +61,8 @@ pub(crate) struct Node<M> {
     /// Bumped on every crash, so that a dead incarnation's timers, task and
     /// pauses recognise themselves.
     pub(crate) epoch: u64,
+    /// Powered off for good by another node: the run no longer waits for it.
+    pub(crate) powered_off: bool,
     madsim_id: Option<madsim::task::NodeId>,
 }
 
@@ -141,6 +143,7 @@ impl<M: Message> World<M> {
                     pauses: 0,
                     deferred: None,
                     epoch: 0,
+                    powered_off: false,
                     madsim_id: None,
                 })
                 .collect(),
