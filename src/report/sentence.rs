@@ -79,7 +79,14 @@ pub(super) fn sentence(
         }
         world::RESUME => resume_sentence(e, before),
         world::CRASH => {
-            let mut s = format!("{node} crashes and forgets what it kept in memory");
+            let mut s = match e.str(world::field::BY) {
+                Some(by) => format!(
+                    "{by} powers {node} off (STONITH): {node} stops at once \
+                     and forgets what it kept in memory, but whatever it already sent is still \
+                     on its way"
+                ),
+                None => format!("{node} crashes and forgets what it kept in memory"),
+            };
             if let Some(b) = before.believed(node) {
                 s.push_str(&format!(" (including its lease {})", b.lease));
             }
