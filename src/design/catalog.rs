@@ -431,6 +431,7 @@ impl Registry {
         registry.add_lock(crate::design::zookeeper::ZooKeeper);
         registry.add_lock(crate::design::chubby::Chubby);
         registry.add_lock(crate::design::hazelcast::Hazelcast);
+        registry.add_lock(crate::design::epoch::Epoch);
         registry.add_storage(crate::design::storage::UncheckedDesign);
         registry.add_storage(crate::design::storage::FencedDesign);
         registry.add_storage(crate::design::storage::CasDesign);
@@ -599,7 +600,8 @@ mod tests {
                 "etcd",
                 "zookeeper",
                 "chubby",
-                "hazelcast"
+                "hazelcast",
+                "epoch"
             ]
         );
         assert_eq!(
