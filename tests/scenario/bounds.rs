@@ -15,7 +15,7 @@ fn with_lock(lock: &str) -> String {
 #[test]
 fn a_zero_or_nanosecond_ttl_is_refused_by_every_lock_design() {
     let designs = Registry::builtin().names(Role::Lock);
-    assert_eq!(designs.len(), 7, "{designs:?}");
+    assert_eq!(designs.len(), 8, "{designs:?}");
     for design in designs {
         for ttl in ["0s", "1ns", "9ms"] {
             let text = with_lock(&format!("design = \"{design}\"\nttl = \"{ttl}\""));
@@ -25,8 +25,8 @@ fn a_zero_or_nanosecond_ttl_is_refused_by_every_lock_design() {
                 &format!("`ttl`: {ttl} is out of range: expected 10ms..=24h"),
             );
         }
-        // Redlock's default 50 ms timeout must stay below the ttl.
-        let timeout = if design == "redlock" {
+        // Redlock's and epoch's default 50 ms timeout must stay below the ttl.
+        let timeout = if design == "redlock" || design == "epoch" {
             "\ntimeout = \"5ms\""
         } else {
             ""
