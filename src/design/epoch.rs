@@ -59,7 +59,7 @@ use sim::Actor;
 use crate::design::catalog::{
     heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, MAX_DURATION, MIN_INTERVAL, TTL,
 };
-use crate::design::grants::STONITH_KEY;
+use crate::design::grants::{STONITH_KEY, STONITH_RESTART_KEY};
 use crate::design::lock_client::LockClient;
 use crate::design::params::Params;
 use crate::design::LockDesign;
@@ -146,6 +146,7 @@ pub const EPOCH: DesignInfo = DesignInfo {
             doc: "does a voter's term survive a crash (Raft persists it; without, it may vote twice in a term)",
         },
         STONITH_KEY,
+        STONITH_RESTART_KEY,
     ],
 };
 
@@ -170,6 +171,8 @@ pub struct EpochConfig {
     /// Whether a voter powers off the leader whose lease ran out before it
     /// votes for another.
     pub stonith: bool,
+    /// How long a powered-off leader stays down (zero: for good).
+    pub stonith_restart: Duration,
 }
 
 impl EpochConfig {
@@ -189,6 +192,7 @@ impl EpochConfig {
             tokens: p.bool("tokens"),
             durable: p.bool("durable"),
             stonith: p.bool("stonith"),
+            stonith_restart: p.duration("stonith_restart"),
         }
     }
 

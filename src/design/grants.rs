@@ -75,7 +75,7 @@ use std::time::Duration;
 
 use sim::{Context, NodeId};
 
-use crate::design::catalog::{KeyKind, KeySpec, Value};
+use crate::design::catalog::{KeyKind, KeySpec, Value, ANY_DURATION};
 use crate::events;
 use crate::protocol::Msg;
 
@@ -89,6 +89,15 @@ pub const STONITH_KEY: KeySpec = KeySpec {
     doc: "power off a holder whose lease ran out before granting to another (STONITH)",
 };
 
+/// The `stonith_restart` key, beside [`STONITH_KEY`]: how long a powered-off
+/// node stays down ([`Grants::restarting_after`]).
+pub const STONITH_RESTART_KEY: KeySpec = KeySpec {
+    name: "stonith_restart",
+    kind: ANY_DURATION,
+    default: Some(Value::Duration(Duration::ZERO)),
+    doc: "with stonith, restart the powered-off node after this long; 0s: it stays down",
+};
+
 /// The grants a lock server has handed out and not yet seen end.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Grants {
@@ -98,6 +107,8 @@ pub struct Grants {
     stonith: bool,
     /// Clients whose grant ran out and whose node has not been powered off.
     lapsed: BTreeSet<NodeId>,
+    /// How long a powered-off node stays down (`None`: for good).
+    restart_after: Option<Duration>,
 }
 
 impl Grants {
@@ -114,6 +125,14 @@ impl Grants {
             stonith,
             ..Grants::default()
         }
+    }
+
+    /// With STONITH, powered-off nodes restart after `restart` (a cluster
+    /// manager's "reboot" fencing action); `Duration::ZERO`, the default,
+    /// leaves them down for good.
+    pub fn restarting_after(mut self, restart: Duration) -> Self {
+        self.restart_after = (!restart.is_zero()).then_some(restart);
+        self
     }
 
     /// Whether this ledger powers off lapsed holders before granting again.
@@ -163,7 +182,7 @@ impl Grants {
         // powered off first, so its `crash` precedes this `granted`.
         for victim in std::mem::take(&mut self.lapsed) {
             if victim != client {
-                ctx.power_off(victim, None);
+                ctx.power_off(victim, self.restart_after);
             }
         }
         let name = ctx.name_of(client);

@@ -22,7 +22,7 @@ use std::time::Duration;
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, TTL};
-use crate::design::grants::{Grants, STONITH_KEY};
+use crate::design::grants::{Grants, STONITH_KEY, STONITH_RESTART_KEY};
 use crate::design::lock_client::{LockClient, SingleServer};
 use crate::design::params::Params;
 use crate::design::LockDesign;
@@ -77,6 +77,7 @@ pub const LEASE: DesignInfo = DesignInfo {
             doc: "does the token counter survive a crash",
         },
         STONITH_KEY,
+        STONITH_RESTART_KEY,
     ],
 };
 
@@ -94,6 +95,8 @@ pub struct LeaseConfig {
     /// Whether a holder whose lease ran out is powered off before the next
     /// grant (STONITH).
     pub stonith: bool,
+    /// How long a powered-off holder stays down (zero: for good).
+    pub stonith_restart: Duration,
 }
 
 impl LeaseConfig {
@@ -105,6 +108,7 @@ impl LeaseConfig {
             first_token: p.u64("first_token"),
             durable: p.bool("durable"),
             stonith: p.bool("stonith"),
+            stonith_restart: p.duration("stonith_restart"),
         }
     }
 }
@@ -142,7 +146,7 @@ impl LeaseLock {
             next_token: config.first_token,
             next_lease: 1,
             holder: None,
-            grants: Grants::with_stonith(config.stonith),
+            grants: Grants::with_stonith(config.stonith).restarting_after(config.stonith_restart),
             config,
         }
     }
@@ -402,5 +406,19 @@ mod tests {
         let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 2 });
         assert!(s.power_offs.is_empty());
         assert!(s.event("granted").is_some());
+    }
+
+    #[test]
+    fn with_stonith_restart_the_powered_off_holder_comes_back() {
+        let config = LeaseConfig {
+            stonith: true,
+            stonith_restart: Duration::from_secs(30),
+            ..LeaseConfig::default()
+        };
+        let (mut h, mut l) = (harness(), LeaseLock::new(config));
+        h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        h.timer(&mut l, TimerId(0), 1);
+        let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(s.power_offs, vec![(CLIENT1, Some(Duration::from_secs(30)))]);
     }
 }

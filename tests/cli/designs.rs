@@ -33,7 +33,14 @@ fn lists_the_builtin_designs_with_their_keys() {
     let lease = entry(&out.stdout, "lease");
     assert_eq!(
         keys(&lease),
-        ["ttl", "tokens", "first_token", "durable", "stonith"]
+        [
+            "ttl",
+            "tokens",
+            "first_token",
+            "durable",
+            "stonith",
+            "stonith_restart"
+        ]
     );
     let epoch = entry(&out.stdout, "epoch");
     assert_eq!(
@@ -46,7 +53,8 @@ fn lists_the_builtin_designs_with_their_keys() {
             "drift_factor",
             "tokens",
             "durable",
-            "stonith"
+            "stonith",
+            "stonith_restart"
         ]
     );
     let unchecked = entry(&out.stdout, "unchecked");

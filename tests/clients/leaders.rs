@@ -163,3 +163,30 @@ fn without_stonith_the_paused_holder_wakes_up_and_writes_stale() {
     assert_eq!(count(&run, "client1", "wrote"), 1);
     assert_eq!(run.report.stale_writes, 1);
 }
+
+#[test]
+fn with_stonith_restart_the_powered_off_holder_comes_back_and_starts_over() {
+    let text = scenario("stonith-paused-holder.toml").replace(
+        "stonith = true",
+        "stonith = true\nstonith_restart = \"30s\"",
+    );
+    let run = run(&text);
+    let (kill, _) = kill_and_grant(&run);
+    let restart = events(&run, "client1", "restart");
+    assert_eq!(restart.len(), 1);
+    // 30 s later, up to the few nanoseconds madsim takes to poll a task.
+    let down_ns = restart[0].t_ns - kill.t_ns;
+    assert!(
+        (30_000_000_000..30_000_100_000).contains(&down_ns),
+        "{down_ns}"
+    );
+    // Back with an empty memory, it asks for the lock again and writes
+    // under its new grant, after client2's.
+    let acquired = events(&run, "client1", "acquired");
+    assert_eq!(acquired.len(), 2);
+    assert!(restart[0].seq < acquired[1].seq);
+    assert_eq!(outcome(&run, "client1/1").kind, "accepted");
+    assert_eq!(run.report.accepted_writes, 2);
+    assert_eq!(run.report.verdict, Verdict::Safe);
+    assert_eq!(run.result.outcome, Outcome::Completed);
+}

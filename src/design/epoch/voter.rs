@@ -33,7 +33,7 @@ impl Voter {
         Voter {
             term: 0,
             backed: None,
-            grants: Grants::with_stonith(config.stonith),
+            grants: Grants::with_stonith(config.stonith).restarting_after(config.stonith_restart),
             config,
         }
     }
