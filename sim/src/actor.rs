@@ -81,6 +81,8 @@ pub(crate) enum TimerOp {
 pub(crate) struct Outputs<M> {
     pub sends: Vec<(usize, NodeId, M)>,
     pub timers: Vec<(usize, TimerOp)>,
+    /// Nodes to power off, each with when to restart it.
+    pub power_offs: Vec<(usize, NodeId, Option<Duration>)>,
 }
 
 impl<M> Default for Outputs<M> {
@@ -88,6 +90,7 @@ impl<M> Default for Outputs<M> {
         Outputs {
             sends: Vec::new(),
             timers: Vec::new(),
+            power_offs: Vec::new(),
         }
     }
 }
@@ -202,6 +205,30 @@ impl<'a, M: Message> Context<'a, M> {
         self.out
             .timers
             .push((crate::capture::len(), TimerOp::Cancel(id)));
+    }
+
+    /// Powers node `node` off, as a fencing agent does (STONITH: "shoot the
+    /// other node in the head", a power switch or a cloud API's instance
+    /// stop): the node crashes exactly as under a crash fault, journaled as
+    /// its `crash` with `by` naming this node, and restarts after
+    /// `restart_after` if given. A node powered off for good counts as
+    /// finished: the run does not wait for it.
+    ///
+    /// It takes effect where the handler asked for it: events the handler
+    /// emits after this call are journaled after the `crash`, so "power
+    /// off, then grant" reads in that order. Messages the node sent before
+    /// are already in the network and still arrive: powering a node off
+    /// does not recall them.
+    ///
+    /// # Panics
+    /// If `node` is this node (an actor stops itself by other means) or
+    /// does not exist.
+    pub fn power_off(&mut self, node: NodeId, restart_after: Option<Duration>) {
+        assert!(node < self.names.len(), "power off unknown node {node}");
+        assert!(node != self.me, "{} cannot power itself off", self.name());
+        self.out
+            .power_offs
+            .push((crate::capture::len(), node, restart_after));
     }
 
     /// The run's seeded random number generator.

@@ -20,7 +20,9 @@
 //!   runs again.
 //! - [`CLOCK`] `rate: f64` *optional*, `offset_ns: i64` *optional*, `jump_ns:
 //!   i64` *optional*: its clocks change.
-//! - [`CRASH`] and [`RESTART`]: it goes down, and comes back.
+//! - [`CRASH`] `by: str` *optional* and [`RESTART`]: it goes down, and comes
+//!   back. `by` names the node that powered it off
+//!   ([`crate::Context::power_off`]); without it, a crash fault.
 //! - [`LINK`] `rule: str` (`delay`, `drop` or `duplicate`), `to: str`,
 //!   `from: str` *optional* (`"*"`: every sender; then `node` = `to`),
 //!   `extra_ms: u64` *optional* (a delay's), then `count: u64` or
@@ -93,6 +95,8 @@ pub mod field {
     pub const JUMP_NS: &str = "jump_ns";
     /// A partition's groups, as text (`partition`, `heal`).
     pub const GROUPS: &str = "groups";
+    /// The node that powered this one off (`crash`, *optional*).
+    pub const BY: &str = "by";
     /// A link rule's action (`link`): `delay`, `drop` or `duplicate`.
     pub const RULE: &str = "rule";
     /// A delay rule's added latency (`link`).

@@ -43,6 +43,9 @@ pub struct Step<M> {
     pub timers: Vec<(TimerId, Duration, u64)>,
     /// Timers cancelled.
     pub cancelled: Vec<TimerId>,
+    /// Nodes powered off ([`Context::power_off`]), each with its restart
+    /// delay.
+    pub power_offs: Vec<(NodeId, Option<Duration>)>,
     /// Events emitted: kind and fields.
     pub events: Vec<(String, Vec<(String, Value)>)>,
 }
@@ -110,6 +113,11 @@ impl Harness {
                 .collect(),
             timers: Vec::new(),
             cancelled: Vec::new(),
+            power_offs: out
+                .power_offs
+                .into_iter()
+                .map(|(_, node, restart)| (node, restart))
+                .collect(),
             events: capture::drain()
                 .into_iter()
                 .map(|e| (e.kind, e.fields))

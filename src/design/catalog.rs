@@ -432,6 +432,7 @@ impl Registry {
         registry.add_lock(crate::design::chubby::Chubby);
         registry.add_lock(crate::design::hazelcast::Hazelcast);
         registry.add_lock(crate::design::postgres::Postgres);
+        registry.add_lock(crate::design::epoch::Epoch);
         registry.add_storage(crate::design::storage::UncheckedDesign);
         registry.add_storage(crate::design::storage::FencedDesign);
         registry.add_storage(crate::design::storage::CasDesign);
@@ -601,7 +602,8 @@ mod tests {
                 "zookeeper",
                 "chubby",
                 "hazelcast",
-                "postgres"
+                "postgres",
+                "epoch"
             ]
         );
         assert_eq!(

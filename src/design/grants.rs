@@ -29,6 +29,15 @@
 //! - [`Grants::expire`] ends a live grant on the server's own clock
 //!   (`expired {client, lease}`).
 //!
+//! **STONITH** ("shoot the other node in the head", [`Grants::with_stonith`]):
+//! the ledger remembers each client whose grant ran out (`expired`, not
+//! `released`) and, before it grants to another client, powers that
+//! client's node off ([`sim::Context::power_off`], journaled as the node's
+//! `crash` with `by` naming the lock), so the `crash` comes before the
+//! `granted`. That stops a holder that is paused or still working; it
+//! cannot recall a write the holder sent before it died, which is still in
+//! the network and may land after the new holder's.
+//!
 //! A grant is named by its client and lease id (lease ids are unique per
 //! client). The ledger holds no timers: when a grant ends is the design's
 //! business, and so is what survives a crash ([`Grants::forget_all`] in
@@ -63,13 +72,33 @@
 //! assert_eq!(step.sends[0].1, Msg::ReleaseAck { lease: 7 });
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use sim::{Context, NodeId};
 
+use crate::design::catalog::{KeyKind, KeySpec, Value, ANY_DURATION};
 use crate::events;
 use crate::protocol::Msg;
+
+/// The `stonith` key, for any lock design that answers through a
+/// [`Grants`] ledger: declare it among the design's keys and build the
+/// ledger with [`Grants::with_stonith`].
+pub const STONITH_KEY: KeySpec = KeySpec {
+    name: "stonith",
+    kind: KeyKind::Bool,
+    default: Some(Value::Bool(false)),
+    doc: "power off a holder whose lease ran out before granting to another (STONITH)",
+};
+
+/// The `stonith_restart` key, beside [`STONITH_KEY`]: how long a powered-off
+/// node stays down ([`Grants::restarting_after`]).
+pub const STONITH_RESTART_KEY: KeySpec = KeySpec {
+    name: "stonith_restart",
+    kind: ANY_DURATION,
+    default: Some(Value::Duration(Duration::ZERO)),
+    doc: "with stonith, restart the powered-off node after this long; 0s: it stays down",
+};
 
 /// The grants a lock server has handed out and not yet seen end.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -79,12 +108,41 @@ pub struct Grants {
     /// Grants that lived in memory when the server crashed, journaled as
     /// ended when it restarts ([`Grants::restarted`]).
     forgotten: Vec<(NodeId, u64)>,
+    /// Power off a client whose grant ran out before granting to another.
+    stonith: bool,
+    /// Clients whose grant ran out and whose node has not been powered off.
+    lapsed: BTreeSet<NodeId>,
+    /// How long a powered-off node stays down (`None`: for good).
+    restart_after: Option<Duration>,
 }
 
 impl Grants {
     /// No grants yet.
     pub fn new() -> Self {
         Grants::default()
+    }
+
+    /// No grants yet; with `stonith`, a client whose grant expired is
+    /// powered off before the next grant to another client (see the module
+    /// documentation).
+    pub fn with_stonith(stonith: bool) -> Self {
+        Grants {
+            stonith,
+            ..Grants::default()
+        }
+    }
+
+    /// With STONITH, powered-off nodes restart after `restart` (a cluster
+    /// manager's "reboot" fencing action); `Duration::ZERO`, the default,
+    /// leaves them down for good.
+    pub fn restarting_after(mut self, restart: Duration) -> Self {
+        self.restart_after = (!restart.is_zero()).then_some(restart);
+        self
+    }
+
+    /// Whether this ledger powers off lapsed holders before granting again.
+    pub fn stonith(&self) -> bool {
+        self.stonith
     }
 
     /// Whether `client` holds a grant of `lease` that has not ended.
@@ -109,7 +167,8 @@ impl Grants {
     }
 
     /// Grants `lease` (with `token`, for `ttl`) to `client` in answer to its
-    /// request `req`: journals `granted` and sends [`Msg::Granted`].
+    /// request `req`: journals `granted` and sends [`Msg::Granted`]. With
+    /// STONITH, powers off every other client whose grant expired first.
     ///
     /// # Panics
     /// If `client` already holds a live grant of `lease`: a second grant of
@@ -124,6 +183,13 @@ impl Grants {
         token: Option<u64>,
         ttl: Duration,
     ) {
+        // STONITH: whoever held the lock before and let it run out is
+        // powered off first, so its `crash` precedes this `granted`.
+        for victim in std::mem::take(&mut self.lapsed) {
+            if victim != client {
+                ctx.power_off(victim, self.restart_after);
+            }
+        }
         let name = ctx.name_of(client);
         assert!(
             self.live.insert((client, lease), token).is_none(),
@@ -260,6 +326,9 @@ impl Grants {
         if self.live.remove(&(client, lease)).is_none() {
             return false;
         }
+        if self.stonith {
+            self.lapsed.insert(client);
+        }
         sim::emit!(
             events::EXPIRED,
             client = ctx.name_of(client),
@@ -272,9 +341,12 @@ impl Grants {
     /// The server crashed and its grants lived in memory: they are gone.
     /// The real service says nothing; the journal says so when the server
     /// is back: call [`Grants::restarted`] from `on_start`.
+    /// With STONITH, a server that forgot its grants has also forgotten
+    /// whom it owed a power-off.
     pub fn forget_all(&mut self) {
         let live = std::mem::take(&mut self.live);
         self.forgotten.extend(live.into_keys());
+        self.lapsed.clear();
     }
 
     /// The server (re)started: journals `expired` with `reason = "restart"`

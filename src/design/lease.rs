@@ -10,13 +10,19 @@
 //! extend its lease with [`Msg::Renew`] (keep-alive): the lock restarts the
 //! TTL and answers [`Msg::RenewReply`]; a lease that has already ended is
 //! refused, which tells the client it lost the lock.
+//!
+//! With `stonith = true` the lock powers off a holder whose lease ran out
+//! before it grants the lock to anyone else (Pacemaker's fencing, a cloud
+//! API's instance stop; see [`Grants::with_stonith`]): a paused holder never
+//! wakes up to write, but a write it sent before it died is still in the
+//! network.
 
 use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, TTL};
-use crate::design::grants::Grants;
+use crate::design::grants::{Grants, STONITH_KEY, STONITH_RESTART_KEY};
 use crate::design::lock_client::{LockClient, SingleServer};
 use crate::design::params::Params;
 use crate::design::LockDesign;
@@ -70,6 +76,8 @@ pub const LEASE: DesignInfo = DesignInfo {
             default: Some(Value::Bool(true)),
             doc: "does the token counter survive a crash",
         },
+        STONITH_KEY,
+        STONITH_RESTART_KEY,
     ],
 };
 
@@ -84,6 +92,11 @@ pub struct LeaseConfig {
     pub first_token: u64,
     /// Whether the token counter survives a crash.
     pub durable: bool,
+    /// Whether a holder whose lease ran out is powered off before the next
+    /// grant (STONITH).
+    pub stonith: bool,
+    /// How long a powered-off holder stays down (zero: for good).
+    pub stonith_restart: Duration,
 }
 
 impl LeaseConfig {
@@ -94,6 +107,8 @@ impl LeaseConfig {
             tokens: p.bool("tokens"),
             first_token: p.u64("first_token"),
             durable: p.bool("durable"),
+            stonith: p.bool("stonith"),
+            stonith_restart: p.duration("stonith_restart"),
         }
     }
 }
@@ -131,7 +146,7 @@ impl LeaseLock {
             next_token: config.first_token,
             next_lease: 1,
             holder: None,
-            grants: Grants::new(),
+            grants: Grants::with_stonith(config.stonith).restarting_after(config.stonith_restart),
             config,
         }
     }
@@ -374,5 +389,60 @@ mod tests {
             s.sends[0],
             (CLIENT1, Msg::Granted { token: None, .. })
         ));
+    }
+
+    #[test]
+    fn with_stonith_a_lapsed_holder_is_powered_off_before_the_next_grant() {
+        let (mut h, mut l) = (
+            harness(),
+            LeaseLock::new(LeaseConfig {
+                stonith: true,
+                ..LeaseConfig::default()
+            }),
+        );
+        h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        h.timer(&mut l, TimerId(0), 1);
+        let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(s.power_offs, vec![(CLIENT1, None)]);
+        assert!(s.event("granted").is_some());
+        // Powered off once: the next grant after a release shoots nobody.
+        let s = h.message(&mut l, CLIENT2, Msg::Release { lease: 2 });
+        assert!(s.event("released").is_some());
+        let s = h.message(&mut l, CLIENT1, Msg::Acquire { req: 2 });
+        assert!(s.power_offs.is_empty());
+    }
+
+    #[test]
+    fn with_stonith_a_released_lease_or_the_same_client_shoots_nobody() {
+        let (mut h, mut l) = (
+            harness(),
+            LeaseLock::new(LeaseConfig {
+                stonith: true,
+                ..LeaseConfig::default()
+            }),
+        );
+        h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        h.message(&mut l, CLIENT1, Msg::Release { lease: 1 });
+        let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 1 });
+        assert!(s.power_offs.is_empty());
+        // client2's lease runs out and client2 itself asks again.
+        h.timer(&mut l, TimerId(1), 2);
+        let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 2 });
+        assert!(s.power_offs.is_empty());
+        assert!(s.event("granted").is_some());
+    }
+
+    #[test]
+    fn with_stonith_restart_the_powered_off_holder_comes_back() {
+        let config = LeaseConfig {
+            stonith: true,
+            stonith_restart: Duration::from_secs(30),
+            ..LeaseConfig::default()
+        };
+        let (mut h, mut l) = (harness(), LeaseLock::new(config));
+        h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        h.timer(&mut l, TimerId(0), 1);
+        let s = h.message(&mut l, CLIENT2, Msg::Acquire { req: 1 });
+        assert_eq!(s.power_offs, vec![(CLIENT1, Some(Duration::from_secs(30)))]);
     }
 }

@@ -21,6 +21,7 @@
 pub mod catalog;
 pub mod chubby;
 pub mod client;
+pub mod epoch;
 pub mod etcd;
 pub mod grants;
 pub mod hazelcast;

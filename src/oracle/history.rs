@@ -335,6 +335,8 @@ impl<'a> Indexer<'a> {
             // The lock's `released` names the client; the client's own does not.
             RELEASED if e.get("client").is_some() => self.ended(e, false),
             RELEASED => self.client_released(e),
+            // A crashed (or powered-off) client believes nothing any more.
+            sim::events::CRASH => self.client_released(e),
             EXPIRED => self.ended(e, true),
             GRANTED => self.issued(e),
             ACCEPTED => self.outcome(e, true),

@@ -317,7 +317,10 @@ fn known_phrase(e: &Event) -> Option<String> {
             None => "⏸ paused".to_owned(),
         },
         world::RESUME => "▶ resumed".to_owned(),
-        world::CRASH => "✗ crashed".to_owned(),
+        world::CRASH => match e.str(world::field::BY) {
+            Some(by) => format!("✗ powered off by {by}"),
+            None => "✗ crashed".to_owned(),
+        },
         world::RESTART => "↻ restarted".to_owned(),
         world::CLOCK => {
             let mut parts = Vec::new();

@@ -79,7 +79,14 @@ pub(super) fn sentence(
         }
         world::RESUME => resume_sentence(e, before),
         world::CRASH => {
-            let mut s = format!("{node} crashes and forgets what it kept in memory");
+            let by = e.str(world::field::BY);
+            let mut s = match by {
+                Some(by) => format!(
+                    "{by} powers {node} off (STONITH): {node} stops at once and forgets what \
+                     it kept in memory"
+                ),
+                None => format!("{node} crashes and forgets what it kept in memory"),
+            };
             if let Some(b) = before.believed(node) {
                 s.push_str(&format!(" (including its lease {})", b.lease));
             }
@@ -91,6 +98,10 @@ pub(super) fn sentence(
                     h.lease,
                     token_text(h.token)
                 ));
+            }
+            if by.is_some() {
+                // Powering a node off does not recall its packets.
+                s.push_str("; whatever it sent before is still on its way");
             }
             s + "."
         }

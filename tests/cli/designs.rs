@@ -31,7 +31,32 @@ fn lists_the_builtin_designs_with_their_keys() {
     let out = fencesim(&["designs"]);
     out.expect_code(0);
     let lease = entry(&out.stdout, "lease");
-    assert_eq!(keys(&lease), ["ttl", "tokens", "first_token", "durable"]);
+    assert_eq!(
+        keys(&lease),
+        [
+            "ttl",
+            "tokens",
+            "first_token",
+            "durable",
+            "stonith",
+            "stonith_restart"
+        ]
+    );
+    let epoch = entry(&out.stdout, "epoch");
+    assert_eq!(
+        keys(&epoch),
+        [
+            "nodes",
+            "ttl",
+            "heartbeat",
+            "timeout",
+            "drift_factor",
+            "tokens",
+            "durable",
+            "stonith",
+            "stonith_restart"
+        ]
+    );
     let unchecked = entry(&out.stdout, "unchecked");
     assert!(keys(&unchecked).is_empty(), "{unchecked:#?}");
     let fenced = entry(&out.stdout, "fenced");

@@ -1,10 +1,12 @@
 //! The client variants end to end: `check_lease`, `renew`,
 //! `fence_on_acquire` and the increment workload, each through a scenario
-//! file loaded and run as `fencesim run` would, judged by the oracle.
+//! file loaded and run as `fencesim run` would, judged by the oracle; and
+//! clients as elected leaders or powered off by the lock (`leaders`).
 
 mod crowd;
 mod grants;
 mod hosts;
+mod leaders;
 mod network;
 mod renewal;
 

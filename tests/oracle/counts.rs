@@ -43,6 +43,30 @@ fn released_then_acquired_does_not_overlap() {
 }
 
 #[test]
+fn a_crashed_client_believes_nothing_any_more() {
+    // client1 is powered off (STONITH) before client2's grant: a dead
+    // process holds no lease. A crash of the lock ends nobody's belief.
+    let crash = |node: &str, t_ms: u64| {
+        let t_ns = t_ms * 1_000_000;
+        sim::Event::new(0, t_ns, node, t_ns as i64, "crash").with("by", "lock")
+    };
+    let r = judge(
+        J::new()
+            .acquired(0, "client1", 1, None)
+            .push(crash("client1", 5))
+            .acquired(6, "client2", 2, None),
+    );
+    assert_eq!(r.overlapping_leases, 0);
+    let r = judge(
+        J::new()
+            .acquired(0, "client1", 1, None)
+            .push(crash("lock", 5))
+            .acquired(6, "client2", 2, None),
+    );
+    assert_eq!(r.overlapping_leases, 1);
+}
+
+#[test]
 fn every_believing_earlier_client_is_a_pair() {
     // Nobody releases: (1,2), (1,3), (2,3); client1 reacquiring then pairs
     // with client2 and client3 again, but never with its own old grant.

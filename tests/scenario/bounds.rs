@@ -16,7 +16,7 @@ fn with_lock(lock: &str) -> String {
 fn a_zero_or_nanosecond_ttl_is_refused_by_every_lock_design() {
     let registry = Registry::builtin();
     let designs = registry.names(Role::Lock);
-    assert_eq!(designs.len(), 8, "{designs:?}");
+    assert_eq!(designs.len(), 9, "{designs:?}");
     // `postgres` has no ttl: its sessions end on its own timeouts.
     let with_ttl = designs
         .into_iter()
@@ -30,8 +30,8 @@ fn a_zero_or_nanosecond_ttl_is_refused_by_every_lock_design() {
                 &format!("`ttl`: {ttl} is out of range: expected 10ms..=24h"),
             );
         }
-        // Redlock's default 50 ms timeout must stay below the ttl.
-        let timeout = if design == "redlock" {
+        // Redlock's and epoch's default 50 ms timeout must stay below the ttl.
+        let timeout = if design == "redlock" || design == "epoch" {
             "\ntimeout = \"5ms\""
         } else {
             ""

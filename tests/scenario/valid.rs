@@ -52,6 +52,11 @@ fn the_design_example_loads_with_defaults_filled_in() {
                 ("tokens".into(), ParamValue::Bool(true)),
                 ("first_token".into(), ParamValue::U64(33)),
                 ("durable".into(), ParamValue::Bool(true)),
+                ("stonith".into(), ParamValue::Bool(false)),
+                (
+                    "stonith_restart".into(),
+                    ParamValue::Duration(Duration::ZERO),
+                ),
             ]),
             resolved: Registry::builtin().resolve(Role::Lock, "lease").unwrap(),
         },

@@ -68,7 +68,11 @@ impl<M: Message> World<M> {
         if self.nodes.len() <= 64 {
             // The counts against what they count, in worlds small enough.
             let queued: usize = self.nodes.iter().map(|n| n.inbox.len()).sum();
-            let undone = self.nodes.iter().filter(|n| !n.actor.is_done()).count();
+            let undone = self
+                .nodes
+                .iter()
+                .filter(|n| !(n.actor.is_done() || n.powered_off))
+                .count();
             debug_assert_eq!((self.queued_inputs, self.undone), (queued, undone));
         }
         if self.queued_inputs > 0 {

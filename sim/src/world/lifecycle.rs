@@ -1,8 +1,11 @@
 //! Crash, restart and pause plumbing: what a node's state and its madsim
 //! node go through when a fault stops or revives it.
 
+use std::time::Duration;
+
 use crate::actor::{Message, NodeId};
 use crate::events::{self, field, reason};
+use crate::fault::FollowUp;
 
 use super::step::Input;
 use super::World;
@@ -54,11 +57,31 @@ impl<M: Message> World<M> {
         self.note_done(id);
     }
 
+    /// Node `by` powers node `id` off ([`crate::Context::power_off`]): a
+    /// crash journaled with `by`, and a restart after `restart_after` if
+    /// given. A node already down is left as it is.
+    pub(crate) fn power_off(&mut self, by: NodeId, id: NodeId, restart_after: Option<Duration>) {
+        if !self.nodes[id].up {
+            return;
+        }
+        self.crash_node(id);
+        self.nodes[id].powered_off = restart_after.is_none();
+        self.note_done(id);
+        let by = self.names[by].clone();
+        self.record(Some(id), events::CRASH, vec![(field::BY, by.into())]);
+        if let Some(after) = restart_after {
+            let at = self.now_ns() + after.as_nanos() as u64;
+            self.schedule_follow_up(at, FollowUp::Restart(id));
+        }
+    }
+
     pub(crate) fn restart_node(&mut self, id: NodeId) {
         let node = &mut self.nodes[id];
         node.up = true;
+        node.powered_off = false;
         node.inbox.push_back(Input::Start);
         self.queued_inputs += 1;
+        self.note_done(id);
         if let Some(mid) = node.madsim_id {
             // Respawns the node's task through its init closure.
             madsim::runtime::Handle::current().restart(mid);

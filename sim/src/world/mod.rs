@@ -61,8 +61,11 @@ pub(crate) struct Node<M> {
     /// Bumped on every crash, so that a dead incarnation's timers, task and
     /// pauses recognise themselves.
     pub(crate) epoch: u64,
-    /// The actor's `is_done` after its latest handler call or crash.
+    /// The actor's `is_done` (or the node powered off for good) after its
+    /// latest handler call, crash or power-off.
     done: bool,
+    /// Powered off for good by another node: the run no longer waits for it.
+    pub(crate) powered_off: bool,
     madsim_id: Option<madsim::task::NodeId>,
 }
 
@@ -148,6 +151,7 @@ impl<M: Message> World<M> {
                     pauses: 0,
                     deferred: None,
                     epoch: 0,
+                    powered_off: false,
                     madsim_id: None,
                 })
                 .collect(),
@@ -184,10 +188,11 @@ impl<M: Message> World<M> {
         world
     }
 
-    /// Node `id`'s actor was just called (or crashed): counts it done or not.
+    /// Node `id`'s actor was just called (or crashed, or was powered off or
+    /// restarted): counts it done or not.
     pub(crate) fn note_done(&mut self, id: NodeId) {
         let node = &mut self.nodes[id];
-        let done = node.actor.is_done();
+        let done = node.actor.is_done() || node.powered_off;
         if done != node.done {
             node.done = done;
             if done {

@@ -1,6 +1,8 @@
 //! Stepping: one input through a node's actor, and carrying out what the
 //! handler produced (events, timers, messages), cut short by a pause.
 
+use std::time::Duration;
+
 use crate::actor::{Context, Message, NodeId, Outputs, TimerId, TimerOp};
 use crate::capture;
 use crate::events::{self, field};
@@ -30,11 +32,15 @@ pub(crate) struct Rest<M> {
     first: usize,
     timers: Vec<(usize, TimerOp)>,
     sends: Vec<(usize, NodeId, M)>,
+    power_offs: Vec<(usize, NodeId, Option<Duration>)>,
 }
 
 impl<M> Rest<M> {
     fn is_empty(&self) -> bool {
-        self.events.is_empty() && self.timers.is_empty() && self.sends.is_empty()
+        self.events.is_empty()
+            && self.timers.is_empty()
+            && self.sends.is_empty()
+            && self.power_offs.is_empty()
     }
 }
 
@@ -124,6 +130,7 @@ impl<M: Message> World<M> {
             first: 0,
             timers: out.timers,
             sends: out.sends,
+            power_offs: out.power_offs,
         };
         self.carry_out(id, rest);
     }
@@ -144,10 +151,19 @@ impl<M: Message> World<M> {
         self.stepping = Some(id);
         let mut done = rest.first;
         let mut events = rest.events.into_iter();
+        let mut power_offs = rest.power_offs.into_iter().peekable();
         let mut cut = false;
-        for raw in events.by_ref() {
-            self.record_owned(Some(id), raw.kind, raw.fields);
-            done += 1;
+        loop {
+            // A power-off takes effect between the events emitted before it
+            // and those emitted after it.
+            if let Some((_, node, restart_after)) = power_offs.next_if(|p| p.0 <= done) {
+                self.power_off(id, node, restart_after);
+            } else if let Some(raw) = events.next() {
+                self.record_owned(Some(id), raw.kind, raw.fields);
+                done += 1;
+            } else {
+                break;
+            }
             self.apply_fired();
             if self.nodes[id].pauses > 0 || self.nodes[id].epoch != epoch {
                 cut = true;
@@ -182,6 +198,7 @@ impl<M: Message> World<M> {
                 first: done,
                 timers: later_timers,
                 sends: later_sends,
+                power_offs: power_offs.collect(),
             };
             if !later.is_empty() {
                 self.nodes[id].deferred = Some(later);

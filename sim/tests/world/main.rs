@@ -11,6 +11,7 @@ mod journal;
 mod network;
 mod outcomes;
 mod pause;
+mod power_off;
 mod triggers;
 
 use std::time::Duration;

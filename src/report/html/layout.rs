@@ -581,6 +581,7 @@ pub(in crate::report) fn label(e: &Event) -> Option<String> {
         events::REJECTED => format!("✗ REJECTED{token}"),
         world::PAUSE => "pause".to_owned(),
         world::RESUME => "resume".to_owned(),
+        world::CRASH if e.get(world::field::BY).is_some() => "✗ powered off".to_owned(),
         world::CRASH => "✗ crash".to_owned(),
         world::RESTART => "↻ restart".to_owned(),
         world::CLOCK => "clock".to_owned(),
