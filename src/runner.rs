@@ -210,7 +210,9 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
         .iter()
         .filter(|f| f.scripted && f.fired_at.is_none())
         .count() as u64;
-    let expectations = expectations(scenario, &report, unfired, &result.outcome);
+    let milestones = Milestones::count(&result.journal);
+    let mut expectations = expectations(scenario, &report, unfired, &result.outcome);
+    expectations.extend(mechanism(scenario, &milestones));
     let inconclusive = inconclusive(scenario, &report, &faults, &result.outcome);
     // A violation is definite, whatever else the run left untested: it fails
     // unless `[expect]` asks for it (by its verdict, or by counts alone).
@@ -232,7 +234,7 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
     };
     ScenarioRun {
         nodes: scenario.node_names(),
-        milestones: Milestones::count(&result.journal),
+        milestones,
         result,
         report,
         expectations,
@@ -364,6 +366,31 @@ fn why_unfired(trigger: &Trigger, result: &RunResult) -> String {
             }
         }
     }
+}
+
+/// `[expect] mechanism`: the milestones it lists that the run reached,
+/// against all of them.
+fn mechanism(scenario: &Scenario, reached: &Milestones) -> Option<Expectation> {
+    let listed = &scenario.expect.mechanism;
+    if listed.is_empty() {
+        return None;
+    }
+    let pairs = reached.pairs();
+    let was_reached = |name: &&String| pairs.iter().any(|(n, c)| n == *name && *c > 0);
+    let actual: Vec<&str> = listed
+        .iter()
+        .filter(was_reached)
+        .map(String::as_str)
+        .collect();
+    Some(Expectation {
+        key: "mechanism",
+        expected: listed.join(", "),
+        actual: if actual.is_empty() {
+            "none".to_owned()
+        } else {
+            actual.join(", ")
+        },
+    })
 }
 
 fn expectations(

@@ -43,6 +43,7 @@ use super::{load, repro_command, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::exhaustive::{self, ExhaustiveResult};
+use crate::explore::generic::{self, Reproduced};
 use crate::explore::resume::{self, Resumed, Sessions};
 use crate::explore::shard::Shard;
 use crate::explore::sweep::{
@@ -85,6 +86,7 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
+    let scenario = options.faults.scenario(scenario);
     let Some(mode) = options.faults.mode(&scenario) else {
         return Status::Invalid;
     };
@@ -147,8 +149,8 @@ fn resumed(scenario: &Scenario, path: &Path, options: &mut Options) -> Result<Re
     Ok(r)
 }
 
-fn repro(scenario: &Scenario, seed: u64, mode: &FaultMode) -> String {
-    repro_command(&scenario.file, seed) + &crate::repro::faults_flags(mode)
+fn repro(scenario: &Scenario, seed: u64, mode: &FaultMode, generic: &str) -> String {
+    repro_command(&scenario.file, seed) + &crate::repro::faults_flags(mode) + generic
 }
 
 fn sweep(
@@ -193,6 +195,15 @@ fn sweep(
         None => line,
     };
     let mut ran = already;
+    let generic = options.faults.generic_flag();
+    // The failing seeds that reproduce the bug `[expect]` describes.
+    let mut reproduced = Reproduced::default();
+    for line in &earlier {
+        if let (Some(true), Some(seed)) = (line["mechanism"].as_bool(), line["seed"].as_u64()) {
+            reproduced.seeds += 1;
+            reproduced.first = Some(reproduced.first.map_or(seed, |f| f.min(seed)));
+        }
+    }
     // A guided sweep's corpus, grown in seed order from the one it loaded.
     let mut growth = match &o.faults {
         FaultMode::Guided(corpus) => Some(guided::Growth::new(corpus)),
@@ -212,6 +223,11 @@ fn sweep(
                 if let Some(growth) = &mut growth {
                     growth.observe(scenario, report);
                 }
+                let matched = if report.is_failure() {
+                    reproduced.observe(&scenario.expect, report)
+                } else {
+                    None
+                };
                 if json && report.is_failure() {
                     while earlier
                         .front()
@@ -224,10 +240,12 @@ fn sweep(
                         }
                     }
                     if written < sweep::MAX_KEPT {
-                        write(
-                            &mut out,
-                            &report.json(&repro(scenario, report.seed, &o.faults)),
-                        );
+                        let mut line =
+                            report.json(&repro(scenario, report.seed, &o.faults, generic));
+                        if let Some(matched) = matched {
+                            line["mechanism"] = matched.into();
+                        }
+                        write(&mut out, &line);
                         written += 1;
                     }
                 }
@@ -259,6 +277,7 @@ fn sweep(
             }
         }
         let mut last = with_scenario(combined(summary.json(o)));
+        mechanism_json(&mut last, scenario, options, &reproduced);
         let failing = last["failing_seeds"].as_u64().unwrap_or(0);
         last["failing_seeds_truncated"] = (failing > written as u64).into();
         if let Some((value, _)) = &corpus {
@@ -270,7 +289,13 @@ fn sweep(
         }
         return status(&last, signal);
     }
-    print!("{}", escape::terminal_lines(&human(scenario, o, &summary)));
+    let mut text = human(scenario, o, &summary, generic);
+    if let Some(line) = mechanism_line(scenario, &reproduced, summary.failing_seeds) {
+        // Beside the failing seeds it counts, before their list.
+        let at = text.find("\nspeed ").map_or(text.len(), |i| i + 1);
+        text.insert_str(at, &line);
+    }
+    print!("{}", escape::terminal_lines(&text));
     if let Some((_, line)) = &corpus {
         println!("{}", escape::terminal(line));
     }
@@ -413,7 +438,31 @@ impl Stop {
     }
 }
 
-fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
+/// The summary's fields of `--generic` and `[expect]`'s mechanism:
+/// `generic`, `mechanism` (what `[expect]` says the bug is, or null),
+/// `mechanism_seeds` and `first_mechanism_seed`.
+fn mechanism_json(summary: &mut Value, scenario: &Scenario, options: &Options, r: &Reproduced) {
+    summary["generic"] = options.faults.generic().into();
+    summary["mechanism"] = generic::describe(&scenario.expect).into();
+    summary["mechanism_seeds"] = r.seeds.into();
+    summary["first_mechanism_seed"] = r.first.into();
+}
+
+/// `mechanism stale_writes + lock_restarted: 7 of 120 failing seeds
+/// reproduce it, the first seed 52`, when `[expect]` describes a bug.
+fn mechanism_line(scenario: &Scenario, r: &Reproduced, failing: u64) -> Option<String> {
+    let what = generic::describe(&scenario.expect)?;
+    let found = match r.first {
+        Some(first) => format!(
+            "{} of {failing} failing seeds reproduce it, the first seed {first}",
+            r.seeds
+        ),
+        None => format!("none of {failing} failing seeds reproduces it"),
+    };
+    Some(format!("mechanism {}: {found}\n", escape::terminal(&what)))
+}
+
+fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary, generic: &str) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let shard = if o.shard == Shard::WHOLE {
@@ -423,12 +472,17 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
     };
     writeln!(
         out,
-        "explore   {} ({}), seeds {}..{}{shard}, faults {}, {}",
+        "explore   {} ({}), seeds {}..{}{shard}, faults {}{}, {}",
         escape::terminal(&scenario.name),
         escape::terminal(&scenario.file),
         o.seeds.start,
         o.seeds.end,
         o.faults.as_str(),
+        if generic.is_empty() {
+            ""
+        } else {
+            " (generic table)"
+        },
         plural(o.jobs, "job")
     )
     .unwrap();
@@ -552,10 +606,15 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
                 writeln!(out, "  random fault {}", describe(&f)).unwrap();
             }
         }
-        writeln!(out, "repro     {}", repro(scenario, first, &o.faults)).unwrap();
         writeln!(
             out,
-            "step      {} step {} --seed {first}{}",
+            "repro     {}",
+            repro(scenario, first, &o.faults, generic)
+        )
+        .unwrap();
+        writeln!(
+            out,
+            "step      {} step {} --seed {first}{}{generic}",
             super::invocation(),
             crate::repro::shell_quote(&scenario.file),
             crate::repro::faults_flags(&o.faults)
@@ -564,7 +623,7 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary) -> String {
         if o.faults == FaultMode::Random && super::shrink::writable_seed(first) {
             writeln!(
                 out,
-                "shrink    {}",
+                "shrink    {}{generic}",
                 super::shrink::command(&scenario.file, first)
             )
             .unwrap();

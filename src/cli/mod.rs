@@ -254,6 +254,12 @@ enum Command {
         #[arg(long, value_name = "DURATION", conflicts_with = "exhaustive",
               value_parser = parse_time_budget)]
         time: Option<std::time::Duration>,
+        /// Drop the scenario's `[[faults]]` and `[explore]` table and explore
+        /// with the generic table (every kind, 1 to 3 faults, maxima from
+        /// the scenario's timeouts); count the failing seeds that reproduce
+        /// the bug its `[expect]` describes (`mechanism`).
+        #[arg(long, conflicts_with_all = ["exhaustive", "resume"])]
+        generic: bool,
     },
     /// Shrink a failing seed's fault schedule and write it as a scenario.
     Shrink {
@@ -401,6 +407,10 @@ pub(super) struct Replay {
     /// With `--faults depth`: the depth bound D the sweep ran with.
     #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16))]
     depth: Option<u32>,
+    /// A seed of `explore --generic`: drop the scenario's `[[faults]]` and
+    /// `[explore]` table first, as that sweep did.
+    #[arg(long)]
+    generic: bool,
 }
 
 /// `--faults` with `--corpus` and `--corpus-entries`: the fault mode, once
@@ -411,6 +421,7 @@ pub(super) struct FaultsChoice {
     corpus: Option<PathBuf>,
     entries: Option<usize>,
     depth: Option<u32>,
+    generic: bool,
 }
 
 impl FaultsChoice {
@@ -420,6 +431,31 @@ impl FaultsChoice {
             corpus: replay.corpus,
             entries: replay.corpus_entries,
             depth: replay.depth,
+            generic: replay.generic,
+        }
+    }
+
+    /// `--generic`: the scenario without its `[[faults]]` and `[explore]`
+    /// table (see [`crate::explore::generic`]), else as loaded.
+    pub(super) fn scenario(&self, scenario: Scenario) -> Scenario {
+        if self.generic {
+            crate::explore::generic::scenario(&scenario)
+        } else {
+            scenario
+        }
+    }
+
+    /// Whether `--generic` was given.
+    pub(super) fn generic(&self) -> bool {
+        self.generic
+    }
+
+    /// ` --generic` for a repro command when it was given, else nothing.
+    pub(super) fn generic_flag(&self) -> &'static str {
+        if self.generic {
+            " --generic"
+        } else {
+            ""
         }
     }
 
@@ -452,6 +488,12 @@ impl FaultsChoice {
                 return None;
             }
             (_, None) => {}
+        }
+        if self.generic && self.arg == FaultsArg::Scenario {
+            eprintln!(
+                "error: --generic drops the scenario's faults: use it with --faults random, guided or depth"
+            );
+            return None;
         }
         match (self.arg, &self.corpus) {
             (FaultsArg::Random, None) => Some(FaultMode::Random),
@@ -591,6 +633,7 @@ where
             max_runs,
             until,
             time,
+            generic,
         } => {
             let defaults = crate::explore::sweep::SweepOptions::default();
             let given = explore::Given {
@@ -618,6 +661,7 @@ where
                         corpus,
                         corpus_entries: None,
                         depth,
+                        generic,
                     },
                 ),
                 corpus_out,

@@ -95,6 +95,7 @@ pub(super) fn report(
             status = status.max(Status::Invalid);
             continue;
         };
+        let scenario = choice.scenario(scenario);
         let name = file_stem(&scenario.name);
         let names = outputs(&name);
         // Case-insensitively: `Figure.md` and `figure.md` are one file on
@@ -151,7 +152,7 @@ pub(super) fn report(
         };
         // The run a sweep makes of this seed, random faults and all.
         let (run, _) = sweep::run_seed(&scenario, seed, faults.clone());
-        let repro = replay_command(&scenario.file, seed, &faults);
+        let repro = replay_command(&scenario.file, seed, &faults) + choice.generic_flag();
         let untested = run.untested();
         let description = described(&scenario, seed, &faults);
         let subject = Subject {

@@ -34,6 +34,7 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
+    let scenario = faults.scenario(scenario);
     let Some(mode) = faults.mode(&scenario) else {
         return Status::Invalid;
     };
@@ -42,7 +43,9 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
     let scripted = scenario.faults.len();
     let scenario = crate::explore::sweep::scenario_for(&scenario, seed, mode.clone());
     let run = runner::run_scripted(&scenario, seed, scripted);
-    let repro = repro_command(&scenario.file, seed) + &crate::repro::faults_flags(&mode);
+    let repro = repro_command(&scenario.file, seed)
+        + &crate::repro::faults_flags(&mode)
+        + faults.generic_flag();
     if let Some(path) = trace {
         // A trace has no header to recognize it by: an existing file is
         // replaced only with --force.

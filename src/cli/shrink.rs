@@ -64,6 +64,7 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
+    let scenario = options.faults.scenario(scenario);
     let Some(mode) = options.faults.mode(&scenario) else {
         return Status::Invalid;
     };

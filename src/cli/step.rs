@@ -25,12 +25,13 @@ pub(super) fn step(
     file: &Path,
     seed: Option<u64>,
     width: Option<usize>,
-    faults: super::FaultsChoice,
+    choice: super::FaultsChoice,
 ) -> Status {
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
-    let Some(faults) = faults.mode(&scenario) else {
+    let scenario = choice.scenario(scenario);
+    let Some(faults) = choice.mode(&scenario) else {
         return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
@@ -50,7 +51,7 @@ pub(super) fn step(
         &run.report,
         &run.nodes,
         &options,
-        &replay_command(&scenario.file, seed, &faults),
+        &(replay_command(&scenario.file, seed, &faults) + choice.generic_flag()),
     );
     walk.columns = Some(columns);
     // What the run tested and what it left untested, after the verdict.

@@ -10,7 +10,9 @@
 //! - [`resume`]: continuing a stopped sweep from its JSON lines;
 //! - [`strategy`]: proptest strategies for fault schedules;
 //! - [`margin`]: the smallest magnitude of each fault that flips a verdict;
-//! - [`compare`]: one workload swept over every lock design.
+//! - [`compare`]: one workload swept over every lock design;
+//! - [`generic`]: `explore --generic`, whether the generic table finds the
+//!   bug a scenario's `[expect]` describes.
 //!
 //! ```no_run
 //! use fencesim::design::catalog::Registry;
@@ -23,6 +25,7 @@
 pub mod compare;
 pub mod depth;
 pub mod exhaustive;
+pub mod generic;
 pub mod guided;
 pub mod margin;
 pub mod random;

@@ -20,14 +20,22 @@
 //!   pause to mask it: extremes that a uniform mix of every kind on every
 //!   node almost never reaches. `kinds = [...]` or `nodes = [...]` in the
 //!   table pin them; `swarm = false` turns it off;
+//! - with swarm, a seed's first faults cover the kinds it enabled, one each
+//!   ([`uncovered`]): a seed that enabled pauses and crashes stalls a
+//!   holder *and* crashes a server, the coordinated pair a uniform draw
+//!   rarely makes;
 //! - kinds are weighted: pauses most (a stalled leaseholder is the story of
 //!   figure 9-6), then delays, drops and partitions, then the rest;
-//! - a pause, crash or clock change targets a client four times in five
-//!   (clients hold leases; servers are still hit, less often);
+//! - a pause or clock change targets a client four times in five (clients
+//!   hold leases; servers are still hit, less often); a crash, a server
+//!   half the time (where a restart may lose state);
+//! - a partition cuts one node off, or splits two sides with nodes in
+//!   between that reach both (`sim::fault::Partition::random`);
 //! - three faults in five fire *after an event*: of the node the fault hits
-//!   (`client1:acquired`, `lock:granted`, `storage:accepted`, …), or of a
-//!   client, or of the lock or the storage, the moments where locks break;
-//!   with a delay within a client's `work` half the time; the others fire at
+//!   (`client1:acquired`, `lock:granted`, `storage:accepted`, and a client's
+//!   own steps: `read`, `checked`, `renewed` where its variant has them), or
+//!   of a client, or of the lock or the storage, the moments where locks
+//!   break; with a delay within a client's `work` half the time; the others fire at
 //!   a random true time within the scenario's busy period (see [`horizon`]);
 //! - every duration is a whole number of milliseconds, from 100 ms to the
 //!   table's maximum, so written-out schedules read well.
@@ -57,9 +65,33 @@ pub fn schedule(scenario: &Scenario, seed: u64) -> Vec<FaultSpec> {
     let spec = swarm(&mut rng, scenario, &scenario.explore_spec());
     let n = rng.u32_in(spec.faults.0, spec.faults.1);
     let targets = Targets::new(scenario, &spec);
-    (0..n)
-        .map(|_| fault(&mut rng, scenario, &spec, &targets))
-        .collect()
+    let mut faults = Vec::new();
+    for _ in 0..n {
+        let next = fault(&mut rng, scenario, &uncovered(&spec, &faults), &targets);
+        faults.push(next);
+    }
+    faults
+}
+
+/// The kinds the next fault of a seed is drawn from: with swarm, first
+/// each kind the seed enabled that none of `drawn` is of, so that a seed
+/// enabling pauses and crashes gets both (a holder stalled past its lease
+/// *and* a storage that forgets), not three pauses; then all of them, by
+/// weight.
+pub fn uncovered(enabled: &ExploreSpec, drawn: &[FaultSpec]) -> ExploreSpec {
+    let mut spec = enabled.clone();
+    if enabled.swarm {
+        let left: Vec<String> = enabled
+            .kinds
+            .iter()
+            .filter(|k| !drawn.iter().any(|f| f.fault.kind() == k.as_str()))
+            .cloned()
+            .collect();
+        if !left.is_empty() {
+            spec.kinds = left;
+        }
+    }
+    spec
 }
 
 /// The kinds and nodes one seed enables: with `spec.swarm`, each kind (unless
@@ -191,6 +223,19 @@ impl sim::fault::random::Targets for Targets {
     fn all(&self) -> &[String] {
         &self.all
     }
+
+    /// A server half the time (when both exist): a client's crash ends
+    /// its own lease, a server's is where durable and volatile state part
+    /// (a lock restarted without its keys or its counter, a fence forgotten).
+    fn crash_target(&self, d: &mut dyn Draw) -> String {
+        let pool = match (self.clients.is_empty(), self.servers.is_empty()) {
+            (false, false) if d.chance(0.5) => &self.clients,
+            (false, false) => &self.servers,
+            (false, true) => &self.clients,
+            _ => &self.servers,
+        };
+        pool[d.index(pool.len())].clone()
+    }
 }
 
 /// One random fault of `spec`'s kinds and sizes on `targets`, drawn by its
@@ -219,7 +264,8 @@ pub fn fault(d: &mut dyn Draw, s: &Scenario, spec: &ExploreSpec, targets: &Targe
 }
 
 /// The events of a client a random fault fires after (`acquired` thrice as
-/// often as the others).
+/// often as the others), beside the steps of its own critical section
+/// ([`client_events`]).
 const CLIENT_EVENTS: [&str; 6] = [
     crate::events::ACQUIRED,
     crate::events::ACQUIRED,
@@ -228,6 +274,26 @@ const CLIENT_EVENTS: [&str; 6] = [
     crate::events::ACKED,
     crate::events::RELEASED,
 ];
+
+/// The events `client` logs in a round: [`CLIENT_EVENTS`], and the steps
+/// its variant adds inside the critical section, each as often as
+/// `acquired`: `read` (an increment reads, then writes), `checked` (a lease
+/// check, then the write), `renewed` (a keep-alive). A pause right after
+/// one of them is where check-then-act and read-modify-write break.
+fn client_events(client: &crate::scenario::ClientSpec) -> Vec<&'static str> {
+    use crate::events::{CHECKED, READ, RENEWED};
+    use crate::scenario::Workload;
+    let mut events = CLIENT_EVENTS.to_vec();
+    let steps = [
+        (client.workload == Workload::Increment, READ),
+        (client.check_lease, CHECKED),
+        (client.renew, RENEWED),
+    ];
+    for (_, event) in steps.into_iter().filter(|(used, _)| *used) {
+        events.extend([event; 3]);
+    }
+    events
+}
 
 /// The events of a lock node a random fault fires after: where leases are
 /// made (`granted`, thrice as often) and end.
@@ -270,8 +336,12 @@ pub fn trigger(d: &mut dyn Draw, s: &Scenario, own: Option<&str>) -> Trigger {
         _ => s.clients[d.index(s.clients.len())].name.clone(),
     };
     let client = s.clients.iter().find(|c| c.name == node);
+    let own_steps;
     let events: &[&str] = match client {
-        Some(_) => &CLIENT_EVENTS,
+        Some(c) => {
+            own_steps = client_events(c);
+            &own_steps
+        }
         None if locks.contains(&node) => &LOCK_EVENTS,
         None => &STORAGE_EVENTS,
     };

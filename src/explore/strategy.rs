@@ -87,10 +87,13 @@ pub fn schedule(s: &Scenario) -> BoxedStrategy<Vec<FaultSpec>> {
         .prop_map(move |(mut swarm, faults)| {
             let enabled = random::swarm(&mut swarm, &s, &spec);
             let targets = Targets::new(&s, &enabled);
-            faults
-                .into_iter()
-                .map(|mut c| random::fault(&mut c, &s, &enabled, &targets))
-                .collect()
+            let mut drawn = Vec::new();
+            for mut c in faults {
+                let next =
+                    random::fault(&mut c, &s, &random::uncovered(&enabled, &drawn), &targets);
+                drawn.push(next);
+            }
+            drawn
         })
         .boxed()
 }

@@ -68,10 +68,22 @@ pub struct Milestones {
     pub lock_restarted: u64,
     /// The storage restarted after a crash.
     pub storage_restarted: u64,
+    /// A write sent while its grant was current reached the storage after
+    /// the lock had ended that grant or made a newer one: the network (or a
+    /// stalled storage) held it across the lease's end. A write sent late
+    /// by a paused holder is `zombie_write_sent` instead.
+    pub write_outlived_grant: u64,
+    /// A lock node's clock jumped forward, or began to run fast, while a
+    /// lease it had granted was live: that lease can end early at that node
+    /// (counted once per clock change).
+    pub lock_clock_forward: u64,
 }
 
+/// How many milestones there are.
+pub const COUNT: usize = 12;
+
 /// Every milestone's name, in the order they are printed.
-pub const NAMES: [&str; 10] = [
+pub const NAMES: [&str; COUNT] = [
     "holder_paused_past_lease",
     "lease_expired_while_held",
     "two_believers",
@@ -82,11 +94,13 @@ pub const NAMES: [&str; 10] = [
     "token_regressed",
     "lock_restarted",
     "storage_restarted",
+    "write_outlived_grant",
+    "lock_clock_forward",
 ];
 
 impl Milestones {
     /// Each milestone's name and count, in [`NAMES`] order.
-    pub fn pairs(&self) -> [(&'static str, u64); 10] {
+    pub fn pairs(&self) -> [(&'static str, u64); COUNT] {
         let counts = [
             self.holder_paused_past_lease,
             self.lease_expired_while_held,
@@ -98,8 +112,10 @@ impl Milestones {
             self.token_regressed,
             self.lock_restarted,
             self.storage_restarted,
+            self.write_outlived_grant,
+            self.lock_clock_forward,
         ];
-        let mut out = [("", 0); 10];
+        let mut out = [("", 0); COUNT];
         for (slot, (name, count)) in out.iter_mut().zip(NAMES.into_iter().zip(counts)) {
             *slot = (name, count);
         }
@@ -160,8 +176,15 @@ struct Pass<'a> {
     early_expiries: BTreeMap<(&'a str, u64), u64>,
     /// Each node's previous event time (for silence across a grant's end).
     last_ns: BTreeMap<&'a str, u64>,
-    /// Write id → the grant it was sent under.
-    writes: BTreeMap<&'a str, usize>,
+    /// Write id → the grant it was sent under, and whether that grant was
+    /// still current when it was sent.
+    writes: BTreeMap<&'a str, (usize, bool)>,
+    /// Each lock node's live grants (client, lease): granted, not yet
+    /// expired or released there.
+    live: BTreeMap<&'a str, std::collections::BTreeSet<(&'a str, u64)>>,
+    /// Each node's clock as the journal changed it: wall offset from true
+    /// time (ns) and rate.
+    clocks: BTreeMap<&'a str, (i64, f64)>,
     /// Token-only writes: left out of the storage milestones.
     fences: std::collections::BTreeSet<&'a str>,
     /// The oracle's indexes of the same journal: its grants are this pass's
@@ -179,6 +202,11 @@ impl<'a> Pass<'a> {
             EXPIRED | RELEASED if lock_side => self.lock_end(e),
             RELEASED | LOST | LAPSED | world::CRASH => {
                 self.believes.remove(node);
+                if e.kind == world::CRASH {
+                    // A crashed lock node's grants end with it (or outlive it
+                    // in its durable state; either way it runs no clock).
+                    self.live.remove(node);
+                }
             }
             WROTE => self.wrote(e),
             FENCED => {
@@ -189,6 +217,7 @@ impl<'a> Pass<'a> {
             ACCEPTED | REJECTED => self.storage(e),
             world::RESTART if node == "storage" => self.m.storage_restarted += 1,
             world::RESTART if is_lock_node(node) => self.m.lock_restarted += 1,
+            world::CLOCK => self.clock(e),
             _ => {}
         }
         if e.kind != world::DROP && e.kind != world::CRASH {
@@ -242,9 +271,15 @@ impl<'a> Pass<'a> {
     }
 
     fn granted(&mut self, e: &'a Event) {
+        let to = e.str("client").unwrap_or("");
+        if let Some(lease) = e.u64("lease") {
+            self.live
+                .entry(e.node.as_str())
+                .or_default()
+                .insert((to, lease));
+        }
         // A lease handed to someone else while a holder still believes in
         // its own: the lock has moved on without that holder.
-        let to = e.str("client").unwrap_or("");
         let held: Vec<usize> = self
             .believes
             .iter()
@@ -268,6 +303,9 @@ impl<'a> Pass<'a> {
         let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
             return;
         };
+        if let Some(live) = self.live.get_mut(e.node.as_str()) {
+            live.remove(&(client, lease));
+        }
         let Some(&g) = self.by_lease.get(&(client, lease)) else {
             if e.kind == EXPIRED {
                 *self.early_expiries.entry((client, lease)).or_default() += 1;
@@ -301,9 +339,36 @@ impl<'a> Pass<'a> {
             return;
         };
         debug_assert_eq!(self.grants[g].client, e.node);
-        self.writes.insert(write, g);
-        if self.superseded(g, e.seq) {
+        let current = !self.superseded(g, e.seq);
+        self.writes.insert(write, (g, current));
+        if !current {
             self.m.zombie_write_sent += 1;
+        }
+    }
+
+    /// A clock change: forward (a jump ahead, a larger offset, a faster
+    /// rate) on a lock node that has a live grant can end that grant early.
+    fn clock(&mut self, e: &'a Event) {
+        let node = e.node.as_str();
+        let (offset, rate) = self.clocks.get(node).copied().unwrap_or((0, 1.0));
+        let mut forward = false;
+        let mut next = (offset, rate);
+        if let Some(r) = e.get(world::field::RATE).and_then(rate_of) {
+            forward |= r > rate;
+            next.1 = r;
+        }
+        if let Some(o) = e.i64(world::field::OFFSET_NS) {
+            forward |= o > next.0;
+            next.0 = o;
+        }
+        if let Some(j) = e.i64(world::field::JUMP_NS) {
+            forward |= j > 0;
+            next.0 = next.0.saturating_add(j);
+        }
+        self.clocks.insert(node, next);
+        let granting = self.live.get(node).is_some_and(|l| !l.is_empty());
+        if forward && granting && is_lock_node(node) {
+            self.m.lock_clock_forward += 1;
         }
     }
 
@@ -312,12 +377,25 @@ impl<'a> Pass<'a> {
         if self.fences.contains(write) {
             return;
         }
-        let Some(&g) = self.writes.get(write) else {
+        let Some(&(g, sent_current)) = self.writes.get(write) else {
             return;
         };
-        if e.kind == REJECTED && self.superseded(g, e.seq) {
+        let superseded = self.superseded(g, e.seq);
+        if e.kind == REJECTED && superseded {
             self.m.stale_write_rejected += 1;
         }
+        if sent_current && superseded {
+            // Counted once per write: a duplicate arriving later is the same write.
+            self.writes.insert(write, (g, false));
+            self.m.write_outlived_grant += 1;
+        }
+    }
+}
+
+fn rate_of(v: &sim::journal::Value) -> Option<f64> {
+    match v {
+        sim::journal::Value::F64(r) => Some(*r),
+        _ => None,
     }
 }
 
@@ -481,6 +559,79 @@ mod tests {
         assert_eq!(one.lease_expired_while_held, 0);
         let two = count(vec![acquired, end(10, "lock1"), end(10, "lock2")]);
         assert_eq!(two.lease_expired_while_held, 1);
+    }
+
+    #[test]
+    fn a_write_held_in_the_network_across_its_lease_end_outlived_its_grant() {
+        // Sent at 5 s under a live lease; the storage gets it at 12 s, after
+        // the lease expired at 10 s: not a zombie sent late, a write held.
+        let held = |arrives: u64| -> Milestones {
+            count(vec![
+                e(0, "lock", "granted")
+                    .with("client", "client1")
+                    .with("lease", 1u64),
+                e(0, "client1", "acquired").with("lease", 1u64),
+                e(5, "client1", "wrote").with("write", "client1/1"),
+                e(10, "lock", "expired")
+                    .with("client", "client1")
+                    .with("lease", 1u64),
+                e(arrives, "storage", "accepted")
+                    .with("write", "client1/1")
+                    .with("client", "client1"),
+            ])
+        };
+        let late = held(12);
+        assert_eq!(late.write_outlived_grant, 1);
+        assert_eq!(late.zombie_write_sent, 0);
+        // Arriving before the end, it outlived nothing.
+        let early = count(vec![
+            e(0, "lock", "granted")
+                .with("client", "client1")
+                .with("lease", 1u64),
+            e(0, "client1", "acquired").with("lease", 1u64),
+            e(5, "client1", "wrote").with("write", "client1/1"),
+            e(8, "storage", "accepted")
+                .with("write", "client1/1")
+                .with("client", "client1"),
+            e(10, "lock", "expired")
+                .with("client", "client1")
+                .with("lease", 1u64),
+        ]);
+        assert_eq!(early.write_outlived_grant, 0);
+        // The paused holder of figure 9-6 sends its write late: a zombie.
+        let m = count(figure_9_6(false));
+        assert_eq!((m.write_outlived_grant, m.zombie_write_sent), (0, 1));
+    }
+
+    #[test]
+    fn a_lock_clock_moving_ahead_counts_only_while_it_has_a_live_grant() {
+        let jump = |t, node: &str, ns: i64| e(t, node, "clock").with("jump_ns", ns);
+        let grant = e(1, "lock3", "granted")
+            .with("client", "client1")
+            .with("lease", 1u64);
+        let expire = e(5, "lock3", "expired")
+            .with("client", "client1")
+            .with("lease", 1u64);
+        // Forward while granting; back, or with nothing granted, does not count.
+        let m = count(vec![
+            jump(0, "lock3", 20 * S as i64),
+            grant.clone(),
+            jump(2, "lock3", -(S as i64)),
+            jump(3, "lock3", 20 * S as i64),
+            jump(3, "client1", 20 * S as i64),
+            e(4, "lock3", "clock").with("rate", 2.0),
+            e(4, "lock3", "clock").with("rate", 1.5),
+            expire,
+            jump(6, "lock3", 20 * S as i64),
+        ]);
+        assert_eq!(m.lock_clock_forward, 2);
+        // An offset counts by its direction from the previous one.
+        let m = count(vec![
+            grant,
+            e(2, "lock3", "clock").with("offset_ns", 5 * S as i64),
+            e(3, "lock3", "clock").with("offset_ns", S as i64),
+        ]);
+        assert_eq!(m.lock_clock_forward, 1);
     }
 
     #[test]

@@ -38,6 +38,7 @@ const EXPECT_KEYS: &[&str] = &[
     "false_rejections",
     "unfired_faults",
     "outcome",
+    "mechanism",
 ];
 /// The most `[[clients]]` a scenario may have. Waiting clients cost
 /// nothing where the lock queues them; polling ones and heartbeats cost
@@ -459,6 +460,7 @@ fn expect(field: &Field<'_>) -> Result<Expect> {
         false_rejections: count("false_rejections")?,
         unfired_faults: count("unfired_faults")?,
         outcome: None,
+        mechanism: Vec::new(),
     };
     let verdicts = ["safe", "violation", "inconclusive"];
     let verdict = match optional(table.get("verdict"), |f| choice(f, &verdicts))? {
@@ -468,10 +470,37 @@ fn expect(field: &Field<'_>) -> Result<Expect> {
         None => None,
     };
     let outcome = optional(table.get("outcome"), |f| choice(f, EXPECT_OUTCOMES))?;
+    let listed = optional(table.get("mechanism"), mechanism)?;
     table.finish()?;
     Ok(Expect {
         verdict,
         outcome: outcome.map(str::to_owned),
+        mechanism: listed.unwrap_or_default(),
         ..expect
     })
+}
+
+/// `mechanism = ["lock_restarted", "two_believers"]`: milestone names,
+/// at least one, each once.
+fn mechanism(field: &Field<'_>) -> Result<Vec<String>> {
+    let names = &crate::oracle::milestones::NAMES;
+    let mut out: Vec<String> = Vec::new();
+    for f in field.array()? {
+        let name = f.str()?;
+        if !names.contains(&name) {
+            return Err(f.error(format!(
+                "unknown milestone `{name}`{}; milestones: {}",
+                did_you_mean(name, names),
+                names.join(", ")
+            )));
+        }
+        if out.iter().any(|n| n == name) {
+            return Err(f.error(format!("milestone `{name}` is listed twice")));
+        }
+        out.push(name.to_owned());
+    }
+    if out.is_empty() {
+        return Err(field.error("`mechanism` must name at least one milestone"));
+    }
+    Ok(out)
 }

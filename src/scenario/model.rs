@@ -210,6 +210,57 @@ pub struct Expect {
     /// `event_limit`. Unset, a run cut short (anything but `completed`) is
     /// inconclusive.
     pub outcome: Option<String>,
+    /// `mechanism`: the milestones (see [`crate::oracle::milestones`]) a run
+    /// must reach to show this scenario's own bug, beside the violation
+    /// kinds the counts above expect; empty is not checked. `run` checks
+    /// them as an expectation; `explore` counts the failing seeds that
+    /// reproduce them ([`Expect::reproduced_by`]).
+    pub mechanism: Vec<String>,
+}
+
+impl Expect {
+    /// The violation kinds this `[expect]` counts above zero, by their
+    /// counters' names (`stale_writes`, `zombie_writes`,
+    /// `token_regressions`, `lost_updates`).
+    pub fn violation_kinds(&self) -> Vec<&'static str> {
+        [
+            ("stale_writes", self.stale_writes),
+            ("zombie_writes", self.zombie_writes),
+            ("token_regressions", self.token_regressions),
+            ("lost_updates", self.lost_updates),
+        ]
+        .into_iter()
+        .filter(|(_, n)| n.is_some_and(|n| n > 0))
+        .map(|(name, _)| name)
+        .collect()
+    }
+
+    /// Whether a violating run reproduces this scenario's own bug: it found
+    /// every violation kind the counts expect (at least one each) and
+    /// reached every milestone of `mechanism`. `None` when this `[expect]`
+    /// names neither (nothing to reproduce).
+    pub fn reproduced_by(
+        &self,
+        verdict: Verdict,
+        found: impl Fn(&str) -> u64,
+        milestones: &crate::oracle::Milestones,
+    ) -> Option<bool> {
+        let kinds = self.violation_kinds();
+        if kinds.is_empty() && self.mechanism.is_empty() {
+            return None;
+        }
+        let reached = |name: &String| {
+            milestones
+                .pairs()
+                .iter()
+                .any(|(n, count)| n == name && *count > 0)
+        };
+        Some(
+            verdict == Verdict::Violation
+                && kinds.into_iter().all(|k| found(k) > 0)
+                && self.mechanism.iter().all(reached),
+        )
+    }
 }
 
 /// The values `[expect] outcome` accepts: how a run may end (a crash is

@@ -248,7 +248,11 @@ fn expect(o: &mut String, s: &Scenario) {
         ("false_rejections", e.false_rejections),
         ("unfired_faults", e.unfired_faults),
     ];
-    if e.verdict.is_none() && e.outcome.is_none() && counts.iter().all(|(_, v)| v.is_none()) {
+    if e.verdict.is_none()
+        && e.outcome.is_none()
+        && e.mechanism.is_empty()
+        && counts.iter().all(|(_, v)| v.is_none())
+    {
         return;
     }
     writeln!(o, "\n[expect]").unwrap();
@@ -262,6 +266,9 @@ fn expect(o: &mut String, s: &Scenario) {
         if let Some(n) = value {
             line(o, key, &n.to_string());
         }
+    }
+    if !e.mechanism.is_empty() {
+        line(o, "mechanism", &strings(&e.mechanism));
     }
 }
 

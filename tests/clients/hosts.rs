@@ -49,17 +49,35 @@ fn check(run: &ScenarioRun, what: &str) {
         match e.kind.as_str() {
             "granted" => {
                 let k = key(e);
+                let is_grant = |n: &Event| {
+                    n.node == e.node
+                        && n.kind == "send"
+                        && n.str("to") == Some(&k.1)
+                        && n.str("msg").is_some_and(|m| m.starts_with("grant "))
+                        && n.str("msg").and_then(lease_of) == Some(k.2)
+                };
                 let sent = events[i + 1..]
                     .iter()
                     .take_while(|n| n.t_ns == e.t_ns)
-                    .any(|n| {
-                        n.node == e.node
-                            && n.kind == "send"
-                            && n.str("to") == Some(&k.1)
-                            && n.str("msg").is_some_and(|m| m.starts_with("grant "))
-                            && n.str("msg").and_then(lease_of) == Some(k.2)
-                    });
-                assert!(sent, "{what}: {e:?} was not sent as a grant");
+                    .any(is_grant);
+                // A pause anchored on the grant (`after = "lock:granted"`)
+                // takes effect before the lock's next action: the grant
+                // goes out when it resumes, or never if the lock crashes
+                // first (the grant is then orphaned, below) or the run
+                // ends first.
+                let mut own = events[i + 1..].iter().filter(|n| n.node == e.node);
+                let paused = own.next().is_some_and(|n| n.kind == "pause");
+                let mut after_pause = own.skip_while(|n| n.kind != "resume" && n.kind != "crash");
+                let sent_on_resume = paused
+                    && match after_pause.next() {
+                        Some(n) if n.kind == "crash" => true,
+                        Some(_) => after_pause.take_while(|n| n.kind == "send").any(is_grant),
+                        None => true,
+                    };
+                assert!(
+                    sent || sent_on_resume,
+                    "{what}: {e:?} was not sent as a grant"
+                );
                 let before = grants.insert(k, Grant::Live);
                 assert_ne!(before, Some(Grant::Live), "{what}: {e:?} granted twice");
             }

@@ -5,6 +5,7 @@ mod cli;
 mod compare;
 mod depth;
 mod exhaustive;
+mod generic;
 mod guided;
 mod margin;
 mod property;

@@ -35,18 +35,20 @@ fn recorded_seeds_replay_the_same_schedule() {
     // Seeds that users have written down (in post-mortems, in CI logs) must
     // keep drawing the same faults. Recorded when swarm exploration and the
     // lock- and storage-anchored triggers, holds and two-group partitions
-    // came (seeds drawn before then draw other schedules now); together
-    // they cover every kind.
+    // came, and again when a seed's first faults began to cover the kinds
+    // it enabled, crashes to favour servers and partitions to leave a
+    // bridge (seeds drawn before then draw other schedules now); together
+    // they cover every kind, and seed 8 partitions with a bridge (client1).
     let s = bundled("explore-lease-unfenced");
     let recorded = [
         (0, "[[faults]]\nkind = \"delay\"\nto = \"lock\"\nextra = \"4377ms\"\nduration = \"22711ms\"\nafter = \"storage:accepted:4\"\ndelay = \"423ms\""),
         (1, "[[faults]]\nkind = \"clock\"\nnode = \"client2\"\njump = \"+19893ms\"\nafter = \"client2:wrote\"\ndelay = \"553ms\"\n\n[[faults]]\nkind = \"pause\"\nnode = \"client2\"\nduration = \"24152ms\"\nafter = \"client2:wrote\"\ndelay = \"14ms\""),
-        (2, "[[faults]]\nkind = \"crash\"\nnode = \"client2\"\nrestart_after = \"5734ms\"\nat = \"2817ms\""),
+        (2, "[[faults]]\nkind = \"crash\"\nnode = \"storage\"\nrestart_after = \"5734ms\"\nat = \"2817ms\""),
         (3, "[[faults]]\nkind = \"duplicate\"\nfrom = \"client1\"\nto = \"client3\"\ncount = 1\nafter = \"client1:acquired\""),
-        (5, "[[faults]]\nkind = \"clock\"\nnode = \"client1\"\nrate = 1.95\nafter = \"lock:granted:4\"\n\n[[faults]]\nkind = \"delay\"\nto = \"client1\"\nextra = \"14034ms\"\nduration = \"27579ms\"\nafter = \"lock:expired\"\n\n[[faults]]\nkind = \"clock\"\nnode = \"client1\"\njump = \"-29153ms\"\nafter = \"client1:wrote\""),
-        (7, "[[faults]]\nkind = \"pause\"\nnode = \"client1\"\nduration = \"10711ms\"\nafter = \"client1:acquired:2\"\ndelay = \"937ms\"\n\n[[faults]]\nkind = \"pause\"\nnode = \"client1\"\nduration = \"13058ms\"\nafter = \"client1:acquired:2\""),
-        (8, "[[faults]]\nkind = \"clock\"\nnode = \"client3\"\njump = \"+10537ms\"\nat = \"9108ms\"\n\n[[faults]]\nkind = \"clock\"\nnode = \"client3\"\noffset = \"-29972ms\"\nafter = \"client3:acquired\"\n\n[[faults]]\nkind = \"delay\"\nfrom = \"client3\"\nto = \"lock\"\nextra = \"8874ms\"\nduration = \"22916ms\"\nafter = \"client3:acquired:2\"\ndelay = \"407ms\""),
-        (11, "[[faults]]\nkind = \"partition\"\ngroups = [[\"client2\"], [\"client1\", \"client3\", \"lock\", \"storage\"]]\nduration = \"27145ms\"\none_way = false\nat = \"11773ms\"\n\n[[faults]]\nkind = \"clock\"\nnode = \"client3\"\nrate = 1.2\nat = \"5811ms\"\n\n[[faults]]\nkind = \"drop\"\nfrom = \"client2\"\nto = \"storage\"\ncount = 3\nat = \"6424ms\""),
+        (5, "[[faults]]\nkind = \"clock\"\nnode = \"client1\"\nrate = 1.95\nafter = \"lock:granted:4\"\n\n[[faults]]\nkind = \"delay\"\nfrom = \"client1\"\nto = \"storage\"\nextra = \"27187ms\"\ncount = 1\nafter = \"client1:acquired\"\n\n[[faults]]\nkind = \"crash\"\nnode = \"client1\"\nrestart_after = \"1947ms\"\nafter = \"client1:acquired\""),
+        (7, "[[faults]]\nkind = \"pause\"\nnode = \"client1\"\nduration = \"10711ms\"\nafter = \"client1:acquired:2\"\ndelay = \"937ms\"\n\n[[faults]]\nkind = \"drop\"\nfrom = \"client1\"\nto = \"client2\"\ncount = 2\nat = \"9388ms\""),
+        (8, "[[faults]]\nkind = \"clock\"\nnode = \"client3\"\njump = \"+10537ms\"\nat = \"9108ms\"\n\n[[faults]]\nkind = \"partition\"\ngroups = [[\"client3\", \"client2\", \"storage\"], [\"lock\"]]\nduration = \"3787ms\"\none_way = false\nafter = \"lock:released:2\"\n\n[[faults]]\nkind = \"delay\"\nfrom = \"client3\"\nto = \"client2\"\nextra = \"6306ms\"\ncount = 1\nat = \"199ms\""),
+        (11, "[[faults]]\nkind = \"partition\"\ngroups = [[\"client2\"], [\"client1\", \"client3\", \"lock\", \"storage\"]]\nduration = \"27145ms\"\none_way = false\nat = \"11773ms\"\n\n[[faults]]\nkind = \"delay\"\nfrom = \"client3\"\nto = \"storage\"\nextra = \"13872ms\"\nduration = \"22982ms\"\nafter = \"lock:granted\"\ndelay = \"725ms\"\n\n[[faults]]\nkind = \"clock\"\nnode = \"client2\"\nrate = 0.85\nat = \"20224ms\""),
     ];
     for (seed, written) in recorded {
         assert_eq!(written_schedule(&s, seed), written, "seed {seed}");
@@ -67,7 +69,14 @@ fn random_faults_are_valid_and_name_only_the_scenarios_nodes() {
                 assert!(nodes.contains(node));
             }
             if let Fault::Partition(p) = &f.fault {
-                assert_eq!(p.groups.iter().map(Vec::len).sum::<usize>(), nodes.len());
+                // Two sides, no node twice; nodes on neither side bridge them.
+                let mut sides: Vec<&String> = p.groups.iter().flatten().collect();
+                let named = sides.len();
+                sides.sort();
+                sides.dedup();
+                assert_eq!(sides.len(), named);
+                assert!(p.groups.len() == 2 && p.groups.iter().all(|g| !g.is_empty()));
+                assert!(sides.iter().all(|n| nodes.contains(n)));
             }
         }
         // Written out and loaded back, the loader accepts every fault.

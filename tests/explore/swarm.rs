@@ -180,39 +180,3 @@ fn failing_seeds_do_not_depend_on_jobs_and_each_replays_alone() {
         assert_eq!(alone.trace_hash(), f.trace_hash, "seed {}", f.seed);
     }
 }
-
-/// Seeds `0..RANGE` with the generic table find both mechanisms below (the
-/// first ones, with this version's generators: redis-restart 52, etcd-11456
-/// 1443 and 1575).
-const RANGE: std::ops::Range<u64> = 0..1600;
-
-#[test]
-fn a_generic_table_finds_the_lock_restart_and_the_late_grant_and_not_in_their_fixes() {
-    // Redis restarted without persistence: the lock crashes after a grant
-    // and comes back without the key; a second client gets in.
-    let redis = random_sweep(&generic("redis-restart-without-persistence"), RANGE, 2);
-    let restarts = redis.failures.iter().filter(|f| {
-        f.stale_writes > 0 && f.milestones.lock_restarted > 0 && f.milestones.two_believers > 0
-    });
-    assert!(restarts.count() >= 1, "{:?}", redis.by_kind);
-    // etcd 11456: the grant reaches its client after its lease expired, and
-    // its late write lands after the newer holder's.
-    let etcd = random_sweep(&generic("etcd-11456-lock-after-lease-expired"), RANGE, 2);
-    let late = etcd
-        .failures
-        .iter()
-        .filter(|f| f.stale_writes > 0 && f.milestones.grant_arrived_expired > 0);
-    assert!(late.count() >= 2, "{:?}", etcd.by_kind);
-
-    for twin in [
-        "redis-restart-with-persistence",
-        "etcd-11456-lock-after-lease-expired-fenced",
-    ] {
-        let fixed = random_sweep(&generic(twin), RANGE, 2);
-        assert_eq!(fixed.seeds, RANGE.end);
-        assert_eq!(fixed.crashed, 0, "{twin}");
-        for kind in ["stale_write", "token_regression", "lost_update"] {
-            assert_eq!(fixed.by_kind.get(kind), None, "{twin}: {:?}", fixed.by_kind);
-        }
-    }
-}

@@ -18,13 +18,13 @@ fn failing(summary: &fencesim::explore::sweep::SweepSummary) -> Vec<u64> {
 
 #[test]
 fn random_faults_find_a_stale_write_in_the_unfenced_demo() {
-    // Seed 7 is the first failing seed of 0..10 000 (found once with
+    // Seed 5 is the first failing seed of 0..10 000 (found once with
     // `fencesim explore scenarios/explore-lease-unfenced.toml`); pin a range
     // around it.
     let s = bundled("explore-lease-unfenced");
     let summary = sweep(&s, &options(0..12, 2, Shard::WHOLE), &|_| {});
     assert_eq!(summary.seeds, 12);
-    assert_eq!(summary.first_failing_seed, Some(7));
+    assert_eq!(summary.first_failing_seed, Some(5));
     assert!(summary.by_kind.get("stale_write").copied().unwrap_or(0) >= 1);
     assert_eq!(summary.crashed, 0);
 }

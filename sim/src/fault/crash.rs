@@ -30,7 +30,7 @@ impl Crash {
     /// a fifth of `max_restart`), before the clients' first retries give up
     /// on it; the others take 100 ms to `max_restart`.
     pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Crash {
-        let node = t.node(d);
+        let node = t.crash_target(d);
         let restart_after = if d.chance(0.85) {
             let max = if d.chance(0.5) {
                 sizes.max_restart / 5

@@ -29,10 +29,13 @@ pub struct Partition {
 impl Partition {
     /// A random partition for 100 ms to `max_partition`. Half the time it
     /// cuts a target node off from all the others; else it splits the world
-    /// into two arbitrary groups (the target node's, and the nodes each
-    /// joining it by a coin flip: a Redlock minority with a client, a client
-    /// and the lock apart from the storage). One time in five it is one way:
-    /// only the first group's messages out are lost.
+    /// into two sides with a bridge: each other node joins the target
+    /// node's side, the other side, or neither (a third of the time each),
+    /// and a node on neither side still reaches both (Jepsen's *bridge*:
+    /// two sides that cannot talk, each reaching the nodes in between: a
+    /// client cut from two Redlock servers, while the others reach
+    /// everyone; a client and the lock apart from the storage). One time in
+    /// five it is one way: only the first group's messages out are lost.
     pub fn random(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Partition {
         let node = t.node(d);
         let others: Vec<String> = t.all().iter().filter(|n| **n != node).cloned().collect();
@@ -40,16 +43,22 @@ impl Partition {
         if d.chance(0.5) {
             rest.extend(others);
         } else {
+            let mut bridge = Vec::new();
             for other in others {
-                if d.chance(0.5) {
-                    first.push(other);
-                } else {
-                    rest.push(other);
+                match d.u32_in(0, 2) {
+                    0 => first.push(other),
+                    1 => rest.push(other),
+                    _ => bridge.push(other),
                 }
             }
-            // Two groups: a node of the first joins the other side.
+            // Two groups: a node in between, else of the first, joins the
+            // other side.
             if rest.is_empty() {
-                rest.push(first.remove(1 + d.index(first.len() - 1)));
+                rest.push(if bridge.is_empty() {
+                    first.remove(1 + d.index(first.len() - 1))
+                } else {
+                    bridge.remove(d.index(bridge.len()))
+                });
             }
         }
         Partition {

@@ -123,6 +123,12 @@ pub trait Targets {
     fn node(&self, d: &mut dyn Draw) -> String;
     /// The `(from, to)` of a link fault: two different nodes.
     fn link(&self, d: &mut dyn Draw) -> (String, String);
+    /// The node of a crash: by default as [`Targets::node`]. A caller whose
+    /// nodes differ in what a crash costs them (state that a restart may
+    /// lose) can favour those.
+    fn crash_target(&self, d: &mut dyn Draw) -> String {
+        self.node(d)
+    }
     /// Every node of the world (the other side of a partition).
     fn all(&self) -> &[String];
 }
