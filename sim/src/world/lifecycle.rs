@@ -81,10 +81,10 @@ impl<M: Message> World<M> {
         node.powered_off = false;
         node.inbox.push_back(Input::Start);
         self.queued_inputs += 1;
-        self.note_done(id);
         if let Some(mid) = node.madsim_id {
             // Respawns the node's task through its init closure.
             madsim::runtime::Handle::current().restart(mid);
         }
+        self.note_done(id);
     }
 }
