@@ -39,7 +39,7 @@ fn the_human_output_is_one_line_per_finding_then_a_summary() {
     assert!(
         line.contains("PostgreSQL advisory lock")
             && line.contains("fenced no: the `UPDATE` at line 7 checks no token")
-            && line.ends_with("see fencesim run scenarios/figure-9-6-unfenced.toml"),
+            && line.ends_with("see fencesim run scenarios/postgres-advisory-idle-timeout.toml"),
         "{line}"
     );
     assert!(
