@@ -299,7 +299,7 @@ impl Grants {
         client: NodeId,
         lease: u64,
     ) -> bool {
-        self.end_expired(ctx, client, lease, Some("restart"))
+        self.expire_because(ctx, client, lease, "restart")
     }
 
     /// `client`'s grant of `lease` ended because the server ended what
@@ -329,12 +329,7 @@ impl Grants {
         if self.stonith {
             self.lapsed.insert(client);
         }
-        sim::emit!(
-            events::EXPIRED,
-            client = ctx.name_of(client),
-            lease = lease,
-            reason = reason
-        );
+        journal_expired(ctx, client, lease, reason);
         true
     }
 
@@ -357,14 +352,25 @@ impl Grants {
     /// first start.
     pub fn restarted(&mut self, ctx: &mut Context<'_, Msg>) {
         for (client, lease) in std::mem::take(&mut self.forgotten) {
-            sim::emit!(
-                events::EXPIRED,
-                client = ctx.name_of(client),
-                lease = lease,
-                reason = "restart"
-            );
+            journal_expired(ctx, client, lease, Some("restart"));
         }
     }
+}
+
+/// Journals `expired {client, lease, reason?}`: the one place the ledger
+/// says a grant ended without a release.
+fn journal_expired(
+    ctx: &mut Context<'_, Msg>,
+    client: NodeId,
+    lease: u64,
+    reason: Option<&'static str>,
+) {
+    sim::emit!(
+        events::EXPIRED,
+        client = ctx.name_of(client),
+        lease = lease,
+        reason = reason
+    );
 }
 
 /// The answer a release is owed, from [`Grants::release`]: send it.
