@@ -1,5 +1,6 @@
 //! Throughput of figure 9-6, in one run, side by side:
-//! `cargo bench --bench throughput [-- SEEDS]` (default 5 000 seeds a row).
+//! `cargo bench --bench throughput [-- SEEDS [ROUNDS]]` (default 10 000
+//! seeds a row, 3 rounds).
 //!
 //! - bare madsim (`common/bare.rs`: the story written directly on madsim, no
 //!   journal, no oracle) with madsim's own runner, `runtime::Builder::run`:
@@ -13,6 +14,12 @@
 //! Each row prints seeds/s and its ratio to the first two rows; fencesim's
 //! rows also print journal events per second and simulated seconds per
 //! wall second. Every side uses the allocator of the `fencesim` binary.
+//!
+//! The four rows run one after the other, and the whole sequence runs
+//! ROUNDS times; each row shows its median round, with the slowest and
+//! fastest rounds beside it. Interleaving the rounds exposes every row to
+//! the same drift of a shared machine (another process, the CPU's clock),
+//! which a row timed all at once would take alone.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -106,34 +113,61 @@ fn fencesim_sweep(s: &scenario::Scenario, seeds: u64, jobs: usize) -> Row {
     }
 }
 
+/// The round of median speed of one row, with the slowest and fastest.
+struct Median {
+    row: Row,
+    slowest: f64,
+    fastest: f64,
+}
+
+fn median(mut rounds: Vec<Row>) -> Median {
+    rounds.sort_by(|a, b| a.seeds_per_s.total_cmp(&b.seeds_per_s));
+    let (slowest, fastest) = (rounds[0].seeds_per_s, rounds[rounds.len() - 1].seeds_per_s);
+    let row = rounds.swap_remove(rounds.len() / 2);
+    Median {
+        row,
+        slowest,
+        fastest,
+    }
+}
+
 fn main() {
-    let seeds: u64 = std::env::args()
+    let mut numbers = std::env::args()
         .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(5_000);
+        .filter_map(|a| a.parse::<u64>().ok());
+    let seeds = numbers.next().unwrap_or(10_000);
+    let rounds = numbers.next().unwrap_or(3).max(1);
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/figure-9-6.toml");
     let s = scenario::load_file(&Registry::builtin(), path.as_ref()).expect("figure 9-6 loads");
-    let rows = [
-        bare_own_runner(seeds),
-        bare_loop(seeds),
-        fencesim_sweep(&s, seeds, 1),
-        fencesim_sweep(&s, seeds, 2),
-    ];
+    let mut by_row: [Vec<Row>; 4] = Default::default();
+    for _ in 0..rounds {
+        by_row[0].push(bare_own_runner(seeds));
+        by_row[1].push(bare_loop(seeds));
+        by_row[2].push(fencesim_sweep(&s, seeds, 1));
+        by_row[3].push(fencesim_sweep(&s, seeds, 2));
+    }
+    let rows = by_row.map(median);
     let (runner, looped, jobs1) = (
-        rows[0].seeds_per_s,
-        rows[1].seeds_per_s,
-        rows[2].seeds_per_s,
+        rows[0].row.seeds_per_s,
+        rows[1].row.seeds_per_s,
+        rows[2].row.seeds_per_s,
     );
-    println!("figure 9-6, {seeds} seeds a row");
+    println!("figure 9-6, {seeds} seeds a row, median of {rounds} rounds");
     println!(
-        "{:<50} {:>9} {:>9} {:>9} {:>11} {:>12}",
-        "", "seeds/s", "÷runner", "÷loop", "events/s", "sim s/wall s"
+        "{:<50} {:>9} {:>15} {:>9} {:>9} {:>11} {:>12}",
+        "", "seeds/s", "slowest–fastest", "÷runner", "÷loop", "events/s", "sim s/wall s"
     );
-    for row in &rows {
+    for Median {
+        row,
+        slowest,
+        fastest,
+    } in &rows
+    {
         println!(
-            "{:<50} {:>9.0} {:>8.2}× {:>8.2}× {:>11} {:>12.0}",
+            "{:<50} {:>9.0} {:>15} {:>8.2}× {:>8.2}× {:>11} {:>12.0}",
             row.name,
             row.seeds_per_s,
+            format!("{slowest:.0}–{fastest:.0}"),
             row.seeds_per_s / runner,
             row.seeds_per_s / looped,
             row.events_per_s
@@ -141,5 +175,8 @@ fn main() {
             row.sim_per_wall
         );
     }
-    println!("--jobs 2 ÷ --jobs 1: {:.2}×", rows[3].seeds_per_s / jobs1);
+    println!(
+        "--jobs 2 ÷ --jobs 1: {:.2}×",
+        rows[3].row.seeds_per_s / jobs1
+    );
 }

@@ -697,7 +697,7 @@ pub fn sweep_with_rules(
             shared.halt.store(true, Ordering::Relaxed);
         }
         match results.recv_timeout(watch_wait(&slots, runs.budget)) {
-            Ok(Done::Seed(i, report)) => arrived.push((i, report)),
+            Ok(Done::Ready) | Err(mpsc::RecvTimeoutError::Timeout) => {}
             Ok(Done::Exit) => live -= 1,
             Ok(Done::Panicked(payload)) => {
                 // A bug of the sweep's own (a run's panic is its outcome):
@@ -705,12 +705,14 @@ pub fn sweep_with_rules(
                 shared.halt.store(true, Ordering::Relaxed);
                 std::panic::resume_unwind(payload);
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        for slot in &slots {
+            slot.take_finished(&mut arrived);
         }
         if let Some(budget) = runs.budget {
             for slot in &mut slots {
-                if let Some((i, seed)) = slot.abandon_after(budget) {
+                if let Some((i, seed)) = slot.abandon_after(budget, &mut arrived) {
                     arrived.push((i, shared.timed_out(seed, budget)));
                     *slot = spawn_worker(&shared, &sender);
                 }
@@ -808,19 +810,24 @@ impl Shared {
 }
 
 /// What a worker tells the sweep.
-// `Exit` is sent once per worker: boxing every report to shrink it would
-// cost more than it saves.
-#[allow(clippy::large_enum_variant)]
 enum Done {
-    /// The `i`-th seed of the work finished.
-    Seed(u64, SeedReport),
+    /// The worker's slot holds [`Slot::READY`] finished seeds.
+    Ready,
     /// The worker took its last seed and is gone.
     Exit,
     /// The worker panicked outside a run.
     Panicked(Box<dyn std::any::Any + Send>),
 }
 
-/// The seed a worker is running, watched against the run's budget.
+/// The seed a worker is running, watched against the run's budget, and
+/// the seeds it finished that the sweep has not taken yet.
+///
+/// Finished seeds wait in the slot rather than travel one by one through
+/// the channel: a send that wakes the sweep's thread is a futex call on
+/// both sides, which cost more than a twentieth of a short seed. The sweep
+/// takes them whenever it wakes: at least every [`POLL`], or when a worker
+/// says [`Done::Ready`]. Kept in the slot, they are never lost with a
+/// worker whose next run never returns.
 #[derive(Default)]
 struct Slot(Mutex<Running>);
 
@@ -830,13 +837,30 @@ struct Running {
     seed: Option<(u64, u64, Instant)>,
     /// The sweep gave up on this worker's run and reported it timed out.
     abandoned: bool,
+    /// Seeds finished (index in the work, report), in the order they ran.
+    finished: Vec<(u64, SeedReport)>,
 }
 
 impl Slot {
-    /// Abandons the run in progress if it has been going for `budget`:
-    /// its index and seed.
-    fn abandon_after(&self, budget: Duration) -> Option<(u64, u64)> {
+    /// Finished seeds a worker lets pile up before it wakes the sweep.
+    const READY: usize = 64;
+
+    /// Moves the seeds the worker finished to `into`.
+    fn take_finished(&self, into: &mut Vec<(u64, SeedReport)>) {
         let mut running = self.0.lock().expect("a slot is never poisoned");
+        into.append(&mut running.finished);
+    }
+
+    /// Abandons the run in progress if it has been going for `budget`:
+    /// its index and seed. The seeds the worker finished before it go to
+    /// `into`.
+    fn abandon_after(
+        &self,
+        budget: Duration,
+        into: &mut Vec<(u64, SeedReport)>,
+    ) -> Option<(u64, u64)> {
+        let mut running = self.0.lock().expect("a slot is never poisoned");
+        into.append(&mut running.finished);
         let (i, seed, since) = running.seed?;
         if since.elapsed() < budget {
             return None;
@@ -902,15 +926,17 @@ fn work_loop(shared: &Shared, slot: &Slot, sender: &mpsc::Sender<Done>) {
         let report = shared
             .runs
             .report_here(&shared.scenario, seed, &shared.mode);
-        {
+        let ready = {
             let mut running = slot.0.lock().expect("a slot is never poisoned");
             if running.abandoned {
                 // Reported as timed out; the sweep went on without us.
                 return;
             }
             running.seed = None;
-        }
-        if sender.send(Done::Seed(i, report)).is_err() {
+            running.finished.push((i, report));
+            running.finished.len() == Slot::READY
+        };
+        if ready && sender.send(Done::Ready).is_err() {
             return;
         }
     }

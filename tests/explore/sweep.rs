@@ -121,20 +121,22 @@ fn a_stopped_sweep_names_what_it_completed_and_resuming_gives_the_whole() {
     use fencesim::explore::sweep::{sweep_streaming, SweepEvent};
     use std::sync::atomic::{AtomicU64, Ordering};
     let s = bundled("explore-lease-unfenced");
-    let o = options(0..60, 2, Shard { index: 1, count: 3 });
+    let o = options(0..600, 2, Shard { index: 1, count: 3 });
     let whole = sweep(&s, &o, &|_| {});
-    // Stop after 7 seeds of the shard.
-    let started = AtomicU64::new(0);
+    // Stop once 7 seeds of the shard's 200 are reported (the sweep reads
+    // its stop between waits for results, so a few more may finish).
+    let reported = AtomicU64::new(0);
     let mut order = Vec::new();
     let first = sweep_streaming(
         &s,
         &o,
         &Runs::default(),
         &[],
-        &|| started.fetch_add(1, Ordering::Relaxed) >= 7,
+        &|| reported.load(Ordering::Relaxed) >= 7,
         &mut |e| {
             if let SweepEvent::Seed(r) = e {
-                order.push(r.seed)
+                order.push(r.seed);
+                reported.fetch_add(1, Ordering::Relaxed);
             }
         },
     );
@@ -156,7 +158,7 @@ fn a_stopped_sweep_names_what_it_completed_and_resuming_gives_the_whole() {
     );
     assert!(!rest.stopped);
     assert_eq!(rest.completed.len(), 1);
-    assert_eq!(rest.completed[0], 0..60);
+    assert_eq!(rest.completed[0], 0..600);
     assert!(rest.is_complete(&o));
     assert_eq!(first.seeds + rest.seeds, whole.seeds);
     let mut failing: Vec<_> = first.failures.clone();
