@@ -485,7 +485,11 @@ pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
             renew: c.renew,
             fence_on_acquire: c.fence_on_acquire,
             conditional: c.conditional,
-            ..ClientConfig::default()
+            // Not `..ClientConfig::default()`: that parses the declared
+            // defaults into a map, for every client of every seed (a
+            // twentieth of a short sweep).
+            key: ClientConfig::KEY.into(),
+            storage: ClientConfig::STORAGE.into(),
         };
         let protocol = lock.client(&s.lock.params, &lock_nodes);
         w.node(c.name.clone(), Client::with_protocol(config, protocol));
@@ -493,7 +497,10 @@ pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
     for (index, name) in lock_nodes.iter().enumerate() {
         w.node(name.clone(), Boxed(lock.server(&s.lock.params, index)));
     }
-    w.node("storage", Boxed(storage.server(&s.storage.params)));
+    w.node(
+        ClientConfig::STORAGE,
+        Boxed(storage.server(&s.storage.params)),
+    );
     let link = |latency: (Duration, Duration), loss, duplicate| LinkConfig {
         latency_min: latency.0,
         latency_max: latency.1,

@@ -79,6 +79,11 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
+    /// The key every client writes.
+    pub const KEY: &'static str = "x";
+    /// The storage node's name in a scenario's world.
+    pub const STORAGE: &'static str = "storage";
+
     /// The settings a `[[clients]]` table's [`CLIENT_KEYS`] describe; it
     /// writes key `x` on node `storage`.
     pub fn from_params(p: &Params) -> Self {
@@ -92,8 +97,8 @@ impl ClientConfig {
             },
             retry: p.duration("retry"),
             timeout: p.duration("timeout"),
-            key: "x".into(),
-            storage: "storage".into(),
+            key: ClientConfig::KEY.into(),
+            storage: ClientConfig::STORAGE.into(),
             check_lease: p.bool("check_lease"),
             renew: p.bool("renew"),
             fence_on_acquire: p.bool("fence_on_acquire"),
