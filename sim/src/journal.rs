@@ -19,6 +19,192 @@
 //! ```
 
 use std::fmt::{self, Write as _};
+use std::sync::Arc;
+
+/// A node name, event kind or field name: a string that a journal repeats
+/// in thousands of events, so cloning it must not copy it.
+///
+/// A `Name` is either a `&'static str` (the constant kinds and field names
+/// of [`crate::events`] and of a design's vocabulary) or an `Arc<str>`
+/// shared by every event that repeats it (node names: the world keeps one
+/// per node). It reads as a `&str`: it derefs to one, compares with `&str`
+/// and `String`, orders and hashes as its text, and prints as its text
+/// (`{:?}` as a quoted string). Which of the two it is never shows.
+///
+/// ```
+/// use sim::journal::Name;
+/// let kind = Name::from_static("granted");
+/// let node = Name::from("lock".to_owned());
+/// assert_eq!(kind, "granted");
+/// assert!(node == "lock" && node.starts_with("lo"));
+/// assert_eq!(format!("{node}/{kind:?}"), "lock/\"granted\"");
+/// ```
+#[derive(Clone)]
+pub struct Name(NameRepr);
+
+#[derive(Clone)]
+enum NameRepr {
+    Static(&'static str),
+    Shared(Arc<str>),
+}
+
+impl Name {
+    /// A name for a constant string: no allocation, ever.
+    pub const fn from_static(s: &'static str) -> Name {
+        Name(NameRepr::Static(s))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            NameRepr::Static(s) => s,
+            NameRepr::Shared(s) => s,
+        }
+    }
+
+    /// Whether both are the same copy of the text (not only equal text):
+    /// the cheap first test of equality.
+    fn same_copy(&self, other: &str) -> bool {
+        let s = self.as_str();
+        std::ptr::eq(s.as_ptr(), other.as_ptr()) && s.len() == other.len()
+    }
+}
+
+impl Default for Name {
+    fn default() -> Self {
+        Name::from_static("")
+    }
+}
+
+impl std::ops::Deref for Name {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Name {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::borrow::Borrow<str> for Name {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for Name {
+    fn from(s: &str) -> Self {
+        Name(NameRepr::Shared(Arc::from(s)))
+    }
+}
+
+impl From<&String> for Name {
+    fn from(s: &String) -> Self {
+        Name::from(s.as_str())
+    }
+}
+
+impl From<String> for Name {
+    fn from(s: String) -> Self {
+        Name(NameRepr::Shared(Arc::from(s)))
+    }
+}
+
+impl From<Arc<str>> for Name {
+    fn from(s: Arc<str>) -> Self {
+        Name(NameRepr::Shared(s))
+    }
+}
+
+impl From<&Name> for Name {
+    fn from(s: &Name) -> Self {
+        s.clone()
+    }
+}
+
+impl From<Name> for String {
+    fn from(s: Name) -> Self {
+        s.as_str().to_owned()
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Name) -> bool {
+        self.same_copy(other.as_str()) || self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Name {}
+
+impl PartialOrd for Name {
+    fn partial_cmp(&self, other: &Name) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Name {
+    fn cmp(&self, other: &Name) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for Name {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl PartialEq<str> for Name {
+    fn eq(&self, other: &str) -> bool {
+        self.same_copy(other) || self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Name {
+    fn eq(&self, other: &&str) -> bool {
+        *self == **other
+    }
+}
+
+impl PartialEq<String> for Name {
+    fn eq(&self, other: &String) -> bool {
+        *self == *other.as_str()
+    }
+}
+
+impl PartialEq<Name> for str {
+    fn eq(&self, other: &Name) -> bool {
+        *other == *self
+    }
+}
+
+impl PartialEq<Name> for &str {
+    fn eq(&self, other: &Name) -> bool {
+        *other == **self
+    }
+}
+
+impl PartialEq<Name> for String {
+    fn eq(&self, other: &Name) -> bool {
+        *other == *self.as_str()
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
 
 /// A typed field value of an event.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,8 +215,9 @@ pub enum Value {
     I64(i64),
     /// A flag.
     Bool(bool),
-    /// A string (node names, message summaries).
-    Str(String),
+    /// A string (node names, message summaries): a [`Name`], so that a
+    /// node name in a field shares the world's copy.
+    Str(Name),
     /// A float (clock rates).
     F64(f64),
 }
@@ -116,13 +303,25 @@ impl From<bool> for Value {
 
 impl From<&str> for Value {
     fn from(v: &str) -> Self {
-        Value::Str(v.to_owned())
+        Value::Str(Name::from(v))
     }
 }
 
 impl From<String> for Value {
     fn from(v: String) -> Self {
+        Value::Str(Name::from(v))
+    }
+}
+
+impl From<Name> for Value {
+    fn from(v: Name) -> Self {
         Value::Str(v)
+    }
+}
+
+impl From<&Name> for Value {
+    fn from(v: &Name) -> Self {
+        Value::Str(v.clone())
     }
 }
 
@@ -135,38 +334,48 @@ pub struct Event {
     pub t_ns: u64,
     /// The node the event happened on (for a message: the sender on `send`,
     /// the receiver on `deliver`).
-    pub node: String,
+    pub node: Name,
     /// The node's own wall clock reading when the event happened, in
     /// nanoseconds; it differs from `t_ns` by the node's skew, drift and jumps.
     pub local_ns: i64,
     /// What happened: `send`, `pause`, `acquired`, `accepted`, …
-    pub kind: String,
+    pub kind: Name,
     /// Typed fields, in the order they were given.
-    pub fields: Vec<(String, Value)>,
+    pub fields: Vec<(Name, Value)>,
 }
 
 impl Event {
-    /// A new event without fields.
-    pub fn new(seq: u64, t_ns: u64, node: &str, local_ns: i64, kind: &str) -> Self {
+    /// A new event without fields. `node` and `kind` are anything a
+    /// [`Name`] is made from (`&str`, `String`, a `Name`).
+    pub fn new(
+        seq: u64,
+        t_ns: u64,
+        node: impl Into<Name>,
+        local_ns: i64,
+        kind: impl Into<Name>,
+    ) -> Self {
         Event {
             seq,
             t_ns,
-            node: node.to_owned(),
+            node: node.into(),
             local_ns,
-            kind: kind.to_owned(),
+            kind: kind.into(),
             fields: Vec::new(),
         }
     }
 
     /// Adds a field (builder style, for tests and world events).
-    pub fn with(mut self, name: &str, value: impl Into<Value>) -> Self {
-        self.fields.push((name.to_owned(), value.into()));
+    pub fn with(mut self, name: impl Into<Name>, value: impl Into<Value>) -> Self {
+        self.fields.push((name.into(), value.into()));
         self
     }
 
     /// The field named `name`, if present.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.fields
+            .iter()
+            .find(|(n, _)| *n == *name)
+            .map(|(_, v)| v)
     }
 
     /// The field `name` as an unsigned integer.

@@ -4,6 +4,7 @@
 use crate::actor::{Message, NodeId, TimerId};
 use crate::events::{self, field, reason};
 use crate::fault::FollowUp;
+use crate::journal::{Name, Value};
 use crate::run::Outcome;
 
 use super::step::Input;
@@ -15,6 +16,8 @@ pub(super) enum Item<M> {
         from: NodeId,
         to: NodeId,
         msg: M,
+        /// `msg.summary()`, made once when it was sent.
+        summary: Name,
     },
     Timer {
         node: NodeId,
@@ -95,22 +98,32 @@ impl<M: Message> World<M> {
                 break;
             }
             match entry.remove() {
-                Item::Arrive { id, from, to, msg } => {
+                Item::Arrive {
+                    id,
+                    from,
+                    to,
+                    msg,
+                    summary,
+                } => {
                     self.in_flight -= 1;
                     if self.nodes[to].up {
                         let input = Input::Message {
                             id,
                             from,
                             msg,
+                            summary,
                             noted: false,
                         };
                         self.deliver_input(to, input);
                     } else {
-                        let fields = vec![
+                        let fields = [
                             (field::ID, id.into()),
-                            (field::TO, self.names[to].as_str().into()),
-                            (field::MSG, msg.summary().into()),
-                            (field::REASON, reason::NODE_DOWN.into()),
+                            (field::TO, Value::Str(self.names[to].clone())),
+                            (field::MSG, Value::Str(summary)),
+                            (
+                                field::REASON,
+                                Value::Str(Name::from_static(reason::NODE_DOWN)),
+                            ),
                         ];
                         self.record(Some(from), events::DROP, fields);
                     }
