@@ -270,6 +270,24 @@ mod tests {
     }
 
     #[test]
+    fn node_names_and_kinds_are_shared_not_copied() {
+        let _guard = install();
+        let names = [Name::from("client1"), Name::from("lock")];
+        share_node_names(&names);
+        crate::emit!("granted", client = "client1", write = "client1/1");
+        crate::emit!("granted", client = %"lock");
+        let events = drain();
+        let same = |a: &str, b: &str| std::ptr::eq(a.as_ptr(), b.as_ptr());
+        let value = |e: &RawEvent, i: usize| e.fields[i].1.as_str().unwrap().to_owned();
+        assert_eq!(value(&events[0], 0), "client1");
+        assert!(same(events[0].fields[0].1.as_str().unwrap(), &names[0]));
+        assert!(same(events[1].fields[0].1.as_str().unwrap(), &names[1]));
+        // A value that names no node is a copy of its own.
+        assert_eq!(value(&events[0], 1), "client1/1");
+        assert!(same(&events[0].kind, &events[1].kind));
+    }
+
+    #[test]
     fn other_threads_do_not_see_this_threads_events() {
         let _guard = install();
         std::thread::spawn(|| {

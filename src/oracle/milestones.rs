@@ -139,16 +139,28 @@ impl Milestones {
 
     /// Counts the milestones of `journal`, in one pass.
     pub fn count(journal: &Journal) -> Milestones {
-        let mut pass = Pass {
-            history: History::index(journal),
-            ..Pass::default()
-        };
+        let history = History::index(journal);
+        let mut findings = Vec::new();
+        let stale = super::stale::check(&history, &mut findings);
+        let regressed = super::tokens::check(&history, &mut findings);
+        Milestones::count_indexed(journal, &history, stale, regressed)
+    }
+
+    /// Counts the milestones of `journal`, whose indexes are `history`
+    /// and whose oracle found `stale` stale writes and `regressed` token
+    /// regressions (the milestones count exactly those).
+    pub(super) fn count_indexed(
+        journal: &Journal,
+        history: &History<'_>,
+        stale: u64,
+        regressed: u64,
+    ) -> Milestones {
+        let mut pass = Pass::new(history);
         for e in journal.events() {
             pass.event(e);
         }
-        let mut findings = Vec::new();
-        pass.m.stale_write_accepted = super::stale::check(&pass.history, &mut findings);
-        pass.m.token_regressed = super::tokens::check(&pass.history, &mut findings);
+        pass.m.stale_write_accepted = stale;
+        pass.m.token_regressed = regressed;
         pass.m
     }
 }
@@ -164,8 +176,7 @@ struct Grant<'a> {
     counted_paused: bool,
 }
 
-#[derive(Default)]
-struct Pass<'a> {
+struct Pass<'a, 'h> {
     m: Milestones,
     grants: Vec<Grant<'a>>,
     /// Each client's believed grant.
@@ -189,17 +200,35 @@ struct Pass<'a> {
     fences: std::collections::BTreeSet<&'a str>,
     /// The oracle's indexes of the same journal: its grants are this pass's
     /// grants, index for index (one per `acquired`), in the lock's order.
-    history: History<'a>,
+    history: &'h History<'h>,
 }
 
-impl<'a> Pass<'a> {
+impl<'a, 'h> Pass<'a, 'h> {
+    fn new(history: &'h History<'h>) -> Self {
+        Pass {
+            m: Milestones::default(),
+            grants: Vec::new(),
+            believes: BTreeMap::new(),
+            by_lease: BTreeMap::new(),
+            early_expiries: BTreeMap::new(),
+            last_ns: BTreeMap::new(),
+            writes: BTreeMap::new(),
+            live: BTreeMap::new(),
+            clocks: BTreeMap::new(),
+            fences: std::collections::BTreeSet::new(),
+            history,
+        }
+    }
+
     fn event(&mut self, e: &'a Event) {
         let node = e.node.as_str();
-        let lock_side = e.str("client").is_some();
+        // The lock's `expired` and `released` name the client; the client's
+        // own `released` does not.
+        let lock_side = |e: &Event| e.get("client").is_some();
         match e.kind.as_str() {
             ACQUIRED => self.acquired(e),
             GRANTED => self.granted(e),
-            EXPIRED | RELEASED if lock_side => self.lock_end(e),
+            EXPIRED | RELEASED if lock_side(e) => self.lock_end(e),
             RELEASED | LOST | LAPSED | world::CRASH => {
                 self.believes.remove(node);
                 if e.kind == world::CRASH {

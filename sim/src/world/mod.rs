@@ -117,7 +117,8 @@ pub struct World<M> {
 
 impl<M: Message> World<M> {
     fn new(builder: WorldBuilder<M>) -> Self {
-        let names = NodeNames::new(builder.nodes.iter().map(|(n, _)| n.clone()).collect());
+        let (names, actors): (Vec<String>, Vec<_>) = builder.nodes.into_iter().unzip();
+        let names = NodeNames::new(names);
         let index = |name: &str| {
             names
                 .id(name)
@@ -141,10 +142,9 @@ impl<M: Message> World<M> {
         let start = time.elapsed();
         LIVE_WORLDS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut world = World {
-            nodes: builder
-                .nodes
+            nodes: actors
                 .into_iter()
-                .map(|(_, actor)| Node {
+                .map(|actor| Node {
                     done: actor.is_done(),
                     actor,
                     clock: Clock::default(),
