@@ -4,6 +4,16 @@
 //! (emitted through `tracing`, see [`crate::emit!`]) becomes one [`Event`]. Renderers
 //! and checkers read the journal and nothing else.
 //!
+//! A run journals thousands of events that repeat a few names, so an
+//! event's node, kind and field names are [`Name`]s, not `String`s: the
+//! world's constant kinds and field names are `&'static str`s, and each node
+//! name is one `Arc<str>` that every event of that node, and every string
+//! field naming that node (`to`, `from`, `client`, …), shares. A message's
+//! summary is made once when it is sent, and shared by its `send`,
+//! `deliver` and `drop` events. A `Name` reads like a `&str` (`e.node ==
+//! "lock"`, `e.kind.as_str()`, `match e.kind.as_str() { … }`), and the JSON
+//! form of an event does not depend on how its names are stored.
+//!
 //! ```
 //! use sim::journal::{Event, Journal, Value};
 //! let mut journal = Journal::default();

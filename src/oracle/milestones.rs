@@ -250,18 +250,18 @@ impl<'a, 'h> Pass<'a, 'h> {
             _ => {}
         }
         if e.kind != world::DROP && e.kind != world::CRASH {
-            self.came_back(node, e.t_ns);
-            self.last_ns.insert(node, e.t_ns);
+            let last = self.last_ns.insert(node, e.t_ns).unwrap_or(0);
+            self.came_back(node, last, e.t_ns);
         }
     }
 
-    /// `node` acts at `t_ns`: if it still believes a grant that ended at the
-    /// lock since it last acted, it was paused or silent across that end.
-    fn came_back(&mut self, node: &str, t_ns: u64) {
+    /// `node`, which last acted at `last`, acts at `t_ns`: if it still
+    /// believes a grant that ended at the lock in between, it was paused or
+    /// silent across that end.
+    fn came_back(&mut self, node: &str, last: u64, t_ns: u64) {
         let Some(&g) = self.believes.get(node) else {
             return;
         };
-        let last = self.last_ns.get(node).copied().unwrap_or(0);
         let grant = &mut self.grants[g];
         if let Some(end) = grant.ended_ns {
             if !grant.counted_paused && last <= end && end < t_ns {
