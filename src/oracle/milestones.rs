@@ -165,6 +165,15 @@ impl Milestones {
     }
 }
 
+/// A client's belief in a grant.
+struct Belief {
+    /// The grant (index into `Pass::grants`).
+    grant: usize,
+    /// True time of the client's latest event since its `acquired` (for
+    /// silence across the grant's end).
+    last_ns: u64,
+}
+
 struct Grant<'a> {
     client: &'a str,
     ends_needed: u64,
@@ -180,13 +189,11 @@ struct Pass<'a, 'h> {
     m: Milestones,
     grants: Vec<Grant<'a>>,
     /// Each client's believed grant.
-    believes: BTreeMap<&'a str, usize>,
+    believes: BTreeMap<&'a str, Belief>,
     /// Each (client, lease)'s latest grant.
     by_lease: BTreeMap<(&'a str, u64), usize>,
     /// Lock-side expiries seen before the grant reached its client.
     early_expiries: BTreeMap<(&'a str, u64), u64>,
-    /// Each node's previous event time (for silence across a grant's end).
-    last_ns: BTreeMap<&'a str, u64>,
     /// Write id → the grant it was sent under, and whether that grant was
     /// still current when it was sent.
     writes: BTreeMap<&'a str, (usize, bool)>,
@@ -211,7 +218,6 @@ impl<'a, 'h> Pass<'a, 'h> {
             believes: BTreeMap::new(),
             by_lease: BTreeMap::new(),
             early_expiries: BTreeMap::new(),
-            last_ns: BTreeMap::new(),
             writes: BTreeMap::new(),
             live: BTreeMap::new(),
             clocks: BTreeMap::new(),
@@ -250,19 +256,20 @@ impl<'a, 'h> Pass<'a, 'h> {
             _ => {}
         }
         if e.kind != world::DROP && e.kind != world::CRASH {
-            let last = self.last_ns.insert(node, e.t_ns).unwrap_or(0);
-            self.came_back(node, last, e.t_ns);
+            self.came_back(node, e.t_ns);
         }
     }
 
-    /// `node`, which last acted at `last`, acts at `t_ns`: if it still
-    /// believes a grant that ended at the lock in between, it was paused or
-    /// silent across that end.
-    fn came_back(&mut self, node: &str, last: u64, t_ns: u64) {
-        let Some(&g) = self.believes.get(node) else {
+    /// `node` acts at `t_ns`: if it still believes a grant that ended at the
+    /// lock since it last acted, it was paused or silent across that end.
+    /// Only believers' times matter: a client's `acquired` is where its
+    /// belief starts, and it acts then.
+    fn came_back(&mut self, node: &str, t_ns: u64) {
+        let Some(belief) = self.believes.get_mut(node) else {
             return;
         };
-        let grant = &mut self.grants[g];
+        let last = std::mem::replace(&mut belief.last_ns, t_ns);
+        let grant = &mut self.grants[belief.grant];
         if let Some(end) = grant.ended_ns {
             if !grant.counted_paused && last <= end && end < t_ns {
                 grant.counted_paused = true;
@@ -296,7 +303,11 @@ impl<'a, 'h> Pass<'a, 'h> {
         if let Some(lease) = e.u64("lease") {
             self.by_lease.insert((client, lease), g);
         }
-        self.believes.insert(client, g);
+        let belief = Belief {
+            grant: g,
+            last_ns: e.t_ns,
+        };
+        self.believes.insert(client, belief);
     }
 
     fn granted(&mut self, e: &'a Event) {
@@ -313,7 +324,7 @@ impl<'a, 'h> Pass<'a, 'h> {
             .believes
             .iter()
             .filter(|(c, _)| **c != to)
-            .map(|(_, g)| *g)
+            .map(|(_, b)| b.grant)
             .collect();
         for g in held {
             self.held_lost(g);
@@ -345,7 +356,7 @@ impl<'a, 'h> Pass<'a, 'h> {
         grant.ends_seen += 1;
         if grant.ends_seen == grant.ends_needed {
             grant.ended_ns = Some(e.t_ns);
-            if e.kind == EXPIRED && self.believes.get(client) == Some(&g) {
+            if e.kind == EXPIRED && self.believes.get(client).is_some_and(|b| b.grant == g) {
                 self.held_lost(g);
             }
         }
@@ -364,7 +375,7 @@ impl<'a, 'h> Pass<'a, 'h> {
             self.fences.insert(write);
             return;
         }
-        let Some(&g) = self.believes.get(e.node.as_str()) else {
+        let Some(g) = self.believes.get(e.node.as_str()).map(|b| b.grant) else {
             return;
         };
         debug_assert_eq!(self.grants[g].client, e.node);
