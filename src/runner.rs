@@ -198,7 +198,7 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
     let config = OracleConfig {
         strict: scenario.strict,
     };
-    let mut report = oracle::check(&result.journal, &config);
+    let (mut report, milestones) = oracle::check_and_count(&result.journal, &config);
     let crashed = result.outcome.is_error();
     if crashed {
         report.verdict = Verdict::Error;
@@ -210,7 +210,6 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
         .iter()
         .filter(|f| f.scripted && f.fired_at.is_none())
         .count() as u64;
-    let milestones = Milestones::count(&result.journal);
     let mut expectations = expectations(scenario, &report, unfired, &result.outcome);
     expectations.extend(mechanism(scenario, &milestones));
     let inconclusive = inconclusive(scenario, &report, &faults, &result.outcome);

@@ -31,6 +31,8 @@ use std::time::Duration;
 
 use rand::RngCore;
 
+use crate::journal::Name;
+
 /// Index of a node in its world, in the order nodes were added.
 pub type NodeId = usize;
 
@@ -100,13 +102,15 @@ impl<M> Default for Outputs<M> {
 /// world of a thousand clients instead of a scan of every name.
 #[derive(Debug)]
 pub(crate) struct NodeNames {
-    names: Vec<String>,
+    /// Each node's name: the one copy every event of the run shares.
+    names: Vec<Name>,
     /// Ids in the order of their names (then of their ids).
     by_name: Vec<NodeId>,
 }
 
 impl NodeNames {
     pub(crate) fn new(names: Vec<String>) -> Self {
+        let names: Vec<Name> = names.into_iter().map(Name::from).collect();
         let mut by_name: Vec<NodeId> = (0..names.len()).collect();
         by_name.sort_by(|&a, &b| names[a].cmp(&names[b]).then(a.cmp(&b)));
         NodeNames { names, by_name }
@@ -125,9 +129,9 @@ impl NodeNames {
 }
 
 impl std::ops::Deref for NodeNames {
-    type Target = [String];
+    type Target = [Name];
 
-    fn deref(&self) -> &[String] {
+    fn deref(&self) -> &[Name] {
         &self.names
     }
 }

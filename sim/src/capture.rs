@@ -16,7 +16,7 @@ use tracing::field::{Field, Visit};
 use tracing::{Event as TracingEvent, Metadata, Subscriber};
 use tracing_subscriber::layer::{Context as LayerContext, Layer};
 
-use crate::journal::Value;
+use crate::journal::{Name, Value};
 
 /// Target of the events the journal records.
 pub const TARGET: &str = "sim";
@@ -24,17 +24,92 @@ pub const TARGET: &str = "sim";
 /// An actor event before the world stamps it.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct RawEvent {
-    pub kind: String,
-    pub fields: Vec<(String, Value)>,
+    pub kind: Name,
+    pub fields: Vec<(Name, Value)>,
 }
 
 thread_local! {
     static BUFFER: RefCell<Vec<RawEvent>> = const { RefCell::new(Vec::new()) };
+    static VOCABULARY: RefCell<Vocabulary> = const { RefCell::new(Vocabulary::new()) };
 }
 
 /// Takes the events captured on this thread since the last call.
 pub(crate) fn drain() -> Vec<RawEvent> {
     BUFFER.with(|b| std::mem::take(&mut *b.borrow_mut()))
+}
+
+/// Takes the events captured on this thread since the last call into
+/// `into` (emptied first), keeping both buffers' allocations.
+pub(crate) fn drain_into(into: &mut Vec<RawEvent>) {
+    into.clear();
+    BUFFER.with(|b| std::mem::swap(&mut *b.borrow_mut(), into));
+}
+
+/// The names events captured on this thread repeat, so that each becomes
+/// a clone of one shared [`Name`] instead of a fresh copy: the node names
+/// of the run (given by the world when it starts: a string field equal to
+/// one, such as `client = "client1"`, shares the world's copy) and every
+/// event kind seen so far.
+///
+/// It is a cache and nothing more: a `Name` compares, orders and prints as
+/// its text, so what the cache holds (left by an earlier run on this
+/// thread, or not) never changes a journal.
+struct Vocabulary {
+    /// Sorted by text.
+    nodes: Vec<Name>,
+    /// Sorted by text, at most [`Vocabulary::MAX_KINDS`].
+    kinds: Vec<Name>,
+    /// Scratch text for values that arrive formatted (`%x`, `?x`).
+    scratch: String,
+}
+
+impl Vocabulary {
+    /// A design's vocabulary is a few dozen kinds; kinds made up at run
+    /// time beyond this bound are simply not shared.
+    const MAX_KINDS: usize = 256;
+
+    const fn new() -> Self {
+        Vocabulary {
+            nodes: Vec::new(),
+            kinds: Vec::new(),
+            scratch: String::new(),
+        }
+    }
+
+    fn find(list: &[Name], text: &str) -> Result<usize, usize> {
+        list.binary_search_by(|n| n.as_str().cmp(text))
+    }
+
+    fn value(&self, text: &str) -> Name {
+        match Self::find(&self.nodes, text) {
+            Ok(i) => self.nodes[i].clone(),
+            Err(_) => Name::from(text),
+        }
+    }
+
+    fn kind(&mut self, text: &str) -> Name {
+        match Self::find(&self.kinds, text) {
+            Ok(i) => self.kinds[i].clone(),
+            Err(at) => {
+                let name = Name::from(text);
+                if self.kinds.len() < Self::MAX_KINDS {
+                    self.kinds.insert(at, name.clone());
+                }
+                name
+            }
+        }
+    }
+}
+
+/// Makes `names` (a run's node names) the ones captured string fields share.
+pub(crate) fn share_node_names(names: &[Name]) {
+    VOCABULARY.with(|v| {
+        let mut v = v.borrow_mut();
+        v.nodes.clear();
+        v.nodes.extend(names.iter().cloned());
+        v.nodes.sort_unstable();
+        v.nodes.dedup();
+    });
 }
 
 /// How many events were captured since the last drain.
@@ -93,16 +168,26 @@ pub fn install() -> tracing::dispatcher::DefaultGuard {
 
 #[derive(Default)]
 struct Collect {
-    kind: Option<String>,
-    fields: Vec<(String, Value)>,
+    kind: Option<Name>,
+    fields: Vec<(Name, Value)>,
 }
 
 impl Collect {
     fn put(&mut self, field: &Field, value: Value) {
-        match (field.name(), value) {
-            ("kind", Value::Str(s)) => self.kind = Some(s),
-            (name, value) => self.fields.push((name.to_owned(), value)),
-        }
+        // Field names are the `&'static str`s written in the handler's source.
+        self.fields.push((Name::from_static(field.name()), value));
+    }
+
+    fn put_str(&mut self, field: &Field, value: &str) {
+        VOCABULARY.with(|v| {
+            let mut v = v.borrow_mut();
+            if field.name() == "kind" {
+                self.kind = Some(v.kind(value));
+            } else {
+                let value = v.value(value);
+                self.put(field, Value::Str(value));
+            }
+        });
     }
 }
 
@@ -120,11 +205,16 @@ impl Visit for Collect {
         self.put(field, Value::F64(value));
     }
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.put(field, Value::Str(value.to_owned()));
+        self.put_str(field, value);
     }
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        use std::fmt::Write as _;
         // `%x` (Display) arrives here too, already formatted as Display.
-        self.put(field, Value::Str(format!("{value:?}")));
+        let mut text = VOCABULARY.with(|v| std::mem::take(&mut v.borrow_mut().scratch));
+        text.clear();
+        write!(text, "{value:?}").expect("formatting into a String");
+        self.put_str(field, &text);
+        VOCABULARY.with(|v| v.borrow_mut().scratch = text);
     }
 }
 
@@ -177,6 +267,24 @@ mod tests {
                 ],
             }]
         );
+    }
+
+    #[test]
+    fn node_names_and_kinds_are_shared_not_copied() {
+        let _guard = install();
+        let names = [Name::from("client1"), Name::from("lock")];
+        share_node_names(&names);
+        crate::emit!("granted", client = "client1", write = "client1/1");
+        crate::emit!("granted", client = %"lock");
+        let events = drain();
+        let same = |a: &str, b: &str| std::ptr::eq(a.as_ptr(), b.as_ptr());
+        let value = |e: &RawEvent, i: usize| e.fields[i].1.as_str().unwrap().to_owned();
+        assert_eq!(value(&events[0], 0), "client1");
+        assert!(same(events[0].fields[0].1.as_str().unwrap(), &names[0]));
+        assert!(same(events[1].fields[0].1.as_str().unwrap(), &names[1]));
+        // A value that names no node is a copy of its own.
+        assert_eq!(value(&events[0], 1), "client1/1");
+        assert!(same(&events[0].kind, &events[1].kind));
     }
 
     #[test]

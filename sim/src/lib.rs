@@ -25,7 +25,7 @@ pub mod testing;
 pub mod world;
 
 pub use actor::{Actor, Context, Message, NodeId, TimerId};
-pub use journal::{Event, Journal, Value};
+pub use journal::{Event, Journal, Name, Value};
 pub use net::{LinkConfig, NetConfig};
 pub use run::{run, run_here, run_within, Limits, Outcome, RunResult};
 pub use world::WorldBuilder;

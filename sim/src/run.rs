@@ -332,7 +332,7 @@ where
     let (journal, node, sim_time, fired) = match &world {
         Some(w) => {
             let mut w = w.borrow_mut();
-            let node = w.current.map(|id| w.names[id].clone());
+            let node = w.current.map(|id| w.names[id].to_string());
             let sim_time = Duration::from_nanos(w.now_ns_outside());
             // Node tasks that were still waiting hold the world, and the
             // world holds their wakers; madsim, for its part, keeps the

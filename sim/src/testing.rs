@@ -32,7 +32,7 @@ use rand::SeedableRng;
 
 use crate::actor::{Actor, Context, Message, NodeId, NodeNames, Outputs, TimerId, TimerOp};
 use crate::capture;
-use crate::journal::Value;
+use crate::journal::{Name, Value};
 
 /// What one handler call produced.
 #[derive(Debug)]
@@ -47,15 +47,15 @@ pub struct Step<M> {
     /// delay.
     pub power_offs: Vec<(NodeId, Option<Duration>)>,
     /// Events emitted: kind and fields.
-    pub events: Vec<(String, Vec<(String, Value)>)>,
+    pub events: Vec<(Name, Vec<(Name, Value)>)>,
 }
 
 impl<M> Step<M> {
     /// The first emitted event of `kind`, if any.
-    pub fn event(&self, kind: &str) -> Option<&[(String, Value)]> {
+    pub fn event(&self, kind: &str) -> Option<&[(Name, Value)]> {
         self.events
             .iter()
-            .find(|(k, _)| k == kind)
+            .find(|(k, _)| *k == *kind)
             .map(|(_, f)| f.as_slice())
     }
 }

@@ -349,7 +349,7 @@ mod tests {
             .map(|&(id, token, value)| {
                 h.message(&mut node, 1, write(id, token, value)).events[0]
                     .0
-                    .clone()
+                    .to_string()
             })
             .collect()
     }

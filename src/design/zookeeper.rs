@@ -290,7 +290,7 @@ mod tests {
         )
     }
 
-    fn field(fields: &[(String, Value)], name: &str) -> Value {
+    fn field(fields: &[(sim::Name, Value)], name: &str) -> Value {
         fields.iter().find(|(k, _)| k == name).unwrap().1.clone()
     }
 

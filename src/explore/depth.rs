@@ -54,7 +54,7 @@ impl Depth {
             .map(|e| {
                 let n = seen.entry((&e.node, &e.kind)).or_default();
                 *n += 1;
-                (e.node.clone(), e.kind.clone(), *n)
+                (e.node.to_string(), e.kind.to_string(), *n)
             })
             .collect();
         Depth {

@@ -68,7 +68,7 @@ pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Ve
     let mut seen: Vec<(String, String, u32)> = Vec::new();
     let mut menu = Vec::new();
     for e in run.result.journal.events() {
-        if sim::WORLD_EVENTS.contains(&e.kind.as_str()) || !nodes.contains(&e.node) {
+        if sim::WORLD_EVENTS.contains(&e.kind.as_str()) || !nodes.iter().any(|n| *n == e.node) {
             continue;
         }
         let nth = seen
@@ -76,13 +76,13 @@ pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Ve
             .filter(|(n, k, _)| *n == e.node && *k == e.kind)
             .count() as u32
             + 1;
-        seen.push((e.node.clone(), e.kind.clone(), nth));
-        if !spec.nodes.is_empty() && !spec.nodes.contains(&e.node) {
+        seen.push((e.node.to_string(), e.kind.to_string(), nth));
+        if !spec.nodes.is_empty() && !spec.nodes.iter().any(|n| *n == e.node) {
             continue;
         }
         let trigger = Trigger::After {
-            node: e.node.clone(),
-            kind: e.kind.clone(),
+            node: e.node.to_string(),
+            kind: e.kind.to_string(),
             nth,
             delay: Duration::ZERO,
         };
@@ -91,7 +91,7 @@ pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Ve
             trigger: trigger.clone(),
             line: 0,
         };
-        let node = e.node.clone();
+        let node = e.node.to_string();
         let kinds = |k: &str| spec.kinds.iter().any(|s| s == k);
         if kinds("pause") {
             menu.push(at(Fault::Pause(Pause {

@@ -139,18 +139,39 @@ impl Milestones {
 
     /// Counts the milestones of `journal`, in one pass.
     pub fn count(journal: &Journal) -> Milestones {
-        let mut pass = Pass {
-            history: History::index(journal),
-            ..Pass::default()
-        };
+        let history = History::index(journal);
+        let mut findings = Vec::new();
+        let stale = super::stale::check(&history, &mut findings);
+        let regressed = super::tokens::check(&history, &mut findings);
+        Milestones::count_indexed(journal, &history, stale, regressed)
+    }
+
+    /// Counts the milestones of `journal`, whose indexes are `history`
+    /// and whose oracle found `stale` stale writes and `regressed` token
+    /// regressions (the milestones count exactly those).
+    pub(super) fn count_indexed(
+        journal: &Journal,
+        history: &History<'_>,
+        stale: u64,
+        regressed: u64,
+    ) -> Milestones {
+        let mut pass = Pass::new(history);
         for e in journal.events() {
             pass.event(e);
         }
-        let mut findings = Vec::new();
-        pass.m.stale_write_accepted = super::stale::check(&pass.history, &mut findings);
-        pass.m.token_regressed = super::tokens::check(&pass.history, &mut findings);
+        pass.m.stale_write_accepted = stale;
+        pass.m.token_regressed = regressed;
         pass.m
     }
+}
+
+/// A client's belief in a grant.
+struct Belief {
+    /// The grant (index into `Pass::grants`).
+    grant: usize,
+    /// True time of the client's latest event since its `acquired` (for
+    /// silence across the grant's end).
+    last_ns: u64,
 }
 
 struct Grant<'a> {
@@ -164,18 +185,15 @@ struct Grant<'a> {
     counted_paused: bool,
 }
 
-#[derive(Default)]
-struct Pass<'a> {
+struct Pass<'a, 'h> {
     m: Milestones,
     grants: Vec<Grant<'a>>,
     /// Each client's believed grant.
-    believes: BTreeMap<&'a str, usize>,
+    believes: BTreeMap<&'a str, Belief>,
     /// Each (client, lease)'s latest grant.
     by_lease: BTreeMap<(&'a str, u64), usize>,
     /// Lock-side expiries seen before the grant reached its client.
     early_expiries: BTreeMap<(&'a str, u64), u64>,
-    /// Each node's previous event time (for silence across a grant's end).
-    last_ns: BTreeMap<&'a str, u64>,
     /// Write id → the grant it was sent under, and whether that grant was
     /// still current when it was sent.
     writes: BTreeMap<&'a str, (usize, bool)>,
@@ -189,17 +207,34 @@ struct Pass<'a> {
     fences: std::collections::BTreeSet<&'a str>,
     /// The oracle's indexes of the same journal: its grants are this pass's
     /// grants, index for index (one per `acquired`), in the lock's order.
-    history: History<'a>,
+    history: &'h History<'h>,
 }
 
-impl<'a> Pass<'a> {
+impl<'a, 'h> Pass<'a, 'h> {
+    fn new(history: &'h History<'h>) -> Self {
+        Pass {
+            m: Milestones::default(),
+            grants: Vec::new(),
+            believes: BTreeMap::new(),
+            by_lease: BTreeMap::new(),
+            early_expiries: BTreeMap::new(),
+            writes: BTreeMap::new(),
+            live: BTreeMap::new(),
+            clocks: BTreeMap::new(),
+            fences: std::collections::BTreeSet::new(),
+            history,
+        }
+    }
+
     fn event(&mut self, e: &'a Event) {
         let node = e.node.as_str();
-        let lock_side = e.str("client").is_some();
+        // The lock's `expired` and `released` name the client; the client's
+        // own `released` does not.
+        let lock_side = |e: &Event| e.get("client").is_some();
         match e.kind.as_str() {
             ACQUIRED => self.acquired(e),
             GRANTED => self.granted(e),
-            EXPIRED | RELEASED if lock_side => self.lock_end(e),
+            EXPIRED | RELEASED if lock_side(e) => self.lock_end(e),
             RELEASED | LOST | LAPSED | world::CRASH => {
                 self.believes.remove(node);
                 if e.kind == world::CRASH {
@@ -222,18 +257,19 @@ impl<'a> Pass<'a> {
         }
         if e.kind != world::DROP && e.kind != world::CRASH {
             self.came_back(node, e.t_ns);
-            self.last_ns.insert(node, e.t_ns);
         }
     }
 
     /// `node` acts at `t_ns`: if it still believes a grant that ended at the
     /// lock since it last acted, it was paused or silent across that end.
+    /// Only believers' times matter: a client's `acquired` is where its
+    /// belief starts, and it acts then.
     fn came_back(&mut self, node: &str, t_ns: u64) {
-        let Some(&g) = self.believes.get(node) else {
+        let Some(belief) = self.believes.get_mut(node) else {
             return;
         };
-        let last = self.last_ns.get(node).copied().unwrap_or(0);
-        let grant = &mut self.grants[g];
+        let last = std::mem::replace(&mut belief.last_ns, t_ns);
+        let grant = &mut self.grants[belief.grant];
         if let Some(end) = grant.ended_ns {
             if !grant.counted_paused && last <= end && end < t_ns {
                 grant.counted_paused = true;
@@ -267,7 +303,11 @@ impl<'a> Pass<'a> {
         if let Some(lease) = e.u64("lease") {
             self.by_lease.insert((client, lease), g);
         }
-        self.believes.insert(client, g);
+        let belief = Belief {
+            grant: g,
+            last_ns: e.t_ns,
+        };
+        self.believes.insert(client, belief);
     }
 
     fn granted(&mut self, e: &'a Event) {
@@ -284,7 +324,7 @@ impl<'a> Pass<'a> {
             .believes
             .iter()
             .filter(|(c, _)| **c != to)
-            .map(|(_, g)| *g)
+            .map(|(_, b)| b.grant)
             .collect();
         for g in held {
             self.held_lost(g);
@@ -316,7 +356,7 @@ impl<'a> Pass<'a> {
         grant.ends_seen += 1;
         if grant.ends_seen == grant.ends_needed {
             grant.ended_ns = Some(e.t_ns);
-            if e.kind == EXPIRED && self.believes.get(client) == Some(&g) {
+            if e.kind == EXPIRED && self.believes.get(client).is_some_and(|b| b.grant == g) {
                 self.held_lost(g);
             }
         }
@@ -335,7 +375,7 @@ impl<'a> Pass<'a> {
             self.fences.insert(write);
             return;
         }
-        let Some(&g) = self.believes.get(e.node.as_str()) else {
+        let Some(g) = self.believes.get(e.node.as_str()).map(|b| b.grant) else {
             return;
         };
         debug_assert_eq!(self.grants[g].client, e.node);

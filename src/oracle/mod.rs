@@ -220,13 +220,46 @@ impl Report {
 
 /// Judges `journal`. Reads nothing but the journal's events.
 pub fn check(journal: &Journal, config: &OracleConfig) -> Report {
+    judge_indexed(&History::index(journal), config)
+}
+
+/// Judges `journal` and counts its [`Milestones`], indexing it once: the
+/// same as [`check`] and [`Milestones::count`], for the price of one pass.
+///
+/// ```
+/// use fencesim::oracle::{check, check_and_count, Milestones, OracleConfig};
+/// use sim::journal::{Event, Journal};
+/// let e = |t: u64, node: &str, kind: &str| Event::new(0, t, node, t as i64, kind);
+/// let journal = Journal::from_events([
+///     e(0, "client1", "acquired").with("lease", 1u64).with("token", 33u64),
+///     e(1, "client1", "wrote").with("write", "client1/1").with("token", 33u64),
+///     e(2, "storage", "accepted").with("write", "client1/1").with("client", "client1"),
+/// ]);
+/// let config = OracleConfig::default();
+/// let (report, milestones) = check_and_count(&journal, &config);
+/// assert_eq!(report, check(&journal, &config));
+/// assert_eq!(milestones, Milestones::count(&journal));
+/// ```
+pub fn check_and_count(journal: &Journal, config: &OracleConfig) -> (Report, Milestones) {
     let history = History::index(journal);
+    let report = judge_indexed(&history, config);
+    let milestones = Milestones::count_indexed(
+        journal,
+        &history,
+        report.stale_writes,
+        report.token_regressions,
+    );
+    (report, milestones)
+}
+
+/// Judges the indexes of one journal.
+fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
     let mut violations = Vec::new();
-    let stale_writes = stale::check(&history, &mut violations);
-    let zombie_writes = zombie::check(&history, &mut violations);
-    let token_regressions = tokens::check(&history, &mut violations);
-    let lost_updates = lost_update::check(&history, &mut violations);
-    let counts = counts::count(&history);
+    let stale_writes = stale::check(history, &mut violations);
+    let zombie_writes = zombie::check(history, &mut violations);
+    let token_regressions = tokens::check(history, &mut violations);
+    let lost_updates = lost_update::check(history, &mut violations);
+    let counts = counts::count(history);
     // Stable: findings at the same event keep the order of the checks above.
     violations.sort_by_key(|v| v.seq);
     let violated = stale_writes > 0

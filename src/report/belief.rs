@@ -193,13 +193,13 @@ impl Beliefs {
                 || e.kind == events::EXPIRED
                 || (e.kind == events::RELEASED && e.get("client").is_some());
             if is_client && seen_clients.insert(e.node.as_str()) {
-                clients.push((e.node.clone(), None));
+                clients.push((e.node.to_string(), None));
             }
             if is_lock && seen_locks.insert(e.node.as_str()) {
-                locks.push((e.node.clone(), None));
+                locks.push((e.node.to_string(), None));
             }
             if e.node != world::WORLD && seen.insert(e.node.as_str()) {
-                states.push((e.node.clone(), NodeState::Up));
+                states.push((e.node.to_string(), NodeState::Up));
             }
         }
         Beliefs {
@@ -284,7 +284,7 @@ impl Beliefs {
                     token: e.u64("token"),
                     since_t_ns: e.t_ns,
                 };
-                self.grants.push((e.node.clone(), held.clone()));
+                self.grants.push((e.node.to_string(), held.clone()));
                 if let Some((_, h)) = self.now.locks.iter_mut().find(|(n, _)| *n == e.node) {
                     *h = Some(held);
                 }
@@ -313,7 +313,7 @@ impl Beliefs {
     pub(crate) fn apply_keeping_before(&mut self, e: &Event) -> Before {
         let node = e.node.as_str();
         let before = Before {
-            node: e.node.clone(),
+            node: e.node.to_string(),
             belief: self
                 .now
                 .clients
@@ -654,11 +654,11 @@ pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
                 };
             }
             if let Some(b) = after {
-                open_belief.push((e.node.clone(), bars.len()));
+                open_belief.push((e.node.to_string(), bars.len()));
                 bars.push(LeaseBar {
                     at_lock: false,
-                    node: e.node.clone(),
-                    client: e.node.clone(),
+                    node: e.node.to_string(),
+                    client: e.node.to_string(),
                     lease: b.lease,
                     token: b.token,
                     start_t_ns: e.t_ns,
@@ -678,10 +678,10 @@ pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
         ended_seen = beliefs.ended.len();
         if e.kind == events::GRANTED {
             if let Some(h) = beliefs.holder(&e.node) {
-                open_true.push((e.node.clone(), bars.len()));
+                open_true.push((e.node.to_string(), bars.len()));
                 bars.push(LeaseBar {
                     at_lock: true,
-                    node: e.node.clone(),
+                    node: e.node.to_string(),
                     client: h.client.clone(),
                     lease: h.lease,
                     token: h.token,

@@ -277,7 +277,7 @@ fn note_out_of_play(out_of_play: &mut [bool], lane: Option<usize>, e: &Event) {
 pub fn describe(event: &Event) -> String {
     let phrase = known_phrase(event).unwrap_or_else(|| {
         if event.fields.is_empty() {
-            event.kind.clone()
+            event.kind.to_string()
         } else {
             format!("{} {}", event.kind, event.fields_text())
         }
@@ -507,7 +507,7 @@ impl Fences {
             events::ACQUIRED => self.newest_grant = self.newest_grant.max(token),
             events::ACCEPTED => {
                 if let (Some(t), Some(write)) = (token, e.str("write")) {
-                    let accepted = self.highest_accepted.get(&e.node).copied();
+                    let accepted = self.highest_accepted.get(e.node.as_str()).copied();
                     if let Some(max) = accepted.filter(|max| t < *max) {
                         phrase = format!("⚠ ACCEPTED {write} (token {t} < {max})");
                         tone = Tone::Bad;

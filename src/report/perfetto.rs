@@ -132,7 +132,7 @@ pub fn trace(s: &Subject<'_>) -> String {
         args.insert("seq".into(), json!(e.seq));
         args.insert("local_time".into(), json!(local(e.local_ns)));
         for (name, value) in &e.fields {
-            args.insert(name.clone(), field(value));
+            args.insert(name.to_string(), field(value));
         }
         for v in findings.get(&e.seq).into_iter().flatten() {
             args.insert(v.kind.as_str().into(), json!(v.explanation));
@@ -140,7 +140,7 @@ pub fn trace(s: &Subject<'_>) -> String {
         let message_end = e.kind == world::SEND || e.kind == world::DELIVER;
         let mut event = json!({
             "name": describe(e),
-            "cat": e.kind,
+            "cat": e.kind.as_str(),
             "ph": if message_end { "X" } else { "i" },
             "ts": micros(e.t_ns),
             "pid": p,
@@ -181,10 +181,10 @@ pub fn trace(s: &Subject<'_>) -> String {
                 } else {
                     "down"
                 };
-                out_since.insert(e.node.clone(), (e.t_ns, what));
+                out_since.insert(e.node.to_string(), (e.t_ns, what));
             }
             world::RESUME | world::RESTART => {
-                if let Some((since, what)) = out_since.remove(&e.node) {
+                if let Some((since, what)) = out_since.remove(e.node.as_str()) {
                     out.push(slice(p, OUT, what, since, e.t_ns, json!({})));
                 }
             }
@@ -286,7 +286,7 @@ fn field(v: &FieldValue) -> Value {
         FieldValue::U64(x) => json!(x),
         FieldValue::I64(x) => json!(x),
         FieldValue::Bool(x) => json!(x),
-        FieldValue::Str(x) => json!(x),
+        FieldValue::Str(x) => json!(x.as_str()),
         FieldValue::F64(x) if x.is_finite() => json!(x),
         FieldValue::F64(x) => json!(x.to_string()),
     }

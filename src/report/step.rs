@@ -74,7 +74,7 @@ pub fn steps(journal: &Journal, report: &Report) -> Vec<Step> {
         let sentence = sentence(e, beliefs.before(&kept), beliefs.view(), &sent);
         if e.kind == world::SEND {
             if let Some(id) = e.u64(world::field::ID) {
-                sent.insert(id, (e.t_ns, e.node.clone()));
+                sent.insert(id, (e.t_ns, e.node.to_string()));
             }
         }
         // Escaped once here, so that every medium shows the same text and

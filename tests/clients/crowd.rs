@@ -68,7 +68,7 @@ fn acquired_order(run: &ScenarioRun) -> Vec<String> {
     events
         .iter()
         .filter(|e| e.kind == "acquired")
-        .map(|e| e.node.clone())
+        .map(|e| e.node.to_string())
         .collect()
 }
 

@@ -43,7 +43,7 @@ fn check(run: &ScenarioRun, what: &str) {
     let key = |e: &Event| {
         let client = e.str("client").expect("a lock event names its client");
         let lease = e.u64("lease").expect("a lock event names its lease");
-        (e.node.clone(), client.to_owned(), lease)
+        (e.node.to_string(), client.to_owned(), lease)
     };
     for (i, e) in events.iter().enumerate() {
         match e.kind.as_str() {
@@ -120,7 +120,7 @@ fn check(run: &ScenarioRun, what: &str) {
                 };
                 let to = e.str("to").expect("a send names its receiver");
                 let lease = lease_of(msg).expect("a grant names its lease");
-                let k = (e.node.clone(), to.to_owned(), lease);
+                let k = (e.node.to_string(), to.to_owned(), lease);
                 assert!(
                     grants.contains_key(&k),
                     "{what}: {e:?} sends a grant never journaled"

@@ -48,7 +48,10 @@ fn change_points_are_the_events_of_the_scenarios_own_run() {
     let run = fencesim::runner::run_scripted(&s, s.seed, s.faults.len());
     assert_eq!(bound.points.len(), run.result.journal.len());
     let first = &run.result.journal.events()[0];
-    assert_eq!(bound.points[0], (first.node.clone(), first.kind.clone(), 1));
+    assert_eq!(
+        bound.points[0],
+        (first.node.to_string(), first.kind.to_string(), 1)
+    );
 }
 
 fn failing(jobs: &str) -> Vec<Value> {

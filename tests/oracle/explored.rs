@@ -17,7 +17,7 @@ use fencesim::scenario::{self, Scenario};
 
 use super::reference::{assert_agrees, stale_writes, token_regressions};
 
-fn bundled() -> Vec<Scenario> {
+pub(crate) fn bundled() -> Vec<Scenario> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios");
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()

@@ -5,6 +5,7 @@ mod counts;
 mod explored;
 mod journal;
 mod lost_update;
+mod one_pass;
 mod reference;
 mod stale;
 mod tokens;

@@ -134,7 +134,7 @@ fn every_event_kind_of_every_bundled_scenario_reads_as_a_sentence() {
             let run = runner::run(&s, seed);
             let journal = &run.result.journal;
             for (step, e) in steps(journal, &run.report).iter().zip(journal.events()) {
-                let entry = kinds.entry(e.kind.clone()).or_default();
+                let entry = kinds.entry(e.kind.to_string()).or_default();
                 entry.0 += 1;
                 if entry.1.is_empty() {
                     entry.1 = step.sentence.clone();

@@ -4,6 +4,7 @@
 use crate::actor::{Message, NodeId, TimerId};
 use crate::events::{self, field, reason};
 use crate::fault::FollowUp;
+use crate::journal::{Name, Value};
 use crate::run::Outcome;
 
 use super::step::Input;
@@ -15,6 +16,8 @@ pub(super) enum Item<M> {
         from: NodeId,
         to: NodeId,
         msg: M,
+        /// `msg.summary()`, made once when it was sent.
+        summary: Name,
     },
     Timer {
         node: NodeId,
@@ -65,8 +68,9 @@ impl<M: Message> World<M> {
         if self.stop.is_some() {
             return;
         }
-        if self.nodes.len() <= 64 {
-            // The counts against what they count, in worlds small enough.
+        if cfg!(debug_assertions) && self.nodes.len() <= 64 {
+            // The counts against what they count, in worlds small enough
+            // (debug builds only: the check visits every node, each step).
             let queued: usize = self.nodes.iter().map(|n| n.inbox.len()).sum();
             let undone = self
                 .nodes
@@ -95,22 +99,32 @@ impl<M: Message> World<M> {
                 break;
             }
             match entry.remove() {
-                Item::Arrive { id, from, to, msg } => {
+                Item::Arrive {
+                    id,
+                    from,
+                    to,
+                    msg,
+                    summary,
+                } => {
                     self.in_flight -= 1;
                     if self.nodes[to].up {
                         let input = Input::Message {
                             id,
                             from,
                             msg,
+                            summary,
                             noted: false,
                         };
                         self.deliver_input(to, input);
                     } else {
-                        let fields = vec![
+                        let fields = [
                             (field::ID, id.into()),
-                            (field::TO, self.names[to].as_str().into()),
-                            (field::MSG, msg.summary().into()),
-                            (field::REASON, reason::NODE_DOWN.into()),
+                            (field::TO, Value::Str(self.names[to].clone())),
+                            (field::MSG, Value::Str(summary)),
+                            (
+                                field::REASON,
+                                Value::Str(Name::from_static(reason::NODE_DOWN)),
+                            ),
                         ];
                         self.record(Some(from), events::DROP, fields);
                     }

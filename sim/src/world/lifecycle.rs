@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::actor::{Message, NodeId};
 use crate::events::{self, field, reason};
 use crate::fault::FollowUp;
+use crate::journal::{Name, Value};
 
 use super::step::Input;
 use super::World;
@@ -30,15 +31,18 @@ impl<M: Message> World<M> {
             if let Input::Message {
                 id: msg_id,
                 from,
-                msg,
+                summary,
                 ..
             } = input
             {
-                let fields = vec![
+                let fields = [
                     (field::ID, msg_id.into()),
-                    (field::TO, self.names[id].as_str().into()),
-                    (field::MSG, msg.summary().into()),
-                    (field::REASON, reason::NODE_DOWN.into()),
+                    (field::TO, Value::Str(self.names[id].clone())),
+                    (field::MSG, Value::Str(summary)),
+                    (
+                        field::REASON,
+                        Value::Str(Name::from_static(reason::NODE_DOWN)),
+                    ),
                 ];
                 self.record(Some(from), events::DROP, fields);
             }
@@ -67,8 +71,8 @@ impl<M: Message> World<M> {
         self.crash_node(id);
         self.nodes[id].powered_off = restart_after.is_none();
         self.note_done(id);
-        let by = self.names[by].clone();
-        self.record(Some(id), events::CRASH, vec![(field::BY, by.into())]);
+        let by = Value::Str(self.names[by].clone());
+        self.record(Some(id), events::CRASH, [(field::BY, by)]);
         if let Some(after) = restart_after {
             let at = self.now_ns() + after.as_nanos() as u64;
             self.schedule_follow_up(at, FollowUp::Restart(id));

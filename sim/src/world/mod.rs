@@ -30,13 +30,14 @@ pub(crate) use step::Input;
 pub(crate) use tasks::{run_world, take_current};
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
 
 use crate::actor::{Actor, Message, NodeId, NodeNames, TimerId};
 use crate::clock::Clock;
 use crate::fault::{ScheduledFault, Trigger};
-use crate::journal::{Event, Journal, Value};
+use crate::journal::{Event, Journal, Name, Value};
 use crate::net::Network;
 use crate::run::{Limits, Outcome};
 
@@ -75,7 +76,8 @@ pub struct World<M> {
     pub(crate) nodes: Vec<Node<M>>,
     pub(crate) net: Network,
     pub(crate) journal: Journal,
-    faults: Vec<ScheduledFault>,
+    /// Shared, so that applying one borrows it while the world changes.
+    faults: Arc<[ScheduledFault]>,
     /// True time at which each fault fired (`None`: not yet, or never).
     pub(crate) fired_ns: Vec<Option<u64>>,
     triggers: Vec<PendingTrigger>,
@@ -109,11 +111,14 @@ pub struct World<M> {
     end_ns: u64,
     /// The node whose handler is running (to name it when it panics).
     pub(crate) current: Option<NodeId>,
+    /// An empty buffer, kept between steps, for the next step's events.
+    spare_events: Vec<crate::capture::RawEvent>,
 }
 
 impl<M: Message> World<M> {
     fn new(builder: WorldBuilder<M>) -> Self {
-        let names = NodeNames::new(builder.nodes.iter().map(|(n, _)| n.clone()).collect());
+        let (names, actors): (Vec<String>, Vec<_>) = builder.nodes.into_iter().unzip();
+        let names = NodeNames::new(names);
         let index = |name: &str| {
             names
                 .id(name)
@@ -137,10 +142,9 @@ impl<M: Message> World<M> {
         let start = time.elapsed();
         LIVE_WORLDS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut world = World {
-            nodes: builder
-                .nodes
+            nodes: actors
                 .into_iter()
-                .map(|(_, actor)| Node {
+                .map(|actor| Node {
                     done: actor.is_done(),
                     actor,
                     clock: Clock::default(),
@@ -159,7 +163,7 @@ impl<M: Message> World<M> {
             net: Network::new(builder.net.default, links),
             journal: Journal::default(),
             fired_ns: vec![None; builder.faults.len()],
-            faults: builder.faults,
+            faults: builder.faults.into(),
             triggers: Vec::new(),
             fired: Vec::new(),
             postponed: Vec::new(),
@@ -181,7 +185,9 @@ impl<M: Message> World<M> {
             stop: None,
             end_ns: 0,
             current: None,
+            spare_events: Vec::new(),
         };
+        crate::capture::share_node_names(&world.names);
         world.queued_inputs = world.nodes.len();
         world.undone = world.nodes.iter().filter(|n| !n.done).count();
         world.arm_triggers();
@@ -248,25 +254,43 @@ impl<M: Message> World<M> {
             .unwrap_or_else(|| panic!("unknown node {name:?}"))
     }
 
-    /// Appends an event, stamped now, for `node` (`None`: the world itself),
-    /// and fires the faults it triggers.
-    pub(crate) fn record(&mut self, node: Option<NodeId>, kind: &str, fields: Vec<(&str, Value)>) {
-        let fields = fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
-        self.record_owned(node, kind.to_owned(), fields);
+    /// Appends a world event (one of [`crate::events`], with its fields),
+    /// stamped now, for `node` (`None`: the world itself), and fires the
+    /// faults it triggers.
+    pub(crate) fn record(
+        &mut self,
+        node: Option<NodeId>,
+        kind: &'static str,
+        fields: impl IntoIterator<Item = (&'static str, Value)>,
+    ) {
+        if self.stop.is_some() {
+            return;
+        }
+        let fields = fields
+            .into_iter()
+            .map(|(k, v)| (Name::from_static(k), v))
+            .collect();
+        self.record_owned(node, Name::from_static(kind), fields);
     }
 
-    fn record_owned(&mut self, node: Option<NodeId>, kind: String, fields: Vec<(String, Value)>) {
+    fn record_owned(&mut self, node: Option<NodeId>, kind: Name, fields: Vec<(Name, Value)>) {
         if self.stop.is_some() {
             return;
         }
         let t_ns = self.now_ns();
         let (name, local_ns) = match node {
-            Some(id) => (self.names[id].as_str(), self.nodes[id].clock.wall_ns(t_ns)),
-            None => (WORLD_NODE, t_ns as i64),
+            Some(id) => (self.names[id].clone(), self.nodes[id].clock.wall_ns(t_ns)),
+            None => (Name::from_static(WORLD_NODE), t_ns as i64),
         };
-        let mut event = Event::new(self.journal.len() as u64, t_ns, name, local_ns, &kind);
-        event.fields = fields;
-        let delayed = self.match_triggers(&event, t_ns);
+        let event = Event {
+            seq: self.journal.len() as u64,
+            t_ns,
+            node: name,
+            local_ns,
+            kind,
+            fields,
+        };
+        let delayed = self.match_triggers(node, &event, t_ns);
         self.journal.push(event);
         for (at, fault) in delayed {
             self.schedule(at, Item::Fault(fault));

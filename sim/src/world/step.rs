@@ -6,6 +6,7 @@ use std::time::Duration;
 use crate::actor::{Context, Message, NodeId, Outputs, TimerId, TimerOp};
 use crate::capture;
 use crate::events::{self, field};
+use crate::journal::{Name, Value};
 
 use super::agenda::Item;
 use super::World;
@@ -16,6 +17,8 @@ pub(crate) enum Input<M> {
         id: u64,
         from: NodeId,
         msg: M,
+        /// `msg.summary()`, made once when it was sent.
+        summary: Name,
         /// Its `deliver` is journalled already (a pause held its handling).
         noted: bool,
     },
@@ -61,13 +64,14 @@ impl<M: Message> World<M> {
             Input::Message {
                 id: msg_id,
                 from,
-                msg,
+                summary,
                 noted: false,
+                ..
             } => {
-                let fields = vec![
+                let fields = [
                     (field::ID, (*msg_id).into()),
-                    (field::FROM, self.names[*from].as_str().into()),
-                    (field::MSG, msg.summary().into()),
+                    (field::FROM, Value::Str(self.names[*from].clone())),
+                    (field::MSG, Value::Str(summary.clone())),
                 ];
                 self.record(Some(id), events::DELIVER, fields);
                 // A pause fired by the delivery holds its handling.
@@ -81,6 +85,7 @@ impl<M: Message> World<M> {
                         id: msg_id,
                         from,
                         msg,
+                        summary,
                         ..
                     } = input
                     {
@@ -88,6 +93,7 @@ impl<M: Message> World<M> {
                             id: msg_id,
                             from,
                             msg,
+                            summary,
                             noted: true,
                         };
                         self.nodes[id].inbox.push_front(again);
@@ -125,8 +131,10 @@ impl<M: Message> World<M> {
         }
         self.current = None;
         self.note_done(id);
+        let mut events = std::mem::take(&mut self.spare_events);
+        capture::drain_into(&mut events);
         let rest = Rest {
-            events: capture::drain(),
+            events,
             first: 0,
             timers: out.timers,
             sends: out.sends,
@@ -150,7 +158,8 @@ impl<M: Message> World<M> {
         let epoch = self.nodes[id].epoch;
         self.stepping = Some(id);
         let mut done = rest.first;
-        let mut events = rest.events.into_iter();
+        let mut buffer = rest.events;
+        let mut events = buffer.drain(..);
         let mut power_offs = rest.power_offs.into_iter().peekable();
         let mut cut = false;
         loop {
@@ -170,11 +179,24 @@ impl<M: Message> World<M> {
                 break;
             }
         }
-        let before_cut = |mark: usize| !cut || mark < done;
-        let (timers, later_timers): (Vec<_>, Vec<_>) =
-            rest.timers.into_iter().partition(|(m, _)| before_cut(*m));
-        let (sends, later_sends): (Vec<_>, Vec<_>) =
-            rest.sends.into_iter().partition(|(m, _, _)| before_cut(*m));
+        let later_events: Vec<_> = if cut {
+            events.by_ref().collect()
+        } else {
+            Vec::new()
+        };
+        drop(events);
+        // The emptied buffer serves the next step.
+        self.spare_events = buffer;
+        let (timers, later_timers, sends, later_sends) = if cut {
+            let before_cut = |mark: usize| mark < done;
+            let (timers, later_timers): (Vec<_>, Vec<_>) =
+                rest.timers.into_iter().partition(|(m, _)| before_cut(*m));
+            let (sends, later_sends): (Vec<_>, Vec<_>) =
+                rest.sends.into_iter().partition(|(m, _, _)| before_cut(*m));
+            (timers, later_timers, sends, later_sends)
+        } else {
+            (rest.timers, Vec::new(), rest.sends, Vec::new())
+        };
         let alive = self.nodes[id].epoch == epoch;
         if alive {
             for (_, op) in timers {
@@ -194,7 +216,7 @@ impl<M: Message> World<M> {
         let alive = alive && self.nodes[id].epoch == epoch;
         if cut && alive {
             let later = Rest {
-                events: events.collect(),
+                events: later_events,
                 first: done,
                 timers: later_timers,
                 sends: later_sends,

@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::cell::RefCell;
 use std::future::Future;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::rc::Rc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
@@ -89,7 +89,7 @@ pub(crate) async fn run_world<M: Message>(builder: WorldBuilder<M>) -> Outcome {
         let at = madsim::time::Instant::now() + Duration::from_nanos(deadline);
         Supervise {
             world: world.clone(),
-            sleep: Box::pin(madsim::time::sleep_until(at)),
+            sleep: pin!(madsim::time::sleep_until(at)),
         }
         .await;
     }
@@ -97,12 +97,12 @@ pub(crate) async fn run_world<M: Message>(builder: WorldBuilder<M>) -> Outcome {
 
 /// The supervisor's wait: until its deadline, or until woken early (an
 /// earlier agenda item, the end of the run).
-struct Supervise<M> {
+struct Supervise<'s, M> {
     world: Shared<M>,
-    sleep: Pin<Box<madsim::time::Sleep>>,
+    sleep: Pin<&'s mut madsim::time::Sleep>,
 }
 
-impl<M: Message> Future for Supervise<M> {
+impl<M: Message> Future for Supervise<'_, M> {
     type Output = ();
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
         if self.sleep.as_mut().poll(cx).is_ready() {

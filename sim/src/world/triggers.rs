@@ -3,16 +3,16 @@
 
 use std::time::Duration;
 
-use crate::actor::Message;
-use crate::fault::Trigger;
-use crate::journal::Event;
+use crate::actor::{Message, NodeId};
+use crate::fault::{Fault, Trigger};
+use crate::journal::{Event, Name};
 
 use super::agenda::Item;
 use super::World;
 
 pub(super) struct PendingTrigger {
-    node: String,
-    kind: String,
+    node: NodeId,
+    kind: Name,
     nth: u32,
     seen: u32,
     delay: Duration,
@@ -22,33 +22,46 @@ pub(super) struct PendingTrigger {
 impl<M: Message> World<M> {
     /// Puts each `at` fault on the agenda and notes each `after` trigger.
     pub(super) fn arm_triggers(&mut self) {
-        for i in 0..self.faults.len() {
-            match self.faults[i].trigger.clone() {
+        let faults = std::sync::Arc::clone(&self.faults);
+        for (i, f) in faults.iter().enumerate() {
+            match &f.trigger {
                 Trigger::At(at) => self.schedule(at.as_nanos() as u64, Item::Fault(i)),
                 Trigger::After {
                     node,
                     kind,
                     nth,
                     delay,
-                } => self.triggers.push(PendingTrigger {
-                    node,
-                    kind,
-                    nth: nth.max(1),
-                    seen: 0,
-                    delay,
-                    fault: i,
-                }),
+                } => {
+                    let trigger = PendingTrigger {
+                        node: self.node_id(node),
+                        kind: Name::from(kind),
+                        nth: (*nth).max(1),
+                        seen: 0,
+                        delay: *delay,
+                        fault: i,
+                    };
+                    self.triggers.push(trigger);
+                }
             }
         }
     }
 
-    /// Counts `event` (stamped `t_ns`) against the pending triggers: faults
-    /// due right away join `fired`; those due after a delay are returned
-    /// with their time, for the agenda.
-    pub(super) fn match_triggers(&mut self, event: &Event, t_ns: u64) -> Vec<(u64, usize)> {
+    /// Counts `event` (stamped `t_ns`, of node `node`; `None`: the world)
+    /// against the pending triggers: faults due right away join `fired`;
+    /// those due after a delay are returned with their time, for the agenda.
+    pub(super) fn match_triggers(
+        &mut self,
+        node: Option<NodeId>,
+        event: &Event,
+        t_ns: u64,
+    ) -> Vec<(u64, usize)> {
         let mut delayed = Vec::new();
+        let Some(node) = node else {
+            // Triggers name nodes, and the world is none.
+            return delayed;
+        };
         for trig in &mut self.triggers {
-            if trig.seen < trig.nth && event.node == trig.node && event.kind == trig.kind {
+            if trig.seen < trig.nth && trig.node == node && event.kind == trig.kind {
                 trig.seen += 1;
                 if trig.seen == trig.nth {
                     if trig.delay.is_zero() {
@@ -68,10 +81,9 @@ impl<M: Message> World<M> {
     pub(super) fn apply_fired(&mut self) {
         while !self.fired.is_empty() {
             for i in std::mem::take(&mut self.fired) {
-                let fault = self.faults[i].fault.clone();
                 let own_crash = matches!(
-                    (&fault, self.stepping),
-                    (crate::fault::Fault::Crash(c), Some(node)) if self.names[node] == c.node
+                    (&self.faults[i].fault, self.stepping),
+                    (Fault::Crash(c), Some(node)) if self.names[node] == c.node
                 );
                 if own_crash {
                     self.postponed.push(i);
@@ -89,7 +101,7 @@ impl<M: Message> World<M> {
             let now = self.now_ns();
             self.fired_ns[i].get_or_insert(now);
         }
-        let fault = self.faults[i].fault.clone();
-        fault.apply(self);
+        let faults = std::sync::Arc::clone(&self.faults);
+        faults[i].fault.apply(self);
     }
 }

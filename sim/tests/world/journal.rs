@@ -85,10 +85,10 @@ fn emitted_events_carry_typed_fields_node_and_local_time() {
     assert_eq!(
         e.fields,
         vec![
-            ("count".to_owned(), Value::U64(7)),
-            ("skew".to_owned(), Value::I64(-3)),
-            ("ok".to_owned(), Value::Bool(true)),
-            ("who".to_owned(), Value::Str("client9".into())),
+            ("count".into(), Value::U64(7)),
+            ("skew".into(), Value::I64(-3)),
+            ("ok".into(), Value::Bool(true)),
+            ("who".into(), Value::Str("client9".into())),
         ]
     );
     assert_at(e.t_ns, 10);

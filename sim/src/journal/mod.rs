@@ -4,6 +4,16 @@
 //! (emitted through `tracing`, see [`crate::emit!`]) becomes one [`Event`]. Renderers
 //! and checkers read the journal and nothing else.
 //!
+//! A run journals thousands of events that repeat a few names, so an
+//! event's node, kind and field names are [`Name`]s, not `String`s: the
+//! world's constant kinds and field names are `&'static str`s, and each node
+//! name is one `Arc<str>` that every event of that node, and every string
+//! field naming that node (`to`, `from`, `client`, …), shares. A message's
+//! summary is made once when it is sent, and shared by its `send`,
+//! `deliver` and `drop` events. A `Name` reads like a `&str` (`e.node ==
+//! "lock"`, `e.kind.as_str()`, `match e.kind.as_str() { … }`), and the JSON
+//! form of an event does not depend on how its names are stored.
+//!
 //! ```
 //! use sim::journal::{Event, Journal, Value};
 //! let mut journal = Journal::default();
@@ -20,6 +30,10 @@
 
 use std::fmt::{self, Write as _};
 
+mod name;
+
+pub use name::Name;
+
 /// A typed field value of an event.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
@@ -29,8 +43,9 @@ pub enum Value {
     I64(i64),
     /// A flag.
     Bool(bool),
-    /// A string (node names, message summaries).
-    Str(String),
+    /// A string (node names, message summaries): a [`Name`], so that a
+    /// node name in a field shares the world's copy.
+    Str(Name),
     /// A float (clock rates).
     F64(f64),
 }
@@ -116,13 +131,25 @@ impl From<bool> for Value {
 
 impl From<&str> for Value {
     fn from(v: &str) -> Self {
-        Value::Str(v.to_owned())
+        Value::Str(Name::from(v))
     }
 }
 
 impl From<String> for Value {
     fn from(v: String) -> Self {
+        Value::Str(Name::from(v))
+    }
+}
+
+impl From<Name> for Value {
+    fn from(v: Name) -> Self {
         Value::Str(v)
+    }
+}
+
+impl From<&Name> for Value {
+    fn from(v: &Name) -> Self {
+        Value::Str(v.clone())
     }
 }
 
@@ -135,38 +162,48 @@ pub struct Event {
     pub t_ns: u64,
     /// The node the event happened on (for a message: the sender on `send`,
     /// the receiver on `deliver`).
-    pub node: String,
+    pub node: Name,
     /// The node's own wall clock reading when the event happened, in
     /// nanoseconds; it differs from `t_ns` by the node's skew, drift and jumps.
     pub local_ns: i64,
     /// What happened: `send`, `pause`, `acquired`, `accepted`, …
-    pub kind: String,
+    pub kind: Name,
     /// Typed fields, in the order they were given.
-    pub fields: Vec<(String, Value)>,
+    pub fields: Vec<(Name, Value)>,
 }
 
 impl Event {
-    /// A new event without fields.
-    pub fn new(seq: u64, t_ns: u64, node: &str, local_ns: i64, kind: &str) -> Self {
+    /// A new event without fields. `node` and `kind` are anything a
+    /// [`Name`] is made from (`&str`, `String`, a `Name`).
+    pub fn new(
+        seq: u64,
+        t_ns: u64,
+        node: impl Into<Name>,
+        local_ns: i64,
+        kind: impl Into<Name>,
+    ) -> Self {
         Event {
             seq,
             t_ns,
-            node: node.to_owned(),
+            node: node.into(),
             local_ns,
-            kind: kind.to_owned(),
+            kind: kind.into(),
             fields: Vec::new(),
         }
     }
 
     /// Adds a field (builder style, for tests and world events).
-    pub fn with(mut self, name: &str, value: impl Into<Value>) -> Self {
-        self.fields.push((name.to_owned(), value.into()));
+    pub fn with(mut self, name: impl Into<Name>, value: impl Into<Value>) -> Self {
+        self.fields.push((name.into(), value.into()));
         self
     }
 
     /// The field named `name`, if present.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.fields.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.fields
+            .iter()
+            .find(|(n, _)| *n == *name)
+            .map(|(_, v)| v)
     }
 
     /// The field `name` as an unsigned integer.
