@@ -38,8 +38,8 @@ use std::fmt::Write as _;
 use serde_json::json;
 use sim::events as world;
 
-use super::belief::{local_seconds, seconds, token_text, Beliefs};
-use super::step::{steps, verdict_text};
+use super::belief::{local_seconds, seconds, token_text, Beliefs, Believed};
+use super::step::{steps, verdict_text, Step};
 use super::Subject;
 use crate::escape::html as esc;
 use crate::oracle::Verdict;
@@ -51,6 +51,13 @@ use layout::{Layout, CUT};
 
 /// The page.
 pub fn page(s: &Subject<'_>) -> String {
+    page_with_steps(s, &steps(s.journal, s.report))
+}
+
+/// The page, with the steps of `s` already explained ([`steps`]), so that
+/// `fencesim report` explains a long journal once for all its pages.
+pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
+    assert_eq!(steps.len(), s.journal.len(), "one step per event");
     let layout = Layout::new(s);
     let mut out = String::with_capacity(64 * 1024);
     let title = format!("{} — fencesim", s.name);
@@ -143,7 +150,7 @@ pub fn page(s: &Subject<'_>) -> String {
     }
     out.push_str("</tbody></table></div>\n<div id=\"selftest-result\"></div>\n");
     out.push_str("<script id=\"journal\" type=\"application/json\">");
-    out.push_str(&script_json(&data(s, &layout)));
+    out.push_str(&script_json(&data(s, &layout, steps)));
     out.push_str("</script>\n<script>");
     out.push_str(JS);
     out.push_str("</script>\n</body>\n</html>\n");
@@ -152,7 +159,7 @@ pub fn page(s: &Subject<'_>) -> String {
 
 /// The embedded data: the journal (canonical JSON of every event) and, per
 /// step, its cursor position, sentence and beliefs.
-fn data(s: &Subject<'_>, layout: &Layout) -> String {
+fn data(s: &Subject<'_>, layout: &Layout, steps: &[Step]) -> String {
     // Written as it goes, one event and one step at a time: a long journal
     // never has a second copy as a JSON tree.
     let mut out = String::from("{\"journal\":[");
@@ -164,11 +171,7 @@ fn data(s: &Subject<'_>, layout: &Layout) -> String {
     }
     out.push_str("],\n\"steps\":[");
     let mut beliefs = Beliefs::new(s.journal);
-    for (i, (step, e)) in steps(s.journal, s.report)
-        .into_iter()
-        .zip(s.journal.events())
-        .enumerate()
-    {
+    for (i, (step, e)) in steps.iter().zip(s.journal.events()).enumerate() {
         beliefs.apply(e);
         let value = json!({
             "x": layout.axis.x(e.t_ns).round() as i64,
@@ -193,9 +196,22 @@ fn data(s: &Subject<'_>, layout: &Layout) -> String {
 /// `[node, believes, truly]` for every client and `[lock, "", holder]` for
 /// every lock node, in the lanes' order (a node without a lane last, in
 /// order of appearance).
+///
+/// A crowd (clients sharing a lane) is summed up as `step` sums it up: a
+/// row for each client that believes it holds a lease, truly holds one or
+/// is paused or down, and one row counting the others (`990 other
+/// clients`, holding nothing), so that a step costs the same for a
+/// thousand clients as for ten.
 fn belief_rows(b: &Beliefs, layout: &Layout) -> Vec<[String; 3]> {
-    let mut rows = Vec::new();
-    for (client, believed) in b.clients() {
+    let view = b.view();
+    let crowd = layout.shared_order() != usize::MAX;
+    let clients: Vec<(&str, Option<&Believed>)> = if crowd {
+        view.notable_clients()
+    } else {
+        b.clients().collect()
+    };
+    let mut rows: Vec<(usize, [String; 3])> = Vec::new();
+    for &(client, believed) in &clients {
         let believes = match believed {
             Some(x) => format!(
                 "lease {}{} until {} on its clock",
@@ -222,7 +238,20 @@ fn belief_rows(b: &Beliefs, layout: &Layout) -> Vec<[String; 3]> {
         if b.is_out(client) {
             truly.push_str(" · it is paused or down");
         }
-        rows.push([client.to_owned(), believes, truly]);
+        rows.push((layout.order(client), [client.to_owned(), believes, truly]));
+    }
+    let others = b.client_count() - clients.len();
+    if crowd && others > 0 {
+        let who = if clients.is_empty() { "" } else { "other " };
+        let s = if others == 1 { "" } else { "s" };
+        rows.push((
+            layout.shared_order(),
+            [
+                format!("{others} {who}client{s}"),
+                "nothing".to_owned(),
+                "nothing".to_owned(),
+            ],
+        ));
     }
     for (lock, h) in b.locks() {
         let held = match h {
@@ -234,11 +263,11 @@ fn belief_rows(b: &Beliefs, layout: &Layout) -> Vec<[String; 3]> {
             ),
             None => "free".to_owned(),
         };
-        rows.push([lock.to_owned(), String::new(), held]);
+        rows.push((layout.order(lock), [lock.to_owned(), String::new(), held]));
     }
     // Stable: rows of nodes without a lane keep their order.
-    rows.sort_by_key(|r| layout.order(&r[0]));
-    rows
+    rows.sort_by_key(|(order, _)| *order);
+    rows.into_iter().map(|(_, row)| row).collect()
 }
 
 /// JSON safe inside `<script>`: `<` only occurs in strings, where `\u003c`
