@@ -35,7 +35,6 @@
 
 use std::fmt::Write as _;
 
-use serde_json::json;
 use sim::events as world;
 
 use super::belief::{local_seconds, seconds, token_text, Beliefs, Believed};
@@ -135,7 +134,8 @@ pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
     out.push_str("</div></div>\n");
     out.push_str(LEGEND);
     out.push_str("<div id=\"events-box\"><table id=\"events\"><thead><tr><th>#</th><th>time</th><th>node</th><th>local clock</th><th>event</th></tr></thead><tbody>\n");
-    for e in s.journal.events() {
+    // A step's phrase is the event described (`lanes::describe`).
+    for (e, step) in s.journal.events().iter().zip(steps) {
         writeln!(
             out,
             "<tr data-seq=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -144,13 +144,13 @@ pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
             seconds(e.t_ns),
             esc(&e.node),
             local_seconds(e.local_ns),
-            esc(&super::lanes::describe(e))
+            esc(&step.phrase)
         )
         .unwrap();
     }
     out.push_str("</tbody></table></div>\n<div id=\"selftest-result\"></div>\n");
     out.push_str("<script id=\"journal\" type=\"application/json\">");
-    out.push_str(&script_json(&data(s, &layout, steps)));
+    data(&mut out, s, &layout, steps);
     out.push_str("</script>\n<script>");
     out.push_str(JS);
     out.push_str("</script>\n</body>\n</html>\n");
@@ -158,39 +158,58 @@ pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
 }
 
 /// The embedded data: the journal (canonical JSON of every event) and, per
-/// step, its cursor position, sentence and beliefs.
-fn data(s: &Subject<'_>, layout: &Layout, steps: &[Step]) -> String {
-    // Written as it goes, one event and one step at a time: a long journal
-    // never has a second copy as a JSON tree.
-    let mut out = String::from("{\"journal\":[");
+/// step, its cursor position, sentence and beliefs; written into `out` as
+/// [`script_json`], one event and one step at a time, so that a long
+/// journal never has a second copy, as a JSON tree or as text.
+fn data(out: &mut String, s: &Subject<'_>, layout: &Layout, steps: &[Step]) {
+    let mut chunk = String::new();
+    out.push_str("{\"journal\":[");
     for (i, e) in s.journal.events().iter().enumerate() {
         if i > 0 {
             out.push_str(",\n");
         }
-        e.write_json(&mut out);
+        chunk.clear();
+        e.write_json(&mut chunk);
+        push_script_json(out, &chunk);
     }
     out.push_str("],\n\"steps\":[");
     let mut beliefs = Beliefs::new(s.journal);
     for (i, (step, e)) in steps.iter().zip(s.journal.events()).enumerate() {
         beliefs.apply(e);
-        let value = json!({
-            "x": layout.axis.x(e.t_ns).round() as i64,
-            "t": seconds(step.t_ns),
-            "node": step.node,
-            "phrase": step.phrase,
-            "sentence": step.sentence,
-            "violations": step.violations,
-            "beliefs": belief_rows(&beliefs, layout),
-            "msg": if e.kind == world::SEND || e.kind == world::DELIVER || e.kind == world::DROP { e.u64(world::field::ID) } else { None },
-        });
-        if i > 0 {
-            out.push(',');
+        let msg = if e.kind == world::SEND || e.kind == world::DELIVER || e.kind == world::DROP {
+            e.u64(world::field::ID)
+        } else {
+            None
+        };
+        // The keys in serde_json's order (sorted), as `json!` wrote them.
+        chunk.clear();
+        chunk.push_str(if i > 0 { ",{" } else { "{" });
+        let fields: [(&str, String); 8] = [
+            ("beliefs", to_json(&belief_rows(&beliefs, layout))),
+            ("msg", to_json(&msg)),
+            ("node", to_json(&step.node)),
+            ("phrase", to_json(&step.phrase)),
+            ("sentence", to_json(&step.sentence)),
+            ("t", to_json(&seconds(step.t_ns))),
+            ("violations", to_json(&step.violations)),
+            ("x", to_json(&(layout.axis.x(e.t_ns).round() as i64))),
+        ];
+        for (k, (name, value)) in fields.iter().enumerate() {
+            if k > 0 {
+                chunk.push(',');
+            }
+            write!(chunk, "\"{name}\":{value}").unwrap();
         }
-        write!(out, "{value}").unwrap();
+        chunk.push('}');
+        push_script_json(out, &chunk);
     }
     let violations: Vec<u64> = s.report.violations.iter().map(|v| v.seq).collect();
-    write!(out, "],\n\"violations\":{}}}", json!(violations)).unwrap();
-    out
+    write!(out, "],\n\"violations\":{}}}", to_json(&violations)).unwrap();
+}
+
+/// `value` as compact JSON.
+fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).expect("report data serializes")
 }
 
 /// `[node, believes, truly]` for every client and `[lock, "", holder]` for
@@ -270,10 +289,16 @@ fn belief_rows(b: &Beliefs, layout: &Layout) -> Vec<[String; 3]> {
     rows.into_iter().map(|(_, row)| row).collect()
 }
 
-/// JSON safe inside `<script>`: `<` only occurs in strings, where `\u003c`
-/// means the same.
-fn script_json(json: &str) -> String {
-    json.replace('<', "\\u003c")
+/// Appends JSON made safe inside `<script>`: `<` only occurs in strings,
+/// where `\u003c` means the same.
+fn push_script_json(out: &mut String, json: &str) {
+    let mut rest = json;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        out.push_str("\\u003c");
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
 }
 
 /// What the time axis shows at `px_per_ms`, with or without cuts; the
