@@ -24,6 +24,14 @@
 //! shows its sentence and who believes what. The journal is embedded as
 //! JSON (`<script id="journal" type="application/json">`).
 //!
+//! A crowd is drawn as the terminal lanes draw it: past
+//! [`MAX_LANES`](super::lanes::MAX_LANES) lanes, the lock and storage nodes
+//! and the first clients keep theirs and the other clients share one
+//! (`990 more clients`), each label on it led by its client's name; the
+//! beliefs table names the clients that believe or truly hold a lease or
+//! are paused or down, and counts the others (`999 other clients`), as
+//! `fencesim step` does.
+//!
 //! The page sets `data-step` on `<body>` and the title to the current step.
 //! Opened with `#selftest`, it walks every step through the same handlers
 //! as the buttons, checking after each one that the cursor and the event's

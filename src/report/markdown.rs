@@ -4,7 +4,9 @@
 //! Participants come in lane order; a message is an arrow at its delivery
 //! (`->>`), or a crossed arrow where the network lost it (`-x`); pauses,
 //! expiries, grants, rejections, crashes and faults are `Note over` their
-//! node, each with its true time.
+//! node, each with its true time. A crowd's clients past the terminal
+//! lanes' room share one participant (`990 more clients`), and every arrow
+//! and note of theirs is led by the client's name.
 //!
 //! ```
 //! use fencesim::oracle::{check, OracleConfig};
