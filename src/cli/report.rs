@@ -27,6 +27,7 @@ use super::{load, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::sweep::{self, FaultMode};
+use crate::report::step::steps;
 use crate::report::{html, markdown, perfetto, svg, Subject};
 use crate::scenario::Scenario;
 
@@ -166,9 +167,11 @@ pub(super) fn report(
             untested: &untested,
         };
         let [md, html_file, svg_file, trace, jsonl] = outputs(&name);
+        // Explained once for the Markdown and the HTML page.
+        let steps = steps(subject.journal, subject.report);
         let outputs = [
-            (md, markdown::page(&subject)),
-            (html_file, html::page(&subject)),
+            (md, markdown::page_with_steps(&subject, &steps)),
+            (html_file, html::page_with_steps(&subject, &steps)),
             (svg_file, svg::figure(&subject)),
             (trace, perfetto::trace(&subject)),
             (jsonl, run.result.journal.to_jsonl()),

@@ -121,7 +121,8 @@ pub struct Beliefs {
     grants: Vec<(String, Held)>,
 }
 
-/// Who believes and holds what right now: as small as the set of nodes.
+/// Who believes and holds what right now: as small as the set of nodes,
+/// and looked up by name through an index, never by scanning every client.
 #[derive(Clone, Debug)]
 pub(crate) struct Now {
     /// Client nodes (those emitting client events), in order of appearance,
@@ -132,6 +133,21 @@ pub(crate) struct Now {
     locks: Vec<(String, Option<Held>)>,
     /// Every node seen, with its state.
     states: Vec<(String, NodeState)>,
+    /// node → where it is in `clients`, `locks` and `states`.
+    index: BTreeMap<String, Roles>,
+    /// The clients (indexes into `clients`) that believe they hold a lease:
+    /// what a crowd's summary names, found without scanning the crowd.
+    believing: BTreeSet<usize>,
+    /// The nodes (indexes into `states`) paused or down.
+    out: BTreeSet<usize>,
+}
+
+/// Where a node is in [`Now`]'s lists.
+#[derive(Clone, Copy, Debug, Default)]
+struct Roles {
+    client: Option<usize>,
+    lock: Option<usize>,
+    state: Option<usize>,
 }
 
 /// The beliefs as they were before an event, kept by
@@ -184,22 +200,29 @@ impl Beliefs {
         let mut clients: Vec<(String, Option<Believed>)> = Vec::new();
         let mut locks: Vec<(String, Option<Held>)> = Vec::new();
         let mut states: Vec<(String, NodeState)> = Vec::new();
-        let (mut seen_clients, mut seen_locks, mut seen) =
-            (BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+        let mut index: BTreeMap<String, Roles> = BTreeMap::new();
         for e in journal.events() {
             let is_client = CLIENT_KINDS.contains(&e.kind.as_str())
                 || (e.kind == events::RELEASED && e.get("client").is_none());
             let is_lock = e.kind == events::GRANTED
                 || e.kind == events::EXPIRED
                 || (e.kind == events::RELEASED && e.get("client").is_some());
-            if is_client && seen_clients.insert(e.node.as_str()) {
-                clients.push((e.node.to_string(), None));
+            let node = e.node.as_str();
+            if !is_client && !is_lock && (node == world::WORLD || index.contains_key(node)) {
+                continue;
             }
-            if is_lock && seen_locks.insert(e.node.as_str()) {
-                locks.push((e.node.to_string(), None));
+            let roles = index.entry(node.to_owned()).or_default();
+            if is_client && roles.client.is_none() {
+                roles.client = Some(clients.len());
+                clients.push((node.to_owned(), None));
             }
-            if e.node != world::WORLD && seen.insert(e.node.as_str()) {
-                states.push((e.node.to_string(), NodeState::Up));
+            if is_lock && roles.lock.is_none() {
+                roles.lock = Some(locks.len());
+                locks.push((node.to_owned(), None));
+            }
+            if node != world::WORLD && roles.state.is_none() {
+                roles.state = Some(states.len());
+                states.push((node.to_owned(), NodeState::Up));
             }
         }
         Beliefs {
@@ -207,6 +230,9 @@ impl Beliefs {
                 clients,
                 locks,
                 states,
+                index,
+                believing: BTreeSet::new(),
+                out: BTreeSet::new(),
             },
             ended: Vec::new(),
             ended_by_lease: BTreeMap::new(),
@@ -216,6 +242,27 @@ impl Beliefs {
 
     /// Takes one event into account.
     pub fn apply(&mut self, e: &Event) {
+        self.apply_to_node(e);
+        // An event changes only its own node's belief and state: the sets
+        // of believers and of nodes out follow that one node.
+        let roles = self.now.index.get(e.node.as_str()).copied();
+        if let Some(i) = roles.and_then(|r| r.client) {
+            if self.now.clients[i].1.is_some() {
+                self.now.believing.insert(i);
+            } else {
+                self.now.believing.remove(&i);
+            }
+        }
+        if let Some(i) = roles.and_then(|r| r.state) {
+            if self.now.states[i].1 == NodeState::Up {
+                self.now.out.remove(&i);
+            } else {
+                self.now.out.insert(i);
+            }
+        }
+    }
+
+    fn apply_to_node(&mut self, e: &Event) {
         match e.kind.as_str() {
             world::PAUSE => self.set_state(&e.node, NodeState::Paused(e.t_ns)),
             world::CRASH => {
@@ -285,7 +332,7 @@ impl Beliefs {
                     since_t_ns: e.t_ns,
                 };
                 self.grants.push((e.node.to_string(), held.clone()));
-                if let Some((_, h)) = self.now.locks.iter_mut().find(|(n, _)| *n == e.node) {
+                if let Some(h) = self.lock_mut(&e.node) {
                     *h = Some(held);
                 }
             }
@@ -312,20 +359,11 @@ impl Beliefs {
     /// current holders and beliefs, not of the history.
     pub(crate) fn apply_keeping_before(&mut self, e: &Event) -> Before {
         let node = e.node.as_str();
+        let roles = self.now.roles(node);
         let before = Before {
             node: e.node.to_string(),
-            belief: self
-                .now
-                .clients
-                .iter()
-                .find(|(n, _)| n == node)
-                .map(|(_, b)| b.clone()),
-            lock: self
-                .now
-                .locks
-                .iter()
-                .find(|(n, _)| n == node)
-                .map(|(_, h)| h.clone()),
+            belief: roles.client.map(|i| self.now.clients[i].1.clone()),
+            lock: roles.lock.map(|i| self.now.locks[i].1.clone()),
             state: self.state(node),
             ended_len: self.ended.len(),
             grants_len: self.grants.len(),
@@ -357,22 +395,28 @@ impl Beliefs {
     }
 
     fn set_state(&mut self, node: &str, state: NodeState) {
-        match self.now.states.iter_mut().find(|(n, _)| n == node) {
-            Some((_, s)) => *s = state,
-            None => self.now.states.push((node.to_owned(), state)),
+        match self.now.roles(node).state {
+            Some(i) => self.now.states[i].1 = state,
+            None => {
+                let i = self.now.states.len();
+                self.now.states.push((node.to_owned(), state));
+                self.now.index.entry(node.to_owned()).or_default().state = Some(i);
+            }
         }
     }
 
     fn belief_mut(&mut self, node: &str) -> Option<&mut Option<Believed>> {
-        self.now
-            .clients
-            .iter_mut()
-            .find(|(n, _)| n == node)
-            .map(|(_, b)| b)
+        let i = self.now.roles(node).client?;
+        Some(&mut self.now.clients[i].1)
+    }
+
+    fn lock_mut(&mut self, lock: &str) -> Option<&mut Option<Held>> {
+        let i = self.now.roles(lock).lock?;
+        Some(&mut self.now.locks[i].1)
     }
 
     fn end_at(&mut self, lock: &str, how: &'static str, at_t_ns: u64) {
-        if let Some((_, h)) = self.now.locks.iter_mut().find(|(n, _)| n == lock) {
+        if let Some(h) = self.lock_mut(lock) {
             if let Some(held) = h.take() {
                 self.ended_by_lease
                     .entry(held.client.clone())
@@ -412,12 +456,17 @@ impl Beliefs {
 
     /// Whether `node` is a client.
     pub fn is_client(&self, node: &str) -> bool {
-        self.now.clients.iter().any(|(n, _)| n == node)
+        self.now.roles(node).client.is_some()
     }
 
     /// Whether `node` is a lock node.
     pub fn is_lock(&self, node: &str) -> bool {
-        self.now.locks.iter().any(|(n, _)| n == node)
+        self.now.roles(node).lock.is_some()
+    }
+
+    /// How many clients the journal has.
+    pub fn client_count(&self) -> usize {
+        self.now.clients.len()
     }
 
     /// The state of `node` (a node never seen is up).
@@ -444,6 +493,12 @@ impl Beliefs {
     /// who is paused or down.
     pub fn summary(&self) -> String {
         self.view().summary()
+    }
+}
+
+impl Now {
+    fn roles(&self, node: &str) -> Roles {
+        self.index.get(node).copied().unwrap_or_default()
     }
 }
 
@@ -482,19 +537,13 @@ impl<'a> View<'a> {
     }
 
     pub(crate) fn believed(self, client: &str) -> Option<&'a Believed> {
-        self.now
-            .clients
-            .iter()
-            .find(|(n, _)| n == client)
-            .and_then(|(n, b)| self.belief_of(n, b))
+        let (n, b) = &self.now.clients[self.now.roles(client).client?];
+        self.belief_of(n, b)
     }
 
     pub(crate) fn holder(self, lock: &str) -> Option<&'a Held> {
-        self.now
-            .locks
-            .iter()
-            .find(|(n, _)| n == lock)
-            .and_then(|(n, h)| self.holder_of(n, h))
+        let (n, h) = &self.now.locks[self.now.roles(lock).lock?];
+        self.holder_of(n, h)
     }
 
     pub(crate) fn state(self, node: &str) -> NodeState {
@@ -502,10 +551,76 @@ impl<'a> View<'a> {
             return b.state;
         }
         self.now
-            .states
-            .iter()
-            .find(|(n, _)| n == node)
-            .map_or(NodeState::Up, |(_, s)| *s)
+            .roles(node)
+            .state
+            .map_or(NodeState::Up, |i| self.now.states[i].1)
+    }
+
+    /// The indexes into `now.clients` of the clients that believe they
+    /// hold a lease in this view, in order: the believers now, give or
+    /// take the node kept as it was before its event.
+    fn believers(self) -> Vec<usize> {
+        let mut at: Vec<usize> = self.now.believing.iter().copied().collect();
+        if let Some(b) = self.before {
+            if let (Some(i), Some(then)) = (self.now.roles(&b.node).client, &b.belief) {
+                match (at.binary_search(&i), then) {
+                    (Ok(p), None) => {
+                        at.remove(p);
+                    }
+                    (Err(p), Some(_)) => at.insert(p, i),
+                    _ => {}
+                }
+            }
+        }
+        at
+    }
+
+    /// The indexes into `now.states` of the nodes paused or down in this
+    /// view, in order.
+    fn outs(self) -> Vec<usize> {
+        let mut at: Vec<usize> = self.now.out.iter().copied().collect();
+        if let Some(b) = self.before {
+            if let Some(i) = self.now.roles(&b.node).state {
+                match (at.binary_search(&i), b.state) {
+                    (Ok(p), NodeState::Up) => {
+                        at.remove(p);
+                    }
+                    (Err(p), NodeState::Paused(_) | NodeState::Down(_)) => at.insert(p, i),
+                    _ => {}
+                }
+            }
+        }
+        at
+    }
+
+    /// Whether the clients are a crowd: more than a summary names one by
+    /// one.
+    pub(crate) fn is_crowd(self) -> bool {
+        self.now.clients.len() > SUMMARY_CLIENTS
+    }
+
+    /// The clients worth naming in a crowd, in order of appearance: those
+    /// that believe they hold a lease, those a lock truly grants one, and
+    /// those paused or down. Costs time in the number named and of lock
+    /// nodes, never in the size of the crowd.
+    pub(crate) fn notable_clients(self) -> Vec<(&'a str, Option<&'a Believed>)> {
+        let mut at: BTreeSet<usize> = self.believers().into_iter().collect();
+        for (_, h) in self.locks() {
+            if let Some(i) = h.and_then(|h| self.now.roles(&h.client).client) {
+                at.insert(i);
+            }
+        }
+        for i in self.outs() {
+            if let Some(c) = self.now.roles(&self.now.states[i].0).client {
+                at.insert(c);
+            }
+        }
+        at.into_iter()
+            .map(|i| {
+                let (n, b) = &self.now.clients[i];
+                (n.as_str(), self.belief_of(n, b))
+            })
+            .collect()
     }
 
     pub(crate) fn is_out(self, node: &str) -> bool {
@@ -532,22 +647,33 @@ impl<'a> View<'a> {
 
     pub(crate) fn summary(self) -> String {
         let mut parts = Vec::new();
-        let crowd = self.now.clients.len() > SUMMARY_CLIENTS;
+        let crowd = self.is_crowd();
         let mut idle = 0;
-        for (client, b) in self.clients() {
-            parts.push(match b {
-                Some(b) => format!(
-                    "{client} believes lease {}{} until {}",
-                    b.lease,
-                    token_text(b.token),
-                    local_seconds(b.until_local_ns)
-                ),
-                None if crowd => {
-                    idle += 1;
-                    continue;
+        let believes = |client: &str, b: &Believed| {
+            format!(
+                "{client} believes lease {}{} until {}",
+                b.lease,
+                token_text(b.token),
+                local_seconds(b.until_local_ns)
+            )
+        };
+        if crowd {
+            // Only the believers are named: found through the index, so
+            // that a crowd's summary costs time in them, not in the crowd.
+            for i in self.believers() {
+                let (client, b) = &self.now.clients[i];
+                if let Some(b) = self.belief_of(client, b) {
+                    parts.push(believes(client, b));
                 }
-                None => format!("{client} holds nothing"),
-            });
+            }
+            idle = self.now.clients.len() - parts.len();
+        } else {
+            for (client, b) in self.clients() {
+                parts.push(match b {
+                    Some(b) => believes(client, b),
+                    None => format!("{client} holds nothing"),
+                });
+            }
         }
         if idle > 0 {
             let who = if parts.is_empty() { "" } else { "other " };
@@ -566,13 +692,15 @@ impl<'a> View<'a> {
             });
         }
         let out: Vec<String> = self
-            .now
-            .states
-            .iter()
-            .filter_map(|(n, s)| match self.kept(n).map_or(*s, |b| b.state) {
-                NodeState::Up => None,
-                NodeState::Paused(_) => Some(format!("{n} paused")),
-                NodeState::Down(_) => Some(format!("{n} down")),
+            .outs()
+            .into_iter()
+            .filter_map(|i| {
+                let (n, s) = &self.now.states[i];
+                match self.kept(n).map_or(*s, |b| b.state) {
+                    NodeState::Up => None,
+                    NodeState::Paused(_) => Some(format!("{n} paused")),
+                    NodeState::Down(_) => Some(format!("{n} down")),
+                }
             })
             .collect();
         if !out.is_empty() {
@@ -624,7 +752,8 @@ pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
     let mut beliefs = Beliefs::new(journal);
     let mut bars: Vec<LeaseBar> = Vec::new();
     let end = journal.events().last().map_or(0, |e| e.t_ns);
-    let mut open_belief: Vec<(String, usize)> = Vec::new();
+    // node → its open belief's bar: a map, so that a crowd costs no scan.
+    let mut open_belief: BTreeMap<String, usize> = BTreeMap::new();
     let mut open_true: Vec<(String, usize)> = Vec::new();
     let mut ended_seen = 0;
     for e in journal.events() {
@@ -638,12 +767,11 @@ pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
         if renewal && beliefs.is_client(&e.node) {
             // A renewal moves the end of the same belief: one bar, whose
             // `until_local_ns` is the latest end believed.
-            if let Some((_, i)) = open_belief.iter().find(|(n, _)| *n == e.node) {
-                bars[*i].until_local_ns = after.as_ref().map(|a| a.until_local_ns);
+            if let Some(&i) = open_belief.get(e.node.as_str()) {
+                bars[i].until_local_ns = after.as_ref().map(|a| a.until_local_ns);
             }
         } else if before != after && beliefs.is_client(&e.node) {
-            if let Some(pos) = open_belief.iter().position(|(n, _)| *n == e.node) {
-                let (_, i) = open_belief.remove(pos);
+            if let Some(i) = open_belief.remove(e.node.as_str()) {
                 bars[i].end_t_ns = e.t_ns;
                 bars[i].how = match e.kind.as_str() {
                     world::CRASH => "forgotten in a crash".to_owned(),
@@ -654,7 +782,7 @@ pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
                 };
             }
             if let Some(b) = after {
-                open_belief.push((e.node.to_string(), bars.len()));
+                open_belief.insert(e.node.as_str().to_owned(), bars.len());
                 bars.push(LeaseBar {
                     at_lock: false,
                     node: e.node.to_string(),

@@ -24,6 +24,14 @@
 //! shows its sentence and who believes what. The journal is embedded as
 //! JSON (`<script id="journal" type="application/json">`).
 //!
+//! A crowd is drawn as the terminal lanes draw it: past
+//! [`MAX_LANES`](super::lanes::MAX_LANES) lanes, the lock and storage nodes
+//! and the first clients keep theirs and the other clients share one
+//! (`990 more clients`), each label on it led by its client's name; the
+//! beliefs table names the clients that believe or truly hold a lease or
+//! are paused or down, and counts the others (`999 other clients`), as
+//! `fencesim step` does.
+//!
 //! The page sets `data-step` on `<body>` and the title to the current step.
 //! Opened with `#selftest`, it walks every step through the same handlers
 //! as the buttons, checking after each one that the cursor and the event's
@@ -35,11 +43,10 @@
 
 use std::fmt::Write as _;
 
-use serde_json::json;
 use sim::events as world;
 
-use super::belief::{local_seconds, seconds, token_text, Beliefs};
-use super::step::{steps, verdict_text};
+use super::belief::{local_seconds, seconds, token_text, Beliefs, Believed};
+use super::step::{steps, verdict_text, Step};
 use super::Subject;
 use crate::escape::html as esc;
 use crate::oracle::Verdict;
@@ -51,6 +58,13 @@ use layout::{Layout, CUT};
 
 /// The page.
 pub fn page(s: &Subject<'_>) -> String {
+    page_with_steps(s, &steps(s.journal, s.report))
+}
+
+/// The page, with the steps of `s` already explained ([`steps`]), so that
+/// `fencesim report` explains a long journal once for all its pages.
+pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
+    assert_eq!(steps.len(), s.journal.len(), "one step per event");
     let layout = Layout::new(s);
     let mut out = String::with_capacity(64 * 1024);
     let title = format!("{} — fencesim", s.name);
@@ -128,7 +142,8 @@ pub fn page(s: &Subject<'_>) -> String {
     out.push_str("</div></div>\n");
     out.push_str(LEGEND);
     out.push_str("<div id=\"events-box\"><table id=\"events\"><thead><tr><th>#</th><th>time</th><th>node</th><th>local clock</th><th>event</th></tr></thead><tbody>\n");
-    for e in s.journal.events() {
+    // A step's phrase is the event described (`lanes::describe`).
+    for (e, step) in s.journal.events().iter().zip(steps) {
         writeln!(
             out,
             "<tr data-seq=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
@@ -137,13 +152,13 @@ pub fn page(s: &Subject<'_>) -> String {
             seconds(e.t_ns),
             esc(&e.node),
             local_seconds(e.local_ns),
-            esc(&super::lanes::describe(e))
+            esc(&step.phrase)
         )
         .unwrap();
     }
     out.push_str("</tbody></table></div>\n<div id=\"selftest-result\"></div>\n");
     out.push_str("<script id=\"journal\" type=\"application/json\">");
-    out.push_str(&script_json(&data(s, &layout)));
+    data(&mut out, s, &layout, steps);
     out.push_str("</script>\n<script>");
     out.push_str(JS);
     out.push_str("</script>\n</body>\n</html>\n");
@@ -151,51 +166,79 @@ pub fn page(s: &Subject<'_>) -> String {
 }
 
 /// The embedded data: the journal (canonical JSON of every event) and, per
-/// step, its cursor position, sentence and beliefs.
-fn data(s: &Subject<'_>, layout: &Layout) -> String {
-    // Written as it goes, one event and one step at a time: a long journal
-    // never has a second copy as a JSON tree.
-    let mut out = String::from("{\"journal\":[");
+/// step, its cursor position, sentence and beliefs; written into `out` as
+/// [`script_json`], one event and one step at a time, so that a long
+/// journal never has a second copy, as a JSON tree or as text.
+fn data(out: &mut String, s: &Subject<'_>, layout: &Layout, steps: &[Step]) {
+    let mut chunk = String::new();
+    out.push_str("{\"journal\":[");
     for (i, e) in s.journal.events().iter().enumerate() {
         if i > 0 {
             out.push_str(",\n");
         }
-        e.write_json(&mut out);
+        chunk.clear();
+        e.write_json(&mut chunk);
+        push_script_json(out, &chunk);
     }
     out.push_str("],\n\"steps\":[");
     let mut beliefs = Beliefs::new(s.journal);
-    for (i, (step, e)) in steps(s.journal, s.report)
-        .into_iter()
-        .zip(s.journal.events())
-        .enumerate()
-    {
+    for (i, (step, e)) in steps.iter().zip(s.journal.events()).enumerate() {
         beliefs.apply(e);
-        let value = json!({
-            "x": layout.axis.x(e.t_ns).round() as i64,
-            "t": seconds(step.t_ns),
-            "node": step.node,
-            "phrase": step.phrase,
-            "sentence": step.sentence,
-            "violations": step.violations,
-            "beliefs": belief_rows(&beliefs, layout),
-            "msg": if e.kind == world::SEND || e.kind == world::DELIVER || e.kind == world::DROP { e.u64(world::field::ID) } else { None },
-        });
-        if i > 0 {
-            out.push(',');
+        let msg = if e.kind == world::SEND || e.kind == world::DELIVER || e.kind == world::DROP {
+            e.u64(world::field::ID)
+        } else {
+            None
+        };
+        // The keys in serde_json's order (sorted), as `json!` wrote them.
+        chunk.clear();
+        chunk.push_str(if i > 0 { ",{" } else { "{" });
+        let fields: [(&str, String); 8] = [
+            ("beliefs", to_json(&belief_rows(&beliefs, layout))),
+            ("msg", to_json(&msg)),
+            ("node", to_json(&step.node)),
+            ("phrase", to_json(&step.phrase)),
+            ("sentence", to_json(&step.sentence)),
+            ("t", to_json(&seconds(step.t_ns))),
+            ("violations", to_json(&step.violations)),
+            ("x", to_json(&(layout.axis.x(e.t_ns).round() as i64))),
+        ];
+        for (k, (name, value)) in fields.iter().enumerate() {
+            if k > 0 {
+                chunk.push(',');
+            }
+            write!(chunk, "\"{name}\":{value}").unwrap();
         }
-        write!(out, "{value}").unwrap();
+        chunk.push('}');
+        push_script_json(out, &chunk);
     }
     let violations: Vec<u64> = s.report.violations.iter().map(|v| v.seq).collect();
-    write!(out, "],\n\"violations\":{}}}", json!(violations)).unwrap();
-    out
+    write!(out, "],\n\"violations\":{}}}", to_json(&violations)).unwrap();
+}
+
+/// `value` as compact JSON.
+fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).expect("report data serializes")
 }
 
 /// `[node, believes, truly]` for every client and `[lock, "", holder]` for
 /// every lock node, in the lanes' order (a node without a lane last, in
 /// order of appearance).
+///
+/// A crowd (clients sharing a lane) is summed up as `step` sums it up: a
+/// row for each client that believes it holds a lease, truly holds one or
+/// is paused or down, and one row counting the others (`990 other
+/// clients`, holding nothing), so that a step costs the same for a
+/// thousand clients as for ten.
 fn belief_rows(b: &Beliefs, layout: &Layout) -> Vec<[String; 3]> {
-    let mut rows = Vec::new();
-    for (client, believed) in b.clients() {
+    let view = b.view();
+    let crowd = layout.shared_order() != usize::MAX;
+    let clients: Vec<(&str, Option<&Believed>)> = if crowd {
+        view.notable_clients()
+    } else {
+        b.clients().collect()
+    };
+    let mut rows: Vec<(usize, [String; 3])> = Vec::new();
+    for &(client, believed) in &clients {
         let believes = match believed {
             Some(x) => format!(
                 "lease {}{} until {} on its clock",
@@ -222,7 +265,20 @@ fn belief_rows(b: &Beliefs, layout: &Layout) -> Vec<[String; 3]> {
         if b.is_out(client) {
             truly.push_str(" · it is paused or down");
         }
-        rows.push([client.to_owned(), believes, truly]);
+        rows.push((layout.order(client), [client.to_owned(), believes, truly]));
+    }
+    let others = b.client_count() - clients.len();
+    if crowd && others > 0 {
+        let who = if clients.is_empty() { "" } else { "other " };
+        let s = if others == 1 { "" } else { "s" };
+        rows.push((
+            layout.shared_order(),
+            [
+                format!("{others} {who}client{s}"),
+                "nothing".to_owned(),
+                "nothing".to_owned(),
+            ],
+        ));
     }
     for (lock, h) in b.locks() {
         let held = match h {
@@ -234,17 +290,23 @@ fn belief_rows(b: &Beliefs, layout: &Layout) -> Vec<[String; 3]> {
             ),
             None => "free".to_owned(),
         };
-        rows.push([lock.to_owned(), String::new(), held]);
+        rows.push((layout.order(lock), [lock.to_owned(), String::new(), held]));
     }
     // Stable: rows of nodes without a lane keep their order.
-    rows.sort_by_key(|r| layout.order(&r[0]));
-    rows
+    rows.sort_by_key(|(order, _)| *order);
+    rows.into_iter().map(|(_, row)| row).collect()
 }
 
-/// JSON safe inside `<script>`: `<` only occurs in strings, where `\u003c`
-/// means the same.
-fn script_json(json: &str) -> String {
-    json.replace('<', "\\u003c")
+/// Appends JSON made safe inside `<script>`: `<` only occurs in strings,
+/// where `\u003c` means the same.
+fn push_script_json(out: &mut String, json: &str) {
+    let mut rest = json;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        out.push_str("\\u003c");
+        rest = &rest[at + 1..];
+    }
+    out.push_str(rest);
 }
 
 /// What the time axis shows at `px_per_ms`, with or without cuts; the

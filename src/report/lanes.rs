@@ -86,9 +86,17 @@ impl Default for LanesOptions {
 /// nodes and its first clients, and the rest in one shared column.
 pub const MAX_LANES: usize = 12;
 
+/// The name of the column (or lane) the crowd's clients share.
+pub(in crate::report) fn crowd_lane_name(hidden: usize) -> String {
+    format!("{hidden} more clients")
+}
+
 /// When `node_lanes` has more than [`MAX_LANES`] nodes, removes the clients
 /// past the room left by the other nodes, and returns them.
-fn crowd_hidden<'a>(journal: &'a Journal, node_lanes: &mut Vec<&'a str>) -> BTreeSet<&'a str> {
+pub(in crate::report) fn crowd_hidden<'a>(
+    journal: &'a Journal,
+    node_lanes: &mut Vec<&'a str>,
+) -> BTreeSet<&'a str> {
     if node_lanes.len() <= MAX_LANES {
         return BTreeSet::new();
     }
@@ -151,7 +159,7 @@ pub fn lanes_limited(
     let hidden = crowd_hidden(journal, &mut node_lanes);
     let shown = |e: &Event| options.deliveries || e.kind != world::DELIVER;
     let lane_of = |e: &Event| node_lanes.iter().position(|n| *n == e.node);
-    let others = format!("{} more clients", hidden.len());
+    let others = crowd_lane_name(hidden.len());
     let mut lane_names = node_lanes.clone();
     if !hidden.is_empty() {
         lane_names.push(&others);

@@ -4,7 +4,9 @@
 //! Participants come in lane order; a message is an arrow at its delivery
 //! (`->>`), or a crossed arrow where the network lost it (`-x`); pauses,
 //! expiries, grants, rejections, crashes and faults are `Note over` their
-//! node, each with its true time.
+//! node, each with its true time. A crowd's clients past the terminal
+//! lanes' room share one participant (`990 more clients`), and every arrow
+//! and note of theirs is led by the client's name.
 //!
 //! ```
 //! use fencesim::oracle::{check, OracleConfig};
@@ -33,8 +35,8 @@ use sim::events as world;
 use sim::journal::Event;
 
 use super::belief::seconds;
-use super::lanes::{describe, lanes, LanesOptions};
-use super::step::{steps, verdict_text};
+use super::lanes::{crowd_hidden, crowd_lane_name, describe, lanes_limited, LanesOptions};
+use super::step::{steps, verdict_text, Step};
 use super::Subject;
 use crate::escape;
 use crate::events;
@@ -51,6 +53,18 @@ pub const SEQUENCE_MARKER: &str = "<!-- fencesim:sequence -->";
 /// [`escape::markdown`]: a description cannot hide the verdict in a comment
 /// or forge one with headings, emphasis, links or raw HTML.
 pub fn page(s: &Subject<'_>) -> String {
+    page_with_steps(s, &steps(s.journal, s.report))
+}
+
+/// The most rows of the page's lanes: past that, the first and last
+/// halves and a line saying how many were left out (the step table above
+/// them has every event), so that a long journal's lanes do not outweigh
+/// everything else on the page.
+pub const MAX_LANE_ROWS: usize = 1_000;
+
+/// [`page`], with the steps of `s` already explained ([`steps`]), so that
+/// `fencesim report` explains a long journal once for all its pages.
+pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
     let mut out = String::new();
     let name = s.name;
     writeln!(out, "# {}\n", escape::markdown(name)).unwrap();
@@ -120,7 +134,7 @@ pub fn page(s: &Subject<'_>) -> String {
     writeln!(out, "\n## Step by step\n").unwrap();
     writeln!(out, "| # | time | node | event | what it means |").unwrap();
     writeln!(out, "|--:|--:|---|---|---|").unwrap();
-    for step in steps(s.journal, s.report) {
+    for step in steps {
         let mut meaning = step.sentence.clone();
         for v in &step.violations {
             write!(meaning, " ⚠ {v}").unwrap();
@@ -143,7 +157,10 @@ pub fn page(s: &Subject<'_>) -> String {
     writeln!(
         out,
         "\n## Lanes\n\n{}",
-        escape::fence("text", &lanes(s.journal, s.nodes, &options))
+        escape::fence(
+            "text",
+            &lanes_limited(s.journal, s.nodes, &options, MAX_LANE_ROWS)
+        )
     )
     .unwrap();
     write!(
@@ -173,20 +190,37 @@ fn href(name: &str) -> String {
 pub fn mermaid(s: &Subject<'_>) -> String {
     let mut out = String::from("sequenceDiagram\n");
     let mut ids: Vec<&str> = Vec::new();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for n in s.nodes {
-        if !ids.contains(&n.as_str()) {
+        if seen.insert(n.as_str()) {
             ids.push(n);
         }
     }
     for e in s.journal.events() {
-        if e.node != world::WORLD && !ids.contains(&e.node.as_str()) {
+        if e.node != world::WORLD && seen.insert(e.node.as_str()) {
             ids.push(&e.node);
         }
     }
+    // A crowd is drawn as the lanes draw it: the lock and storage nodes
+    // and the first clients as participants, the other clients as one
+    // (`990 more clients`), each of its arrows and notes led by the
+    // client's name.
+    let hidden = crowd_hidden(s.journal, &mut ids);
+    let crowd = crowd_lane_name(hidden.len());
+    if !hidden.is_empty() {
+        ids.push(&crowd);
+    }
     // Lookups by map, not by scanning: the diagram costs time linear in
     // the journal (times a logarithm).
-    let index: BTreeMap<&str, usize> = ids.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let mut index: BTreeMap<&str, usize> = ids.iter().enumerate().map(|(i, n)| (*n, i)).collect();
+    let shared = ids.len().wrapping_sub(1);
+    index.extend(hidden.iter().map(|n| (*n, shared)));
     let id = |node: &str| index.get(node).map(|i| format!("n{i}"));
+    // `text`, led by the name of whichever end of it is in the crowd.
+    let whose = |nodes: [&str; 2], text: String| match nodes.iter().find(|n| hidden.contains(*n)) {
+        Some(n) => format!("{n}: {text}"),
+        None => text,
+    };
     let mut findings: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
     for v in &s.report.violations {
         findings.entry(v.seq).or_default().push(v.kind.as_str());
@@ -214,10 +248,14 @@ pub fn mermaid(s: &Subject<'_>) -> String {
             }
             world::DELIVER => {
                 let copy = msg_id.is_some_and(|m| !ended.insert(m));
-                match (id(e.str(world::field::FROM).unwrap_or("")), id(&e.node)) {
+                let sender = e.str(world::field::FROM).unwrap_or("");
+                match (id(sender), id(&e.node)) {
                     (Some(from), Some(to)) => Some(format!(
                         "{from}->>{to}: {}{}",
-                        escape::mermaid(e.str(world::field::MSG).unwrap_or("")),
+                        escape::mermaid(&whose(
+                            [sender, &e.node],
+                            e.str(world::field::MSG).unwrap_or("").to_owned()
+                        )),
                         if copy { " (duplicate)" } else { "" }
                     )),
                     _ => None,
@@ -235,14 +273,18 @@ pub fn mermaid(s: &Subject<'_>) -> String {
                             .and_then(|x| x.str(world::field::MSG))
                     })
                     .unwrap_or("message");
-                match (id(&e.node), id(e.str(world::field::TO).unwrap_or(""))) {
+                let receiver = e.str(world::field::TO).unwrap_or("");
+                match (id(&e.node), id(receiver)) {
                     (Some(from), Some(to)) => {
                         let reason = e
                             .str(world::field::REASON)
                             .map_or(String::new(), |r| format!(": {r}"));
                         Some(format!(
                             "{from}-x{to}: {}",
-                            escape::mermaid(&format!("{msg} (lost{reason})"))
+                            escape::mermaid(&whose(
+                                [&e.node, receiver],
+                                format!("{msg} (lost{reason})")
+                            ))
                         ))
                     }
                     _ => None,
@@ -262,7 +304,7 @@ pub fn mermaid(s: &Subject<'_>) -> String {
                 format!(
                     "Note over {n}: {} {}",
                     seconds(e.t_ns),
-                    escape::mermaid(&describe(e))
+                    escape::mermaid(&whose([&e.node, &e.node], describe(e)))
                 )
             }),
             world::PARTITION | world::HEAL => all.as_ref().map(|n| {
@@ -279,18 +321,22 @@ pub fn mermaid(s: &Subject<'_>) -> String {
         }
         for kind in findings.get(&e.seq).into_iter().flatten() {
             if let Some(n) = id(&e.node) {
-                writeln!(out, "    Note over {n}: ⚠ {kind}").unwrap();
+                let text = whose([&e.node, &e.node], format!("⚠ {kind}"));
+                writeln!(out, "    Note over {n}: {}", escape::mermaid(&text)).unwrap();
             }
         }
     }
     for e in sends {
         if e.u64(world::field::ID).is_some_and(|m| !ended.contains(&m)) {
-            if let (Some(from), Some(to)) = (id(&e.node), id(e.str(world::field::TO).unwrap_or("")))
-            {
+            let receiver = e.str(world::field::TO).unwrap_or("");
+            if let (Some(from), Some(to)) = (id(&e.node), id(receiver)) {
                 writeln!(
                     out,
                     "    {from}-x{to}: {} (never delivered)",
-                    escape::mermaid(e.str(world::field::MSG).unwrap_or(""))
+                    escape::mermaid(&whose(
+                        [&e.node, receiver],
+                        e.str(world::field::MSG).unwrap_or("").to_owned()
+                    ))
                 )
                 .unwrap();
             }

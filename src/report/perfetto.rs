@@ -37,7 +37,8 @@
 //! assert_eq!((flows[1]["ph"].as_str(), flows[1]["ts"].as_f64()), (Some("f"), Some(3.0)));
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
 use sim::events as world;
@@ -56,28 +57,49 @@ const HELD: u64 = 4;
 /// The trace, as one JSON object (`traceEvents`, `displayTimeUnit`,
 /// `otherData`), one trace event per line.
 pub fn trace(s: &Subject<'_>) -> String {
+    // Every node is a process, a crowd's clients too: Perfetto folds
+    // processes away, and lookups go through maps, so that the trace costs
+    // time linear in the journal (times a logarithm), never in events ×
+    // clients.
     let mut nodes: Vec<&str> = Vec::new();
-    for n in s.nodes {
-        if !nodes.contains(&n.as_str()) {
+    let mut pids: BTreeMap<&str, u64> = BTreeMap::new();
+    for n in s
+        .nodes
+        .iter()
+        .map(String::as_str)
+        .chain(s.journal.events().iter().map(|e| e.node.as_str()))
+    {
+        if !pids.contains_key(n) {
             nodes.push(n);
+            pids.insert(n, nodes.len() as u64);
         }
     }
-    for e in s.journal.events() {
-        if !nodes.contains(&e.node.as_str()) {
-            nodes.push(&e.node);
-        }
-    }
-    let pid = |node: &str| nodes.iter().position(|n| *n == node).map_or(0, |i| i + 1) as u64;
-    let mut out: Vec<Value> = Vec::new();
-    let clients: Vec<&str> = {
+    let pid = |node: &str| pids.get(node).copied().unwrap_or(0);
+    let other = json!({
+        "scenario": s.name,
+        "seed": s.seed,
+        "verdict": verdict_text(s.report),
+        "repro": s.repro,
+        "events": s.journal.len(),
+        "trace_hash": s.journal.hash(),
+    });
+    // Each trace event is written as it is made: a long journal never has
+    // a second copy as JSON trees.
+    let mut out = Lines::new(format!(
+        "{{\"displayTimeUnit\":\"ms\",\"otherData\":{other},\"traceEvents\":[\n"
+    ));
+    let clients: BTreeSet<&str> = {
         let bars = lease_bars(s.journal);
-        let mut c: Vec<&str> = Vec::new();
-        for n in &nodes {
-            if bars.iter().any(|b| !b.at_lock && b.node == *n) {
-                c.push(n);
-            }
-        }
-        c
+        let believers: BTreeSet<&str> = bars
+            .iter()
+            .filter(|b| !b.at_lock)
+            .map(|b| b.node.as_str())
+            .collect();
+        nodes
+            .iter()
+            .copied()
+            .filter(|n| believers.contains(n))
+            .collect()
     };
     for (i, n) in nodes.iter().enumerate() {
         let p = i as u64 + 1;
@@ -239,25 +261,25 @@ pub fn trace(s: &Subject<'_>) -> String {
             ));
         }
     }
-    let other = json!({
-        "scenario": s.name,
-        "seed": s.seed,
-        "verdict": verdict_text(s.report),
-        "repro": s.repro,
-        "events": s.journal.len(),
-        "trace_hash": s.journal.hash(),
-    });
-    let mut text = String::from("{\"displayTimeUnit\":\"ms\",\"otherData\":");
-    text.push_str(&other.to_string());
-    text.push_str(",\"traceEvents\":[\n");
-    for (i, v) in out.iter().enumerate() {
-        if i > 0 {
-            text.push_str(",\n");
-        }
-        text.push_str(&v.to_string());
+    out.0.push_str("\n]}\n");
+    out.0
+}
+
+/// The trace's text so far; [`Lines::push`] appends one trace event.
+struct Lines(String, bool);
+
+impl Lines {
+    fn new(head: String) -> Lines {
+        Lines(head, false)
     }
-    text.push_str("\n]}\n");
-    text
+
+    fn push(&mut self, v: Value) {
+        if self.1 {
+            self.0.push_str(",\n");
+        }
+        self.1 = true;
+        write!(self.0, "{v}").unwrap();
+    }
 }
 
 fn meta(pid: u64, tid: Option<u64>, name: &str, args: Value) -> Value {

@@ -379,6 +379,9 @@ fn link_sentence(e: &Event) -> String {
     format!("A network fault is armed: {which} {what}.")
 }
 
+/// The most grants a resuming node's sentence names one by one.
+const NAMED_GRANTS: usize = 8;
+
 fn resume_sentence(e: &Event, before: View<'_>) -> String {
     let node = e.node.as_str();
     let mut s = format!("{node} resumes");
@@ -401,8 +404,12 @@ fn resume_sentence(e: &Event, before: View<'_>) -> String {
             ended(end.how, "it"),
             seconds(end.at_t_ns)
         ));
-        let newer: Vec<String> = before
-            .grants_since(end.at_t_ns, node)
+        // A crowd may have been granted the lock many times over while the
+        // node slept: the first few are named, the others counted.
+        let mut since = before.grants_since(end.at_t_ns, node);
+        let newer: Vec<String> = since
+            .by_ref()
+            .take(NAMED_GRANTS)
             .map(|h| match h.token {
                 Some(t) => format!("token {t} to {}", h.client),
                 None => format!("lease {} to {}", h.lease, h.client),
@@ -410,6 +417,11 @@ fn resume_sentence(e: &Event, before: View<'_>) -> String {
             .collect();
         if !newer.is_empty() {
             s.push_str(&format!(" and granted {}", newer.join(", then ")));
+        }
+        let more = since.count();
+        if more > 0 {
+            let grants = if more == 1 { "grant" } else { "grants" };
+            s.push_str(&format!(", then {more} more {grants}"));
         }
     }
     s + "."

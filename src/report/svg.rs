@@ -84,7 +84,7 @@ const HELD: &str = "#2f9e55";
 
 /// The figure.
 pub fn figure(s: &Subject<'_>) -> String {
-    let nodes: Vec<String> = lane_nodes(s);
+    let nodes = lane_nodes(s);
     let events = s.journal.events();
     let bars = lease_bars(s.journal);
     let (rows, bar_rows) = bar_rows(&nodes, &bars);
@@ -94,14 +94,22 @@ pub fn figure(s: &Subject<'_>) -> String {
         axis = Axis::new(times(), LEFT, axis.px_per_ms() * 2.0, Some(CUT));
     }
     // Lanes: bar rows, then the line, then rows of labels.
-    let mut lanes: Vec<(f64, f64)> = Vec::with_capacity(nodes.len()); // (top, line)
+    let mut lanes: Vec<(f64, f64)> = Vec::with_capacity(nodes.names.len()); // (top, line)
     let mut y = TOP;
     for bar_rows in &rows {
         let line = y + 10.0 + BAR_ROW * *bar_rows as f64 + 14.0;
         lanes.push((y, line));
         y = line + 18.0 + LABEL_ROW * (LABEL_ROWS as f64 - 1.0) + 16.0;
     }
-    let lane = |node: &str| nodes.iter().position(|n| n == node);
+    let lane = |node: &str| nodes.of(node);
+    // On a crowd's shared lane, a text says whose mark it is.
+    let whose = |lane: usize, node: &str, text: String| {
+        if nodes.is_shared(lane) {
+            format!("{node}: {text}")
+        } else {
+            text
+        }
+    };
     let end = events.last().map_or(0, |e| e.t_ns);
     let width = (axis.end() + RIGHT).max(WIDTH).ceil();
     let height = (y + 64.0).ceil();
@@ -135,7 +143,7 @@ pub fn figure(s: &Subject<'_>) -> String {
     .unwrap();
 
     // Lanes: a name and a line each.
-    for (node, &(_, line)) in nodes.iter().zip(&lanes) {
+    for (node, &(_, line)) in nodes.names.iter().zip(&lanes) {
         writeln!(
             out,
             "<text x=\"16\" y=\"{:.1}\" font-size=\"15\" font-weight=\"bold\">{}</text>\
@@ -212,6 +220,7 @@ pub fn figure(s: &Subject<'_>) -> String {
         } else {
             format!("down {}", span_text(t1 - t0))
         };
+        let text = whose(i, node, text);
         texts.put_in_rows(
             Anchor::Start,
             x0 + 2.0,
@@ -238,6 +247,7 @@ pub fn figure(s: &Subject<'_>) -> String {
             )
             .unwrap();
             texts.occupy([x0, y, x1, y + 12.0]);
+            let labels = labels.map(|l| whose(i, node, l));
             let fits = |l: &&String| (l.chars().count() as f64) * 6.4 + 8.0 <= x1 - x0;
             if let Some(label) = labels.iter().find(fits) {
                 writeln!(
@@ -339,11 +349,15 @@ pub fn figure(s: &Subject<'_>) -> String {
         }
     }
     // Events: a dot each, a label for those a reader must not miss.
+    let mut findings: BTreeMap<u64, &str> = BTreeMap::new();
+    for v in s.report.violations.iter().rev() {
+        findings.insert(v.seq, v.kind.as_str());
+    }
     for e in events {
         let Some(i) = lane(&e.node) else { continue };
         let line = lanes[i].1;
         let x = axis.x(e.t_ns);
-        let finding = s.report.violations.iter().find(|v| v.seq == e.seq);
+        let finding = findings.get(&e.seq);
         let tone = if finding.is_some() { "bad" } else { tone(e) };
         let color = match tone {
             "good" => HELD,
@@ -363,9 +377,10 @@ pub fn figure(s: &Subject<'_>) -> String {
         .unwrap();
         texts.occupy([x - 6.0, line - 7.0, x + 6.0, line + 7.0]);
         let text = match finding {
-            Some(v) => Some(format!("⚠ {}", v.kind)),
+            Some(kind) => Some(format!("⚠ {kind}")),
             None => figure_label(e),
-        };
+        }
+        .map(|t| whose(i, &e.node, t));
         if let Some(text) = text {
             let ink = match tone {
                 "good" => GOOD,

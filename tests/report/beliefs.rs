@@ -106,3 +106,47 @@ fn a_renewal_extends_one_belief_bar_instead_of_starting_another() {
     assert_eq!(bar.until_local_ns, Some((9_005 * MS) as i64));
     assert_eq!(bar.how, "released");
 }
+
+#[test]
+fn a_crowds_summary_names_its_believers_and_who_is_out_and_counts_the_rest() {
+    // Twenty clients ask (a `denied` makes each a client); client13 gets
+    // the lease, client4 is paused, then client13 releases and crashes.
+    let mut events: Vec<Event> = (1..=20)
+        .map(|i| event(i - 1, i, &format!("client{i}"), "denied"))
+        .collect();
+    let n = events.len() as u64;
+    events.extend([
+        event(n, 100, "lock", "granted")
+            .with("client", "client13")
+            .with("lease", 1u64)
+            .with("token", 3u64),
+        event(n + 1, 101, "client13", "acquired")
+            .with("lease", 1u64)
+            .with("token", 3u64)
+            .with("ttl_ms", 6_000u64),
+        event(n + 2, 102, "client4", "pause"),
+        event(n + 3, 200, "client13", "released").with("lease", 1u64),
+        event(n + 4, 201, "client13", "crash"),
+    ]);
+    let s = summaries(events);
+    let n = n as usize;
+    assert_eq!(s[n - 1], "20 clients hold nothing · lock: free");
+    assert_eq!(
+        s[n],
+        "20 clients hold nothing · lock: client13 holds lease 1 (token 3)"
+    );
+    assert_eq!(
+        s[n + 2],
+        "client13 believes lease 1 (token 3) until 6.101s · 19 other clients hold nothing \
+         · lock: client13 holds lease 1 (token 3) · client4 paused"
+    );
+    assert_eq!(
+        s[n + 3],
+        "20 clients hold nothing · lock: client13 holds lease 1 (token 3) · client4 paused"
+    );
+    assert_eq!(
+        s[n + 4],
+        "20 clients hold nothing · lock: client13 holds lease 1 (token 3) · client4 paused, \
+         client13 down"
+    );
+}

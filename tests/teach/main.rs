@@ -5,6 +5,7 @@
 //! Renderers are driven through the library on bundled scenarios; the two
 //! commands also through the real binary, as a user runs them.
 
+mod crowd;
 mod hostile;
 mod html;
 mod markdown;

@@ -4,7 +4,7 @@
 //! zooms (every mark carries its true times as `data-t`, or `data-t0` and
 //! `data-t1`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use sim::events as world;
@@ -14,6 +14,7 @@ use crate::escape::html as esc;
 use crate::events;
 use crate::report::axis::{span_text, tick_text, Axis, Cut};
 use crate::report::belief::{lease_bars, local_seconds, seconds, LeaseBar};
+use crate::report::lanes::{crowd_hidden, crowd_lane_name};
 use crate::report::Subject;
 
 /// Where time 0 is (a label centred on it must fit).
@@ -37,17 +38,18 @@ const LABEL_ROWS: usize = 3;
 /// The least room between two labels in a row, in px.
 const LABEL_GAP: f64 = 6.0;
 
-/// Rows of lease bars, per lane of `nodes`, and per bar of `bars` its row on
+/// Rows of lease bars, per lane of `lanes`, and per bar of `bars` its row on
 /// its own lane and, for a true lease, on the holder's lane. A lock's lane
 /// holds its grants (one row: a grant ends before the next begins); a
 /// client's lane holds its belief (row 0), then one row per lock node that
 /// granted it a lease, in lane order, so that redlock's five grants stack,
-/// never overlap.
+/// never overlap. The lane a crowd shares holds its clients' bars the same
+/// way (they overlap there only where two of them believe at once).
 pub(in crate::report) fn bar_rows(
-    nodes: &[String],
+    lanes: &LaneNodes,
     bars: &[LeaseBar],
 ) -> (Vec<usize>, Vec<(usize, Option<usize>)>) {
-    let index = |n: &str| nodes.iter().position(|x| x == n).unwrap_or(usize::MAX);
+    let index = |n: &str| lanes.of(n).unwrap_or(usize::MAX);
     let mut granting: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for b in bars.iter().filter(|b| b.at_lock) {
         let locks = granting.entry(b.client.as_str()).or_default();
@@ -58,7 +60,7 @@ pub(in crate::report) fn bar_rows(
     for locks in granting.values_mut() {
         locks.sort_by_key(|l| index(l));
     }
-    let mut rows = vec![0usize; nodes.len()];
+    let mut rows = vec![0usize; lanes.names.len()];
     let mut bar_rows = Vec::with_capacity(bars.len());
     for b in bars {
         let own = index(&b.node);
@@ -83,21 +85,69 @@ pub(in crate::report) fn bar_rows(
     (rows, bar_rows)
 }
 
+/// The lanes of the timeline and the figure, and which lane each node is
+/// drawn on.
+pub(in crate::report) struct LaneNodes {
+    /// The lanes' names, in order: the nodes, then, for a crowd, the lane
+    /// its other clients share (`990 more clients`).
+    pub(in crate::report) names: Vec<String>,
+    /// node → its lane (a crowd's hidden clients → the shared lane).
+    index: BTreeMap<String, usize>,
+    /// The lane a crowd's clients share, if any.
+    pub(in crate::report) shared: Option<usize>,
+}
+
+impl LaneNodes {
+    /// The lane `node` is drawn on.
+    pub(in crate::report) fn of(&self, node: &str) -> Option<usize> {
+        self.index.get(node).copied()
+    }
+
+    /// Whether `lane` is the one a crowd's clients share: what is drawn on
+    /// it says whose it is.
+    pub(in crate::report) fn is_shared(&self, lane: usize) -> bool {
+        self.shared == Some(lane)
+    }
+}
+
 /// The nodes with a lane, in the lanes' order: `nodes` as given, then any
 /// other node of the journal (but the world's own events) as it appears.
-pub(in crate::report) fn lane_nodes(s: &Subject<'_>) -> Vec<String> {
-    let mut nodes: Vec<String> = Vec::new();
+/// A crowd follows the terminal lanes' rule ([`crate::report::lanes`]):
+/// past [`MAX_LANES`](crate::report::lanes::MAX_LANES) nodes, the lock
+/// and storage nodes and the first clients keep their lanes, and the other
+/// clients share one.
+pub(in crate::report) fn lane_nodes(s: &Subject<'_>) -> LaneNodes {
+    let mut nodes: Vec<&str> = Vec::new();
+    let mut seen: BTreeSet<&str> = BTreeSet::new();
     for n in s
         .nodes
         .iter()
         .map(String::as_str)
         .chain(s.journal.events().iter().map(|e| e.node.as_str()))
     {
-        if !nodes.iter().any(|x| x == n) {
-            nodes.push(n.to_owned());
+        if seen.insert(n) {
+            nodes.push(n);
         }
     }
-    nodes
+    let hidden = crowd_hidden(s.journal, &mut nodes);
+    let mut names: Vec<String> = nodes.iter().map(|n| (*n).to_owned()).collect();
+    let mut index: BTreeMap<String, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), i))
+        .collect();
+    let shared = (!hidden.is_empty()).then(|| {
+        names.push(crowd_lane_name(hidden.len()));
+        names.len() - 1
+    });
+    if let Some(lane) = shared {
+        index.extend(hidden.into_iter().map(|n| (n.to_owned(), lane)));
+    }
+    LaneNodes {
+        names,
+        index,
+        shared,
+    }
 }
 
 /// One lane: a node's row of the timeline, lease bars on top, its line,
@@ -134,6 +184,8 @@ pub(super) struct Layout {
     /// true lease, its row on the holder's lane.
     bars: Vec<LeaseBar>,
     bar_rows: Vec<(usize, Option<usize>)>,
+    /// Which lane each node is drawn on.
+    nodes: LaneNodes,
     width: f64,
     height: f64,
 }
@@ -143,12 +195,12 @@ impl Layout {
         let nodes = lane_nodes(s);
         let bars = lease_bars(s.journal);
         let (rows, bar_rows) = bar_rows(&nodes, &bars);
-        let mut lanes = Vec::with_capacity(nodes.len());
+        let mut lanes = Vec::with_capacity(nodes.names.len());
         let mut top = TOP;
-        for (node, bar_rows) in nodes.into_iter().zip(rows) {
+        for (node, bar_rows) in nodes.names.iter().zip(rows) {
             let height = 8.0 + BAR_ROW * bar_rows as f64 + 12.0 + 19.0 + LABEL_ROW * 2.0 + 12.0;
             lanes.push(Lane {
-                node,
+                node: node.clone(),
                 top,
                 bar_rows,
                 height,
@@ -166,18 +218,39 @@ impl Layout {
             axis,
             bars,
             bar_rows,
+            nodes,
             width,
             height: top + 4.0,
         }
     }
 
+    /// The lane `node` is drawn on (for a crowd's hidden client, the lane
+    /// they share), found through an index.
     fn lane(&self, node: &str) -> Option<(usize, &Lane)> {
-        self.lanes.iter().enumerate().find(|(_, l)| l.node == node)
+        let i = self.nodes.of(node)?;
+        Some((i, &self.lanes[i]))
     }
 
     /// The lanes' order: the order of the beliefs table too.
     pub(super) fn order(&self, node: &str) -> usize {
         self.lane(node).map_or(usize::MAX, |(i, _)| i)
+    }
+
+    /// The place of the lane a crowd's clients share, in the lanes' order
+    /// (after every lane when there is none).
+    pub(super) fn shared_order(&self) -> usize {
+        self.nodes.shared.unwrap_or(usize::MAX)
+    }
+
+    /// `text`, led by `node`'s name when it is drawn on a crowd's shared
+    /// lane (as the terminal lanes lead its phrases), so that the lane
+    /// says whose each mark is.
+    fn whose(&self, lane: usize, node: &str, text: &str) -> String {
+        if self.nodes.is_shared(lane) {
+            format!("{node}: {text}")
+        } else {
+            text.to_owned()
+        }
     }
 
     /// The lanes' names, in a column of their own beside the scrolling
@@ -290,7 +363,7 @@ impl Layout {
                     lane.height - 6.0,
                 )
                 .unwrap();
-                let text = format!("{what} {}", span_text(t1 - t0));
+                let text = self.whose(li, n, &format!("{what} {}", span_text(t1 - t0)));
                 let width = text.chars().count() as f64 * 6.2;
                 let row = labels.place(li, x0 + 4.0, x0 + 4.0 + width);
                 labels.text(
@@ -415,18 +488,23 @@ impl Layout {
             }
         }
         // Events.
+        let mut findings: BTreeMap<u64, &str> = BTreeMap::new();
+        for v in s.report.violations.iter().rev() {
+            findings.insert(v.seq, v.kind.as_str());
+        }
         for (i, e) in events.iter().enumerate() {
             let Some((li, lane)) = self.lane(&e.node) else {
                 continue;
             };
             let x = self.axis.x(e.t_ns);
             // An event the oracle points at is marked, whatever its kind.
-            let finding = s.report.violations.iter().find(|v| v.seq == e.seq);
+            let finding = findings.get(&e.seq);
             let tone = if finding.is_some() { "bad" } else { tone(e) };
             let label = match finding {
-                Some(v) => Some(format!("⚠ {}", v.kind)),
+                Some(kind) => Some(format!("⚠ {kind}")),
                 None => label(e),
-            };
+            }
+            .map(|l| self.whose(li, &e.node, &l));
             writeln!(
                 out,
                 "<circle class=\"ev {}\" data-seq=\"{i}\" data-t=\"{}\" cx=\"{x:.1}\" cy=\"{:.0}\" r=\"{}\"><title>{}</title></circle>",
@@ -476,9 +554,11 @@ impl Layout {
         short: &str,
         title: &str,
     ) {
-        let Some((_, lane)) = self.lane(node) else {
+        let Some((li, lane)) = self.lane(node) else {
             return;
         };
+        let (label, short) = (self.whose(li, node, label), self.whose(li, node, short));
+        let (label, short) = (label.as_str(), short.as_str());
         let (t0, t1) = (bar.start_t_ns, bar.end_t_ns);
         let x0 = self.axis.x(t0);
         let x1 = self.axis.x(t1).max(x0 + 2.0);
