@@ -1,6 +1,6 @@
 //! Throughput of figure 9-6, in one run, side by side:
 //! `cargo bench --bench throughput [-- SEEDS [ROUNDS]]` (default 10 000
-//! seeds a row, 3 rounds).
+//! seeds a row, 5 rounds).
 //!
 //! - bare madsim (`common/bare.rs`: the story written directly on madsim, no
 //!   journal, no oracle) with madsim's own runner, `runtime::Builder::run`:
@@ -16,10 +16,13 @@
 //! wall second. Every side uses the allocator of the `fencesim` binary.
 //!
 //! The four rows run one after the other, and the whole sequence runs
-//! ROUNDS times; each row shows its median round, with the slowest and
-//! fastest rounds beside it. Interleaving the rounds exposes every row to
-//! the same drift of a shared machine (another process, the CPU's clock),
-//! which a row timed all at once would take alone.
+//! ROUNDS times. Each row shows its median seeds/s over the rounds, with
+//! the slowest and fastest rounds beside it; each ratio is the median of
+//! the ratios within a round. The rows of one round run within seconds of
+//! each other, so they share the state of the machine (another process,
+//! the virtual CPU's speed, which on the development machine swings by
+//! half from one minute to the next); rows timed all at once, or ratios of
+//! medians from different minutes, would each take a different state.
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -113,22 +116,10 @@ fn fencesim_sweep(s: &scenario::Scenario, seeds: u64, jobs: usize) -> Row {
     }
 }
 
-/// The round of median speed of one row, with the slowest and fastest.
-struct Median {
-    row: Row,
-    slowest: f64,
-    fastest: f64,
-}
-
-fn median(mut rounds: Vec<Row>) -> Median {
-    rounds.sort_by(|a, b| a.seeds_per_s.total_cmp(&b.seeds_per_s));
-    let (slowest, fastest) = (rounds[0].seeds_per_s, rounds[rounds.len() - 1].seeds_per_s);
-    let row = rounds.swap_remove(rounds.len() / 2);
-    Median {
-        row,
-        slowest,
-        fastest,
-    }
+/// The median of `values` (the upper one of an even count).
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
 }
 
 fn main() {
@@ -136,47 +127,48 @@ fn main() {
         .skip(1)
         .filter_map(|a| a.parse::<u64>().ok());
     let seeds = numbers.next().unwrap_or(10_000);
-    let rounds = numbers.next().unwrap_or(3).max(1);
+    let rounds = numbers.next().unwrap_or(5).max(1) as usize;
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/figure-9-6.toml");
     let s = scenario::load_file(&Registry::builtin(), path.as_ref()).expect("figure 9-6 loads");
-    let mut by_row: [Vec<Row>; 4] = Default::default();
-    for _ in 0..rounds {
-        by_row[0].push(bare_own_runner(seeds));
-        by_row[1].push(bare_loop(seeds));
-        by_row[2].push(fencesim_sweep(&s, seeds, 1));
-        by_row[3].push(fencesim_sweep(&s, seeds, 2));
-    }
-    let rows = by_row.map(median);
-    let (runner, looped, jobs1) = (
-        rows[0].row.seeds_per_s,
-        rows[1].row.seeds_per_s,
-        rows[2].row.seeds_per_s,
-    );
-    println!("figure 9-6, {seeds} seeds a row, median of {rounds} rounds");
+    let by_round: Vec<[Row; 4]> = (0..rounds)
+        .map(|_| {
+            [
+                bare_own_runner(seeds),
+                bare_loop(seeds),
+                fencesim_sweep(&s, seeds, 1),
+                fencesim_sweep(&s, seeds, 2),
+            ]
+        })
+        .collect();
+    // Of row `r`: the median over rounds of `f(round)`.
+    let over_rounds = |f: &dyn Fn(&[Row; 4]) -> f64| median(by_round.iter().map(f).collect());
+    println!("figure 9-6, {seeds} seeds a row, {rounds} rounds: medians over the rounds");
     println!(
         "{:<50} {:>9} {:>15} {:>9} {:>9} {:>11} {:>12}",
         "", "seeds/s", "slowest–fastest", "÷runner", "÷loop", "events/s", "sim s/wall s"
     );
-    for Median {
-        row,
-        slowest,
-        fastest,
-    } in &rows
-    {
+    for r in 0..4 {
+        let speeds: Vec<f64> = by_round.iter().map(|round| round[r].seeds_per_s).collect();
+        let (slowest, fastest) = (
+            speeds.iter().copied().fold(f64::INFINITY, f64::min),
+            speeds.iter().copied().fold(0.0, f64::max),
+        );
+        let events = by_round[0][r]
+            .events_per_s
+            .map(|_| over_rounds(&|round| round[r].events_per_s.unwrap_or(0.0)));
         println!(
             "{:<50} {:>9.0} {:>15} {:>8.2}× {:>8.2}× {:>11} {:>12.0}",
-            row.name,
-            row.seeds_per_s,
+            by_round[0][r].name,
+            median(speeds),
             format!("{slowest:.0}–{fastest:.0}"),
-            row.seeds_per_s / runner,
-            row.seeds_per_s / looped,
-            row.events_per_s
-                .map_or("—".to_owned(), |e| format!("{e:.0}")),
-            row.sim_per_wall
+            over_rounds(&|round| round[r].seeds_per_s / round[0].seeds_per_s),
+            over_rounds(&|round| round[r].seeds_per_s / round[1].seeds_per_s),
+            events.map_or("—".to_owned(), |e| format!("{e:.0}")),
+            over_rounds(&|round| round[r].sim_per_wall),
         );
     }
     println!(
         "--jobs 2 ÷ --jobs 1: {:.2}×",
-        rows[3].row.seeds_per_s / jobs1
+        over_rounds(&|round| round[3].seeds_per_s / round[2].seeds_per_s)
     );
 }
