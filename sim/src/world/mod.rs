@@ -29,7 +29,7 @@ pub use live::live_worlds;
 pub(crate) use step::Input;
 pub(crate) use tasks::{run_world, take_current};
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeSet, BinaryHeap, VecDeque};
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -41,7 +41,7 @@ use crate::journal::{Event, Journal, Name, Value};
 use crate::net::Network;
 use crate::run::{Limits, Outcome};
 
-use agenda::Item;
+use agenda::{Item, Scheduled};
 use live::LIVE_WORLDS;
 use step::Rest;
 use triggers::PendingTrigger;
@@ -87,7 +87,7 @@ pub struct World<M> {
     postponed: Vec<usize>,
     /// The node whose step is being carried out.
     stepping: Option<NodeId>,
-    agenda: BTreeMap<(u64, u64), Item<M>>,
+    agenda: BinaryHeap<Scheduled<M>>,
     agenda_seq: u64,
     agenda_waker: Option<Waker>,
     /// Set when something needs the supervisor before its deadline.
@@ -168,7 +168,7 @@ impl<M: Message> World<M> {
             fired: Vec::new(),
             postponed: Vec::new(),
             stepping: None,
-            agenda: BTreeMap::new(),
+            agenda: BinaryHeap::new(),
             agenda_seq: 0,
             agenda_waker: None,
             agenda_poked: false,

@@ -79,9 +79,8 @@ pub(crate) async fn run_world<M: Message>(builder: WorldBuilder<M>) -> Outcome {
             }
             let next = w
                 .agenda
-                .keys()
-                .next()
-                .map_or(limit_ns, |k| k.0.min(limit_ns));
+                .peek()
+                .map_or(limit_ns, |first| first.at_ns.min(limit_ns));
             w.agenda_deadline = next;
             w.agenda_poked = false;
             next.saturating_sub(now)
