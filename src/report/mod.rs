@@ -39,6 +39,19 @@ pub mod svg;
 
 pub use lanes::{describe, lanes, LanesOptions};
 
+/// The kind of the first finding of `report` at each event it points at,
+/// by the event's `seq`: what the timeline and the figure mark an event
+/// with, looked up instead of searched for at every event.
+pub(crate) fn first_finding_at(
+    report: &crate::oracle::Report,
+) -> std::collections::BTreeMap<u64, &'static str> {
+    let mut at = std::collections::BTreeMap::new();
+    for v in &report.violations {
+        at.entry(v.seq).or_insert(v.kind.as_str());
+    }
+    at
+}
+
 /// The stretches in which a node ran nothing: `(node, from, to, "paused")`
 /// from a pause to its resume, `(node, from, to, "down")` from a crash to
 /// its restart; one still open at the end of the journal ends at `end_ns`.

@@ -49,7 +49,7 @@ use super::axis::{span_text, Axis, Cut};
 use super::belief::{lease_bars, seconds};
 use super::html::{bar_rows, label, lane_nodes, tone};
 use super::step::verdict_text;
-use super::Subject;
+use super::{first_finding_at, Subject};
 use crate::events;
 
 /// Where time 0 is: the lanes' names go left of it.
@@ -102,14 +102,6 @@ pub fn figure(s: &Subject<'_>) -> String {
         y = line + 18.0 + LABEL_ROW * (LABEL_ROWS as f64 - 1.0) + 16.0;
     }
     let lane = |node: &str| nodes.of(node);
-    // On a crowd's shared lane, a text says whose mark it is.
-    let whose = |lane: usize, node: &str, text: String| {
-        if nodes.is_shared(lane) {
-            format!("{node}: {text}")
-        } else {
-            text
-        }
-    };
     let end = events.last().map_or(0, |e| e.t_ns);
     let width = (axis.end() + RIGHT).max(WIDTH).ceil();
     let height = (y + 64.0).ceil();
@@ -220,7 +212,7 @@ pub fn figure(s: &Subject<'_>) -> String {
         } else {
             format!("down {}", span_text(t1 - t0))
         };
-        let text = whose(i, node, text);
+        let text = nodes.whose(i, node, text);
         texts.put_in_rows(
             Anchor::Start,
             x0 + 2.0,
@@ -247,7 +239,7 @@ pub fn figure(s: &Subject<'_>) -> String {
             )
             .unwrap();
             texts.occupy([x0, y, x1, y + 12.0]);
-            let labels = labels.map(|l| whose(i, node, l));
+            let labels = labels.map(|l| nodes.whose(i, node, l));
             let fits = |l: &&String| (l.chars().count() as f64) * 6.4 + 8.0 <= x1 - x0;
             if let Some(label) = labels.iter().find(fits) {
                 writeln!(
@@ -349,10 +341,7 @@ pub fn figure(s: &Subject<'_>) -> String {
         }
     }
     // Events: a dot each, a label for those a reader must not miss.
-    let mut findings: BTreeMap<u64, &str> = BTreeMap::new();
-    for v in s.report.violations.iter().rev() {
-        findings.insert(v.seq, v.kind.as_str());
-    }
+    let findings = first_finding_at(s.report);
     for e in events {
         let Some(i) = lane(&e.node) else { continue };
         let line = lanes[i].1;
@@ -380,7 +369,7 @@ pub fn figure(s: &Subject<'_>) -> String {
             Some(kind) => Some(format!("⚠ {kind}")),
             None => figure_label(e),
         }
-        .map(|t| whose(i, &e.node, t));
+        .map(|t| nodes.whose(i, &e.node, t));
         if let Some(text) = text {
             let ink = match tone {
                 "good" => GOOD,

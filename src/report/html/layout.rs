@@ -15,7 +15,7 @@ use crate::events;
 use crate::report::axis::{span_text, tick_text, Axis, Cut};
 use crate::report::belief::{lease_bars, local_seconds, seconds, LeaseBar};
 use crate::report::lanes::{crowd_hidden, crowd_lane_name};
-use crate::report::Subject;
+use crate::report::{first_finding_at, Subject};
 
 /// Where time 0 is (a label centred on it must fit).
 const LEFT: f64 = 60.0;
@@ -103,10 +103,15 @@ impl LaneNodes {
         self.index.get(node).copied()
     }
 
-    /// Whether `lane` is the one a crowd's clients share: what is drawn on
-    /// it says whose it is.
-    pub(in crate::report) fn is_shared(&self, lane: usize) -> bool {
-        self.shared == Some(lane)
+    /// `text`, led by `node`'s name when it is drawn on `lane` and that is
+    /// the lane a crowd's clients share (as the terminal lanes lead its
+    /// phrases), so that the lane says whose each mark is.
+    pub(in crate::report) fn whose(&self, lane: usize, node: &str, text: String) -> String {
+        if self.shared == Some(lane) {
+            format!("{node}: {text}")
+        } else {
+            text
+        }
     }
 }
 
@@ -242,17 +247,6 @@ impl Layout {
         self.nodes.shared.unwrap_or(usize::MAX)
     }
 
-    /// `text`, led by `node`'s name when it is drawn on a crowd's shared
-    /// lane (as the terminal lanes lead its phrases), so that the lane
-    /// says whose each mark is.
-    fn whose(&self, lane: usize, node: &str, text: &str) -> String {
-        if self.nodes.is_shared(lane) {
-            format!("{node}: {text}")
-        } else {
-            text.to_owned()
-        }
-    }
-
     /// The lanes' names, in a column of their own beside the scrolling
     /// timeline, so that they stay in view wherever it is scrolled.
     pub(super) fn names(&self, out: &mut String) {
@@ -363,7 +357,9 @@ impl Layout {
                     lane.height - 6.0,
                 )
                 .unwrap();
-                let text = self.whose(li, n, &format!("{what} {}", span_text(t1 - t0)));
+                let text = self
+                    .nodes
+                    .whose(li, n, format!("{what} {}", span_text(t1 - t0)));
                 let width = text.chars().count() as f64 * 6.2;
                 let row = labels.place(li, x0 + 4.0, x0 + 4.0 + width);
                 labels.text(
@@ -488,10 +484,7 @@ impl Layout {
             }
         }
         // Events.
-        let mut findings: BTreeMap<u64, &str> = BTreeMap::new();
-        for v in s.report.violations.iter().rev() {
-            findings.insert(v.seq, v.kind.as_str());
-        }
+        let findings = first_finding_at(s.report);
         for (i, e) in events.iter().enumerate() {
             let Some((li, lane)) = self.lane(&e.node) else {
                 continue;
@@ -504,7 +497,7 @@ impl Layout {
                 Some(kind) => Some(format!("⚠ {kind}")),
                 None => label(e),
             }
-            .map(|l| self.whose(li, &e.node, &l));
+            .map(|l| self.nodes.whose(li, &e.node, l));
             writeln!(
                 out,
                 "<circle class=\"ev {}\" data-seq=\"{i}\" data-t=\"{}\" cx=\"{x:.1}\" cy=\"{:.0}\" r=\"{}\"><title>{}</title></circle>",
@@ -557,7 +550,10 @@ impl Layout {
         let Some((li, lane)) = self.lane(node) else {
             return;
         };
-        let (label, short) = (self.whose(li, node, label), self.whose(li, node, short));
+        let (label, short) = (
+            self.nodes.whose(li, node, label.to_owned()),
+            self.nodes.whose(li, node, short.to_owned()),
+        );
         let (label, short) = (label.as_str(), short.as_str());
         let (t0, t1) = (bar.start_t_ns, bar.end_t_ns);
         let x0 = self.axis.x(t0);
