@@ -502,6 +502,23 @@ impl Now {
     }
 }
 
+/// The members of `now`, a set of indexes kept as events are applied, as
+/// they were before the kept event: `kept` is its node's index and whether
+/// it was a member then (an event changes only its own node's membership).
+fn as_before(now: &BTreeSet<usize>, kept: Option<(usize, bool)>) -> Vec<usize> {
+    let mut at: Vec<usize> = now.iter().copied().collect();
+    if let Some((i, was)) = kept {
+        match (at.binary_search(&i), was) {
+            (Ok(p), false) => {
+                at.remove(p);
+            }
+            (Err(p), true) => at.insert(p, i),
+            _ => {}
+        }
+    }
+    at
+}
+
 impl<'a> View<'a> {
     /// The kept entries of `node`, when this view is before its event.
     fn kept(self, node: &str) -> Option<&'a Before> {
@@ -560,37 +577,21 @@ impl<'a> View<'a> {
     /// hold a lease in this view, in order: the believers now, give or
     /// take the node kept as it was before its event.
     fn believers(self) -> Vec<usize> {
-        let mut at: Vec<usize> = self.now.believing.iter().copied().collect();
-        if let Some(b) = self.before {
-            if let (Some(i), Some(then)) = (self.now.roles(&b.node).client, &b.belief) {
-                match (at.binary_search(&i), then) {
-                    (Ok(p), None) => {
-                        at.remove(p);
-                    }
-                    (Err(p), Some(_)) => at.insert(p, i),
-                    _ => {}
-                }
-            }
-        }
-        at
+        let kept = self.before.and_then(|b| {
+            let believed = b.belief.as_ref()?.is_some();
+            Some((self.now.roles(&b.node).client?, believed))
+        });
+        as_before(&self.now.believing, kept)
     }
 
     /// The indexes into `now.states` of the nodes paused or down in this
     /// view, in order.
     fn outs(self) -> Vec<usize> {
-        let mut at: Vec<usize> = self.now.out.iter().copied().collect();
-        if let Some(b) = self.before {
-            if let Some(i) = self.now.roles(&b.node).state {
-                match (at.binary_search(&i), b.state) {
-                    (Ok(p), NodeState::Up) => {
-                        at.remove(p);
-                    }
-                    (Err(p), NodeState::Paused(_) | NodeState::Down(_)) => at.insert(p, i),
-                    _ => {}
-                }
-            }
-        }
-        at
+        let kept = self.before.and_then(|b| {
+            let out = b.state != NodeState::Up;
+            Some((self.now.roles(&b.node).state?, out))
+        });
+        as_before(&self.now.out, kept)
     }
 
     /// Whether the clients are a crowd: more than a summary names one by
