@@ -39,6 +39,24 @@ pub mod svg;
 
 pub use lanes::{describe, lanes, LanesOptions};
 
+/// The nodes of `s` in the order its pages draw them: `s.nodes` as given,
+/// then every other node of the journal as it first appears.
+pub(crate) fn node_order<'a>(s: &Subject<'a>) -> Vec<&'a str> {
+    let mut order = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for n in s
+        .nodes
+        .iter()
+        .map(String::as_str)
+        .chain(s.journal.events().iter().map(|e| e.node.as_str()))
+    {
+        if seen.insert(n) {
+            order.push(n);
+        }
+    }
+    order
+}
+
 /// The kind of the first finding of `report` at each event it points at,
 /// by the event's `seq`: what the timeline and the figure mark an event
 /// with, looked up instead of searched for at every event.

@@ -47,7 +47,7 @@ use sim::journal::Value as FieldValue;
 use super::belief::{lease_bars, local_seconds as local, token_text};
 use super::lanes::describe;
 use super::step::verdict_text;
-use super::Subject;
+use super::{node_order, Subject};
 
 const EVENTS: u64 = 1;
 const OUT: u64 = 2;
@@ -61,19 +61,11 @@ pub fn trace(s: &Subject<'_>) -> String {
     // processes away, and lookups go through maps, so that the trace costs
     // time linear in the journal (times a logarithm), never in events ×
     // clients.
-    let mut nodes: Vec<&str> = Vec::new();
-    let mut pids: BTreeMap<&str, u64> = BTreeMap::new();
-    for n in s
-        .nodes
-        .iter()
-        .map(String::as_str)
-        .chain(s.journal.events().iter().map(|e| e.node.as_str()))
-    {
-        if !pids.contains_key(n) {
-            nodes.push(n);
-            pids.insert(n, nodes.len() as u64);
-        }
-    }
+    let nodes = node_order(s);
+    let pids: BTreeMap<&str, u64> = (1..)
+        .zip(nodes.iter().copied())
+        .map(|(p, n)| (n, p))
+        .collect();
     let pid = |node: &str| pids.get(node).copied().unwrap_or(0);
     let other = json!({
         "scenario": s.name,

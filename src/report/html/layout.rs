@@ -4,7 +4,7 @@
 //! zooms (every mark carries its true times as `data-t`, or `data-t0` and
 //! `data-t1`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use sim::events as world;
@@ -15,7 +15,7 @@ use crate::events;
 use crate::report::axis::{span_text, tick_text, Axis, Cut};
 use crate::report::belief::{lease_bars, local_seconds, seconds, LeaseBar};
 use crate::report::lanes::{crowd_hidden, crowd_lane_name};
-use crate::report::{first_finding_at, Subject};
+use crate::report::{first_finding_at, node_order, Subject};
 
 /// Where time 0 is (a label centred on it must fit).
 const LEFT: f64 = 60.0;
@@ -122,18 +122,7 @@ impl LaneNodes {
 /// and storage nodes and the first clients keep their lanes, and the other
 /// clients share one.
 pub(in crate::report) fn lane_nodes(s: &Subject<'_>) -> LaneNodes {
-    let mut nodes: Vec<&str> = Vec::new();
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    for n in s
-        .nodes
-        .iter()
-        .map(String::as_str)
-        .chain(s.journal.events().iter().map(|e| e.node.as_str()))
-    {
-        if seen.insert(n) {
-            nodes.push(n);
-        }
-    }
+    let mut nodes = node_order(s);
     let hidden = crowd_hidden(s.journal, &mut nodes);
     let mut names: Vec<String> = nodes.iter().map(|n| (*n).to_owned()).collect();
     let mut index: BTreeMap<String, usize> = names
