@@ -37,7 +37,7 @@ use sim::journal::Event;
 use super::belief::seconds;
 use super::lanes::{crowd_hidden, crowd_lane_name, describe, lanes_limited, LanesOptions};
 use super::step::{steps, verdict_text, Step};
-use super::Subject;
+use super::{node_order, Subject};
 use crate::escape;
 use crate::events;
 
@@ -189,18 +189,12 @@ fn href(name: &str) -> String {
 /// The Mermaid `sequenceDiagram` (without the code fence).
 pub fn mermaid(s: &Subject<'_>) -> String {
     let mut out = String::from("sequenceDiagram\n");
-    let mut ids: Vec<&str> = Vec::new();
-    let mut seen: BTreeSet<&str> = BTreeSet::new();
-    for n in s.nodes {
-        if seen.insert(n.as_str()) {
-            ids.push(n);
-        }
-    }
-    for e in s.journal.events() {
-        if e.node != world::WORLD && seen.insert(e.node.as_str()) {
-            ids.push(&e.node);
-        }
-    }
+    // The world's own events are no participant's (a scenario's node is
+    // never named `world`: the loader refuses it).
+    let mut ids: Vec<&str> = node_order(s)
+        .into_iter()
+        .filter(|n| *n != world::WORLD)
+        .collect();
     // A crowd is drawn as the lanes draw it: the lock and storage nodes
     // and the first clients as participants, the other clients as one
     // (`990 more clients`), each of its arrows and notes led by the
