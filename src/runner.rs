@@ -417,6 +417,7 @@ fn expectations(
     let counts = [
         ("stale_writes", e.stale_writes, report.stale_writes),
         ("zombie_writes", e.zombie_writes, report.zombie_writes),
+        ("late_writes", e.late_writes, report.late_writes),
         ("accepted_writes", e.accepted_writes, report.accepted_writes),
         ("rejected_writes", e.rejected_writes, report.rejected_writes),
         (

@@ -84,9 +84,10 @@ pub(crate) fn run_human(
     .unwrap();
     writeln!(
         out,
-        "found     {} stale, {} zombie, {} token regressions, {} lost updates, {} overlapping leases",
+        "found     {} stale, {} zombie, {} late, {} token regressions, {} lost updates, {} overlapping leases",
         rep.stale_writes,
         rep.zombie_writes,
+        rep.late_writes,
         rep.token_regressions,
         rep.lost_updates,
         rep.overlapping_leases
@@ -206,6 +207,7 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
         "verdict": rep.verdict.as_str(),
         "stale_writes": rep.stale_writes,
         "zombie_writes": rep.zombie_writes,
+        "late_writes": rep.late_writes,
         "accepted_writes": rep.accepted_writes,
         "rejected_writes": rep.rejected_writes,
         "token_regressions": rep.token_regressions,

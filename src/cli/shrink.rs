@@ -172,11 +172,10 @@ fn kinds_text(r: &Report, strict: bool) -> String {
         .iter()
         .map(|k| {
             let n = r.violations.iter().filter(|v| v.kind == *k).count();
-            let uncounted = *k == ViolationKind::ZombieWrite && !strict;
-            let note = if uncounted {
-                " (not counted without strict)"
-            } else {
-                ""
+            let note = match *k {
+                ViolationKind::LateWrite => " (never counted)",
+                ViolationKind::ZombieWrite if !strict => " (not counted without strict)",
+                _ => "",
             };
             format!("{n} {k}{note}")
         })

@@ -33,7 +33,6 @@ use std::time::Duration;
 
 use super::sweep::{self, FaultMode, SeedReport};
 use crate::oracle::signature::{signatures, Signature};
-use crate::oracle::ViolationKind;
 use crate::runner::{self, ScenarioRun};
 use crate::scenario::{FaultSpec, Scenario, Scope, Trigger};
 
@@ -187,11 +186,11 @@ pub fn trigger_words(trigger: &Trigger, duration: impl Fn(Duration) -> String) -
 }
 
 /// The signatures of `run`'s findings that count toward its verdict, in
-/// journal order (zombie writes only when `strict`).
+/// journal order (zombie writes only when `strict`, late writes never).
 pub fn counted(run: &ScenarioRun, strict: bool) -> Vec<Signature> {
     signatures(&run.result.journal)
         .into_iter()
-        .filter(|s| strict || s.kind != ViolationKind::ZombieWrite)
+        .filter(|s| s.kind.counts(strict))
         .collect()
 }
 

@@ -170,6 +170,8 @@ pub struct SeedReport {
     pub stale_writes: u64,
     /// Zombie writes found.
     pub zombie_writes: u64,
+    /// Late writes found (never a violation).
+    pub late_writes: u64,
     /// Writes accepted.
     pub accepted_writes: u64,
     /// Writes rejected.
@@ -212,7 +214,7 @@ impl SeedReport {
             .violations
             .iter()
             .map(|v| v.kind)
-            .filter(|k| strict || *k != ViolationKind::ZombieWrite)
+            .filter(|k| k.counts(strict))
             .collect();
         kinds.sort();
         kinds.dedup();
@@ -223,6 +225,7 @@ impl SeedReport {
             outcome: run.result.outcome.clone(),
             stale_writes: r.stale_writes,
             zombie_writes: r.zombie_writes,
+            late_writes: r.late_writes,
             accepted_writes: r.accepted_writes,
             rejected_writes: r.rejected_writes,
             token_regressions: r.token_regressions,
@@ -295,6 +298,7 @@ impl SeedReport {
             "findings": self.findings,
             "stale_writes": self.stale_writes,
             "zombie_writes": self.zombie_writes,
+            "late_writes": self.late_writes,
             "accepted_writes": self.accepted_writes,
             "rejected_writes": self.rejected_writes,
             "token_regressions": self.token_regressions,

@@ -92,6 +92,10 @@ pub(crate) struct Outcome<'a> {
     /// the write because a condition on its current state held (a version
     /// compare-and-set, a token checked in the row).
     pub conditional: bool,
+    /// An acceptance of a write the same storage node had already accepted
+    /// (a network duplicate, or a retry, delivered again): the same write,
+    /// judged at its first acceptance.
+    pub redelivery: bool,
     /// For an acceptance: index into [`History::outcomes`] of an earlier
     /// acceptance at the same storage node whose grant is newer than this
     /// one's (the newest such), if any.
@@ -134,6 +138,11 @@ pub(crate) struct History<'a> {
     /// Token-only writes (`fenced` events, or `wrote` with `op = "fence"`):
     /// not data writes, so their storage outcomes are left out of every check.
     pub fences: std::collections::BTreeSet<&'a str>,
+    /// The journal position of each grant's end at the lock → the grant.
+    pub ends: BTreeMap<u64, usize>,
+    /// Every grant (index into `grants`) in the lock's order of making:
+    /// by `lock_seq`.
+    pub by_lock: Vec<usize>,
 }
 
 impl<'a> History<'a> {
@@ -166,9 +175,34 @@ impl<'a> History<'a> {
         (at < seq).then(|| &self.grants[newer])
     }
 
+    /// The grant to a client other than grant `index`'s that is newer than
+    /// it and current at the lock at `seq`: made strictly before `seq` and
+    /// not ended before it. Of several (a lock that granted twice), the one
+    /// the lock made last.
+    pub fn current_newer_grant_of_another(&self, index: usize, seq: u64) -> Option<usize> {
+        let mine = &self.grants[index];
+        let made_before = self
+            .by_lock
+            .partition_point(|&h| self.grants[h].lock_seq < seq);
+        self.by_lock[..made_before]
+            .iter()
+            .rev()
+            .copied()
+            .find(|&h| {
+                self.grants[h].client != mine.client
+                    && self.newer(h, index)
+                    && self.ended_before(h, seq).is_none()
+            })
+    }
+
     /// How grant `index` ended at the lock, if it did strictly before `seq`.
     pub fn ended_before(&self, index: usize, seq: u64) -> Option<End> {
         self.grants[index].end.filter(|e| e.seq < seq)
+    }
+
+    /// The grant whose end at the lock is the event at `seq`, if any.
+    pub fn ended_at(&self, seq: u64) -> Option<usize> {
+        self.ends.get(&seq).copied()
     }
 
     /// Indexes `journal` in one pass.
@@ -179,6 +213,15 @@ impl<'a> History<'a> {
         }
         let mut history = indexer.history;
         supersede(&mut history);
+        let mut by_lock: Vec<usize> = (0..history.grants.len()).collect();
+        by_lock.sort_by_key(|&i| (history.grants[i].lock_seq, i));
+        history.by_lock = by_lock;
+        history.ends = history
+            .grants
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| g.end.map(|e| (e.seq, i)))
+            .collect();
         history
     }
 }
@@ -254,12 +297,18 @@ struct Indexer<'a> {
     by_lease: BTreeMap<(&'a str, u64), usize>,
     /// Lock-side ends seen before any grant of that (client, lease): a grant
     /// message that arrived after its lease had run out. The grant, when the
-    /// client does acquire, is over from the start.
-    early_ends: BTreeMap<(&'a str, u64), Vec<End>>,
+    /// client does acquire, is over from the start. Each with the lock node
+    /// that ended it.
+    early_ends: BTreeMap<(&'a str, u64), Vec<(End, &'a str)>>,
     /// Each (client, lease)'s lock-side `granted` events so far.
     granted: BTreeMap<(&'a str, u64), Vec<Made<'a>>>,
     /// Per storage node, the newest grants among its acceptances so far.
     newest: BTreeMap<&'a str, Newest<'a>>,
+    /// Where a lock node last granted a (client, lease) it had granted
+    /// before: it restarted and numbers its leases afresh.
+    regranted: BTreeMap<(&'a str, u64, &'a str), u64>,
+    /// (storage node, write id) of every acceptance so far.
+    applied: std::collections::BTreeSet<(&'a str, &'a str)>,
 }
 
 /// A lock node's `granted` event: (seq, t_ns, node).
@@ -351,9 +400,12 @@ impl<'a> Indexer<'a> {
         self.stop_believing(client, e.seq);
         let lease = e.u64("lease");
         let ends_needed = e.u64("ends").unwrap_or(1).max(1);
-        let early = lease
+        let early: Vec<End> = lease
             .and_then(|l| self.early_ends.remove(&(client, l)))
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(end, _)| end)
+            .collect();
         // The lock's `granted` events for this lease so far. A majority of
         // `k` answers ending after `ends` node ends means the grant became a
         // grant at its (k − ends + 1)-th, the majority-th; with one node,
@@ -390,10 +442,21 @@ impl<'a> Indexer<'a> {
 
     fn issued(&mut self, e: &'a Event) {
         if let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) {
-            self.granted
-                .entry((client, lease))
-                .or_default()
-                .push((e.seq, e.t_ns, e.node.as_str()));
+            let node = e.node.as_str();
+            let made = self.granted.entry((client, lease)).or_default();
+            // A lock node grants a lease id once per life: the same node
+            // granting the same (client, lease) again has restarted and
+            // numbers its leases afresh (`durable = false`). This is a new
+            // grant: what the node did with the old one (its ends, the
+            // grant a client acquired from it) belongs to the old one.
+            if made.iter().any(|m| m.2 == node) {
+                made.retain(|m| m.2 != node);
+                if let Some(ends) = self.early_ends.get_mut(&(client, lease)) {
+                    ends.retain(|(_, n)| *n != node);
+                }
+                self.regranted.insert((client, lease, node), e.seq);
+            }
+            made.push((e.seq, e.t_ns, node));
         }
         if let (Some(client), Some(token)) = (e.str("client"), e.u64("token")) {
             self.history.issued.push(Issued {
@@ -428,10 +491,18 @@ impl<'a> Indexer<'a> {
             t_ns: e.t_ns,
             expired,
         };
-        match self.by_lease.get(&(client, lease)) {
+        let acquired = self.by_lease.get(&(client, lease)).copied();
+        // An end from a node that has granted this lease id again since the
+        // client acquired it ends the new grant, not the acquired one.
+        let regranted = |i: usize| {
+            self.regranted
+                .get(&(client, lease, e.node.as_str()))
+                .is_some_and(|&at| at > self.history.grants[i].seq)
+        };
+        match acquired.filter(|&i| !regranted(i)) {
             // With several lock nodes (redlock) each reports its own end; the
             // grant ends with the `ends_needed`-th.
-            Some(&i) => {
+            Some(i) => {
                 let grant = &mut self.history.grants[i];
                 grant.ends_seen += 1;
                 if grant.ends_seen == grant.ends_needed {
@@ -442,7 +513,7 @@ impl<'a> Indexer<'a> {
                 self.early_ends
                     .entry((client, lease))
                     .or_default()
-                    .push(end);
+                    .push((end, e.node.as_str()));
             }
         }
     }
@@ -505,6 +576,7 @@ impl<'a> Indexer<'a> {
             None => (e.str("client").unwrap_or("?"), None),
         };
         let index = self.history.outcomes.len();
+        let redelivery = accepted && !write_id.is_empty() && !self.applied.insert((node, write_id));
         let newest = self.newest.entry(node).or_default();
         let superseding = match grant {
             Some(g) if accepted => newest.above(&self.history.grants[g]),
@@ -524,6 +596,7 @@ impl<'a> Indexer<'a> {
             value: e.i64("value"),
             grant,
             conditional: accepted && e.get("precondition").is_some(),
+            redelivery,
             superseding,
         });
     }

@@ -56,7 +56,8 @@ pub struct Milestones {
     /// A client received a grant whose lease the lock had already ended.
     pub grant_arrived_expired: u64,
     /// A client sent a write under a grant that had ended at the lock or
-    /// that a newer grant had superseded.
+    /// that a newer grant had superseded: the premise of a stale, zombie or
+    /// late write, whichever it then turns out to be (or of a rejection).
     pub zombie_write_sent: u64,
     /// The storage rejected a write whose grant was no longer current.
     pub stale_write_rejected: u64,
@@ -176,8 +177,6 @@ struct Belief {
 
 struct Grant<'a> {
     client: &'a str,
-    ends_needed: u64,
-    ends_seen: u64,
     /// True time at which the lock ended it.
     ended_ns: Option<u64>,
     /// Already counted as `lease_expired_while_held` / `holder_paused_past_lease`.
@@ -190,10 +189,6 @@ struct Pass<'a, 'h> {
     grants: Vec<Grant<'a>>,
     /// Each client's believed grant.
     believes: BTreeMap<&'a str, Belief>,
-    /// Each (client, lease)'s latest grant.
-    by_lease: BTreeMap<(&'a str, u64), usize>,
-    /// Lock-side expiries seen before the grant reached its client.
-    early_expiries: BTreeMap<(&'a str, u64), u64>,
     /// Write id → the grant it was sent under, and whether that grant was
     /// still current when it was sent.
     writes: BTreeMap<&'a str, (usize, bool)>,
@@ -216,8 +211,6 @@ impl<'a, 'h> Pass<'a, 'h> {
             m: Milestones::default(),
             grants: Vec::new(),
             believes: BTreeMap::new(),
-            by_lease: BTreeMap::new(),
-            early_expiries: BTreeMap::new(),
             writes: BTreeMap::new(),
             live: BTreeMap::new(),
             clocks: BTreeMap::new(),
@@ -282,27 +275,21 @@ impl<'a, 'h> Pass<'a, 'h> {
         let client = e.node.as_str();
         let others = self.believes.keys().any(|c| *c != client);
         self.m.two_believers += u64::from(others);
-        let ends_needed = e.u64("ends").unwrap_or(1).max(1);
-        let early = e
-            .u64("lease")
-            .and_then(|l| self.early_expiries.remove(&(client, l)))
-            .unwrap_or(0);
-        if early >= ends_needed {
-            self.m.grant_arrived_expired += 1;
-        }
         let g = self.grants.len();
+        // The oracle matched the lock's ends to grants (through restarts that
+        // reuse lease ids, and with several lock nodes); an end before the
+        // `acquired` is a grant that reached its client already over.
+        let arrived_ended = self.history.grants[g]
+            .end
+            .is_some_and(|end| end.seq < e.seq);
+        self.m.grant_arrived_expired += u64::from(arrived_ended);
         self.grants.push(Grant {
             client,
-            ends_needed,
-            ends_seen: early,
-            ended_ns: (early >= ends_needed).then_some(e.t_ns),
+            ended_ns: arrived_ended.then_some(e.t_ns),
             counted_held: false,
             // A grant that arrived ended is `grant_arrived_expired`, not a pause.
-            counted_paused: early >= ends_needed,
+            counted_paused: arrived_ended,
         });
-        if let Some(lease) = e.u64("lease") {
-            self.by_lease.insert((client, lease), g);
-        }
         let belief = Belief {
             grant: g,
             last_ns: e.t_ns,
@@ -346,19 +333,17 @@ impl<'a, 'h> Pass<'a, 'h> {
         if let Some(live) = self.live.get_mut(e.node.as_str()) {
             live.remove(&(client, lease));
         }
-        let Some(&g) = self.by_lease.get(&(client, lease)) else {
-            if e.kind == EXPIRED {
-                *self.early_expiries.entry((client, lease)).or_default() += 1;
-            }
+        // Only an end of a grant its client already acquired; one before is
+        // counted at the `acquired` (`grant_arrived_expired`).
+        let Some(g) = self.history.ended_at(e.seq) else {
             return;
         };
-        let grant = &mut self.grants[g];
-        grant.ends_seen += 1;
-        if grant.ends_seen == grant.ends_needed {
-            grant.ended_ns = Some(e.t_ns);
-            if e.kind == EXPIRED && self.believes.get(client).is_some_and(|b| b.grant == g) {
-                self.held_lost(g);
-            }
+        let Some(grant) = self.grants.get_mut(g) else {
+            return;
+        };
+        grant.ended_ns = Some(e.t_ns);
+        if e.kind == EXPIRED && self.believes.get(client).is_some_and(|b| b.grant == g) {
+            self.held_lost(g);
         }
     }
 

@@ -49,7 +49,15 @@
 //!   after the same storage node accepted a write made under a newer grant.
 //! - **zombie_write**: the storage accepts a write whose grant was no longer
 //!   current (the lock had already made a newer grant, or ended this one),
-//!   before it accepted any write made under a newer grant.
+//!   before it accepted any write made under a newer grant, while a newer
+//!   grant *to another client* was current at the lock (made, not ended):
+//!   that client's exclusion is broken.
+//! - **late_write**: the same, but with no other client's newer grant
+//!   current at the lock (the lock was free, or the writer held it again):
+//!   late, but nobody's exclusion was broken. Counted, never a violation.
+//! - A network duplicate of a write is the same write (same write id): it
+//!   is judged once per storage node, at its first acceptance, except that a
+//!   copy accepted after a newer holder's write is stale (once per write).
 //! - **token_regression**: a lock node's `granted` carries a token not
 //!   greater than one the same node granted before.
 //! - A grant **ends** at the lock with the lock's first `expired` or
@@ -136,18 +144,35 @@ pub enum ViolationKind {
     ZombieWrite,
     /// The lock handed out a token not greater than an earlier grant's.
     TokenRegression,
-    /// A key's final value is below the number of acknowledged increments.
+    /// A key's final value is below the number of increments the storage applied.
     LostUpdate,
+    /// The storage accepted a write after its grant ended, while no newer
+    /// grant to another client was current: late, but never a violation.
+    LateWrite,
 }
 
 impl ViolationKind {
-    /// `"stale_write"`, `"zombie_write"`, `"token_regression"` or `"lost_update"`.
+    /// `"stale_write"`, `"zombie_write"`, `"token_regression"`,
+    /// `"lost_update"` or `"late_write"`.
     pub fn as_str(self) -> &'static str {
         match self {
+            ViolationKind::LateWrite => "late_write",
             ViolationKind::StaleWrite => "stale_write",
             ViolationKind::ZombieWrite => "zombie_write",
             ViolationKind::TokenRegression => "token_regression",
             ViolationKind::LostUpdate => "lost_update",
+        }
+    }
+}
+
+impl ViolationKind {
+    /// Whether a finding of this kind makes a run a violation: zombie writes
+    /// only when `strict`, late writes never, the rest always.
+    pub fn counts(self, strict: bool) -> bool {
+        match self {
+            ViolationKind::ZombieWrite => strict,
+            ViolationKind::LateWrite => false,
+            _ => true,
         }
     }
 }
@@ -189,12 +214,16 @@ pub struct Report {
     /// Acceptances of a write after one made under a newer grant (in the
     /// lock's order), except acceptances on a precondition.
     pub stale_writes: u64,
-    /// Acceptances of a write whose grant was no longer current, not stale.
+    /// Acceptances of a write whose grant was no longer current, not stale,
+    /// while another client's newer grant was current at the lock.
     pub zombie_writes: u64,
+    /// Acceptances of a write whose grant was no longer current, not stale,
+    /// while no other client's newer grant was current: never a violation.
+    pub late_writes: u64,
     /// Tokens a lock node handed out that were not greater than one it had
     /// handed out before.
     pub token_regressions: u64,
-    /// Acknowledged increments missing from the final values.
+    /// Applied increments missing from the final values.
     pub lost_updates: u64,
     /// Storage `accepted` events.
     pub accepted_writes: u64,
@@ -206,7 +235,7 @@ pub struct Report {
     /// while the earlier client still believed it held the lock.
     pub overlapping_leases: u64,
     /// Every finding in journal order, zombie writes included even when they
-    /// do not count toward the verdict.
+    /// do not count toward the verdict, and late writes, which never do.
     pub violations: Vec<Violation>,
 }
 
@@ -256,7 +285,8 @@ pub fn check_and_count(journal: &Journal, config: &OracleConfig) -> (Report, Mil
 fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
     let mut violations = Vec::new();
     let stale_writes = stale::check(history, &mut violations);
-    let zombie_writes = zombie::check(history, &mut violations);
+    let untimely = zombie::check(history, &mut violations);
+    let zombie_writes = untimely.zombie_writes;
     let token_regressions = tokens::check(history, &mut violations);
     let lost_updates = lost_update::check(history, &mut violations);
     let counts = counts::count(history);
@@ -274,6 +304,7 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
         },
         stale_writes,
         zombie_writes,
+        late_writes: untimely.late_writes,
         token_regressions,
         lost_updates,
         accepted_writes: counts.accepted_writes,

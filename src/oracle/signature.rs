@@ -59,14 +59,14 @@ impl fmt::Display for GrantRef {
 pub struct Signature {
     /// The kind of finding.
     pub kind: ViolationKind,
-    /// The writer (stale and zombie writes), or the client handed the
+    /// The writer (stale, zombie and late writes), or the client handed the
     /// regressed token; `None` for a lost update, which belongs to a key.
     pub writer: Option<String>,
     /// The holder of the newer grant: the client whose earlier accepted
-    /// write makes a stale write stale, the client the lock granted anew
-    /// before a zombie write (`None` when the writer's grant had only
-    /// expired or been released), or the client of the larger earlier
-    /// token of a regression.
+    /// write makes a stale write stale, the client whose newer grant was
+    /// current at a zombie write, the client the lock granted anew before a
+    /// late write (`None` when the writer's grant had only expired or been
+    /// released), or the client of the larger earlier token of a regression.
     pub newer_holder: Option<String>,
     /// The writer's grant and the newer one, in the order the lock made
     /// them (its `granted` events).
@@ -128,7 +128,7 @@ fn of(history: &History<'_>, kind: ViolationKind, seq: u64) -> Signature {
         late_grant: false,
     };
     match kind {
-        ViolationKind::StaleWrite | ViolationKind::ZombieWrite => {
+        ViolationKind::StaleWrite | ViolationKind::ZombieWrite | ViolationKind::LateWrite => {
             let Some(outcome) = history.outcomes.iter().find(|o| o.seq == seq && o.accepted) else {
                 return sig;
             };
@@ -142,6 +142,9 @@ fn of(history: &History<'_>, kind: ViolationKind, seq: u64) -> Signature {
                 ViolationKind::StaleWrite => {
                     outcome.superseding.and_then(|i| history.outcomes[i].grant)
                 }
+                // The newer grant that was current: the client whose
+                // exclusion the write broke.
+                ViolationKind::ZombieWrite => history.current_newer_grant_of_another(g, seq),
                 _ => history.grants[g]
                     .superseded
                     .filter(|(at, _)| *at < seq)

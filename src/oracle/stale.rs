@@ -17,9 +17,14 @@ pub(super) fn superseding<'h, 'a>(
     outcome.superseding.map(|i| &history.outcomes[i])
 }
 
-/// Counts stale acceptances and appends one violation for each.
+/// Counts stale writes and appends one violation for each, at its first
+/// stale acceptance: a network duplicate of a write is the same write, so a
+/// write delivered twice after a newer holder's is one stale write (and a
+/// duplicate that lands after a newer holder's write is one, however its
+/// first delivery fared).
 pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u64 {
     let mut count = 0;
+    let mut judged = std::collections::BTreeSet::new();
     for outcome in history.outcomes.iter().filter(|o| o.accepted) {
         if outcome.conditional {
             continue;
@@ -27,6 +32,9 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
         let Some(prior) = superseding(history, outcome) else {
             continue;
         };
+        if !outcome.write_id.is_empty() && !judged.insert((outcome.node, outcome.write_id)) {
+            continue;
+        }
         debug_assert!(
             matches!((prior.grant, outcome.grant), (Some(p), Some(g)) if history.newer(p, g)),
             "{prior:?} does not supersede {outcome:?}"

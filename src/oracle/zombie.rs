@@ -1,33 +1,51 @@
-//! `zombie_write`: the storage accepts a write whose grant is no longer
-//! current (the lock had made a newer grant, or had ended this one) before
-//! it accepted any write made under a newer grant. Fencing tokens cannot stop it, since the
-//! storage has not yet seen a newer token; it counts toward the verdict only
-//! when strict.
+//! `zombie_write` and `late_write`: the storage accepts a write whose grant
+//! is no longer current (the lock had made a newer grant, or had ended this
+//! one) before it accepted any write made under a newer grant, so fencing
+//! tokens cannot stop it: the storage has not yet seen a newer token.
+//!
+//! Which of the two it is depends on what the lock held at that moment:
+//! - a **zombie write** lands while a newer grant *to another client* is
+//!   current at the lock (made, and not yet ended): that client's exclusion
+//!   is broken, whether or not it has written yet. It counts toward the
+//!   verdict when strict.
+//! - a **late write** lands after its own grant ended with no other client's
+//!   newer grant current (the lock was free, or the writer holds it again):
+//!   it was not on time, but it broke nobody's exclusion. Counted and
+//!   explained, never a violation.
+//!
+//! A write is judged once, at its first acceptance on a storage node: a
+//! network duplicate of it is the same write.
 
 use std::fmt::Write as _;
 
-use super::history::History;
+use super::history::{Grant, History};
 use super::stale::{superseding, write_name};
 use super::{Secs, TokenText, Violation, ViolationKind};
 
-/// Counts zombie acceptances and appends one violation for each.
-pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u64 {
-    let mut count = 0;
+/// Zombie and late acceptances, counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Untimely {
+    pub zombie_writes: u64,
+    pub late_writes: u64,
+}
+
+/// Counts zombie and late acceptances and appends one finding for each.
+pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> Untimely {
+    let mut counts = Untimely::default();
     for outcome in history.outcomes.iter().filter(|o| o.accepted) {
         let Some(g) = outcome.grant else { continue };
-        if superseding(history, outcome).is_some() {
-            continue; // stale, reported as such
+        if outcome.redelivery || superseding(history, outcome).is_some() {
+            continue; // judged at its first acceptance; or stale, reported as such
         }
         let newer = history.newer_grant_before(g, outcome.seq);
         let end = history.ended_before(g, outcome.seq);
         if newer.is_none() && end.is_none() {
             continue;
         }
-        count += 1;
         let grant = &history.grants[g];
         let token = history.write(outcome.write_id).and_then(|w| w.token);
         let mut text = format!(
-            "{} accepted {} ({}) at {} although ",
+            "{} accepted {} ({}) at {}, ",
             outcome.node,
             write_name(outcome),
             TokenText(token),
@@ -41,7 +59,7 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
             };
             write!(
                 text,
-                "its grant (granted at {}) had {how} at the lock at {}",
+                "after its grant (granted at {}) had {how} at the lock at {}",
                 Secs(grant.lock_t_ns),
                 Secs(end.t_ns)
             )
@@ -55,37 +73,71 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
                 )
                 .unwrap();
             }
-        }
-        if let Some(newer) = newer {
+        } else if let Some(newer) = newer {
             let again = if newer.client == grant.client {
                 " again"
             } else {
                 ""
             };
-            if end.is_some() {
-                text.push_str(" and ");
-            }
             write!(
                 text,
-                "{} had been granted the lock{again} at {} ({})",
+                "after {} had been granted the lock{again} at {} ({})",
                 newer.client,
                 Secs(newer.lock_t_ns),
                 TokenText(newer.token)
             )
             .unwrap();
-            if end.is_none() {
-                write!(text, ", after its own grant at {}", Secs(grant.lock_t_ns)).unwrap();
-            }
         }
-        text.push_str(
-            "; no newer holder had written yet, so fencing cannot stop this: a zombie write.",
-        );
+        let (kind, tail) = match history.current_newer_grant_of_another(g, outcome.seq) {
+            Some(holder) => {
+                let holder = &history.grants[holder];
+                counts.zombie_writes += 1;
+                (
+                    ViolationKind::ZombieWrite,
+                    format!(
+                        ", while {}'s newer grant (granted at {}, {}) was current at the lock; \
+                         no newer holder had written yet, so fencing cannot stop this: a zombie \
+                         write.",
+                        holder.client,
+                        Secs(holder.lock_t_ns),
+                        TokenText(holder.token)
+                    ),
+                )
+            }
+            None => {
+                counts.late_writes += 1;
+                (
+                    ViolationKind::LateWrite,
+                    format!(
+                        "; {}: a late write, not a violation.",
+                        nobody_else(history, grant)
+                    ),
+                )
+            }
+        };
+        text.push_str(&tail);
         violations.push(Violation {
-            kind: ViolationKind::ZombieWrite,
+            kind,
             seq: outcome.seq,
             t_ns: outcome.t_ns,
             explanation: text,
         });
     }
-    count
+    counts
+}
+
+/// Why a late write broke no one's exclusion.
+fn nobody_else(history: &History<'_>, grant: &Grant<'_>) -> String {
+    let others = history.grants.iter().any(|h| h.client != grant.client);
+    if others {
+        "no other client's newer grant was current at the lock then, so it broke nobody's \
+         exclusion"
+            .to_owned()
+    } else {
+        format!(
+            "no other client was ever granted the lock, so it broke nobody's exclusion ({} \
+             wrote after its own lease)",
+            grant.client
+        )
+    }
 }

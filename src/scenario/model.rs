@@ -192,6 +192,8 @@ pub struct Expect {
     pub stale_writes: Option<u64>,
     /// Number of zombie writes.
     pub zombie_writes: Option<u64>,
+    /// Number of late writes (never a violation).
+    pub late_writes: Option<u64>,
     /// Number of writes the storage accepted.
     pub accepted_writes: Option<u64>,
     /// Number of writes the storage rejected.

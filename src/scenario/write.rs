@@ -241,6 +241,7 @@ fn expect(o: &mut String, s: &Scenario) {
     let counts = [
         ("stale_writes", e.stale_writes),
         ("zombie_writes", e.zombie_writes),
+        ("late_writes", e.late_writes),
         ("accepted_writes", e.accepted_writes),
         ("rejected_writes", e.rejected_writes),
         ("token_regressions", e.token_regressions),

@@ -14,7 +14,8 @@ fn kind_name(kind: ViolationKind) -> &'static str {
         ViolationKind::StaleWrite
         | ViolationKind::ZombieWrite
         | ViolationKind::TokenRegression
-        | ViolationKind::LostUpdate => kind.as_str(),
+        | ViolationKind::LostUpdate
+        | ViolationKind::LateWrite => kind.as_str(),
     }
 }
 
@@ -35,6 +36,7 @@ fn the_page_names_every_verdict_violation_kind_and_milestone() {
         ViolationKind::ZombieWrite,
         ViolationKind::TokenRegression,
         ViolationKind::LostUpdate,
+        ViolationKind::LateWrite,
     ]
     .map(kind_name);
     let verdicts = [

@@ -32,7 +32,7 @@ const FIRST_FOUND: &[(&str, u64)] = &[
     ("batch-job-ran-twice", 0),
     ("check-then-write", 932),
     ("chubby-no-lock-delay", 58),
-    ("etcd-11456-late-grant-writes-first", 98),
+    ("etcd-11456-late-grant-writes-first", 925),
     ("etcd-11456-lock-after-lease-expired", 1443),
     ("etcd-leader-sql-unconditional", 157),
     ("figure-9-6-unfenced", 91),
@@ -46,7 +46,7 @@ const FIRST_FOUND: &[(&str, u64)] = &[
     ("redlock-gc-pause-after-acquisition", 142),
     ("scheduler-duplicate-completion", 77),
     ("storage-forgets-token", 1131),
-    ("zombie-write-window", 11),
+    ("zombie-write-window", 235),
     ("zookeeper-s3-preemption", 536),
     ("zookeeper-session-expiry", 157),
 ];

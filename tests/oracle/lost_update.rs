@@ -1,4 +1,4 @@
-//! `lost_update`: acknowledged increments missing from a key's final value.
+//! `lost_update`: applied increments missing from a key's final value.
 
 use super::*;
 
@@ -32,7 +32,7 @@ fn increments_overwritten_by_a_zombie_are_lost() {
     );
     assert_eq!(
         v.explanation,
-        "storage key \"x\" ends at 3 but 5 increments were acknowledged: 2 lost updates."
+        "storage key \"x\" ends at 3 but 5 increments were applied: 2 lost updates."
     );
 }
 
@@ -64,7 +64,7 @@ fn keys_are_summed_and_reported_apart() {
     );
     assert_eq!(
         r.violations[0].explanation,
-        "storage key \"a\" ends at 1 but 2 increments were acknowledged: 1 lost update."
+        "storage key \"a\" ends at 1 but 2 increments were applied: 1 lost update."
     );
 }
 
@@ -109,6 +109,42 @@ fn a_key_that_was_never_written_ends_at_zero() {
     assert_eq!(r.lost_updates, 1);
     assert_eq!(
         r.violations[0].explanation,
-        "storage key \"\" ends at 0 but 1 increment was acknowledged: 1 lost update."
+        "storage key \"\" ends at 0 but 1 increment was applied: 1 lost update."
     );
+}
+
+#[test]
+fn a_timed_out_increment_the_storage_applied_counts() {
+    // lost-update-fenced --seed 379 --faults random: both clients read 0 and
+    // write 1; client2 times out waiting for its answer, but the storage
+    // applied its increment. Two increments applied, the key at 1.
+    let j = J::new()
+        .acquired(0, "client1", 1, Some(33))
+        .incremented(1, "client1", "client1/1", 1)
+        .accepted_value(2, "client1/1", None, "x", 1)
+        .acked(3, "client1/1", true, "increment")
+        .acquired(10, "client2", 2, Some(34))
+        .incremented(11, "client2", "client2/1", 1)
+        .acked(20, "client2/1", false, "increment")
+        .accepted_value(21, "client2/1", None, "x", 1);
+    let r = judge(j);
+    assert_eq!(r.lost_updates, 1);
+    assert_eq!(r.verdict, Verdict::Violation);
+    assert_eq!(
+        r.violations.last().unwrap().explanation,
+        "storage key \"x\" ends at 1 but 2 increments were applied: 1 lost update."
+    );
+}
+
+#[test]
+fn a_duplicated_increment_is_one_increment() {
+    // A network copy of an applied increment writes the same value again.
+    let j = J::new()
+        .acquired(0, "client1", 1, None)
+        .incremented(1, "client1", "client1/1", 1)
+        .accepted_value(2, "client1/1", None, "x", 1)
+        .accepted_value(3, "client1/1", None, "x", 1)
+        .acked(4, "client1/1", true, "increment")
+        .acked(5, "client1/1", true, "increment");
+    assert_eq!(judge(j).lost_updates, 0);
 }

@@ -7,6 +7,7 @@ mod journal;
 mod lost_update;
 mod one_pass;
 mod reference;
+mod regressions;
 mod stale;
 mod tokens;
 mod zombie;
@@ -29,10 +30,11 @@ fn assert_clean(r: &Report) {
         (
             r.stale_writes,
             r.zombie_writes,
+            r.late_writes,
             r.token_regressions,
             r.lost_updates
         ),
-        (0, 0, 0, 0),
+        (0, 0, 0, 0, 0),
         "{r:#?}"
     );
     assert!(r.violations.is_empty(), "{r:#?}");
@@ -51,6 +53,7 @@ fn names_are_stable() {
         ViolationKind::ZombieWrite,
         ViolationKind::TokenRegression,
         ViolationKind::LostUpdate,
+        ViolationKind::LateWrite,
     ]
     .iter()
     .map(|k| k.to_string())
@@ -61,7 +64,8 @@ fn names_are_stable() {
             "stale_write",
             "zombie_write",
             "token_regression",
-            "lost_update"
+            "lost_update",
+            "late_write"
         ]
     );
     assert!(!OracleConfig::default().strict);

@@ -70,9 +70,11 @@ fn a_lock_delay_longer_than_the_delay_lets_the_old_write_land_first() {
         "chubby-lock-delay",
         &delayed_write("tokens = false\nlock_delay = \"20s\"", "unchecked", "safe"),
     );
-    // The old write lands at ~16 s, after its session was lost (a zombie
-    // write, not stale); client2 is denied until the lock-delay ends at ~30 s.
-    assert_eq!(counts(&r.report), (Verdict::Safe, 0, 1, 2, 0));
+    // The old write lands at ~16 s, after its session was lost, while nobody
+    // holds the lock (a late write, neither stale nor zombie); client2 is
+    // denied until the lock-delay ends at ~30 s.
+    assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 2, 0));
+    assert_eq!(r.report.late_writes, 1);
     assert!(kinds(&r, "client2").contains(&"denied"));
     let storage = kinds(&r, "storage");
     assert_eq!(
