@@ -353,15 +353,20 @@ fn renewed_sentence(e: &Event, before: View<'_>, after: View<'_>) -> String {
 
 /// A link rule in words: which messages it hits, and what it does to them.
 fn link_sentence(e: &Event) -> String {
-    let node = e.node.as_str();
     let to = e.str(world::field::TO).unwrap_or("?");
+    // A rule with no sender (`from = "*"`) is journaled on its receiver.
+    let from = match e.str(world::field::FROM) {
+        Some("*") => "any node".to_owned(),
+        Some(from) => from.to_owned(),
+        None => e.node.to_string(),
+    };
     let which = match (e.u64(world::field::COUNT), e.u64(world::field::DURATION_MS)) {
         (_, Some(ms)) => format!(
-            "every message from {node} to {to} for the next {}",
+            "every message from {from} to {to} for the next {}",
             seconds(ms.saturating_mul(1_000_000))
         ),
-        (Some(1) | None, None) => format!("the next message from {node} to {to}"),
-        (Some(n), None) => format!("the next {n} messages from {node} to {to}"),
+        (Some(1) | None, None) => format!("the next message from {from} to {to}"),
+        (Some(n), None) => format!("the next {n} messages from {from} to {to}"),
     };
     let what = match e.str(world::field::RULE) {
         Some("delay") => match e.u64(world::field::EXTRA_MS) {

@@ -396,3 +396,45 @@ fn a_closed_pipe_ends_step_quietly() {
         out.status
     );
 }
+
+#[test]
+fn a_delay_without_a_sender_reads_as_any_nodes_messages_to_its_receiver() {
+    // Journaled on its receiver, a rule with no sender once read as "every
+    // message from lock to lock".
+    let text = r#"
+name = "delay-any-sender"
+[lock]
+design = "lease"
+ttl = "10s"
+[storage]
+design = "fenced"
+[[clients]]
+name = "client1"
+[[faults]]
+kind = "delay"
+to = "lock"
+extra = "2s"
+duration = "5s"
+at = "0s"
+"#;
+    let s = fencesim::scenario::load_str(
+        &fencesim::design::catalog::Registry::builtin(),
+        "delay-any-sender.toml",
+        text,
+    )
+    .unwrap();
+    let run = fencesim::runner::run(&s, 1);
+    let steps = fencesim::report::step::steps(&run.result.journal, &run.report);
+    let armed: Vec<&str> = steps
+        .iter()
+        .map(|s| s.sentence.as_str())
+        .filter(|s| s.starts_with("A network fault is armed"))
+        .collect();
+    assert_eq!(
+        armed,
+        [
+            "A network fault is armed: every message from any node to lock for the next 5.000s \
+          will be held 2.000s longer in the network."
+        ]
+    );
+}
