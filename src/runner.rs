@@ -210,7 +210,7 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
         .iter()
         .filter(|f| f.scripted && f.fired_at.is_none())
         .count() as u64;
-    let mut expectations = expectations(scenario, &report, unfired, &result.outcome);
+    let mut expectations = expectations(scenario, &report, unfired, &result);
     expectations.extend(mechanism(scenario, &milestones));
     let inconclusive = inconclusive(scenario, &report, &faults, &result.outcome);
     // A violation is definite, whatever else the run left untested: it fails
@@ -396,8 +396,9 @@ fn expectations(
     scenario: &Scenario,
     report: &Report,
     unfired: u64,
-    outcome: &Outcome,
+    result: &RunResult,
 ) -> Vec<Expectation> {
+    let outcome = &result.outcome;
     let e = &scenario.expect;
     let mut out = Vec::new();
     if let Some(v) = e.verdict {
@@ -442,7 +443,64 @@ fn expectations(
             });
         }
     }
+    if !e.always.is_empty() {
+        let broken = broken_properties(&e.always, report, result);
+        let actual: Vec<String> = e
+            .always
+            .iter()
+            .map(|p| match broken.contains(&p.as_str()) {
+                true => format!("not {p}"),
+                false => p.clone(),
+            })
+            .collect();
+        out.push(Expectation {
+            key: "always",
+            expected: e.always.join(", "),
+            actual: actual.join(", "),
+        });
+    }
     out
+}
+
+/// Which of the properties `always` (by [`ALWAYS`](crate::scenario::model::ALWAYS)
+/// name) the run `result`, judged `report`, broke, in that list's order:
+/// - `no_false_rejections` when the storage turned the current holder away;
+/// - `completes` when the run was cut short (stalled, or at its time or
+///   event limit) while every node was up at the end. A node that crashed
+///   and never came back leaves its work undone by the fault's doing, not
+///   the design's; a crash or a timeout of the run itself is an error of its
+///   own, not counted here.
+pub fn broken_properties(
+    always: &[String],
+    report: &Report,
+    result: &RunResult,
+) -> Vec<&'static str> {
+    crate::scenario::model::ALWAYS
+        .into_iter()
+        .filter(|p| always.iter().any(|a| a == p))
+        .filter(|&p| match p {
+            "no_false_rejections" => report.false_rejections > 0,
+            _ => is_cut_short(&result.outcome) && down_at_end(&result.journal).is_empty(),
+        })
+        .collect()
+}
+
+/// The nodes that crashed (or were powered off) and had not restarted when
+/// the journal ends, in name order.
+pub fn down_at_end(journal: &sim::journal::Journal) -> Vec<&str> {
+    let mut down = std::collections::BTreeSet::new();
+    for e in journal.events() {
+        match e.kind.as_str() {
+            sim::events::CRASH => {
+                down.insert(e.node.as_str());
+            }
+            sim::events::RESTART => {
+                down.remove(e.node.as_str());
+            }
+            _ => {}
+        }
+    }
+    down.into_iter().collect()
 }
 
 /// The world a scenario describes: clients, lock node(s), storage, network

@@ -343,7 +343,7 @@ fn status(summary: &Value, signal: Option<Signal>) -> Status {
         Some(Signal::Interrupt) => Status::Interrupted,
         Some(Signal::Terminate) => Status::Terminated,
         None if n("crashed") > 0 || n("timed_out") > 0 => Status::Internal,
-        None if n("violations") > 0 => Status::Failed,
+        None if n("violations") > 0 || n("failing_seeds") > 0 => Status::Failed,
         // Not one seed judged anything: "no violation" would be vacuous.
         None if n("seeds") > 0 && n("inconclusive") == n("seeds") => Status::Inconclusive,
         None => Status::Ok,
@@ -499,6 +499,19 @@ fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary, generic: &str)
             kinds.join(", ")
         )
         .unwrap();
+    }
+    if !s.by_property.is_empty() {
+        // A seed counts once per property it broke.
+        let broken: Vec<String> = s
+            .by_property
+            .iter()
+            .map(|(p, n)| format!("{n} {} not {p}", if *n == 1 { "seed" } else { "seeds" }))
+            .collect();
+        let what = format!(
+            "{}: what [expect] always says holds in every seed",
+            broken.join(", ")
+        );
+        super::output::labelled(&mut out, "broken", &what);
     }
     if s.crashed > 0 {
         writeln!(out, "crashed   {} seeds panicked", s.crashed).unwrap();
@@ -667,14 +680,16 @@ fn seed_line(f: &SeedReport) -> String {
         f.rejected_writes,
         plural(f.faults, "fault"),
         f.trace_hash,
-        if kinds.is_empty() {
+        if kinds.is_empty() && f.broken.is_empty() {
             match &f.outcome {
                 sim::Outcome::Crashed { message, .. } => format!("  ({message})"),
                 timed_out @ sim::Outcome::TimedOut { .. } => format!("  ({timed_out})"),
                 _ => String::new(),
             }
         } else {
-            format!("  ({})", kinds.join(", "))
+            let broken = f.broken.iter().map(|p| format!("not {p}"));
+            let all: Vec<String> = kinds.iter().map(|k| k.to_string()).chain(broken).collect();
+            format!("  ({})", all.join(", "))
         }
     )
 }

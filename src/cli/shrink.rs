@@ -141,17 +141,14 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         r.accepted_writes,
         r.rejected_writes
     );
-    println!(
-        "kept      {}",
-        escape::terminal(&shrunk.signature.to_string())
-    );
+    println!("kept      {}", escape::terminal(&shrunk.target.to_string()));
     println!("wrote     {}", escape::terminal(&out_text));
     let mut repro = repro_command(&out_text, seed);
     if let Some(cut) = repro.rfind(" --seed") {
         repro.truncate(cut);
     }
     println!("repro     {}", escape::terminal(&repro));
-    if r.verdict == Verdict::Violation {
+    if r.verdict == Verdict::Violation || !shrunk.run.expectations_met {
         Status::Ok
     } else {
         eprintln!("error: the shrunk scenario no longer violates; this is a bug in shrink");

@@ -62,7 +62,7 @@ pub fn menu(scenario: &Scenario, seed: u64) -> (SeedReport, Vec<FaultSpec>) {
 /// [`menu`], its baseline run made as `runs` says.
 pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Vec<FaultSpec>) {
     let run = runs.run(scenario, seed);
-    let baseline = SeedReport::new(&run, scenario.faults.len(), scenario.strict);
+    let baseline = SeedReport::new(&run, scenario);
     let spec = scenario.explore.clone().unwrap_or_default();
     let nodes = scenario.node_names();
     let mut seen: Vec<(String, String, u32)> = Vec::new();
@@ -264,8 +264,8 @@ pub fn run_plan(
                         let mut s = scenario.clone();
                         s.faults.extend(faults.iter().cloned());
                         let run = runs.run(&s, seed);
-                        let report = SeedReport::new(&run, s.faults.len(), s.strict);
-                        if report.verdict == Verdict::Violation || report.outcome.is_error() {
+                        let report = SeedReport::new(&run, &s);
+                        if report.is_failure() {
                             found.push((i, faults, report));
                         }
                         progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);

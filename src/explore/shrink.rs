@@ -53,9 +53,38 @@ pub struct Shrunk {
     pub run: ScenarioRun,
     /// Runs spent shrinking.
     pub runs: u64,
-    /// The finding every accepted step kept: the first one of the seed's run
-    /// that counts toward its verdict.
-    pub signature: Signature,
+    /// What every accepted step kept: the first finding of the seed's run
+    /// that counts toward its verdict, or for a safe run that broke a
+    /// property of `[expect] always`, the first such property.
+    pub target: Target,
+}
+
+/// What a shrink keeps failing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A finding that counts toward the verdict, by its signature.
+    Finding(Signature),
+    /// A property of the scenario's `[expect] always` the run broke.
+    Property(&'static str),
+}
+
+impl Target {
+    /// The finding kept, if the target is one.
+    pub fn finding(&self) -> Option<&Signature> {
+        match self {
+            Target::Finding(s) => Some(s),
+            Target::Property(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Finding(s) => write!(f, "{s}"),
+            Target::Property(p) => write!(f, "not {p} (`[expect] always`)"),
+        }
+    }
 }
 
 /// Why a seed could not be shrunk.
@@ -77,12 +106,16 @@ pub fn shrink_with(
 ) -> Result<Shrunk, NotFailing> {
     let full = sweep::scenario_for(scenario, seed, mode);
     let (run, report) = sweep::run_seed_with(runs, &full, seed, FaultMode::Scenario);
-    if report.verdict != crate::oracle::Verdict::Violation {
-        return Err(NotFailing(Box::new(report)));
-    }
-    let Some(target) = counted(&run, full.strict).into_iter().next() else {
+    let target = if report.verdict == crate::oracle::Verdict::Violation {
         // A violation the oracle finds no writes for cannot happen; should
         // it, there is no story to keep.
+        match counted(&run, full.strict).into_iter().next() {
+            Some(s) => Target::Finding(s),
+            None => return Err(NotFailing(Box::new(report))),
+        }
+    } else if let (false, Some(p)) = (report.outcome.is_error(), report.broken.first()) {
+        Target::Property(p)
+    } else {
         return Err(NotFailing(Box::new(report)));
     };
     let mut s = Shrinker {
@@ -98,7 +131,12 @@ pub fn shrink_with(
     let mut out = full;
     out.faults = faults.clone();
     out.seed = seed;
+    // No `[expect]` (so that `run` exits 1 while the design has the bug),
+    // but the property kept, which `run` checks as an expectation.
     out.expect = Default::default();
+    if let Target::Property(p) = target {
+        out.expect.always = vec![p.to_owned()];
+    }
     out.name = format!("{}-seed-{seed}-shrunk", scenario.name);
     out.description = description(scenario, seed, before.len(), &faults, &target);
     let run = s.run(&out);
@@ -108,7 +146,7 @@ pub fn shrink_with(
         scenario: out,
         run,
         runs: s.runs + 1,
-        signature: target,
+        target,
     })
 }
 
@@ -119,7 +157,7 @@ fn description(
     seed: u64,
     before: usize,
     faults: &[FaultSpec],
-    target: &Signature,
+    target: &Target,
 ) -> String {
     let remaining = if faults.is_empty() {
         "no fault at all".to_owned()
@@ -199,7 +237,7 @@ struct Shrinker<'a> {
     base: Scenario,
     seed: u64,
     /// What every accepted step must still show.
-    target: Signature,
+    target: Target,
     runs: u64,
 }
 
@@ -217,9 +255,18 @@ impl Shrinker<'_> {
         let mut s = self.base.clone();
         s.faults = faults.to_vec();
         let run = self.run(&s);
-        run.report.verdict == crate::oracle::Verdict::Violation
-            && !run.result.outcome.is_error()
-            && counted(&run, s.strict).contains(&self.target)
+        if run.result.outcome.is_error() {
+            return false;
+        }
+        match &self.target {
+            Target::Finding(sig) => {
+                run.report.verdict == crate::oracle::Verdict::Violation
+                    && counted(&run, s.strict).contains(sig)
+            }
+            Target::Property(p) => {
+                runner::broken_properties(&s.expect.always, &run.report, &run.result).contains(p)
+            }
+        }
     }
 
     /// ddmin: try removing chunks of halving size; restart after a success.

@@ -204,11 +204,16 @@ pub struct SeedReport {
     /// journal order; empty for the others. The first is what `shrink`
     /// keeps.
     pub findings: Vec<String>,
+    /// The scenario's `[expect] always` properties this run broke (see
+    /// [`runner::broken_properties`]): a failure too, however safe.
+    pub broken: Vec<&'static str>,
 }
 
 impl SeedReport {
-    /// Summarizes a judged run.
-    pub fn new(run: &ScenarioRun, faults: usize, strict: bool) -> SeedReport {
+    /// Summarizes a judged run of `scenario` (its faults, random ones
+    /// included: their number, its `strict` and its `[expect] always`).
+    pub fn new(run: &ScenarioRun, scenario: &Scenario) -> SeedReport {
+        let (faults, strict) = (scenario.faults.len(), scenario.strict);
         let r = &run.report;
         let mut kinds: Vec<ViolationKind> = r
             .violations
@@ -218,7 +223,9 @@ impl SeedReport {
             .collect();
         kinds.sort();
         kinds.dedup();
-        let reported = r.verdict == Verdict::Violation || run.result.outcome.is_error();
+        let broken = runner::broken_properties(&scenario.expect.always, r, &run.result);
+        let reported =
+            r.verdict == Verdict::Violation || run.result.outcome.is_error() || !broken.is_empty();
         SeedReport {
             seed: run.result.seed,
             verdict: r.verdict,
@@ -254,6 +261,7 @@ impl SeedReport {
             } else {
                 Vec::new()
             },
+            broken,
         }
     }
 
@@ -267,10 +275,11 @@ impl SeedReport {
         runner::is_cut_short(&self.outcome)
     }
 
-    /// A violation, or a run that ended in error (a panic, or its
-    /// wall-clock budget ran out).
+    /// A violation, a run that ended in error (a panic, or its wall-clock
+    /// budget ran out), or one that broke a property of the scenario's
+    /// `[expect] always`.
     pub fn is_failure(&self) -> bool {
-        self.verdict == Verdict::Violation || self.outcome.is_error()
+        self.verdict == Verdict::Violation || self.outcome.is_error() || !self.broken.is_empty()
     }
 
     /// Whether the run outlived its wall-clock budget.
@@ -296,6 +305,7 @@ impl SeedReport {
             },
             "kinds": self.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
             "findings": self.findings,
+            "broken": self.broken,
             "stale_writes": self.stale_writes,
             "zombie_writes": self.zombie_writes,
             "late_writes": self.late_writes,
@@ -329,6 +339,8 @@ pub struct SweepSummary {
     pub failing_seeds: u64,
     /// Seeds per violation kind (a seed counts once per kind it shows).
     pub by_kind: BTreeMap<&'static str, u64>,
+    /// Seeds per `[expect] always` property they broke.
+    pub by_property: BTreeMap<&'static str, u64>,
     /// Seeds per outcome (`completed`, `stalled`, `time_limit`, …).
     pub outcomes: BTreeMap<&'static str, u64>,
     /// Seeds whose verdict is `inconclusive` (no write reached the storage).
@@ -376,6 +388,9 @@ impl SweepSummary {
             for k in &report.kinds {
                 *self.by_kind.entry(k.as_str()).or_default() += 1;
             }
+        }
+        for p in &report.broken {
+            *self.by_property.entry(p).or_default() += 1;
         }
         if report.crashed() {
             self.crashed += 1;
@@ -441,6 +456,7 @@ impl SweepSummary {
             "wall_ms": self.wall.as_millis() as u64,
             "sim_ms": self.sim_time.as_millis() as u64,
             "by_kind": self.by_kind,
+            "by_property": self.by_property,
             "outcomes": self.outcomes,
             "inconclusive": self.inconclusive,
             "cut_short": self.cut_short,
@@ -561,7 +577,7 @@ impl Runs {
             mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode.clone())),
         };
         let run = runner::run_here(&s, seed, scenario.faults.len());
-        let mut report = SeedReport::new(&run, s.faults.len(), s.strict);
+        let mut report = SeedReport::new(&run, &s);
         if self.trace_hashes && report.trace_hash.is_empty() {
             report.trace_hash = run.trace_hash();
         }
@@ -586,7 +602,7 @@ pub fn run_seed_with(
         mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode)),
     };
     let run = runner::run_within(&s, seed, scenario.faults.len(), runs.budget);
-    let report = SeedReport::new(&run, s.faults.len(), s.strict);
+    let report = SeedReport::new(&run, &s);
     (run, report)
 }
 
@@ -809,7 +825,7 @@ impl Shared {
             faults_fired: Vec::new(),
         };
         let run = runner::judge_scripted(&s, result, self.scenario.faults.len());
-        SeedReport::new(&run, s.faults.len(), s.strict)
+        SeedReport::new(&run, &s)
     }
 }
 

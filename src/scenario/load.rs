@@ -40,6 +40,7 @@ const EXPECT_KEYS: &[&str] = &[
     "unfired_faults",
     "outcome",
     "mechanism",
+    "always",
 ];
 /// The most `[[clients]]` a scenario may have. Waiting clients cost
 /// nothing where the lock queues them; polling ones and heartbeats cost
@@ -463,6 +464,7 @@ fn expect(field: &Field<'_>) -> Result<Expect> {
         unfired_faults: count("unfired_faults")?,
         outcome: None,
         mechanism: Vec::new(),
+        always: Vec::new(),
     };
     let verdicts = ["safe", "violation", "inconclusive"];
     let verdict = match optional(table.get("verdict"), |f| choice(f, &verdicts))? {
@@ -473,13 +475,40 @@ fn expect(field: &Field<'_>) -> Result<Expect> {
     };
     let outcome = optional(table.get("outcome"), |f| choice(f, EXPECT_OUTCOMES))?;
     let listed = optional(table.get("mechanism"), mechanism)?;
+    let always = optional(table.get("always"), always)?;
     table.finish()?;
     Ok(Expect {
         verdict,
         outcome: outcome.map(str::to_owned),
         mechanism: listed.unwrap_or_default(),
+        always: always.unwrap_or_default(),
         ..expect
     })
+}
+
+/// `always = ["no_false_rejections", "completes"]`: property names, at least
+/// one, each once.
+fn always(field: &Field<'_>) -> Result<Vec<String>> {
+    let names = &super::model::ALWAYS;
+    let mut out: Vec<String> = Vec::new();
+    for f in field.array()? {
+        let name = f.str()?;
+        if !names.contains(&name) {
+            return Err(f.error(format!(
+                "unknown property `{name}`{}; `always` takes: {}",
+                did_you_mean(name, names),
+                names.join(", ")
+            )));
+        }
+        if out.iter().any(|n| n == name) {
+            return Err(f.error(format!("property `{name}` is listed twice")));
+        }
+        out.push(name.to_owned());
+    }
+    if out.is_empty() {
+        return Err(field.error("`always` must name at least one property"));
+    }
+    Ok(out)
 }
 
 /// `mechanism = ["lock_restarted", "two_believers"]`: milestone names,

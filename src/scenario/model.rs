@@ -218,7 +218,17 @@ pub struct Expect {
     /// them as an expectation; `explore` counts the failing seeds that
     /// reproduce them ([`Expect::reproduced_by`]).
     pub mechanism: Vec<String>,
+    /// `always`: what must hold in every seed, beyond safety, by the names
+    /// of [`ALWAYS`] (`no_false_rejections`, `completes`). `run` checks
+    /// them as an expectation; `explore` counts a seed that breaks one as
+    /// failing, and `shrink` keeps it.
+    pub always: Vec<String>,
 }
+
+/// The properties `[expect] always` can name: no false rejection (the
+/// storage never turns away the current holder), and the run completes
+/// (it does not stall or run into its time or event limit).
+pub const ALWAYS: [&str; 2] = ["no_false_rejections", "completes"];
 
 impl Expect {
     /// The violation kinds this `[expect]` counts above zero, by their

@@ -252,6 +252,7 @@ fn expect(o: &mut String, s: &Scenario) {
     if e.verdict.is_none()
         && e.outcome.is_none()
         && e.mechanism.is_empty()
+        && e.always.is_empty()
         && counts.iter().all(|(_, v)| v.is_none())
     {
         return;
@@ -270,6 +271,9 @@ fn expect(o: &mut String, s: &Scenario) {
     }
     if !e.mechanism.is_empty() {
         line(o, "mechanism", &strings(&e.mechanism));
+    }
+    if !e.always.is_empty() {
+        line(o, "always", &strings(&e.always));
     }
 }
 

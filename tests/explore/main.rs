@@ -1,6 +1,7 @@
 //! Exploration: sweeps, shards, random schedules, shrink, exhaustive
 //! injection, the TOML writer and the proptest strategies.
 
+mod always;
 mod cli;
 mod compare;
 mod depth;

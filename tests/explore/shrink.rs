@@ -1,5 +1,5 @@
 use fencesim::design::catalog::Registry;
-use fencesim::explore::shrink::{counted, shrink, words};
+use fencesim::explore::shrink::{counted, shrink, words, Target};
 use fencesim::explore::sweep::{run_seed, FaultMode};
 use fencesim::oracle::Verdict;
 use fencesim::scenario::{load_str, to_toml, Fault};
@@ -21,7 +21,7 @@ fn a_shrunk_failure_loads_back_still_fails_and_has_at_most_three_faults() {
         assert_eq!(run.report.verdict, Verdict::Violation, "{text}");
         assert!(!run.expectations_met, "run exits 1 on it");
         // The same finding, at the same writes, as the seed's own run.
-        assert!(counted(&run, loaded.strict).contains(&shrunk.signature));
+        assert!(counted(&run, loaded.strict).contains(shrunk.target.finding().unwrap()));
     }
 }
 
@@ -46,7 +46,7 @@ fn shrinking_a_late_grant_keeps_it_late() {
     assert!(first.late_grant, "{first}");
 
     let shrunk = shrink(&s, 72, FaultMode::Random).unwrap();
-    assert_eq!(shrunk.signature, first);
+    assert_eq!(shrunk.target, Target::Finding(first.clone()));
     assert!(
         shrunk.after.len() < shrunk.before.len(),
         "{:?}",
@@ -71,10 +71,16 @@ fn shrinking_a_late_grant_keeps_it_late() {
 fn shrinking_a_zombie_write_keeps_the_newer_holder() {
     let s = bundled("zombie-write-window");
     let shrunk = shrink(&s, 0, FaultMode::Random).unwrap();
-    assert_eq!(shrunk.signature.newer_holder.as_deref(), Some("client2"));
-    assert_eq!(shrunk.signature.writer.as_deref(), Some("client1"));
+    assert_eq!(
+        shrunk.target.finding().unwrap().newer_holder.as_deref(),
+        Some("client2")
+    );
+    assert_eq!(
+        shrunk.target.finding().unwrap().writer.as_deref(),
+        Some("client1")
+    );
     let kept = counted(&shrunk.run, shrunk.scenario.strict);
-    assert!(kept.contains(&shrunk.signature), "{kept:?}");
+    assert!(kept.contains(shrunk.target.finding().unwrap()), "{kept:?}");
 }
 
 #[test]
@@ -94,7 +100,7 @@ fn the_shrunk_description_names_the_remaining_faults_not_the_old_story() {
             words(f)
         );
     }
-    assert!(d.contains(&shrunk.signature.to_string()), "{d}");
+    assert!(d.contains(&shrunk.target.to_string()), "{d}");
     assert!(d.contains("seed 72"), "{d}");
 }
 
@@ -104,7 +110,7 @@ fn a_swept_seed_names_the_finding_shrink_keeps() {
     let s = bundled("etcd-11456-late-grant-writes-first");
     let (_, report) = run_seed(&s, 72, FaultMode::Random);
     let shrunk = shrink(&s, 72, FaultMode::Random).unwrap();
-    assert_eq!(report.findings[0], shrunk.signature.to_string());
+    assert_eq!(report.findings[0], shrunk.target.to_string());
     assert_eq!(
         report.json("repro")["findings"][0],
         "stale_write by client1 (grant client1#1), granted late after client2 (grant client2#1)"

@@ -393,3 +393,26 @@ fn after_a_world_event_is_refused_since_no_node_logs_it() {
         );
     }
 }
+
+#[test]
+fn an_unknown_always_property_names_the_known_ones() {
+    let text = with("[expect]\nalways = [\"completes\", \"no_false_rejection\"]\n");
+    assert_error(
+        &text,
+        "t.toml:11:24",
+        "unknown property `no_false_rejection` (did you mean `no_false_rejections`?); `always` \
+         takes: no_false_rejections, completes",
+    );
+    let twice = with("[expect]\nalways = [\"completes\", \"completes\"]\n");
+    assert_error(
+        &twice,
+        "t.toml:11:24",
+        "property `completes` is listed twice",
+    );
+    let empty = with("[expect]\nalways = []\n");
+    assert_error(
+        &empty,
+        "t.toml:11:10",
+        "`always` must name at least one property",
+    );
+}
