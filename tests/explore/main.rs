@@ -8,6 +8,7 @@ mod exhaustive;
 mod generic;
 mod guided;
 mod margin;
+mod merge;
 mod property;
 mod random;
 mod replay;
