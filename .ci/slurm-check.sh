@@ -19,6 +19,12 @@ requeued=1 # the array task requeued midway
 budget=100 # seconds for the array and the merge
 
 say() { echo "slurm-check: $*"; }
+# Prints a command as a prompt line on stderr (paths under the temporary
+# directory relative to it), then runs it.
+show() {
+    echo "\$ $*" | sed "s|$tmp/||g" >&2
+    "$@"
+}
 fail() {
     echo "slurm-check: FAILED: $*" >&2
     exit 1
@@ -110,11 +116,12 @@ say "one-node cluster $host: munged, slurmctld, slurmd (pids ${pids[*]}), Slurm 
 
 started=$SECONDS
 export SCENARIO="$scenario" SEEDS="$seeds" SHARDS="$shards" RESULTS="$tmp/results" FENCESIM="$fencesim"
-echo "\$ export SCENARIO=$scenario SEEDS=$seeds SHARDS=$shards"
-echo "\$ array=\$(sbatch --parsable --array=0-$((shards - 1)) deploy/slurm/explore.sbatch)"
-array="$(sbatch --parsable --output="$tmp/logs/%A_%a.out" --array=0-$((shards - 1)) deploy/slurm/explore.sbatch)"
-echo "\$ sbatch --parsable --dependency=afterany:\$array deploy/slurm/explore.sbatch"
-merge="$(sbatch --parsable --output="$tmp/logs/merge.out" --dependency=afterany:"$array" deploy/slurm/explore.sbatch)"
+echo "\$ export SCENARIO=$SCENARIO SEEDS=$SEEDS SHARDS=$SHARDS RESULTS=$RESULTS FENCESIM=$FENCESIM" |
+    sed "s|$tmp/||g; s|$PWD/||g"
+array="$(show sbatch --parsable --output="$tmp/logs/%A_%a.out" --array=0-$((shards - 1)) deploy/slurm/explore.sbatch)"
+echo "$array"
+merge="$(show sbatch --parsable --output="$tmp/logs/merge.out" --dependency=afterany:"$array" deploy/slurm/explore.sbatch)"
+echo "$merge"
 say "array job $array (tasks 0-$((shards - 1))), merge job $merge"
 
 task="${array}_$requeued"
@@ -125,8 +132,7 @@ until [ "$(state "$task")" = R ] && grep -q '"progress":true' "$out.tmp" 2>/dev/
     [ $((SECONDS - started)) -lt "$budget" ] || fail "task $task never got going"
     sleep 0.2
 done
-echo "\$ scontrol requeue $task"
-scontrol requeue "$task"
+show scontrol requeue "$task"
 until [ -s "$out.partial.jsonl" ] && [ "$(state "$task")" = PD ]; do
     [ $((SECONDS - started)) -lt "$budget" ] || fail "task $task did not stop and requeue"
     sleep 0.2
@@ -138,8 +144,8 @@ case "$partial" in
 esac
 done_ranges="$(grep -o '"completed_ranges":[^]]*]]' <<<"$partial")"
 say "task $task stopped by SIGTERM and requeued; its partial output: ${done_ranges}"
-# A requeued job waits two minutes before it is eligible again.
-scontrol update jobid="$task" StartTime=now
+# A requeued job waits about two minutes before it is eligible again.
+show scontrol update jobid="$task" StartTime=now
 
 while [ -n "$(squeue -h -j "$array,$merge" -o %i 2>/dev/null)" ]; do
     [ $((SECONDS - started)) -lt "$budget" ] || fail "jobs still queued after ${budget}s: $(squeue -h)"
@@ -162,7 +168,9 @@ echo "\$ fencesim explore $scenario --seeds $seeds --json > whole.jsonl"
 status=0
 "$fencesim" explore "$scenario" --seeds "$seeds" --json >"$tmp/whole.jsonl" || status=$?
 [ "$status" = 1 ] || fail "the one-machine sweep exited $status, not 1"
+echo "\$ fencesim merge --json whole.jsonl > whole-merged.jsonl"
 "$fencesim" merge --json "$tmp/whole.jsonl" >"$tmp/whole-merged.jsonl" || status=$?
+[ "$status" = 1 ] || fail "the merge of the one-machine sweep exited $status, not 1"
 python3 - "$tmp/results/merged.jsonl" "$tmp/whole-merged.jsonl" <<'EOF'
 import json, sys
 
