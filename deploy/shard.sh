@@ -35,10 +35,12 @@
 # Exit status of `run`: 0 when the shard has its result (fencesim's 0 no
 # violation, 1 violations found, 4 nothing judged: all kept in its .jsonl),
 # 3 when seeds crashed or timed out (kept too), 130 or 143 when stopped
-# (partial output kept), 2 for invalid input. `merge` writes merged.jsonl
-# (`fencesim merge --json`), prints the human summary, and exits 0 when the
-# sweep is complete (violations found or not), 4 while shards leave gaps, 3
-# for crashed seeds and 2 for invalid input.
+# (partial output kept), 2 for invalid input, and fencesim's own status
+# when it was killed (137 for SIGKILL: its output is left to resume).
+# `merge` writes merged.jsonl (`fencesim merge --json`), prints the human
+# summary, and exits as `fencesim merge` does, except that 1 (violations
+# found) is 0, a result: 4 when no seed failed but shards leave gaps, 3
+# for crashed seeds, 2 for invalid input.
 set -u
 
 usage() {
@@ -131,8 +133,9 @@ run_shard() {
             return 0
             ;;
         *)
-            rm -f "$out.tmp"
-            echo "shard $index/$SHARDS: fencesim exited $status" >&2
+            # Killed (137 for SIGKILL) or worse: the lines stay in .tmp,
+            # whose last checkpoint the next run resumes from.
+            echo "shard $index/$SHARDS: fencesim exited $status, its output left in $out.tmp" >&2
             return "$status"
             ;;
     esac

@@ -3,6 +3,7 @@
 
 mod cli;
 mod compare;
+mod deploy;
 mod depth;
 mod exhaustive;
 mod generic;
