@@ -43,6 +43,15 @@ chmod 755 "$tmp"
 pids=()
 stop_daemons() {
     local status=$?
+    # Jobs still queued or running (a failed check) are cancelled first:
+    # their slurmstepd and fencesim processes would outlive slurmd.
+    if [ "${#pids[@]}" = 3 ] && [ -n "$(squeue -h -o %i 2>/dev/null)" ]; then
+        squeue -h -o %i | xargs scancel 2>/dev/null || true
+        for _ in $(seq 150); do
+            [ -z "$(squeue -h -o %i 2>/dev/null)" ] && break
+            sleep 0.2
+        done
+    fi
     # Newest first: slurmd, slurmctld, then munged, which they talk to.
     for ((i = ${#pids[@]} - 1; i >= 0; i--)); do
         kill "${pids[i]}" 2>/dev/null || true
@@ -59,6 +68,8 @@ stop_daemons() {
     exit "$status"
 }
 trap stop_daemons EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 # munge: its own key, socket and files, so nothing of the host's is used.
 mkdir -m 700 "$tmp/munge"

@@ -102,13 +102,17 @@ run_shard() {
         set -- "$@" --resume "$out.resumed-from.jsonl"
         echo "shard $index/$SHARDS: resuming from $out.resumed-from.jsonl"
     fi
-    "$fencesim" explore "$SCENARIO" "$@" >"$out.tmp" &
-    pid=$!
     # A shell waiting for a command runs no trap until it ends: fencesim
     # runs in the background and the shell waits for it, so a signal to the
     # shell reaches its trap at once.
+    pid=""
+    pending=""
     trap 'pass TERM' TERM
     trap 'pass INT' INT
+    "$fencesim" explore "$SCENARIO" "$@" >"$out.tmp" &
+    pid=$!
+    # A signal that came before fencesim started is its too.
+    if [ -n "$pending" ]; then kill -"$pending" "$pid" 2>/dev/null; fi
     status=0
     wait "$pid" || status=$?
     # `wait` returns early when a trapped signal arrives: wait for fencesim
@@ -141,9 +145,12 @@ run_shard() {
     esac
 }
 
-# Passes signal $1 on to fencesim, unless the engine signals it itself.
+# Passes signal $1 on to fencesim, unless the engine signals it itself;
+# before fencesim has started, keeps it for when it has.
 pass() {
-    if [ "$signals" = forward ]; then
+    if [ -z "$pid" ]; then
+        pending="$1"
+    elif [ "$signals" = forward ]; then
         kill -"$1" "$pid" 2>/dev/null
     fi
 }
