@@ -173,9 +173,18 @@ fn human(summary: &Value, seeds: &[Value], files: usize) -> String {
         for line in seeds.iter().take(SHOWN) {
             writeln!(out, "  {}", seed_line(line)).unwrap();
         }
-        if seeds.len() > SHOWN {
-            let more = seeds.len() - SHOWN;
-            writeln!(out, "  … and {more} more (all of them with --json)").unwrap();
+        let failing = (n("failing_seeds") as usize).max(seeds.len());
+        if failing > SHOWN {
+            let more = failing - SHOWN;
+            let with_json = if summary["failing_seeds_truncated"] == true {
+                format!(
+                    "the lowest of each shard with --json: a shard writes at most {}",
+                    crate::explore::sweep::MAX_KEPT
+                )
+            } else {
+                "all of them with --json".to_owned()
+            };
+            writeln!(out, "  … and {more} more ({with_json})").unwrap();
         }
         let first = &seeds[0];
         writeln!(out).unwrap();

@@ -92,14 +92,17 @@ fn signal(signal: &str, pid: u32) {
     assert!(status.success());
 }
 
-/// The pids of the children of `pid` (fencesim, under the script's shell).
-fn children(pid: u32) -> Vec<u32> {
+/// The fencesim process the script's shell `pid` started, once it runs
+/// fencesim (the shell's other children are its grep, sed and mv).
+fn fencesim_child(pid: u32) -> Option<u32> {
     let path = format!("/proc/{pid}/task/{pid}/children");
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .split_whitespace()
         .map(|p| p.parse().unwrap())
-        .collect()
+        .find(|c: &u32| {
+            std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.trim() == "fencesim")
+        })
 }
 
 /// The failing seeds' lines and the summary's counts, which do not depend
@@ -142,7 +145,7 @@ fn one_machine(results: &Results, shard: Option<&str>) -> (Vec<String>, Vec<Valu
 
 #[test]
 fn a_shard_stopped_by_sigterm_to_the_script_resumes_and_the_merge_is_the_whole_sweep() {
-    let results = Results::new("stopped", "0..8000");
+    let results = Results::new("stopped", "0..2000");
     // SIGTERM to the script alone, as Kubernetes signals a pod's first
     // process: it passes it on to fencesim.
     let child = script(&results, &["run", "1"]);
@@ -192,31 +195,36 @@ fn a_shard_stopped_by_sigterm_to_the_script_resumes_and_the_merge_is_the_whole_s
         "{out}"
     );
     let merged = result(&results.read("merged.jsonl"));
-    assert!(merged.0.len() > 50, "the demo fails often");
+    assert!(merged.0.len() > 20, "the demo fails often");
     assert_eq!(merged, one_machine(&results, None));
 }
 
 #[test]
 fn a_shard_killed_outright_resumes_from_its_last_checkpoint_twice() {
-    // Long enough a shard for a resumption to write checkpoints of its own.
-    let results = Results::new("killed", "0..40000");
+    // 3 000 seeds in the shard: a checkpoint every 1 000 (or 5 s), so the
+    // resumption writes one of its own before it ends.
+    let results = Results::new("killed", "0..12000");
     let tmp = results.file("shard-3-of-4.tmp");
-    for round in 1..=2 {
+    for _ in 0..2 {
         // Killed after a checkpoint of this run: the second time in the
         // middle of a resumption.
         let child = script(&results, &["run", "3"]);
         let start = Instant::now();
-        while children(child.id()).is_empty() {
+        let fencesim = loop {
+            if let Some(pid) = fencesim_child(child.id()) {
+                break pid;
+            }
             assert!(
                 start.elapsed() < Duration::from_secs(60),
                 "fencesim never started"
             );
             std::thread::sleep(Duration::from_millis(1));
-        }
-        let checkpoints = round + usize::from(round == 2);
+        };
+        // The script moved the last run's output aside before it started
+        // fencesim: a checkpoint in the file is this run's.
         loop {
             let text = std::fs::read_to_string(&tmp).unwrap_or_default();
-            if text.matches("\"progress\":true").count() >= checkpoints {
+            if text.contains("\"progress\":true") {
                 break;
             }
             assert!(start.elapsed() < Duration::from_secs(60), "no checkpoint");
@@ -224,9 +232,7 @@ fn a_shard_killed_outright_resumes_from_its_last_checkpoint_twice() {
         }
         // fencesim first: the script sees it killed, and must keep its
         // lines (it may be killed right after).
-        for pid in children(child.id()) {
-            signal("-KILL", pid);
-        }
+        signal("-KILL", fencesim);
         let (code, out) = finished(child);
         assert_eq!(code, 137, "{out}");
         assert!(
@@ -240,6 +246,6 @@ fn a_shard_killed_outright_resumes_from_its_last_checkpoint_twice() {
     let (code, out) = run(&results, &["merge"]);
     assert_eq!(code, 0, "{out}");
     let merged = result(&results.read("merged.jsonl"));
-    assert!(merged.0.len() > 100, "the demo fails often");
+    assert!(merged.0.len() > 50, "the demo fails often");
     assert_eq!(merged, one_machine(&results, Some("3/4")));
 }

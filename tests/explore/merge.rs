@@ -172,7 +172,7 @@ fn four_shards_merge_into_the_one_machine_sweep() {
 #[test]
 fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
     let dir = Dir::new("stopped");
-    let range = "0..8000";
+    let range = "0..2000";
     let mut files: Vec<String> = (0..4)
         .map(|k| shard(&dir, UNFENCED, range, &format!("{k}/4")))
         .collect();
@@ -180,7 +180,7 @@ fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
     let stopped = json_lines(&partial);
     let done = stopped.last().unwrap()["completed_ranges"].clone();
     let end = done[0][1].as_u64().unwrap();
-    assert!(end < 8000, "{done}");
+    assert!(end < 2000, "{done}");
     files[1] = dir.write("shard-1-of-4.partial.jsonl", &partial);
     let (code, merged, err) = merge(&files.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 1, "the seeds that ran violate: {err}");
@@ -189,7 +189,7 @@ fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
     assert_eq!(summary["stopped"], true);
     assert_eq!(
         summary["gaps"],
-        json!([{"shard": "1/4", "missing": [[end, 8000]]}])
+        json!([{"shard": "1/4", "missing": [[end, 2000]]}])
     );
     let (_, whole, _) = fencesim(&["explore", UNFENCED, "--seeds", range, "--json"]);
     let whole = json_lines(&whole);
@@ -201,7 +201,7 @@ fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
     assert_eq!(failing(&merged), expected);
     let (_, human, _) = fencesim(&["merge", &files[0], &files[1], &files[2], &files[3]]);
     assert!(
-        human.contains(&format!("gaps      shard 1/4 has not run {end}..8000;")),
+        human.contains(&format!("gaps      shard 1/4 has not run {end}..2000;")),
         "{human}"
     );
 
@@ -231,7 +231,7 @@ fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
 #[test]
 fn a_shard_killed_while_writing_misses_what_its_last_whole_line_does_not_cover() {
     let dir = Dir::new("killed");
-    let range = "0..8000";
+    let range = "0..2000";
     let partial = stopped_shard(range, "2/4");
     // Killed in the middle of writing its first checkpoint (or summary):
     // the cut line is left out, and without a whole one the shard's seeds
@@ -253,11 +253,11 @@ fn a_shard_killed_while_writing_misses_what_its_last_whole_line_does_not_cover()
     assert_eq!(
         summary["gaps"],
         json!([
-            {"shard": "2/4", "missing": [[0, 8000]]},
-            {"shard": "3/4", "missing": [[0, 8000]]},
+            {"shard": "2/4", "missing": [[0, 2000]]},
+            {"shard": "3/4", "missing": [[0, 2000]]},
         ])
     );
-    assert_eq!(summary["seeds"], 4000);
+    assert_eq!(summary["seeds"], 1000);
     assert!(failing(&merged).iter().all(|(s, _, _)| s % 4 < 2));
 }
 
