@@ -1,5 +1,5 @@
-//! The `fencesim` command line: `run`, `check`, `explore`, `shrink`, `step`,
-//! `report`, `designs`, `margin`, `compare`, `audit`.
+//! The `fencesim` command line: `run`, `check`, `explore`, `merge`, `shrink`,
+//! `step`, `report`, `designs`, `margin`, `compare`, `audit`.
 //!
 //! Exit codes, for every subcommand: 0 expectations met (without `[expect]`:
 //! no violation); 1 an expectation failed or a violation was found; 2 invalid
@@ -14,6 +14,7 @@ mod compare;
 mod explore;
 mod files;
 mod margin;
+mod merge;
 mod output;
 mod report;
 mod run;
@@ -260,6 +261,18 @@ enum Command {
         /// the bug its `[expect]` describes (`mechanism`).
         #[arg(long, conflicts_with_all = ["exhaustive", "resume"])]
         generic: bool,
+    },
+    /// Merge the `explore --json` outputs of a sweep's shards: the failing
+    /// seeds in seed order, one summary, and the seeds not run yet (gaps).
+    Merge {
+        /// The shards' output files (one per shard; a resumed shard's
+        /// output instead of the stopped one's).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print the merged JSON lines (as `explore --json` prints them)
+        /// instead of the human summary.
+        #[arg(long)]
+        json: bool,
     },
     /// Shrink a failing seed's fault schedule and write it as a scenario.
     Shrink {
@@ -692,6 +705,7 @@ where
                 faults: FaultsChoice::new(faults, replay),
             },
         ),
+        Command::Merge { files, json } => merge::merge(&files, json),
         Command::Check { paths } => check::check(registry, &paths),
         Command::Step {
             file,

@@ -3,13 +3,11 @@
 //! on the range it was swept in.
 //!
 //! Shards print the same JSON lines as a whole sweep; [`merge`] combines them
-//! (failing seeds in seed order, one summary). With only a shell:
+//! (failing seeds in seed order, one summary), and [`merge_files`], the
+//! `fencesim merge` command, combines whole shard files, partial ones too:
 //!
 //! ```sh
-//! cat shard-*.jsonl | jq -c 'select(.seed != null)' | jq -sc 'sort_by(.seed)[]'
-//! cat shard-*.jsonl | jq -sc '[.[] | select(.summary)] | {seeds: (map(.seeds) | add),
-//!   violations: (map(.violations) | add),
-//!   first_failing_seed: (map(.first_failing_seed | select(. != null)) | min)}'
+//! fencesim merge shard-*.jsonl
 //! ```
 //!
 //! ```
@@ -114,30 +112,171 @@ pub fn parse_range(text: &str) -> Result<Range<u64>, String> {
 /// Give each shard's lines once (a resumed shard's output replaces the
 /// stopped one's). Lines that are not JSON objects are an error.
 pub fn merge<'a>(lines: impl IntoIterator<Item = &'a str>) -> Result<Vec<Value>, String> {
-    use super::resume::{add, ranges, Sessions};
-    use super::sweep::{ranges_json, subtract};
-    let mut seeds_lines: Vec<Value> = Vec::new();
-    // Each shard's last summary or checkpoint, by shard (lines of an older
-    // fencesim name no shard: each of those counts on its own).
-    let mut bases: Vec<(String, Value)> = Vec::new();
+    let mut parsed = Vec::new();
     for (i, line) in lines.into_iter().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let v: Value =
             serde_json::from_str(line).map_err(|e| format!("line {}: not JSON: {e}", i + 1))?;
+        parsed.push((format!("line {}", i + 1), v));
+    }
+    combine(parsed)
+}
+
+/// [`merge`] over whole files, `(name, text)`, each the `--json` output of
+/// one shard of one sweep (`fencesim merge`). Stricter than [`merge`], and
+/// every error names `file:line:column`:
+///
+/// - a line that is not JSON is an error, except a last line cut in the
+///   middle (no newline after it: the shard was killed while writing it),
+///   which is left out, as `explore --resume` leaves it out;
+/// - a line must be a failing seed's (a numeric `seed`) or a checkpoint or
+///   summary, whose `range`, `shard` and `completed_ranges` must parse;
+/// - every file must come from the same sweep: one scenario, range, fault
+///   mode and shard count;
+/// - a shard's checkpoints and summary must all be in one file (a resumed
+///   shard's output holds what its stopped run completed: give only it).
+///
+/// A file with no line at all (a shard killed before its first checkpoint)
+/// adds nothing; its shard shows in `gaps`. At least one file must hold a
+/// checkpoint or summary.
+///
+/// ```
+/// use fencesim::explore::shard::merge_files;
+/// let a = "{\"seed\": 4}\n{\"summary\": true, \"seeds\": 3, \"range\": \"0..6\", \"shard\": \"0/2\", \"completed_ranges\": [[0, 6]]}\n";
+/// let b = "{\"progress\": true, \"seeds\": 1, \"range\": \"0..6\", \"shard\": \"1/2\", \"completed_ranges\": [[0, 2]]}\n{\"seed\": 5, \"verd";
+/// let merged = merge_files([("a.jsonl", a), ("b.jsonl", b)]).unwrap();
+/// let summary = merged.last().unwrap();
+/// assert_eq!(summary["seeds"], 4);
+/// assert_eq!(summary["complete"], false);
+/// assert_eq!(summary["gaps"][0]["missing"], serde_json::json!([[2, 6]]));
+/// ```
+pub fn merge_files<'a>(
+    files: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Result<Vec<Value>, String> {
+    // The first line to say each of the sweep's settings: (value, where).
+    let mut settings: Vec<(&str, String, String)> = Vec::new();
+    // Which file holds each shard's lines.
+    let mut shards: Vec<(String, String)> = Vec::new();
+    let mut parsed = Vec::new();
+    let mut bases = 0;
+    for (file, text) in files {
+        let lines: Vec<&str> = text.split('\n').collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = format!("{file}:{}", i + 1);
+            let v: Value = match serde_json::from_str(line) {
+                Ok(v) => v,
+                // Killed while writing its last line.
+                Err(_) if i + 1 == lines.len() => continue,
+                Err(e) => {
+                    return Err(format!(
+                        "{at}:{}: not a JSON line of `explore --json`: {e}",
+                        e.column()
+                    ))
+                }
+            };
+            let bad = |what: &str| format!("{at}:1: {what}");
+            let flag = |k: &str| v.get(k).and_then(Value::as_bool) == Some(true);
+            if !(flag("summary") || flag("progress")) {
+                if v.get("seed").and_then(Value::as_u64).is_none() {
+                    return Err(bad(
+                        "neither a failing seed's line (a numeric \"seed\") nor a checkpoint \
+                         or summary line of `explore --json`",
+                    ));
+                }
+                parsed.push((format!("{at}:1"), v));
+                continue;
+            }
+            bases += 1;
+            let text_field = |k: &str| match v.get(k) {
+                None => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(bad(&format!("\"{k}\" is not a string"))),
+            };
+            let range = text_field("range")?;
+            if let Some(range) = &range {
+                parse_range(range).map_err(|e| bad(&e))?;
+            }
+            let shard = match text_field("shard")? {
+                Some(s) => Some(Shard::parse(&s).map_err(|e| bad(&e))?),
+                None => None,
+            };
+            if let Some(done) = v.get("completed_ranges") {
+                super::resume::ranges(done).ok_or_else(|| {
+                    bad("completed_ranges is not a list of [start, end] pairs with start <= end")
+                })?;
+            }
+            let count = shard.map(|s| s.count.to_string());
+            for (key, value) in [
+                ("scenario", text_field("scenario")?),
+                ("range", range),
+                ("faults", text_field("faults")?),
+                ("shard count", count),
+            ] {
+                let Some(value) = value else { continue };
+                match settings.iter().find(|(k, _, _)| *k == key) {
+                    Some((_, first, place)) if *first != value => {
+                        return Err(bad(&format!(
+                            "{key} {value}, but {place} has {key} {first}: \
+                             merge takes the shards of one sweep"
+                        )))
+                    }
+                    Some(_) => {}
+                    None => settings.push((key, value, at.clone())),
+                }
+            }
+            if let Some(shard) = shard {
+                let name = shard.to_string();
+                match shards.iter().find(|(s, _)| *s == name) {
+                    Some((_, other)) if other != file => {
+                        return Err(bad(&format!(
+                            "shard {name} is also in {other}: give each shard's output once \
+                             (a resumed shard's output holds what its stopped run completed)"
+                        )))
+                    }
+                    Some(_) => {}
+                    None => shards.push((name, file.to_owned())),
+                }
+            }
+            parsed.push((format!("{at}:1"), v));
+        }
+    }
+    if bases == 0 {
+        return Err(
+            "no checkpoint or summary line in any file: nothing to merge \
+             (merge reads the output of `explore --json`)"
+                .to_owned(),
+        );
+    }
+    combine(parsed)
+}
+
+/// The merge of lines already read, each with where it came from (for the
+/// key of a summary that names no shard, and for errors).
+fn combine(lines: Vec<(String, Value)>) -> Result<Vec<Value>, String> {
+    use super::resume::{add, ranges, Sessions};
+    use super::sweep::{ranges_json, subtract};
+    let mut seeds_lines: Vec<Value> = Vec::new();
+    // Each shard's last summary or checkpoint, by shard (lines of an older
+    // fencesim name no shard: each of those counts on its own).
+    let mut bases: Vec<(String, Value)> = Vec::new();
+    for (at, v) in lines {
         let flag = |k: &str| v.get(k).and_then(Value::as_bool) == Some(true);
         if flag("summary") || flag("progress") {
             let key = match v.get("shard").and_then(Value::as_str) {
                 Some(shard) => shard.to_owned(),
-                None => format!("line {}", i + 1),
+                None => at,
             };
             bases.retain(|(k, _)| *k != key);
             bases.push((key, v));
         } else if v.get("seed").is_some() {
             seeds_lines.push(v);
         } else {
-            return Err(format!("line {}: neither a seed nor a summary", i + 1));
+            return Err(format!("{at}: neither a seed nor a summary"));
         }
     }
     bases.sort_by(|a, b| a.0.cmp(&b.0));

@@ -99,6 +99,12 @@ fn agree(heading: &str, outputs: &[Value]) -> Vec<String> {
     let doc = page(FILE);
     let table = fields(section(&doc, heading));
     assert!(!table.is_empty(), "{FILE}: `{heading}` has no field table");
+    agree_with(heading, table, outputs)
+}
+
+/// Checks that the fields of `outputs` and `table` (documented under
+/// `heading`) agree both ways.
+fn agree_with(heading: &str, table: Vec<Field>, outputs: &[Value]) -> Vec<String> {
     let maps: BTreeSet<String> = table
         .iter()
         .filter(|f| f.map)
@@ -222,6 +228,46 @@ fn explore_json_fields_are_the_documented_ones() {
     );
     problems.extend(agree("### Checkpoint and summary", &summaries));
     problems.extend(agree("### `--exhaustive` summary", &ex_summary));
+    assert!(problems.is_empty(), "{FILE}:\n{}", problems.join("\n"));
+}
+
+/// `merge --json`'s summary: explore's summary fields less each shard's
+/// own, plus the merge's table; its failing seeds are explore's.
+#[test]
+fn merge_json_fields_are_the_documented_ones() {
+    let dir = TempDir::checkout("merge-json");
+    let out = fencesim_in(
+        dir.path(),
+        &[
+            "explore",
+            "scenarios/explore-lease-unfenced.toml",
+            "--seeds",
+            "0..40",
+            "--shard",
+            "0/2",
+            "--json",
+        ],
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    std::fs::write(dir.path().join("shard-0.jsonl"), &out.stdout).expect("write");
+    // Shard 1/2 has not run: its seeds are a gap.
+    let merged = fencesim_in(dir.path(), &["merge", "--json", "shard-0.jsonl"]);
+    assert_eq!(merged.code, 1, "{}", merged.stderr);
+    let (summaries, seeds): (Vec<Value>, Vec<Value>) = json_lines(&merged.stdout)
+        .into_iter()
+        .partition(|v| v.get("summary").is_some());
+    assert_eq!(summaries.len(), 1, "one summary line");
+    assert!(!summaries[0]["gaps"].as_array().unwrap().is_empty());
+    assert!(!seeds.is_empty(), "failing seed lines");
+    let doc = page(FILE);
+    let own = ["jobs", "shard", "completed_ranges", "progress"];
+    let mut table: Vec<Field> = fields(section(&doc, "### Checkpoint and summary"))
+        .into_iter()
+        .filter(|f| !own.contains(&f.path.as_str()))
+        .collect();
+    table.extend(fields(section(&doc, "## `merge --json`")));
+    let mut problems = agree("### A failing seed", &seeds);
+    problems.extend(agree_with("## `merge --json`", table, &summaries));
     assert!(problems.is_empty(), "{FILE}:\n{}", problems.join("\n"));
 }
 

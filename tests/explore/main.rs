@@ -4,11 +4,13 @@
 mod always;
 mod cli;
 mod compare;
+mod deploy;
 mod depth;
 mod exhaustive;
 mod generic;
 mod guided;
 mod margin;
+mod merge;
 mod property;
 mod random;
 mod replay;
