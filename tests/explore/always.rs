@@ -33,8 +33,8 @@ fn stuck_lock_delay() -> Scenario {
         t.replace("lock_delay = \"20s\"", "lock_delay = \"1m\"")
             .replace("duration = \"2m\"", "duration = \"40s\"")
             .replace(
-                "verdict = \"safe\"",
-                "verdict = \"safe\"\nalways = [\"completes\"]",
+                "always = [\"no_false_rejections\"]",
+                "always = [\"no_false_rejections\", \"completes\"]",
             )
     })
 }
