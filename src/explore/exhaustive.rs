@@ -11,7 +11,8 @@
 //! - jump `node`'s wall clock forward by `max_jump`;
 //! - crash `node`, restarting after `max_restart`.
 //!
-//! (maxima from `[explore]`, or its defaults). With depth 2 every unordered
+//! (maxima from `[explore]`, or without one the defaults scaled to the
+//! scenario's timeouts, as random faults use them). With depth 2 every unordered
 //! pair of distinct injections is tried; both triggers come from the run
 //! without faults, so the second fires only if its event still happens.
 //!
@@ -63,7 +64,7 @@ pub fn menu(scenario: &Scenario, seed: u64) -> (SeedReport, Vec<FaultSpec>) {
 pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Vec<FaultSpec>) {
     let run = runs.run(scenario, seed);
     let baseline = SeedReport::new(&run, scenario);
-    let spec = scenario.explore.clone().unwrap_or_default();
+    let spec = scenario.explore_spec();
     let nodes = scenario.node_names();
     let mut seen: Vec<(String, String, u32)> = Vec::new();
     let mut menu = Vec::new();

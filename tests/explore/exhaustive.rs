@@ -57,3 +57,32 @@ fn injection_sets_are_numbered_without_being_listed() {
     assert_eq!(count(3000, 2), 4_498_500);
     assert_eq!(injection(4_498_499, 3000, 2), [2998, 2999]);
 }
+
+#[test]
+fn without_an_explore_table_the_menu_uses_maxima_scaled_to_the_scenario() {
+    // A 60 s lease: the scaled maxima are three times the longest timeout,
+    // as random faults use them; the fixed defaults would never pause a
+    // holder past its lease.
+    use fencesim::scenario::ExploreSpec;
+    let s = fencesim::scenario::load_str(
+        &fencesim::design::catalog::Registry::builtin(),
+        "long-lease.toml",
+        "name = \"long-lease\"\nduration = \"10m\"\n[lock]\ndesign = \"lease\"\nttl = \"60s\"\n\
+         [storage]\ndesign = \"unchecked\"\n[[clients]]\nname = \"client1\"\n\
+         [[clients]]\nname = \"client2\"\nstart = \"1s\"\n",
+    )
+    .unwrap();
+    let ttl = std::time::Duration::from_secs(60);
+    let scaled = ExploreSpec::scaled(&s);
+    assert!(scaled.max_pause > ttl, "{scaled:?}");
+    let (_, menu) = fencesim::explore::exhaustive::menu(&s, s.seed);
+    let pauses: Vec<_> = menu
+        .iter()
+        .filter_map(|f| match &f.fault {
+            Fault::Pause(p) => Some(p.duration),
+            _ => None,
+        })
+        .collect();
+    assert!(!pauses.is_empty());
+    assert!(pauses.iter().all(|d| *d == scaled.max_pause), "{pauses:?}");
+}
