@@ -427,6 +427,7 @@ fn expectations(
             report.token_regressions,
         ),
         ("lost_updates", e.lost_updates, report.lost_updates),
+        ("double_grants", e.double_grants, report.double_grants),
         (
             "false_rejections",
             e.false_rejections,

@@ -212,6 +212,7 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
         "rejected_writes": rep.rejected_writes,
         "token_regressions": rep.token_regressions,
         "lost_updates": rep.lost_updates,
+        "double_grants": rep.double_grants,
         "events": result.journal.len(),
         "sim_time_ms": result.sim_time.as_millis() as u64,
         "trace_hash": run.trace_hash(),

@@ -42,6 +42,7 @@ pub fn reproduces(expect: &Expect, report: &SeedReport) -> Option<bool> {
         "zombie_writes" => report.zombie_writes,
         "token_regressions" => report.token_regressions,
         "lost_updates" => report.lost_updates,
+        "double_grants" => report.double_grants,
         other => unreachable!("not a violation counter: {other}"),
     };
     expect.reproduced_by(report.verdict, found, &report.milestones)

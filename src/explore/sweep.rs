@@ -180,6 +180,8 @@ pub struct SeedReport {
     pub token_regressions: u64,
     /// Lost updates found.
     pub lost_updates: u64,
+    /// Double grants found.
+    pub double_grants: u64,
     /// Kinds of the findings that count toward the verdict, deduplicated.
     pub kinds: Vec<ViolationKind>,
     /// Journal length.
@@ -237,6 +239,7 @@ impl SeedReport {
             rejected_writes: r.rejected_writes,
             token_regressions: r.token_regressions,
             lost_updates: r.lost_updates,
+            double_grants: r.double_grants,
             kinds,
             events: run.result.journal.len() as u64,
             sim_time: run.result.sim_time,
@@ -313,6 +316,7 @@ impl SeedReport {
             "rejected_writes": self.rejected_writes,
             "token_regressions": self.token_regressions,
             "lost_updates": self.lost_updates,
+            "double_grants": self.double_grants,
             "events": self.events,
             "sim_time_ms": self.sim_time.as_millis() as u64,
             "faults": self.faults,

@@ -113,6 +113,20 @@ pub(crate) struct Issued<'a> {
     pub token: u64,
 }
 
+/// A lock node's `granted`, or its `expired`/`released` of a grant, in
+/// journal order: the lock's own account of who holds it.
+#[derive(Clone, Debug)]
+pub(crate) struct LockEvent<'a> {
+    pub seq: u64,
+    pub t_ns: u64,
+    /// The lock node.
+    pub node: &'a str,
+    pub client: &'a str,
+    pub lease: u64,
+    /// A grant (else: an end).
+    pub granted: bool,
+}
+
 /// A client's `acked` event.
 #[derive(Clone, Debug)]
 pub(crate) struct Ack<'a> {
@@ -138,6 +152,8 @@ pub(crate) struct History<'a> {
     /// Token-only writes (`fenced` events, or `wrote` with `op = "fence"`):
     /// not data writes, so their storage outcomes are left out of every check.
     pub fences: std::collections::BTreeSet<&'a str>,
+    /// Every lock node's grants and ends, in journal order.
+    pub lock_events: Vec<LockEvent<'a>>,
     /// The journal position of each grant's end at the lock → the grant.
     pub ends: BTreeMap<u64, usize>,
     /// Every grant (index into `grants`) in the lock's order of making:
@@ -443,6 +459,14 @@ impl<'a> Indexer<'a> {
     fn issued(&mut self, e: &'a Event) {
         if let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) {
             let node = e.node.as_str();
+            self.history.lock_events.push(LockEvent {
+                seq: e.seq,
+                t_ns: e.t_ns,
+                node,
+                client,
+                lease,
+                granted: true,
+            });
             let made = self.granted.entry((client, lease)).or_default();
             // A lock node grants a lease id once per life: the same node
             // granting the same (client, lease) again has restarted and
@@ -486,6 +510,14 @@ impl<'a> Indexer<'a> {
         let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
             return;
         };
+        self.history.lock_events.push(LockEvent {
+            seq: e.seq,
+            t_ns: e.t_ns,
+            node: e.node.as_str(),
+            client,
+            lease,
+            granted: false,
+        });
         let end = End {
             seq: e.seq,
             t_ns: e.t_ns,

@@ -76,6 +76,7 @@ use serde::Serialize;
 use sim::journal::Journal;
 
 mod counts;
+mod double_grant;
 mod history;
 mod lost_update;
 pub mod milestones;
@@ -149,14 +150,18 @@ pub enum ViolationKind {
     /// The storage accepted a write after its grant ended, while no newer
     /// grant to another client was current: late, but never a violation.
     LateWrite,
+    /// A lock node granted the lock while its grant to another client was
+    /// still live there: a broken lock contract.
+    DoubleGrant,
 }
 
 impl ViolationKind {
     /// `"stale_write"`, `"zombie_write"`, `"token_regression"`,
-    /// `"lost_update"` or `"late_write"`.
+    /// `"lost_update"`, `"late_write"` or `"double_grant"`.
     pub fn as_str(self) -> &'static str {
         match self {
             ViolationKind::LateWrite => "late_write",
+            ViolationKind::DoubleGrant => "double_grant",
             ViolationKind::StaleWrite => "stale_write",
             ViolationKind::ZombieWrite => "zombie_write",
             ViolationKind::TokenRegression => "token_regression",
@@ -225,6 +230,8 @@ pub struct Report {
     pub token_regressions: u64,
     /// Applied increments missing from the final values.
     pub lost_updates: u64,
+    /// Grants a lock node made while its grant to another client was live.
+    pub double_grants: u64,
     /// Storage `accepted` events.
     pub accepted_writes: u64,
     /// Storage `rejected` events.
@@ -289,12 +296,14 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
     let zombie_writes = untimely.zombie_writes;
     let token_regressions = tokens::check(history, &mut violations);
     let lost_updates = lost_update::check(history, &mut violations);
+    let double_grants = double_grant::check(history, &mut violations);
     let counts = counts::count(history);
     // Stable: findings at the same event keep the order of the checks above.
     violations.sort_by_key(|v| v.seq);
     let violated = stale_writes > 0
         || token_regressions > 0
         || lost_updates > 0
+        || double_grants > 0
         || (config.strict && zombie_writes > 0);
     Report {
         verdict: if violated {
@@ -307,6 +316,7 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
         late_writes: untimely.late_writes,
         token_regressions,
         lost_updates,
+        double_grants,
         accepted_writes: counts.accepted_writes,
         rejected_writes: counts.rejected_writes,
         false_rejections: counts.false_rejections,

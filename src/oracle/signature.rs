@@ -178,6 +178,16 @@ fn of(history: &History<'_>, kind: ViolationKind, seq: u64) -> Signature {
             sig.newer_holder = earlier.map(|e| e.client.to_owned());
         }
         ViolationKind::LostUpdate => {}
+        // The client granted the lock a second time, by the node's account.
+        ViolationKind::DoubleGrant => {
+            if let Some(e) = history
+                .lock_events
+                .iter()
+                .find(|e| e.seq == seq && e.granted)
+            {
+                sig.writer = Some(e.client.to_owned());
+            }
+        }
     }
     sig
 }

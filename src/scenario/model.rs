@@ -194,6 +194,9 @@ pub struct Expect {
     pub zombie_writes: Option<u64>,
     /// Number of late writes (never a violation).
     pub late_writes: Option<u64>,
+    /// Number of double grants (a lock node granting while its grant to
+    /// another client is live).
+    pub double_grants: Option<u64>,
     /// Number of writes the storage accepted.
     pub accepted_writes: Option<u64>,
     /// Number of writes the storage rejected.
@@ -233,13 +236,14 @@ pub const ALWAYS: [&str; 2] = ["no_false_rejections", "completes"];
 impl Expect {
     /// The violation kinds this `[expect]` counts above zero, by their
     /// counters' names (`stale_writes`, `zombie_writes`,
-    /// `token_regressions`, `lost_updates`).
+    /// `token_regressions`, `lost_updates`, `double_grants`).
     pub fn violation_kinds(&self) -> Vec<&'static str> {
         [
             ("stale_writes", self.stale_writes),
             ("zombie_writes", self.zombie_writes),
             ("token_regressions", self.token_regressions),
             ("lost_updates", self.lost_updates),
+            ("double_grants", self.double_grants),
         ]
         .into_iter()
         .filter(|(_, n)| n.is_some_and(|n| n > 0))

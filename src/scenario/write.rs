@@ -246,6 +246,7 @@ fn expect(o: &mut String, s: &Scenario) {
         ("rejected_writes", e.rejected_writes),
         ("token_regressions", e.token_regressions),
         ("lost_updates", e.lost_updates),
+        ("double_grants", e.double_grants),
         ("false_rejections", e.false_rejections),
         ("unfired_faults", e.unfired_faults),
     ];

@@ -15,7 +15,8 @@ fn kind_name(kind: ViolationKind) -> &'static str {
         | ViolationKind::ZombieWrite
         | ViolationKind::TokenRegression
         | ViolationKind::LostUpdate
-        | ViolationKind::LateWrite => kind.as_str(),
+        | ViolationKind::LateWrite
+        | ViolationKind::DoubleGrant => kind.as_str(),
     }
 }
 
@@ -37,6 +38,7 @@ fn the_page_names_every_verdict_violation_kind_and_milestone() {
         ViolationKind::TokenRegression,
         ViolationKind::LostUpdate,
         ViolationKind::LateWrite,
+        ViolationKind::DoubleGrant,
     ]
     .map(kind_name);
     let verdicts = [

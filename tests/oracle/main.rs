@@ -2,6 +2,7 @@
 //! `fencesim::oracle::check`.
 
 mod counts;
+mod double_grant;
 mod explored;
 mod journal;
 mod lost_update;
@@ -54,6 +55,7 @@ fn names_are_stable() {
         ViolationKind::TokenRegression,
         ViolationKind::LostUpdate,
         ViolationKind::LateWrite,
+        ViolationKind::DoubleGrant,
     ]
     .iter()
     .map(|k| k.to_string())
@@ -65,7 +67,8 @@ fn names_are_stable() {
             "zombie_write",
             "token_regression",
             "lost_update",
-            "late_write"
+            "late_write",
+            "double_grant"
         ]
     );
     assert!(!OracleConfig::default().strict);
@@ -84,6 +87,7 @@ fn violations_come_in_journal_order() {
     let r = judge(
         fig_9_6(false)
             .granted(19_000, "lock", "client2", 9, 40)
+            .expired_at(19_500, "lock", "client2", 9)
             .granted(20_000, "lock", "client3", 3, 30)
             .acquired(20_000, "client3", 3, Some(30))
             .released_by_client(21_000, "client3", 3),

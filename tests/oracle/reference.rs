@@ -1,7 +1,7 @@
 //! A second oracle, written straight from the definitions: brute force over
 //! the journal's events, quadratic or worse, sharing no code with
 //! `fencesim::oracle`. It judges stale writes, token regressions, zombie and
-//! late writes and lost updates, through lock restarts that reuse lease
+//! late writes, lost updates and double grants, through lock restarts that reuse lease
 //! ids; the property test below and `explored.rs` hold the real oracle to
 //! it.
 
@@ -259,9 +259,35 @@ pub fn token_regressions(journal: &Journal) -> u64 {
         .count() as u64
 }
 
+/// Double grants: a lock node's `granted` to a client while an earlier
+/// `granted` of that node to another client has no `expired`/`released` of
+/// the same node, client and lease between the two.
+pub fn double_grants(journal: &Journal) -> u64 {
+    let ev = journal.events();
+    let granted =
+        |e: &Event| e.kind == "granted" && e.get("client").is_some() && e.u64("lease").is_some();
+    let ends = |e: &Event, g: &Event| {
+        (e.kind == "expired" || e.kind == "released")
+            && e.node == g.node
+            && e.str("client") == g.str("client")
+            && e.u64("lease") == g.u64("lease")
+    };
+    (0..ev.len())
+        .filter(|&p| granted(&ev[p]))
+        .filter(|&p| {
+            (0..p).any(|q| {
+                granted(&ev[q])
+                    && ev[q].node == ev[p].node
+                    && ev[q].str("client") != ev[p].str("client")
+                    && !(q + 1..p).any(|x| ends(&ev[x], &ev[q]))
+            })
+        })
+        .count() as u64
+}
+
 /// The oracle's counts of what the reference judges: (stale, regressions,
-/// zombies, late, lost updates).
-fn oracle_counts(journal: &Journal) -> (u64, u64, u64, u64, u64) {
+/// zombies, late, lost updates, double grants).
+fn oracle_counts(journal: &Journal) -> (u64, u64, u64, u64, u64, u64) {
     let r = check(journal, &OracleConfig::default());
     (
         r.stale_writes,
@@ -269,11 +295,12 @@ fn oracle_counts(journal: &Journal) -> (u64, u64, u64, u64, u64) {
         r.zombie_writes,
         r.late_writes,
         r.lost_updates,
+        r.double_grants,
     )
 }
 
 /// The reference's counts, in [`oracle_counts`]' order.
-fn reference_counts(journal: &Journal) -> (u64, u64, u64, u64, u64) {
+fn reference_counts(journal: &Journal) -> (u64, u64, u64, u64, u64, u64) {
     let (zombies, late) = untimely_writes(journal);
     (
         stale_writes(journal),
@@ -281,6 +308,7 @@ fn reference_counts(journal: &Journal) -> (u64, u64, u64, u64, u64) {
         zombies,
         late,
         lost_updates(journal),
+        double_grants(journal),
     )
 }
 
@@ -290,7 +318,7 @@ pub fn assert_agrees(journal: &Journal, what: &str) {
     assert_eq!(
         oracle_counts(journal),
         reference_counts(journal),
-        "oracle (stale, regressions, zombies, late, lost) vs reference, {what}"
+        "oracle (stale, regressions, zombies, late, lost, double grants) vs reference, {what}"
     );
 }
 
@@ -541,7 +569,7 @@ fn generated_journals_reach_every_case() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
     let strategy = proptest::collection::vec(act(), 0..80);
     let (mut stale, mut regressions, mut late, mut majority) = (0, 0, 0, 0);
-    let (mut zombies, mut late_writes, mut lost, mut reused) = (0, 0, 0, 0);
+    let (mut zombies, mut late_writes, mut lost, mut reused, mut doubled) = (0, 0, 0, 0, 0);
     for _ in 0..600 {
         let acts = strategy.new_tree(&mut runner).unwrap().current();
         let j = journal(&acts);
@@ -550,6 +578,7 @@ fn generated_journals_reach_every_case() {
         zombies += u64::from(z > 0);
         late_writes += u64::from(l > 0);
         lost += u64::from(lost_updates(&j) > 0);
+        doubled += u64::from(double_grants(&j) > 0);
         // A lock node granted the same client the same lease id twice.
         let grants: Vec<_> = j
             .events()
@@ -574,7 +603,7 @@ fn generated_journals_reach_every_case() {
     assert!(stale > 30 && regressions > 30, "{stale} {regressions}");
     assert!(majority > 30 && late > 30, "{majority} {late}");
     assert!(
-        zombies > 30 && late_writes > 30 && lost > 30 && reused > 30,
-        "{zombies} {late_writes} {lost} {reused}"
+        zombies > 30 && late_writes > 30 && lost > 30 && reused > 30 && doubled > 30,
+        "{zombies} {late_writes} {lost} {reused} {doubled}"
     );
 }

@@ -402,6 +402,7 @@ fn an_equal_token_made_later_for_another_client_is_newer() {
             .granted(0, "lock", "client1", 1, 33)
             .acquired(1, "client1", 1, Some(33))
             .wrote(2, "client1", "client1/1", Some(33))
+            .expired_at(2_999, "lock", "client1", 1)
             .granted(3_000, "lock", "client2", 1, 33)
             .acquired(3_001, "client2", 1, Some(33))
             .wrote(3_002, "client2", "client2/1", Some(33))
