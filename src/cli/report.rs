@@ -63,11 +63,12 @@ pub(super) fn report(
         eprintln!("error: no scenario files (*.toml) found");
         return Status::Invalid;
     }
-    if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) {
+    if let Some(link) = files::link_in(out) {
         eprintln!(
-            "error: --out {} is a symbolic link: fencesim does not write through links; \
-             give the directory it points to",
-            shown(out)
+            "error: --out {} goes through the symbolic link {}: fencesim does not write \
+             through links; give the directory it points to",
+            shown(out),
+            shown(&link)
         );
         return Status::Invalid;
     }

@@ -246,3 +246,93 @@ fn run_caps_its_lanes_for_a_long_journal() {
     assert!(lanes <= 400, "{lanes} lane rows");
     assert!(stdout.contains("repro"), "the end is still printed");
 }
+
+#[test]
+fn report_does_not_write_through_a_link_spelled_as_a_directory() {
+    let dir = TempDir::new();
+    let target = dir.path().join("elsewhere");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::create_dir(target.join("sub")).unwrap();
+    let link = dir.path().join("linkdir");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let scenario = crate_root().join("scenarios/figure-9-6-unfenced.toml");
+    let absolute = arg(&link).to_owned();
+    // Relative paths as a checkout's links are named, from the directory.
+    for (out, from) in [
+        (absolute.clone(), crate_root()),
+        (format!("{absolute}/"), crate_root()),
+        (format!("{absolute}/."), crate_root()),
+        (format!("{absolute}//./"), crate_root()),
+        (format!("{absolute}/sub/.."), crate_root()),
+        ("linkdir/".to_owned(), dir.path()),
+        ("./linkdir/.".to_owned(), dir.path()),
+        ("linkdir/sub".to_owned(), dir.path()),
+        ("linkdir/sub/..".to_owned(), dir.path()),
+    ] {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_fencesim"))
+            .args(["report", arg(&scenario), "--out", &out])
+            .current_dir(from)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{out}: {stderr}");
+        assert!(stderr.contains("symbolic link"), "{out}: {stderr}");
+        let written: Vec<_> = std::fs::read_dir(&target)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(written, ["sub"], "{out}: wrote through the link");
+        let below = std::fs::read_dir(target.join("sub")).unwrap().count();
+        assert_eq!(below, 0, "{out}: wrote through the link");
+    }
+}
+
+#[test]
+fn run_refuses_an_existing_trace_file_before_running() {
+    let dir = TempDir::new();
+    let trace = write(&dir, "trace.jsonl", "mine\n");
+    // Quick on the load-time trial's key, minutes on the run's key "x": a
+    // run would take far longer than the refusal.
+    let slow = unfenced_as("slow", "").replace(
+        "design = \"unchecked\"",
+        "design = \"sql\"\nupdate = \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 \
+         FROM c WHERE x < 10 OR (:key <> 'key' AND x < 100000)) UPDATE kv SET value = :value + \
+         0 * (SELECT sum(instr(printf('%.*c', 4000, 'a'), printf('%.*c', 2000, 'a') || x)) \
+         FROM c) WHERE key = :key\"",
+    );
+    assert!(slow.contains("design = \"sql\""), "{slow}");
+    let file = write(&dir, "slow.toml", &slow);
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = fencesim(&["run", arg(&file), "--trace", arg(&trace)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("--trace:"), "{stderr}");
+    assert!(stderr.contains("already exists"), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    assert_eq!(std::fs::read_to_string(&trace).unwrap(), "mine\n");
+}
+
+#[test]
+fn shrink_keeps_a_file_edited_by_hand_under_its_header() {
+    let dir = TempDir::new();
+    let out = dir.path().join("shrunk.toml");
+    let args = [
+        "shrink",
+        "scenarios/figure-9-6-unfenced.toml",
+        "--seed",
+        "1",
+        "--faults",
+        "scenario",
+        "--out",
+        arg(&out),
+    ];
+    let (code, stdout, stderr) = fencesim(&args);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Shrink's header kept, a body edited by hand: the file is the user's.
+    let edited = std::fs::read_to_string(&out).unwrap() + "# my note: try ttl = \"30s\"\n";
+    std::fs::write(&out, &edited).unwrap();
+    let (code, _, stderr) = fencesim(&args);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("already exists"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), edited);
+}
