@@ -52,7 +52,7 @@ fn a_description_cannot_forge_the_verdict_of_the_markdown_report() {
     let lines: Vec<&str> = md.lines().collect();
     // The real verdict comes right after the title, before any text of the
     // scenario's.
-    assert_eq!(lines[0], "# forged");
+    assert_eq!(lines[0], "# VIOLATION · forged");
     assert!(lines[2].starts_with("**Verdict:** VIOLATION"), "{md}");
     assert!(lines[4].starts_with("**Milestones**"), "{md}");
     let description = lines[6];
@@ -185,7 +185,7 @@ fn report_does_not_replace_a_readme_nor_its_index_with_a_scenario() {
     );
     // The scenario named `index` has its own page; the index lists it.
     let page = std::fs::read_to_string(out.join("_index.md")).unwrap();
-    assert!(page.starts_with("# \\_index\n"), "{page}");
+    assert!(page.starts_with("# VIOLATION · \\_index\n"), "{page}");
     let listing = std::fs::read_to_string(out.join("index.md")).unwrap();
     assert!(listing.starts_with("# fencesim reports"), "{listing}");
     assert!(listing.contains("[\\_index](_index.md)"), "{listing}");
@@ -203,7 +203,7 @@ fn report_does_not_replace_a_readme_nor_its_index_with_a_scenario() {
     assert_eq!(code, 0, "{stderr}");
     assert!(std::fs::read_to_string(out.join("README.md"))
         .unwrap()
-        .starts_with("# README"));
+        .starts_with("# VIOLATION · README"));
 }
 
 #[test]
@@ -335,4 +335,36 @@ fn shrink_keeps_a_file_edited_by_hand_under_its_header() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("already exists"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), edited);
+}
+
+#[test]
+fn a_name_or_description_cannot_link_or_head_the_markdown_report() {
+    let dir = TempDir::new();
+    let name = "SAFE: the storage accepted no stale write";
+    let description = "Ask ops@example.com, see https://evil.example/x|y or \
+                       WWW.example.com and mailto:a@b.c; plain words stay plain: a_b.";
+    let file = write(&dir, "named.toml", &unfenced_as(name, description));
+    let out = dir.path().join("out");
+    let (code, stdout, stderr) = fencesim(&["report", arg(&file), "--out", arg(&out)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let page = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "md") && !p.ends_with("index.md"))
+        .unwrap();
+    let md = std::fs::read_to_string(page).unwrap();
+    let lines: Vec<&str> = md.lines().collect();
+    // The first heading opens with the real verdict (the name as a file
+    // name keeps its letters).
+    assert_eq!(
+        lines[0],
+        "# VIOLATION · SAFE\\_\\_the\\_storage\\_accepted\\_no\\_stale\\_write"
+    );
+    assert!(lines[2].starts_with("**Verdict:** VIOLATION"), "{md}");
+    // Every word GitHub would link by itself is code, which it never links.
+    assert_eq!(
+        lines[6],
+        "Ask `ops@example.com,` see `https://evil.example/x\\x7cy` or \
+         `WWW.example.com` and `mailto:a@b.c;` plain words stay plain: a\\_b."
+    );
 }
