@@ -134,16 +134,18 @@ async fn node_main<M: Message>(id: NodeId) {
             world.borrow_mut().step(id, input);
         }));
         if let Err(payload) = stepped {
-            let mut w = world.borrow_mut();
-            let node = Some(w.names[id].to_string());
-            let message = crate::run::panic_message(&*payload);
-            // As `finish`, without moving the run's end past its last event:
-            // the same simulated time as a panic that unwinds the runtime.
-            if w.stop.is_none() {
-                w.stop = Some(Outcome::Crashed { node, message });
-                w.poke_agenda();
+            {
+                let mut w = world.borrow_mut();
+                let node = Some(w.names[id].to_string());
+                let message = crate::run::panic_message(&*payload);
+                // As `finish`, without moving the run's end past its last
+                // event: the same simulated time as a panic that unwinds the
+                // runtime.
+                if w.stop.is_none() {
+                    w.stop = Some(Outcome::Crashed { node, message });
+                    w.poke_agenda();
+                }
             }
-            drop(w);
             std::future::pending::<()>().await;
         }
         let (paused, crashed) = {
