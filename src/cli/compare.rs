@@ -62,8 +62,7 @@ pub(super) fn compare(
         Status::Ok
     } else {
         eprintln!(
-            "error: seeds crashed or timed out under {}: replay one with `fencesim explore` \
-             on the design to see why",
+            "error: seeds crashed or timed out under {}: those seeds judged nothing",
             crate::escape::terminal(&broken.join(", "))
         );
         Status::Internal
