@@ -122,6 +122,21 @@ fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
 /// directory (or to itself); other entries that are not directories are
 /// added when named `*.toml` (the loader refuses a device or a pipe).
 pub(super) fn collect(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    // `linkdir/` or `linkdir/.` would walk where the link points: refused
+    // as a link is anywhere else.
+    if let Some(link) = super::files::link_in(path) {
+        if link.as_os_str() != path.as_os_str() {
+            return Err(std::io::Error::other(format!(
+                "goes through the symbolic link {}: fencesim reads only regular files \
+                 and directories, never through a link",
+                escape::terminal(&link.display().to_string())
+            )));
+        }
+    }
+    walk(path, files)
+}
+
+fn walk(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let meta = std::fs::symlink_metadata(path)?;
     if !meta.is_dir() {
         files.push(path.to_owned());
@@ -135,7 +150,7 @@ pub(super) fn collect(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<
         let named_toml = entry.extension().is_some_and(|x| x == "toml");
         let kind = std::fs::symlink_metadata(&entry)?.file_type();
         if kind.is_dir() {
-            collect(&entry, files)?;
+            walk(&entry, files)?;
         } else if named_toml
             || (kind.is_symlink() && std::fs::metadata(&entry).map_or(true, |m| m.is_dir()))
         {

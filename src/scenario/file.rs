@@ -4,15 +4,16 @@
 //! A scenario may come with a pull request, and Git stores symbolic links:
 //! a link named like a scenario could point at a device (`/dev/zero` never
 //! ends), at itself, or at a file whose first line would be shown in an
-//! error. So a link is refused, not followed, and so is anything that is
-//! not a regular file (a device, a pipe, a socket: opening a pipe would
+//! error. So a link is refused, not followed (as the file, and in a relative
+//! path, where a checkout's links are, on the way to it), and so is
+//! anything that is not a regular file (a device, a pipe, a socket: opening a pipe would
 //! wait for a writer, so the file is opened without waiting and checked
 //! again once open).
 
 use std::fs::{File, OpenOptions};
 use std::io::Read as _;
 use std::os::unix::fs::OpenOptionsExt as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::ScenarioError;
 
@@ -25,6 +26,13 @@ pub const MAX_FILE_BYTES: u64 = 1 << 20;
 /// it is not UTF-8).
 pub(super) fn read(path: &Path, file: &str) -> Result<String, ScenarioError> {
     let refuse = |message: String| ScenarioError::new(file, 0, 0, message);
+    if let Some(link) = link_on_the_way(path) {
+        return Err(refuse(format!(
+            "the scenario path goes through the symbolic link {}: fencesim reads only \
+             regular files, never through a link",
+            link.display()
+        )));
+    }
     let meta = std::fs::symlink_metadata(path)
         .map_err(|e| refuse(format!("cannot read scenario file: {e}")))?;
     if meta.file_type().is_symlink() {
@@ -47,6 +55,24 @@ pub(super) fn read(path: &Path, file: &str) -> Result<String, ScenarioError> {
     check_kind(&meta).map_err(refuse)?;
     let bytes = read_at_most(opened).map_err(refuse)?;
     String::from_utf8(bytes).map_err(|e| not_utf8(file, e))
+}
+
+/// In a relative path (where a checkout's links are), the first directory
+/// on the way that is a symbolic link.
+fn link_on_the_way(path: &Path) -> Option<PathBuf> {
+    if !path.is_relative() {
+        return None;
+    }
+    let mut prefix = PathBuf::new();
+    let mut components = path.components().peekable();
+    while let Some(component) = components.next() {
+        prefix.push(component);
+        let last = components.peek().is_none();
+        if !last && std::fs::symlink_metadata(&prefix).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Some(prefix);
+        }
+    }
+    None
 }
 
 /// Refuses a file that is not regular, or larger than [`MAX_FILE_BYTES`].

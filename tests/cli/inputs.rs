@@ -9,7 +9,7 @@
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use crate::{arg, fencesim, figure_9_6, TempDir};
+use crate::{arg, fencesim, fencesim_in, figure_9_6, TempDir};
 
 /// Every command that reads a scenario file, with the arguments it needs
 /// besides the file (`report` writes into `out`).
@@ -179,4 +179,35 @@ fn check_walks_past_links_to_directories_and_loops_without_following_them() {
         report.join("figure-9-6.md").exists(),
         "the real scenario is reported"
     );
+}
+
+#[test]
+fn a_scenarios_directory_that_is_a_link_is_not_walked_however_spelled() {
+    let dir = TempDir::new("linked-tree");
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::write(real.join("figure.toml"), figure_9_6()).unwrap();
+    symlink(&real, dir.path().join("scenarios")).unwrap();
+    for args in [
+        vec!["check"],
+        vec!["check", "scenarios/"],
+        vec!["check", "scenarios/."],
+        vec!["check", "./scenarios/figure.toml"],
+        vec!["run", "scenarios/figure.toml"],
+        vec!["report", "scenarios/", "--out", "out"],
+    ] {
+        let out = fencesim_in(dir.path(), &args);
+        out.expect_code(2);
+        assert!(
+            out.stderr.contains("symbolic link"),
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(
+            !out.stdout.contains("figure-9-6"),
+            "{args:?}: {}",
+            out.stdout
+        );
+    }
+    assert!(!dir.path().join("out").exists(), "report wrote nothing");
 }
