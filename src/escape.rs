@@ -92,31 +92,35 @@ pub fn terminal_lines(s: &str) -> String {
 
 /// One line of Markdown that renders as exactly the text given, for a
 /// paragraph or a table cell: no HTML (comments included), no emphasis,
-/// links, images, code, math or strikethrough, no heading, list or quote at
-/// the start, no cell break. Runs of whitespace (line breaks included)
-/// become one space; other unsafe characters are shown as in [`terminal`].
+/// links, images, math or strikethrough, no heading, list or quote at the
+/// start, no cell break. Runs of whitespace (line breaks included) become
+/// one space; other unsafe characters are shown as in [`terminal`]. A word
+/// that GitHub would turn into a link by itself (a URL, `www.…`, an e-mail
+/// address: no escape stops that) is shown as code, which is never linked.
+///
+/// ```
+/// use fencesim::escape::markdown;
+/// assert_eq!(markdown("see *www.example.com*"), "see `*www.example.com*`");
+/// assert_eq!(markdown("ops@example.com"), "`ops@example.com`");
+/// assert_eq!(markdown("a_b"), "a\\_b");
+/// ```
 pub fn markdown(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
-    let mut space = false;
-    for c in s.trim().chars() {
-        if c.is_whitespace() {
-            space = true;
-            continue;
-        }
-        if space {
+    for (i, word) in s.split_whitespace().enumerate() {
+        if i > 0 {
             out.push(' ');
-            space = false;
         }
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '$' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if is_unsafe(c) => visible(c, &mut out),
-            c => out.push(c),
+        if linkable(word) {
+            // A `|` would end a table cell even inside code; `<` and `>`
+            // are kept out of the page, so that no scenario text holds the
+            // start of an HTML comment, even as code.
+            let shown = word
+                .replace('|', "\\x7c")
+                .replace('<', "\\x3c")
+                .replace('>', "\\x3e");
+            out.push_str(&code_span(&shown));
+        } else {
+            markdown_word(word, &mut out);
         }
     }
     // Block syntax needs its marker at the start of the line: a heading
@@ -131,6 +135,35 @@ pub fn markdown(s: &str) -> String {
         out.insert(at, '\\');
     }
     out
+}
+
+/// Whether GitHub's renderer could make a link of `word` without any
+/// Markdown syntax (its extended autolinks: `scheme://`, `www.`,
+/// `mailto:`, `xmpp:`, an address with `@` and a domain).
+fn linkable(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    ["://", "www.", "mailto:", "xmpp:"]
+        .iter()
+        .any(|p| lower.contains(p))
+        || lower
+            .split_once('@')
+            .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'))
+}
+
+fn markdown_word(word: &str, out: &mut String) {
+    for c in word.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '~' | '$' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_unsafe(c) => visible(c, out),
+            c => out.push(c),
+        }
+    }
 }
 
 /// A fenced code block around `body` (which ends with a newline or is
@@ -245,10 +278,14 @@ mod tests {
         assert_eq!(markdown("- item"), "\\- item");
         assert_eq!(markdown("12. item"), "12\\. item");
         assert_eq!(markdown("a\n\n# b\n---"), "a # b ---");
+        // A word with a URL in it is code: GitHub links a bare URL.
         assert_eq!(
             markdown("[x](http://e) ![i](j)"),
-            "\\[x\\](http://e) !\\[i\\](j)"
+            "`[x](http://e)` !\\[i\\](j)"
         );
+        assert_eq!(markdown("[x](y)"), "\\[x\\](y)");
+        assert_eq!(markdown("a|www.b.c"), "`a\\x7cwww.b.c`");
+        assert_eq!(markdown("<!--http://e"), "`\\x3c!--http://e`");
         assert_eq!(markdown("<b>&amp;</b>"), "&lt;b&gt;&amp;amp;&lt;/b&gt;");
         assert_eq!(
             markdown("a|b `c` _d_ ~e~ $f$"),

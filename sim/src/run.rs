@@ -366,6 +366,14 @@ where
     (outcome, journal, sim_time, fired)
 }
 
+/// The message of a panic caught in a run: what the panic hook recorded
+/// (the text and its location), else the payload's text.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    LAST_PANIC
+        .with(|p| p.borrow_mut().take())
+        .unwrap_or_else(|| panic_text(payload))
+}
+
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()

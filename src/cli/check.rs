@@ -117,27 +117,47 @@ fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
 }
 
 /// Adds `path` (a file) or every `*.toml` under it (a directory), sorted.
+/// A symbolic link is never followed: one given or found is added as it
+/// is, for the loader to refuse, when it is named `*.toml` or points to a
+/// directory (or to itself); other entries that are not directories are
+/// added when named `*.toml` (the loader refuses a device or a pipe).
 pub(super) fn collect(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    if path.is_dir() {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
-            .map(|e| e.map(|e| e.path()))
-            .collect::<Result<_, _>>()?;
-        entries.sort();
-        for entry in entries {
-            if entry.is_dir() || entry.extension().is_some_and(|x| x == "toml") {
-                collect(&entry, files)?;
-            }
+    // `linkdir/` or `linkdir/.` would walk where the link points: refused
+    // as a link is anywhere else.
+    if let Some(link) = super::files::link_in(path) {
+        if link.as_os_str() != path.as_os_str() {
+            return Err(std::io::Error::other(format!(
+                "goes through the symbolic link {}: fencesim reads only regular files \
+                 and directories, never through a link",
+                escape::terminal(&link.display().to_string())
+            )));
         }
-        Ok(())
-    } else if path.exists() {
-        files.push(path.to_owned());
-        Ok(())
-    } else {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            "no such file or directory",
-        ))
     }
+    walk(path, files)
+}
+
+fn walk(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(path)?;
+    if !meta.is_dir() {
+        files.push(path.to_owned());
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    entries.sort();
+    for entry in entries {
+        let named_toml = entry.extension().is_some_and(|x| x == "toml");
+        let kind = std::fs::symlink_metadata(&entry)?.file_type();
+        if kind.is_dir() {
+            walk(&entry, files)?;
+        } else if named_toml
+            || (kind.is_symlink() && std::fs::metadata(&entry).map_or(true, |m| m.is_dir()))
+        {
+            files.push(entry);
+        }
+    }
+    Ok(())
 }
 
 struct Row {

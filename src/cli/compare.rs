@@ -51,6 +51,20 @@ pub(super) fn compare(
         print!("{}", compare::markdown(&rows));
     }
     // A design that cannot run the scenario is a row that says so, not a
-    // failure of the comparison.
-    Status::Ok
+    // failure of the comparison; a seed that crashed or timed out is: its
+    // design was not judged there.
+    let broken: Vec<String> = rows
+        .iter()
+        .filter(|r| r.crashed + r.timed_out > 0)
+        .map(|r| format!("{} ({} of {})", r.design, r.crashed + r.timed_out, r.seeds))
+        .collect();
+    if broken.is_empty() {
+        Status::Ok
+    } else {
+        eprintln!(
+            "error: seeds crashed or timed out under {}: those seeds judged nothing",
+            crate::escape::terminal(&broken.join(", "))
+        );
+        Status::Internal
+    }
 }

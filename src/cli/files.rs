@@ -8,7 +8,9 @@
 //! - An existing file is replaced only with `--force` or when it is
 //!   fencesim's own earlier output: for `report`, a file listed in the
 //!   directory's manifest ([`MANIFEST`]) that an earlier `report` wrote; for
-//!   `shrink`, a file that starts with shrink's own header. Anything that is
+//!   `shrink`, a file that starts with shrink's own header and whose text
+//!   still matches the checksum that header gives (a file edited by hand
+//!   is kept). Anything that is
 //!   not a regular file (a directory, a device, a pipe) is never replaced.
 //! - File names made from scenario names ([`file_stem`]) hold no path
 //!   separator or control character, and never collide with the index.
@@ -94,6 +96,36 @@ pub(super) fn check_target(
     }
 }
 
+/// The symbolic link that writing into the directory `path` would go
+/// through, if any: its last component, once trailing `/` and `/.` are
+/// taken off and `..` applied (`linkdir/`, `linkdir/.` and `linkdir/sub/..`
+/// all resolve `linkdir`); a component that a `..` after it would leave
+/// through; and, in a relative path (where a checkout's links are), any
+/// component on the way.
+pub(super) fn link_in(path: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let is_link = |p: &Path| {
+        !p.as_os_str().is_empty()
+            && std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink())
+    };
+    let relative = path.is_relative();
+    let mut lexical = PathBuf::new();
+    for component in path.components() {
+        if (relative || component == Component::ParentDir) && is_link(&lexical) {
+            return Some(lexical);
+        }
+        match component {
+            Component::ParentDir
+                if matches!(lexical.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                lexical.pop();
+            }
+            other => lexical.push(other),
+        }
+    }
+    is_link(&lexical).then_some(lexical)
+}
+
 /// Writes `bytes` to `path` through a temporary file renamed over it, after
 /// [`check_target`].
 pub(super) fn write(
@@ -158,6 +190,28 @@ pub(super) fn starts_with(path: &Path, header: &str) -> bool {
     std::fs::File::open(path)
         .and_then(|f| f.take(header.len() as u64).read_to_end(&mut head))
         .is_ok_and(|_| head == header.as_bytes())
+}
+
+/// The text of the regular file `path`, read without following a link and
+/// only when it has at most `max` bytes.
+pub(super) fn read_own(path: &Path, max: u64) -> io::Result<String> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(io::Error::new(io::ErrorKind::InvalidData, "too large"));
+    }
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
 }
 
 /// The files an earlier `report` wrote in `dir`, from its manifest (empty

@@ -63,13 +63,27 @@ pub(super) fn report(
         eprintln!("error: no scenario files (*.toml) found");
         return Status::Invalid;
     }
-    if std::fs::symlink_metadata(out).is_ok_and(|m| m.file_type().is_symlink()) {
+    if let Some(link) = files::link_in(out) {
         eprintln!(
-            "error: --out {} is a symbolic link: fencesim does not write through links; \
-             give the directory it points to",
-            shown(out)
+            "error: --out {} goes through the symbolic link {}: fencesim does not write \
+             through links; give the directory it points to",
+            shown(out),
+            shown(&link)
         );
         return Status::Invalid;
+    }
+    // Every scenario is loaded before anything is created: files that are
+    // all invalid (or links, or devices) leave no directory behind.
+    let mut loaded: Vec<Scenario> = Vec::new();
+    for file in &files {
+        match load(registry, file) {
+            Some(scenario) => loaded.push(choice.scenario(scenario)),
+            None => status = status.max(Status::Invalid),
+        }
+    }
+    if loaded.is_empty() {
+        eprintln!("error: no valid scenario to report: nothing written");
+        return status;
     }
     if let Err(e) = std::fs::create_dir_all(out) {
         eprintln!("error: cannot create {}: {e}", shown(out));
@@ -91,12 +105,7 @@ pub(super) fn report(
     // the command may not replace are reported before anything is written.
     let mut planned: Vec<(Scenario, String)> = Vec::new();
     let mut taken: BTreeSet<String> = INDEX_FILES.iter().map(|f| f.to_ascii_lowercase()).collect();
-    for file in &files {
-        let Some(scenario) = load(registry, file) else {
-            status = status.max(Status::Invalid);
-            continue;
-        };
-        let scenario = choice.scenario(scenario);
+    for scenario in loaded {
         let name = file_stem(&scenario.name);
         let names = outputs(&name);
         // Case-insensitively: `Figure.md` and `figure.md` are one file on

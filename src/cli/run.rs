@@ -39,6 +39,16 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
+    // A trace has no header to recognize it by: an existing file is
+    // replaced only with --force. Refused before running, and checked again
+    // when writing.
+    let replace = if force { Replace::Force } else { Replace::Own };
+    if let Some(path) = &trace {
+        if let Err(e) = files::check_target(path, replace, |_| false) {
+            eprintln!("error: --trace: {e}");
+            return Status::Invalid;
+        }
+    }
     // The seed's random faults may never fire; only the scenario's own must.
     let scripted = scenario.faults.len();
     let scenario = crate::explore::sweep::scenario_for(&scenario, seed, mode.clone());
@@ -47,9 +57,6 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         + &crate::repro::faults_flags(&mode)
         + faults.generic_flag();
     if let Some(path) = trace {
-        // A trace has no header to recognize it by: an existing file is
-        // replaced only with --force.
-        let replace = if force { Replace::Force } else { Replace::Own };
         let jsonl = run.result.journal.to_jsonl();
         if let Err(e) = files::write(&path, jsonl.as_bytes(), replace, |_| false) {
             eprintln!("error: --trace: {e}");

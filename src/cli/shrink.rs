@@ -24,6 +24,39 @@ use crate::scenario::to_toml;
 /// How every scenario `shrink` writes begins.
 const HEADER: &str = "# Written by `fencesim shrink ";
 
+/// The header's last line names the checksum of the text after it: a file
+/// whose text no longer matches was edited by hand, and is kept.
+const CHECKSUM: &str = "# shrink's checksum of what follows (edit it and shrink keeps the file): ";
+
+/// 64-bit FNV-1a of `text`, as 16 hex digits.
+fn checksum(text: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// Whether `path` is a file shrink wrote and nobody edited since: it starts
+/// with [`HEADER`], and the text after its [`CHECKSUM`] line matches it.
+fn written_by_shrink(path: &Path) -> bool {
+    if !files::starts_with(path, HEADER) {
+        return false;
+    }
+    let Ok(text) = files::read_own(path, crate::scenario::MAX_FILE_BYTES) else {
+        return false;
+    };
+    let Some(at) = text.find(&format!("\n{CHECKSUM}")) else {
+        return false;
+    };
+    let line = &text[at + 1 + CHECKSUM.len()..];
+    let Some((sum, body)) = line.split_once('\n') else {
+        return false;
+    };
+    sum == checksum(body)
+}
+
 pub(super) struct Options {
     pub seed: u64,
     pub out: Option<PathBuf>,
@@ -80,9 +113,9 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
     } else {
         Replace::Own
     };
-    // A file that starts with shrink's header is one shrink wrote: running
-    // the same shrink again replaces it.
-    let own = |path: &Path| files::starts_with(path, HEADER);
+    // A file shrink wrote, unedited since: running the same shrink again
+    // replaces it.
+    let own = |path: &Path| written_by_shrink(path);
     // Refused before the (long) shrinking, and checked again when writing.
     if let Err(e) = files::check_target(&out, replace, own) {
         eprintln!("error: --out: {e}");
@@ -108,13 +141,14 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
     let header = format!(
         "{HEADER}{} --seed {seed}`: the smallest fault schedule found\n\
          # that still breaks the design. `fencesim run {}` replays it; it has no [expect],\n\
-         # so run exits 1 while the bug is there and 0 once the design is fixed.\n\n",
+         # so run exits 1 while the bug is there and 0 once the design is fixed.\n",
         escape::terminal(&shell_quote(&scenario.file)),
         escape::terminal(&shell_quote(&out_text))
     );
     let mut shrunk_scenario = shrunk.scenario.clone();
     shrunk_scenario.file = out_text.clone();
-    let text = header + &to_toml(&shrunk_scenario);
+    let body = format!("\n{}", to_toml(&shrunk_scenario));
+    let text = format!("{header}{CHECKSUM}{}\n{body}", checksum(&body));
     if let Err(e) = files::write(&out, text.as_bytes(), replace, own) {
         eprintln!("error: --out: {e}");
         return Status::Invalid;

@@ -51,10 +51,15 @@
 //!   changed (SQLite's total change count across it), never the count left
 //!   by the storage's own `INSERT OR IGNORE`.
 //! - **Bounded work.** A progress handler stops any statement after
-//!   [`MAX_STEPS`] SQLite virtual-machine steps, and strings and blobs are capped at [`MAX_LENGTH`]
-//!   bytes. An unbounded recursive CTE is caught at load; one that runs away
-//!   only on some run's data ends that run as crashed, with that message
-//!   (exit 3): never a hang.
+//!   [`MAX_STEPS`] SQLite virtual-machine steps; strings, blobs and rows are
+//!   capped at [`MAX_LENGTH`] bytes, which bounds one step's work too (a
+//!   search in a string costs up to the product of two lengths); each
+//!   statement may hold at most [`MAX_MEMORY`] bytes, counted on its own
+//!   thread (see `memory`), and its sorts and temporary tables stay in
+//!   memory: nothing is written to the host's temporary directory. An
+//!   unbounded recursive CTE is caught at load; one that runs away only on
+//!   some run's data ends that run as crashed, with that message (exit 3):
+//!   never a hang.
 //! - **Integers only.** The table is `STRICT`: `value` and `lock_token` hold
 //!   integers (or NULL), so `SET value = :key` fails at load rather than
 //!   answering reads with text. Tokens are bound as SQLite's signed 64-bit
@@ -63,10 +68,14 @@
 //!   larger one is never wrapped: it ends the run as crashed, saying so.
 //! - **A trial run.** At load the statement runs on a fresh table for two
 //!   sample writes (key `"key"`, value 1, token 1 and version 0; then no
-//!   token and no version), each followed by a read: a statement that fails
-//!   there (a constraint, a type, the step budget) is refused.
-//! - **Determinism.** Time and randomness (`'now'`, `CURRENT_TIME`,
-//!   `random()`) are refused, so runs of a seed stay identical.
+//!   token and no version), each followed by a read, within [`TRIAL_TIME`]
+//!   of wall-clock time: a statement that fails there (a constraint, a type,
+//!   a budget) is refused.
+//! - **Determinism.** Randomness (`random()`) and the clock
+//!   (`CURRENT_TIME`) are refused by the authorizer; the date functions are
+//!   replaced by ones that refuse `'now'`, `'localtime'` and `'utc'` on the
+//!   values they are given (see `dates`), so runs of a seed stay identical
+//!   on every machine and in every time zone.
 //!
 //! The database lives in the node and survives its crashes: the data is
 //! durable.
@@ -80,10 +89,13 @@ use crate::design::storage::{Decision, StorageNode, StoragePolicy, WriteRequest}
 use crate::design::{ParamError, StorageDesign};
 use crate::protocol::{Msg, Op};
 
+mod dates;
+mod memory;
 mod sandbox;
 
-use sandbox::Guard;
-pub use sandbox::{FUNCTIONS, MAX_LENGTH, MAX_STEPS};
+pub use memory::MAX_MEMORY;
+use sandbox::{Guard, Stopped};
+pub use sandbox::{FUNCTIONS, MAX_LENGTH, MAX_STEPS, TRIAL_TIME};
 
 /// The parameters a statement may use.
 pub const PARAMETERS: &[&str] = &[":key", ":value", ":token", ":version"];
@@ -175,8 +187,9 @@ impl std::fmt::Debug for Sql {
 enum RunError {
     /// SQLite's own error (a constraint, a type): the write is rejected.
     Sql(rusqlite::Error),
-    /// The statement ran past [`MAX_STEPS`].
-    Budget,
+    /// The sandbox stopped the statement (steps, time, memory or a read of
+    /// the host): the run ends, since a rejection would pass for a verdict.
+    Stopped(Stopped),
     /// A token or version above `i64::MAX`.
     TooLarge(&'static str, u64),
 }
@@ -184,12 +197,25 @@ enum RunError {
 impl std::fmt::Display for RunError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RunError::Sql(e) => write!(f, "{e}"),
-            RunError::Budget => write!(
+            RunError::Sql(e) | RunError::Stopped(Stopped::Sql(e)) => write!(f, "{e}"),
+            RunError::Stopped(Stopped::Steps) => write!(
                 f,
                 "the statement ran past its budget of {MAX_STEPS} SQLite steps \
                  (an unbounded recursive CTE?)"
             ),
+            RunError::Stopped(Stopped::Time) => write!(
+                f,
+                "the statement's trial ran past its budget of {}s of wall-clock time \
+                 (searching long strings?)",
+                TRIAL_TIME.as_secs_f64()
+            ),
+            RunError::Stopped(Stopped::Memory) => write!(
+                f,
+                "the statement needed more than its budget of {} MiB of memory \
+                 (a sort or a temporary table of too many rows?)",
+                MAX_MEMORY >> 20
+            ),
+            RunError::Stopped(Stopped::Host(reason)) => f.write_str(reason),
             RunError::TooLarge(what, n) => write!(
                 f,
                 "{what} {n} does not fit SQLite's signed 64-bit integer (at most {})",
@@ -203,6 +229,7 @@ impl Sql {
     /// A fresh database running `update` for each write; an error says why
     /// the statement cannot be used. See the module docs for the rules.
     pub fn new(update: &str) -> Result<Sql, String> {
+        memory::install()?;
         let db = Connection::open_in_memory().map_err(|e| e.to_string())?;
         db.execute_batch(SCHEMA).map_err(|e| e.to_string())?;
         let guard = Guard::install(&db)?;
@@ -220,9 +247,18 @@ impl Sql {
     }
 
     /// Checks `update` as [`Sql::new`] does, then runs it for two sample
-    /// writes on a fresh table, each followed by a read of the key.
+    /// writes on a fresh table, each followed by a read of the key, within
+    /// [`TRIAL_TIME`] of wall-clock time.
     pub fn check(update: &str) -> Result<(), String> {
         let mut sql = Sql::new(update)?;
+        sql.guard.time_trial(true);
+        let result = sql.trial();
+        sql.guard.time_trial(false);
+        result
+    }
+
+    fn trial(&mut self) -> Result<(), String> {
+        let sql = self;
         for (token, version) in [(Some(1), Some(0)), (None, None)] {
             let write = WriteRequest {
                 write: "sample",
@@ -269,8 +305,8 @@ impl Sql {
         stmt.clear_bindings();
         match result {
             Ok(_) => Ok(self.db.total_changes() - before),
-            Err(Some(e)) => Err(RunError::Sql(e)),
-            Err(None) => Err(RunError::Budget),
+            Err(Stopped::Sql(e)) => Err(RunError::Sql(e)),
+            Err(stopped) => Err(RunError::Stopped(stopped)),
         }
     }
 
@@ -454,6 +490,7 @@ mod tests {
         assert!(err("SELECT value FROM kv").contains("changes no row"));
         assert!(err("UPDATE kv SET value = :v WHERE key = :key").contains("unknown parameter :v"));
         assert!(err("UPDATE kv SET value = random()").contains("random"));
-        assert!(err("UPDATE kv SET lock_token = strftime('%s', 'now')").contains("'now'"));
+        let check = |s: &str| Sql::check(s).unwrap_err();
+        assert!(check("UPDATE kv SET lock_token = strftime('%s', 'now')").contains("'now'"));
     }
 }

@@ -45,6 +45,11 @@ pub struct Row {
     pub failing_seeds: u64,
     /// The lowest failing seed.
     pub first_failing_seed: Option<u64>,
+    /// Seeds whose run crashed (among the failing ones).
+    pub crashed: u64,
+    /// Seeds whose run outlived its wall-clock budget (among the failing
+    /// ones).
+    pub timed_out: u64,
     /// Violating seeds per violation kind.
     pub kinds: BTreeMap<&'static str, u64>,
     /// Seeds that reached each milestone (every milestone named).
@@ -87,6 +92,8 @@ impl Row {
             "seeds": self.seeds,
             "failing_seeds": self.failing_seeds,
             "first_failing_seed": self.first_failing_seed,
+            "crashed": self.crashed,
+            "timed_out": self.timed_out,
             "violation_kinds": self.kinds,
             "milestones": self.milestones,
             "milestones_reached": self.milestones_reached(),
@@ -202,6 +209,8 @@ fn row(registry: &Registry, scenario: &Scenario, design: &str, options: &SweepOp
         seeds: summary.seeds,
         failing_seeds: summary.failing_seeds,
         first_failing_seed: summary.first_failing_seed,
+        crashed: summary.crashed,
+        timed_out: summary.timed_out,
         kinds: summary.by_kind.clone(),
         milestones: summary.milestone_counts(),
         main_pause,
@@ -249,8 +258,20 @@ pub fn markdown(rows: &[Row]) -> String {
                 (f, _) => f.as_str().replace('_', " "),
             },
         };
+        let mut errors = Vec::new();
+        if r.crashed > 0 {
+            errors.push(format!("{} crashed", r.crashed));
+        }
+        if r.timed_out > 0 {
+            errors.push(format!("{} timed out", r.timed_out));
+        }
+        let errors = if errors.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", errors.join(", "))
+        };
         out.push_str(&format!(
-            "| {} | {} of {} | {} | {} | {} of {} | {} |\n",
+            "| {} | {} of {}{errors} | {} | {} | {} of {} | {} |\n",
             cell(&r.design),
             r.failing_seeds,
             r.seeds,

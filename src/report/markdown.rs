@@ -49,9 +49,10 @@ pub const SEQUENCE_MARKER: &str = "<!-- fencesim:sequence -->";
 /// The whole page: title, verdict, description, diagram, findings, steps,
 /// lanes, links and the repro command.
 ///
-/// The verdict comes before any text from the scenario, and that text is
-/// [`escape::markdown`]: a description cannot hide the verdict in a comment
-/// or forge one with headings, emphasis, links or raw HTML.
+/// The verdict opens the title and comes before any text from the
+/// scenario, and that text is [`escape::markdown`]: a name cannot head the
+/// page with another verdict, and a description cannot hide the verdict in
+/// a comment or forge one with headings, emphasis, links or raw HTML.
 pub fn page(s: &Subject<'_>) -> String {
     page_with_steps(s, &steps(s.journal, s.report))
 }
@@ -67,7 +68,15 @@ pub const MAX_LANE_ROWS: usize = 1_000;
 pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
     let mut out = String::new();
     let name = s.name;
-    writeln!(out, "# {}\n", escape::markdown(name)).unwrap();
+    // The verdict opens the title: a name cannot put a heading that reads
+    // as another verdict above the real one.
+    writeln!(
+        out,
+        "# {} · {}\n",
+        s.report.verdict.as_str().to_ascii_uppercase(),
+        escape::markdown(name)
+    )
+    .unwrap();
     writeln!(
         out,
         "**Verdict:** {} · seed {} · {} events\n",

@@ -72,6 +72,15 @@ impl ScenarioError {
         }
     }
 
+    /// The same error without the offending line, for a file that may not
+    /// be a scenario at all.
+    pub(crate) fn without_source(self) -> ScenarioError {
+        ScenarioError {
+            snippet: None,
+            ..self
+        }
+    }
+
     /// `file:line:col`, or just `file` when there is no position.
     pub fn location(&self) -> String {
         if self.line == 0 {

@@ -39,12 +39,14 @@ pub mod corpus;
 pub mod error;
 mod explore;
 mod faults;
+mod file;
 mod load;
 pub mod model;
 mod reader;
 pub mod write;
 
 pub use error::ScenarioError;
+pub use file::MAX_FILE_BYTES;
 pub use model::{
     ClientSpec, DesignSpec, Expect, ExploreSpec, Fault, FaultSpec, LinkSpec, NetworkSpec,
     ParamValue, Params, Scenario, Scope, Trigger, Verdict, Workload,
@@ -52,12 +54,16 @@ pub use model::{
 pub use write::to_toml;
 
 /// Reads and validates the scenario file at `path`, checking its designs
-/// against `registry`. A file that cannot be read is an error at line 0.
+/// against `registry`. A file that cannot be read is an error at line 0:
+/// a symbolic link, anything but a regular file, and a file larger than
+/// [`MAX_FILE_BYTES`] are refused, never followed or read in full. A file
+/// that is not UTF-8 is an error at its first bad byte. Errors in a file
+/// not named `*.toml` do not show its lines: it may not be a scenario.
 pub fn load_file(registry: &Registry, path: &Path) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ScenarioError::new(&file, 0, 0, format!("cannot read scenario file: {e}")))?;
-    load_str(registry, &file, &text)
+    let text = file::read(path, &file)?;
+    let named_toml = path.extension().is_some_and(|x| x == "toml");
+    load_str(registry, &file, &text).map_err(|e| if named_toml { e } else { e.without_source() })
 }
 
 /// Validates the scenario `text`; `file` names it in errors and in

@@ -221,15 +221,23 @@ fn values_out_of_range_are_input_errors_not_crashes() {
 #[test]
 fn a_directory_or_a_binary_file_is_not_a_scenario() {
     let dir = TempDir::new("not-a-scenario");
+    let out = fencesim(&["run", arg(dir.path())]);
+    out.expect_code(2);
+    assert!(
+        out.stderr.contains("is a directory") && out.stderr.contains(arg(dir.path())),
+        "{}",
+        out.stderr
+    );
+    // Not UTF-8: the first bad byte's line and column, and no line shown.
     let binary = dir.path().join("binary.toml");
-    std::fs::write(&binary, b"name = \"\xff\"\n").unwrap();
-    for path in [dir.path(), binary.as_path()] {
-        let out = fencesim(&["run", arg(path)]);
-        out.expect_code(2);
-        assert!(
-            out.stderr.contains("cannot read scenario file") && out.stderr.contains(arg(path)),
-            "{}",
-            out.stderr
-        );
-    }
+    std::fs::write(&binary, b"seed = 1\nname = \"\xff\"\n").unwrap();
+    let out = fencesim(&["run", arg(&binary)]);
+    out.expect_code(2);
+    let location = format!("{}:2:9", binary.display());
+    assert!(
+        out.stderr.contains("not UTF-8") && out.stderr.contains(&location),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("name = "), "{}", out.stderr);
 }

@@ -9,6 +9,7 @@
 
 mod check;
 mod designs;
+mod inputs;
 mod invalid;
 mod lanes;
 mod run;

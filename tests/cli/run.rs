@@ -294,3 +294,47 @@ fn figure_9_6_as_written_here_matches_the_bundled_file() {
         assert!(text.contains(line), "figure-9-6.toml has `{line}`");
     }
 }
+
+#[test]
+fn a_crashed_run_prints_its_crash_and_nothing_of_the_build_machine() {
+    // The storage's statement runs away on the run's key "x" (not on the
+    // load-time trial's "key"): the storage panics at the first write.
+    let dir = TempDir::new("crash-context");
+    let file = dir.write(
+        "crash.toml",
+        r#"name = "crash"
+[lock]
+design = "lease"
+[storage]
+design = "sql"
+update = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10 OR :key <> 'key') UPDATE kv SET value = (SELECT max(x) FROM c) WHERE key = :key"
+[[clients]]
+name = "client1"
+"#,
+    );
+    for args in [
+        vec!["run", arg(&file)],
+        vec!["run", arg(&file), "--json"],
+        vec!["explore", arg(&file), "--seeds", "0..3", "--jobs", "1"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fencesim"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("ran past its budget of 1000000 SQLite steps"),
+            "{args:?}: {stdout}"
+        );
+        // madsim's own `context: node=…` line names the path its source
+        // was built from.
+        for shown in [&stdout, &stderr] {
+            assert!(!shown.contains("context: node="), "{args:?}: {shown}");
+            assert!(!shown.contains(".cargo"), "{args:?}: {shown}");
+        }
+    }
+}

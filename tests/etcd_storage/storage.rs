@@ -218,6 +218,75 @@ fn sql_stops_an_unbounded_recursive_cte_at_load() {
     );
 }
 
+/// Runs `update` in figure 9-6 and returns the crash message of its
+/// storage: the statement passes its load-time trial, then does something
+/// the sandbox stops on a run's data.
+fn crash_of(update: &str) -> String {
+    let scenario = load_str(&Registry::builtin(), "t.toml", &sql(update, false)).unwrap();
+    let run = fencesim::runner::run(&scenario, scenario.seed);
+    let sim::Outcome::Crashed { node, message } = &run.result.outcome else {
+        panic!("the run ends as crashed: {:?}", run.result.outcome);
+    };
+    assert_eq!(node.as_deref(), Some("storage"));
+    assert!(!run.expectations_met, "a crashed run meets no expectation");
+    message.clone()
+}
+
+#[test]
+fn sql_ends_a_run_whose_statement_reads_the_host_on_its_data() {
+    // The trial's token 1 never asks for the time zone; client2's 34 does.
+    let update = "UPDATE kv SET value = :value, lock_token = :token + 0 * \
+                  strftime('%H', 0, CASE WHEN :token = 34 THEN 'local' || 'time' ELSE '+1 day' END) \
+                  WHERE key = :key AND lock_token <= :token";
+    let message = crash_of(update);
+    assert!(
+        message.contains("`strftime` with 'localtime', which reads the host's time zone"),
+        "{message}"
+    );
+}
+
+#[test]
+fn sql_ends_a_run_whose_statement_needs_too_much_memory_on_its_data() {
+    // A few rows for the trial's token 1; 20 000 rows of 4 000 bytes, 80 MB
+    // of sort, for client2's 34.
+    let update = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
+                  WHERE x < 10 OR (:token = 34 AND x < 20000)) \
+                  UPDATE kv SET value = (SELECT count(*) FROM \
+                  (SELECT printf('%.*c', 4000, 'a') || x AS s FROM c GROUP BY s)) WHERE key = :key";
+    let message = crash_of(update);
+    assert!(
+        message.contains("needed more than its budget of 64 MiB of memory"),
+        "{message}"
+    );
+}
+
+#[test]
+fn sql_memory_bound_gives_a_seed_the_same_run_alone_or_after_others() {
+    // Client2's write sorts 16 600 or 16 700 rows of about 4 000 bytes: just
+    // inside the 64 MiB bound, and just past it. Which one fits must not
+    // depend on what ran on the thread before.
+    for (rows, outcome) in [(16_600, "completed"), (16_700, "crashed")] {
+        let update = format!(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c \
+             WHERE x < 10 OR (:token = 34 AND x < {rows})) \
+             UPDATE kv SET value = :value + 0 * (SELECT count(*) FROM \
+             (SELECT printf('%.*c', 4000, 'a') || x AS s FROM c GROUP BY s)), \
+             lock_token = :token WHERE key = :key AND lock_token <= :token"
+        );
+        let scenario = load_str(&Registry::builtin(), "t.toml", &sql(&update, false)).unwrap();
+        let alone = fencesim::runner::run(&scenario, scenario.seed);
+        assert_eq!(alone.result.outcome.as_str(), outcome, "{rows} rows");
+        let fenced = load_str(&Registry::builtin(), "f.toml", &sql(AT_MOST, true)).unwrap();
+        for _ in 0..3 {
+            // Other SQL runs on this thread first, as in a sweep.
+            fencesim::runner::run_here(&fenced, fenced.seed, fenced.faults.len());
+            let run = fencesim::runner::run_here(&scenario, scenario.seed, scenario.faults.len());
+            assert_eq!(run.result.outcome, alone.result.outcome, "{rows} rows");
+            assert_eq!(run.trace_hash(), alone.trace_hash(), "{rows} rows");
+        }
+    }
+}
+
 #[test]
 fn sql_ends_a_run_whose_statement_runs_away_on_its_data() {
     // Bounded for the sample write's token 1; endless for client2's 34.

@@ -248,3 +248,50 @@ fn a_design_that_cannot_run_the_scenario_is_a_row_that_says_why() {
     assert_eq!(rows[1]["error"], serde_json::Value::Null);
     assert_eq!(rows[1]["seeds"], 3);
 }
+
+#[test]
+fn compare_exits_3_when_seeds_crashed_and_says_how_many() {
+    // A statement fine for the load-time trial's key and endless for the
+    // clients' key "x": every seed's first write crashes the storage.
+    let text = r#"name = "every-seed-crashes"
+description = "A SQL statement that runs away on every real write."
+duration = "1m"
+[lock]
+design = "lease"
+[storage]
+design = "sql"
+update = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 10 OR :key <> 'key') UPDATE kv SET value = (SELECT max(x) FROM c) WHERE key = :key"
+[[clients]]
+name = "client1"
+[explore]
+faults = [0, 0]
+"#;
+    let file = std::env::temp_dir().join(format!(
+        "fencesim-compare-crash-{}.toml",
+        std::process::id()
+    ));
+    std::fs::write(&file, text).unwrap();
+    let file_arg = file.to_str().unwrap();
+    let args = [
+        "compare",
+        file_arg,
+        "--designs",
+        "lease,redis",
+        "--seeds",
+        "0..3",
+    ];
+    let (code, out, err) = fencesim(&args);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("| lease | 3 of 3 (3 crashed) |"), "{out}");
+    assert!(
+        err.contains("crashed or timed out under lease (3 of 3), redis (3 of 3)"),
+        "{err}"
+    );
+    let (code, out, _) = fencesim(&[&args[..], &["--json"]].concat());
+    assert_eq!(code, 3);
+    for row in json_rows(&out) {
+        assert_eq!(row["crashed"], 3, "{row}");
+        assert_eq!(row["timed_out"], 0, "{row}");
+    }
+    std::fs::remove_file(&file).unwrap();
+}

@@ -136,3 +136,143 @@ fn tokens_that_do_not_fit_sqlite_are_refused() {
     assert!(stdout.contains("\"accepted_writes\":1"), "{stdout}");
     assert!(stdout.contains("\"rejected_writes\":1"), "{stdout}");
 }
+
+/// Runs fencesim with no file writes allowed (`ulimit -f 0`: a write to
+/// any file kills it with SIGXFSZ) and SQLite's temporary directory in
+/// `tmp`: its exit code, stdout and stderr.
+fn fencesim_writing_no_file(tmp: &TempDir, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -f 0; exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_fencesim"))
+        .args(args)
+        .env("SQLITE_TMPDIR", tmp.path())
+        .env("TMPDIR", tmp.path())
+        .output()
+        .expect("sh runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A fencing UPDATE that also groups `rows` strings of about 4 000 bytes.
+fn group_by(rows: u32) -> String {
+    format!(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {rows}) \
+         UPDATE kv SET value = :value + 0 * (SELECT count(*) FROM \
+         (SELECT printf('%.*c', 4000, 'a') || x AS s FROM c GROUP BY s)), lock_token = :token \
+         WHERE key = :key AND lock_token <= :token"
+    )
+}
+
+#[test]
+fn a_sort_stays_in_memory_and_one_too_big_for_it_is_refused() {
+    let dir = TempDir::new("sort-scenario");
+    let tmp = TempDir::new("sort-tmp");
+    // 32 MB of sort: SQLite's default spills this to a temporary file.
+    let file = dir.write("sort.toml", &scenario(&group_by(8_000), 33));
+    let (code, stdout, stderr) = fencesim_writing_no_file(&tmp, &["run", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // 80 MB is past the statement's memory budget: refused at load.
+    let file = dir.write("sort.toml", &scenario(&group_by(20_000), 33));
+    let (code, stdout, stderr) = fencesim_writing_no_file(&tmp, &["run", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("needed more than its budget of 64 MiB of memory"),
+        "{stderr}"
+    );
+    let written: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(written.is_empty(), "files written: {written:?}");
+}
+
+#[test]
+fn strings_longer_than_the_bound_are_refused() {
+    let dir = TempDir::new("long-string");
+    let update = "UPDATE kv SET value = length(printf('%.*c', 4000, 'a') || \
+                  printf('%.*c', 4000, 'a')) WHERE key = :key";
+    assert_refused(&dir, &scenario(update, 33), 9, 10, "string or blob too big");
+}
+
+#[test]
+fn a_trial_that_would_take_minutes_stops_at_its_wall_clock_budget() {
+    let dir = TempDir::new("slow-trial");
+    // Each step searches a 4 000-byte string: 100 000 of them take minutes
+    // but fewer than a million SQLite steps.
+    let update =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) \
+                  UPDATE kv SET value = (SELECT sum(instr(printf('%.*c', 4000, 'a'), \
+                  printf('%.*c', 2000, 'a') || x)) FROM c) WHERE key = :key";
+    let file = dir.write("slow.toml", &scenario(update, 33));
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = fencesim(&[
+        "run",
+        file.to_str().unwrap(),
+        "--run-timeout",
+        "1s",
+        "--json",
+    ]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("trial ran past its budget of 1s of wall-clock time"),
+        "{stderr}"
+    );
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+}
+
+#[test]
+fn a_date_function_that_reads_the_host_is_refused_however_it_is_spelled() {
+    let dir = TempDir::new("host-time");
+    let set = |expr: &str| {
+        format!(
+            "UPDATE kv SET value = :value, lock_token = :token + 0 * ({expr}) \
+             WHERE key = :key AND lock_token <= :token"
+        )
+    };
+    for (expr, needle) in [
+        (
+            "strftime('%H', 0, 'local' || 'time')",
+            "`strftime` with 'localtime', which reads the host's time zone",
+        ),
+        (
+            "unixepoch(0, upper('utc'))",
+            "`unixepoch` with 'utc', which reads the host's time zone",
+        ),
+        (
+            "julianday('n' || 'ow')",
+            "`julianday` with 'now', which reads the host's clock",
+        ),
+        (
+            "length(date('now' || char(0) || 'x'))",
+            "`date` with 'now', which reads the host's clock",
+        ),
+        (
+            "length(strftime('%s'))",
+            "`strftime` without a time value, which reads the host's clock",
+        ),
+        ("timediff(0, 'NOW') IS NULL", "`timediff` with 'now'"),
+        ("length(CURRENT_TIMESTAMP)", "calls `current_timestamp`"),
+    ] {
+        assert_refused(&dir, &scenario(&set(expr), 33), 9, 10, needle);
+    }
+    // Dates of the data, and modifiers that read nothing, run the same
+    // under any time zone.
+    let pure = set("strftime('%H', :token * 3600, 'unixepoch', '+1 day', 'start of month')");
+    let file = dir.write("pure.toml", &scenario(&pure, 33));
+    let hashes: Vec<String> = ["UTC", "Europe/Paris", "Asia/Kolkata"]
+        .into_iter()
+        .map(|tz| {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_fencesim"))
+                .args(["run", file.to_str().unwrap(), "--json"])
+                .env("TZ", tz)
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert_eq!(out.status.code(), Some(0), "{tz}: {stdout}");
+            let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            json["trace_hash"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    assert!(hashes.iter().all(|h| *h == hashes[0]), "{hashes:?}");
+}

@@ -52,7 +52,7 @@ fn a_description_cannot_forge_the_verdict_of_the_markdown_report() {
     let lines: Vec<&str> = md.lines().collect();
     // The real verdict comes right after the title, before any text of the
     // scenario's.
-    assert_eq!(lines[0], "# forged");
+    assert_eq!(lines[0], "# VIOLATION · forged");
     assert!(lines[2].starts_with("**Verdict:** VIOLATION"), "{md}");
     assert!(lines[4].starts_with("**Milestones**"), "{md}");
     let description = lines[6];
@@ -185,7 +185,7 @@ fn report_does_not_replace_a_readme_nor_its_index_with_a_scenario() {
     );
     // The scenario named `index` has its own page; the index lists it.
     let page = std::fs::read_to_string(out.join("_index.md")).unwrap();
-    assert!(page.starts_with("# \\_index\n"), "{page}");
+    assert!(page.starts_with("# VIOLATION · \\_index\n"), "{page}");
     let listing = std::fs::read_to_string(out.join("index.md")).unwrap();
     assert!(listing.starts_with("# fencesim reports"), "{listing}");
     assert!(listing.contains("[\\_index](_index.md)"), "{listing}");
@@ -203,7 +203,7 @@ fn report_does_not_replace_a_readme_nor_its_index_with_a_scenario() {
     assert_eq!(code, 0, "{stderr}");
     assert!(std::fs::read_to_string(out.join("README.md"))
         .unwrap()
-        .starts_with("# README"));
+        .starts_with("# VIOLATION · README"));
 }
 
 #[test]
@@ -245,4 +245,126 @@ fn run_caps_its_lanes_for_a_long_journal() {
     let lanes = stdout.lines().filter(|l| l.contains('│')).count();
     assert!(lanes <= 400, "{lanes} lane rows");
     assert!(stdout.contains("repro"), "the end is still printed");
+}
+
+#[test]
+fn report_does_not_write_through_a_link_spelled_as_a_directory() {
+    let dir = TempDir::new();
+    let target = dir.path().join("elsewhere");
+    std::fs::create_dir(&target).unwrap();
+    std::fs::create_dir(target.join("sub")).unwrap();
+    let link = dir.path().join("linkdir");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let scenario = crate_root().join("scenarios/figure-9-6-unfenced.toml");
+    let absolute = arg(&link).to_owned();
+    // Relative paths as a checkout's links are named, from the directory.
+    for (out, from) in [
+        (absolute.clone(), crate_root()),
+        (format!("{absolute}/"), crate_root()),
+        (format!("{absolute}/."), crate_root()),
+        (format!("{absolute}//./"), crate_root()),
+        (format!("{absolute}/sub/.."), crate_root()),
+        ("linkdir/".to_owned(), dir.path()),
+        ("./linkdir/.".to_owned(), dir.path()),
+        ("linkdir/sub".to_owned(), dir.path()),
+        ("linkdir/sub/..".to_owned(), dir.path()),
+    ] {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_fencesim"))
+            .args(["report", arg(&scenario), "--out", &out])
+            .current_dir(from)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{out}: {stderr}");
+        assert!(stderr.contains("symbolic link"), "{out}: {stderr}");
+        let written: Vec<_> = std::fs::read_dir(&target)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(written, ["sub"], "{out}: wrote through the link");
+        let below = std::fs::read_dir(target.join("sub")).unwrap().count();
+        assert_eq!(below, 0, "{out}: wrote through the link");
+    }
+}
+
+#[test]
+fn run_refuses_an_existing_trace_file_before_running() {
+    let dir = TempDir::new();
+    let trace = write(&dir, "trace.jsonl", "mine\n");
+    // Quick on the load-time trial's key, minutes on the run's key "x": a
+    // run would take far longer than the refusal.
+    let slow = unfenced_as("slow", "").replace(
+        "design = \"unchecked\"",
+        "design = \"sql\"\nupdate = \"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 \
+         FROM c WHERE x < 10 OR (:key <> 'key' AND x < 100000)) UPDATE kv SET value = :value + \
+         0 * (SELECT sum(instr(printf('%.*c', 4000, 'a'), printf('%.*c', 2000, 'a') || x)) \
+         FROM c) WHERE key = :key\"",
+    );
+    assert!(slow.contains("design = \"sql\""), "{slow}");
+    let file = write(&dir, "slow.toml", &slow);
+    let started = std::time::Instant::now();
+    let (code, stdout, stderr) = fencesim(&["run", arg(&file), "--trace", arg(&trace)]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stderr.contains("--trace:"), "{stderr}");
+    assert!(stderr.contains("already exists"), "{stderr}");
+    assert_eq!(stdout, "");
+    assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    assert_eq!(std::fs::read_to_string(&trace).unwrap(), "mine\n");
+}
+
+#[test]
+fn shrink_keeps_a_file_edited_by_hand_under_its_header() {
+    let dir = TempDir::new();
+    let out = dir.path().join("shrunk.toml");
+    let args = [
+        "shrink",
+        "scenarios/figure-9-6-unfenced.toml",
+        "--seed",
+        "1",
+        "--faults",
+        "scenario",
+        "--out",
+        arg(&out),
+    ];
+    let (code, stdout, stderr) = fencesim(&args);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    // Shrink's header kept, a body edited by hand: the file is the user's.
+    let edited = std::fs::read_to_string(&out).unwrap() + "# my note: try ttl = \"30s\"\n";
+    std::fs::write(&out, &edited).unwrap();
+    let (code, _, stderr) = fencesim(&args);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("already exists"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), edited);
+}
+
+#[test]
+fn a_name_or_description_cannot_link_or_head_the_markdown_report() {
+    let dir = TempDir::new();
+    let name = "SAFE: the storage accepted no stale write";
+    let description = "Ask ops@example.com, see https://evil.example/x|y or \
+                       WWW.example.com and mailto:a@b.c; plain words stay plain: a_b.";
+    let file = write(&dir, "named.toml", &unfenced_as(name, description));
+    let out = dir.path().join("out");
+    let (code, stdout, stderr) = fencesim(&["report", arg(&file), "--out", arg(&out)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let page = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "md") && !p.ends_with("index.md"))
+        .unwrap();
+    let md = std::fs::read_to_string(page).unwrap();
+    let lines: Vec<&str> = md.lines().collect();
+    // The first heading opens with the real verdict (the name as a file
+    // name keeps its letters).
+    assert_eq!(
+        lines[0],
+        "# VIOLATION · SAFE\\_\\_the\\_storage\\_accepted\\_no\\_stale\\_write"
+    );
+    assert!(lines[2].starts_with("**Verdict:** VIOLATION"), "{md}");
+    // Every word GitHub would link by itself is code, which it never links.
+    assert_eq!(
+        lines[6],
+        "Ask `ops@example.com,` see `https://evil.example/x\\x7cy` or \
+         `WWW.example.com` and `mailto:a@b.c;` plain words stay plain: a\\_b."
+    );
 }

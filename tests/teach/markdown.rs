@@ -132,7 +132,7 @@ fn journalled_text_is_escaped_in_the_findings_table_and_diagram() {
         .find(|l| l.starts_with("- storage rejected"))
         .expect("the rejection among the findings");
     assert!(
-        finding.contains("&lt;!-- \\| # \\[link\\](http://e) %%{init: {}}%% \\`\\`\\` \\x1b"),
+        finding.contains("&lt;!-- \\| # `[link](http://e)` %%{init: {}}%% \\`\\`\\` \\x1b"),
         "{finding}"
     );
     // The table keeps its five columns on every row.

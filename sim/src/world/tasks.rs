@@ -127,7 +127,27 @@ async fn node_main<M: Message>(id: NodeId) {
             epoch,
         }
         .await;
-        world.borrow_mut().step(id, input);
+        // A panic in a handler ends the run here, as its outcome: unwinding
+        // into madsim's executor would have it print its own context line
+        // (with the path of the machine that built it) before the run ends.
+        let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            world.borrow_mut().step(id, input);
+        }));
+        if let Err(payload) = stepped {
+            {
+                let mut w = world.borrow_mut();
+                let node = Some(w.names[id].to_string());
+                let message = crate::run::panic_message(&*payload);
+                // As `finish`, without moving the run's end past its last
+                // event: the same simulated time as a panic that unwinds the
+                // runtime.
+                if w.stop.is_none() {
+                    w.stop = Some(Outcome::Crashed { node, message });
+                    w.poke_agenda();
+                }
+            }
+            std::future::pending::<()>().await;
+        }
         let (paused, crashed) = {
             let w = world.borrow();
             (w.nodes[id].pauses > 0, w.nodes[id].epoch != epoch)

@@ -1,21 +1,26 @@
 //! The `sql` storage's sandbox, enforced by SQLite itself: an authorizer
 //! that lets one `UPDATE` of `kv` through and nothing else, limits on
-//! attached databases and lengths, and a progress handler that bounds each
-//! statement's work. See the [parent module](super) for what users get.
+//! attached databases and lengths, temporary storage in memory, a bound on
+//! the memory a statement holds ([`memory`](super::memory)), date functions
+//! that never read the host ([`dates`](super::dates)), and a progress
+//! handler that bounds each statement's work, and the trial's time. See the
+//! [parent module](super) for what users get.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rusqlite::config::DbConfig;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::limits::Limit;
 use rusqlite::{Batch, Connection};
 
-use super::PARAMETERS;
+use super::{dates, memory, PARAMETERS};
 
 /// The SQL functions a statement may call: SQLite's deterministic core,
-/// aggregate, date (without `'now'`) and math functions. Nothing here reads
-/// a file, the clock or randomness.
+/// aggregate, date and math functions. Nothing here reads a file, the clock,
+/// the time zone or randomness: the date functions refuse `'now'`,
+/// `'localtime'` and `'utc'` (see [`dates`](super::dates)).
 pub const FUNCTIONS: &[&str] = &[
     "abs",
     "avg",
@@ -78,14 +83,21 @@ pub const FUNCTIONS: &[&str] = &[
 /// The most SQLite virtual-machine steps one statement may take.
 pub const MAX_STEPS: u64 = 1_000_000;
 
-/// The longest string or blob a statement may build, in bytes.
-pub const MAX_LENGTH: i32 = 1_000_000;
+/// The longest string, blob or row a statement may build, in bytes. It
+/// bounds the work of one step too: searching a string (`instr`,
+/// `replace`, `trim`, `LIKE`) costs up to the product of two lengths.
+pub const MAX_LENGTH: i32 = 4_096;
+
+/// The longest `LIKE` or `GLOB` pattern, in bytes.
+const MAX_PATTERN_LENGTH: i32 = 1_000;
+
+/// The wall-clock time the load-time trial of a statement may take, for
+/// both its sample writes and reads. Only the trial is timed: a run is
+/// bounded by its steps, which give every machine the same answer.
+pub const TRIAL_TIME: Duration = Duration::from_secs(1);
 
 /// Steps between two calls of the progress handler.
-const STEPS_PER_CHECK: u64 = 1_000;
-
-/// Substrings (lowercase) of SQL that reads the time.
-const NONDETERMINISTIC: &[&str] = &["'now'", "current_time", "current_date"];
+const STEPS_PER_CHECK: u64 = 100;
 
 /// The longest statement text, in bytes.
 const MAX_SQL_LENGTH: i32 = 100_000;
@@ -96,6 +108,27 @@ pub(super) struct Guard {
     seen: Arc<Mutex<Seen>>,
     /// Progress-handler calls during the statement running now.
     checks: Arc<AtomicU64>,
+    /// When the trial must be over, while one runs.
+    deadline: Arc<Mutex<Option<Instant>>>,
+    /// Whether the progress handler stopped the statement for the deadline.
+    late: Arc<AtomicBool>,
+    /// Why a date function refused its arguments, since the statement began.
+    refusals: dates::Refusals,
+}
+
+/// Why the user's statement did not run to its end.
+#[derive(Debug)]
+pub(super) enum Stopped {
+    /// SQLite's own error (a constraint, a type).
+    Sql(rusqlite::Error),
+    /// It ran past [`MAX_STEPS`].
+    Steps,
+    /// The trial ran past [`TRIAL_TIME`].
+    Time,
+    /// It needed more than [`MAX_MEMORY`](super::memory::MAX_MEMORY).
+    Memory,
+    /// A date function was asked to read the host; the reason.
+    Host(String),
 }
 
 /// What the authorizer saw while a statement was prepared.
@@ -110,16 +143,25 @@ struct Seen {
 }
 
 impl Guard {
-    /// Caps `db`'s attached databases (at zero: `VACUUM INTO` needs one),
-    /// string and statement lengths, and installs the authorizer and the
-    /// progress handler. Statements `db` prepares from now on go through the
-    /// authorizer, except inside [`Guard::trusted`].
+    /// Keeps `db`'s temporary tables and sorters in memory, caps its
+    /// attached databases (at zero: `VACUUM INTO` needs one), string, row,
+    /// pattern and statement lengths, replaces its date functions, and
+    /// installs the authorizer and the progress handler. Statements `db`
+    /// prepares from now on go through the authorizer, except inside
+    /// [`Guard::trusted`]. `db` was opened after [`memory::install`].
     pub(super) fn install(db: &Connection) -> Result<Guard, String> {
+        // Temporary files would be written to the host's temp directory;
+        // in memory, the memory bound covers them.
+        db.pragma_update(None, "temp_store", "MEMORY")
+            .map_err(|e| e.to_string())?;
         db.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0);
         db.set_limit(Limit::SQLITE_LIMIT_LENGTH, MAX_LENGTH);
         db.set_limit(Limit::SQLITE_LIMIT_SQL_LENGTH, MAX_SQL_LENGTH);
+        db.set_limit(Limit::SQLITE_LIMIT_LIKE_PATTERN_LENGTH, MAX_PATTERN_LENGTH);
         db.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)
             .map_err(|e| e.to_string())?;
+        let refusals = dates::Refusals::default();
+        dates::install(db, &refusals, MAX_LENGTH)?;
         let seen = Arc::new(Mutex::new(Seen::default()));
         let record = Arc::clone(&seen);
         db.authorizer(Some(move |ctx: AuthContext<'_>| {
@@ -141,24 +183,46 @@ impl Guard {
             }
         }));
         let checks = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&checks);
+        let deadline = Arc::new(Mutex::new(None::<Instant>));
+        let late = Arc::new(AtomicBool::new(false));
+        let (counter, until, mark) = (
+            Arc::clone(&checks),
+            Arc::clone(&deadline),
+            Arc::clone(&late),
+        );
         db.progress_handler(
             STEPS_PER_CHECK as i32,
-            Some(move || counter.fetch_add(1, Ordering::Relaxed) + 1 > MAX_STEPS / STEPS_PER_CHECK),
+            Some(move || {
+                let over_steps =
+                    counter.fetch_add(1, Ordering::Relaxed) + 1 > MAX_STEPS / STEPS_PER_CHECK;
+                // Read the clock only during a trial, never in a run.
+                let until = *until.lock().unwrap_or_else(|e| e.into_inner());
+                if until.is_some_and(|t| Instant::now() >= t) {
+                    mark.store(true, Ordering::Relaxed);
+                }
+                over_steps || mark.load(Ordering::Relaxed)
+            }),
         );
-        Ok(Guard { seen, checks })
+        Ok(Guard {
+            seen,
+            checks,
+            deadline,
+            late,
+            refusals,
+        })
     }
 
     /// Checks `update` the way the authorizer sees it: exactly one UPDATE
-    /// of `kv`, no RETURNING, known parameters, no time.
+    /// of `kv`, no RETURNING, known parameters.
     pub(super) fn admit(&self, db: &Connection, update: &str) -> Result<(), String> {
-        let lower = update.to_lowercase();
-        if let Some(bad) = NONDETERMINISTIC.iter().find(|bad| lower.contains(*bad)) {
-            return Err(format!(
-                "the statement uses `{bad}`: time and randomness would make runs differ"
-            ));
-        }
         prepare_one(db, update, &self.seen)
+    }
+
+    /// From `on` until `off`, the user's statement is stopped at
+    /// [`TRIAL_TIME`] after now as well as by its steps.
+    pub(super) fn time_trial(&self, on: bool) {
+        *self.deadline.lock().unwrap_or_else(|e| e.into_inner()) =
+            on.then(|| Instant::now() + TRIAL_TIME);
     }
 
     /// Runs one of the storage's own statements, which the authorizer lets
@@ -171,16 +235,38 @@ impl Guard {
         result
     }
 
-    /// Runs the user's statement with a fresh step budget; `Err(None)` when
-    /// the progress handler stopped it.
+    /// Runs the user's statement with a fresh step and memory budget, and
+    /// says what stopped it if it did not finish.
     pub(super) fn bounded<T>(
         &self,
         run: impl FnOnce() -> rusqlite::Result<T>,
-    ) -> Result<T, Option<rusqlite::Error>> {
+    ) -> Result<T, Stopped> {
         self.checks.store(0, Ordering::Relaxed);
-        let result = run();
-        let over_budget = self.checks.load(Ordering::Relaxed) > MAX_STEPS / STEPS_PER_CHECK;
-        result.map_err(|e| (!over_budget).then_some(e))
+        self.late.store(false, Ordering::Relaxed);
+        let take_refusal = || {
+            self.refusals
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+        };
+        take_refusal();
+        let (result, out_of_memory) = memory::bounded(run);
+        let host = take_refusal();
+        let error = match result {
+            Ok(value) => return Ok(value),
+            Err(e) => e,
+        };
+        Err(if let Some(reason) = host {
+            Stopped::Host(reason)
+        } else if out_of_memory {
+            Stopped::Memory
+        } else if self.checks.load(Ordering::Relaxed) > MAX_STEPS / STEPS_PER_CHECK {
+            Stopped::Steps
+        } else if self.late.load(Ordering::Relaxed) {
+            Stopped::Time
+        } else {
+            Stopped::Sql(error)
+        })
     }
 }
 
@@ -345,6 +431,7 @@ mod tests {
             assert!(Sql::check(&statement).is_err(), "{statement}");
         }
         // The cap on attached databases alone stops VACUUM INTO too.
+        super::memory::install().unwrap();
         let db = Connection::open_in_memory().unwrap();
         db.set_limit(Limit::SQLITE_LIMIT_ATTACHED, 0);
         let message = db
