@@ -84,12 +84,13 @@ pub(crate) fn run_human(
     .unwrap();
     writeln!(
         out,
-        "found     {} stale, {} zombie, {} late, {} token regressions, {} lost updates, {} overlapping leases",
+        "found     {} stale, {} zombie, {} late, {} token regressions, {} lost updates, {} double grants, {} overlapping leases",
         rep.stale_writes,
         rep.zombie_writes,
         rep.late_writes,
         rep.token_regressions,
         rep.lost_updates,
+        rep.double_grants,
         rep.overlapping_leases
     )
     .unwrap();

@@ -102,14 +102,15 @@ pub fn verdict_text(report: &Report) -> String {
         Verdict::Error => "ERROR: the run crashed; nothing it did is judged safe",
     };
     format!(
-        "{head} ({} accepted, {} rejected; {} stale, {} zombie, {} late, {} token regressions, {} lost updates)",
+        "{head} ({} accepted, {} rejected; {} stale, {} zombie, {} late, {} token regressions, {} lost updates, {} double grants)",
         report.accepted_writes,
         report.rejected_writes,
         report.stale_writes,
         report.zombie_writes,
         report.late_writes,
         report.token_regressions,
-        report.lost_updates
+        report.lost_updates,
+        report.double_grants
     )
 }
 
