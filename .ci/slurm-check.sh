@@ -32,6 +32,7 @@ fail() {
 
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
     say "installing slurm-wlm and munge"
+    apt-get update >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends slurm-wlm munge >/dev/null
 fi
 
