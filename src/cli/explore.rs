@@ -116,7 +116,7 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
 /// Reads `--resume`'s file and takes the sweep's settings from it.
 fn resumed(scenario: &Scenario, path: &Path, options: &mut Options) -> Result<Resumed, String> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {file}: {e}"))?;
+    let text = resume::read_file(path).map_err(|e| format!("cannot resume from {file}: {e}"))?;
     let r = resume::read(&text, &file)?;
     if let Some(name) = &r.scenario {
         if *name != scenario.name {

@@ -45,6 +45,43 @@ pub struct Resumed {
     pub base: Value,
 }
 
+/// The largest `--resume` file read, in bytes (256 MiB): a sweep's output
+/// holds at most 10 000 failing seed lines and a checkpoint line per 1 000
+/// seeds or 5 s, far less than this for any sweep one machine runs.
+pub const MAX_RESUME_BYTES: u64 = 256 << 20;
+
+/// The text of the `--resume` file at `path`: a regular file (not a device
+/// or a pipe, which could stream forever) of at most [`MAX_RESUME_BYTES`].
+pub fn read_file(path: &std::path::Path) -> Result<String, String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file (a sweep's --json output is one)".to_owned());
+    }
+    if meta.len() > MAX_RESUME_BYTES {
+        return Err(format!(
+            "{} bytes, more than a sweep's output can hold ({MAX_RESUME_BYTES} at most)",
+            meta.len()
+        ));
+    }
+    let mut text = String::new();
+    file.take(MAX_RESUME_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| e.to_string())?;
+    if text.len() as u64 > MAX_RESUME_BYTES {
+        return Err(format!(
+            "more than {MAX_RESUME_BYTES} bytes, more than a sweep's output can hold"
+        ));
+    }
+    Ok(text)
+}
+
 /// Reads a sweep's `--json` output (`text`, from `file`). A last line cut in
 /// the middle (the sweep was killed while writing it) is ignored; any other
 /// line that is not JSON is an error naming `file:line:column`.
@@ -99,6 +136,7 @@ pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
     let completed = ranges(&base["completed_ranges"]).ok_or_else(|| {
         at("completed_ranges is not a list of [start, end] pairs with start <= end")
     })?;
+    check_consistent(&base, &range, &shard, &completed).map_err(|e| at(&e))?;
     let covered = |s: u64| completed.iter().any(|r| r.contains(&s));
     let mut failing: Vec<Value> = seeds
         .into_iter()
@@ -106,6 +144,14 @@ pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
         .collect();
     failing.sort_by_key(|v| v["seed"].as_u64());
     failing.dedup_by_key(|v| v["seed"].as_u64());
+    let claimed = base.get("failing_seeds").and_then(Value::as_u64);
+    if let Some(claimed) = claimed.filter(|&n| failing.len() as u64 > n) {
+        return Err(at(&format!(
+            "it counts {claimed} failing seeds in completed_ranges, but the file has {} \
+             failing seed lines there: not the output of one sweep",
+            failing.len()
+        )));
+    }
     Ok(Resumed {
         range,
         shard,
@@ -118,6 +164,70 @@ pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
         failing,
         base,
     })
+}
+
+/// The counts a checkpoint or summary carries: each, when present, a
+/// non-negative integer.
+const COUNTS: [&str; 9] = [
+    "seeds",
+    "violations",
+    "crashed",
+    "timed_out",
+    "failing_seeds",
+    "inconclusive",
+    "cut_short",
+    "unfired",
+    "sim_ms",
+];
+
+/// Whether a checkpoint or summary line agrees with itself and with the
+/// sweep it names: its counts are non-negative integers, its completed
+/// ranges lie inside `range` and do not overlap (one sweep never runs a
+/// seed twice), and `seeds` is the number of `shard`'s seeds in them.
+fn check_consistent(
+    base: &Value,
+    range: &Range<u64>,
+    shard: &Shard,
+    completed: &[Range<u64>],
+) -> Result<(), String> {
+    for key in COUNTS {
+        if let Some(v) = base.get(key) {
+            if v.as_u64().is_none() {
+                return Err(format!("\"{key}\" is {v}, not a count"));
+            }
+        }
+    }
+    let mut raw: Vec<(u64, u64)> = base["completed_ranges"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Some((p.get(0)?.as_u64()?, p.get(1)?.as_u64()?)))
+        .collect();
+    raw.sort_unstable();
+    for &(a, b) in &raw {
+        if a < range.start || b > range.end {
+            return Err(format!(
+                "completed range [{a}, {b}] lies outside the sweep's range {}..{}",
+                range.start, range.end
+            ));
+        }
+    }
+    if let Some(w) = raw.windows(2).find(|w| w[1].0 < w[0].1) {
+        return Err(format!(
+            "completed ranges [{}, {}] and [{}, {}] overlap: a sweep runs each seed once",
+            w[0].0, w[0].1, w[1].0, w[1].1
+        ));
+    }
+    let in_shard: u64 = completed.iter().map(|r| shard.len(r)).sum();
+    if let Some(seeds) = base.get("seeds").and_then(Value::as_u64) {
+        if seeds != in_shard {
+            return Err(format!(
+                "it counts {seeds} seeds, but its completed ranges hold {in_shard} seeds of \
+                 shard {shard}"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `[[a, b], …]` as ranges, normalized; `None` if malformed.

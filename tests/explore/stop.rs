@@ -251,3 +251,50 @@ fn shrink_refuses_a_seed_a_scenario_file_cannot_hold() {
     assert!(err.contains("9223372036854775807"), "{err}");
     assert!(!out_file.exists());
 }
+
+#[test]
+fn resume_refuses_a_forged_file_with_the_line_that_does_not_fit() {
+    let line = |fields: &str| {
+        format!(
+            "{{\"seed\": 3, \"verdict\": \"violation\"}}\n{{\"progress\": true, {fields}, \
+             \"range\": \"0..20\", \"shard\": \"0/1\", \"faults\": \"random\", \
+             \"scenario\": \"explore-lease-unfenced\"}}\n"
+        )
+    };
+    let forged = [
+        (
+            line(r#""completed_ranges": [[0, 30]], "seeds": 30"#),
+            "completed range [0, 30] lies outside the sweep's range 0..20",
+        ),
+        (
+            line(r#""completed_ranges": [[0, 10], [5, 15]], "seeds": 15"#),
+            "completed ranges [0, 10] and [5, 15] overlap",
+        ),
+        (
+            line(r#""completed_ranges": [[0, 10]], "seeds": -4"#),
+            "\"seeds\" is -4, not a count",
+        ),
+        (
+            line(r#""completed_ranges": [[0, 10]], "seeds": 7"#),
+            "it counts 7 seeds, but its completed ranges hold 10 seeds of shard 0/1",
+        ),
+        (
+            line(r#""completed_ranges": [[0, 10]], "seeds": 10, "failing_seeds": 0"#),
+            "it counts 0 failing seeds in completed_ranges, but the file has 1",
+        ),
+    ];
+    let file = temp("forged.jsonl");
+    let path = file.to_str().unwrap().to_owned();
+    for (text, needle) in forged {
+        std::fs::write(&file, &text).unwrap();
+        let (code, out, err) = fencesim(&["explore", UNFENCED, "--resume", &path]);
+        assert_eq!(code, 2, "{text}: {err}");
+        assert!(out.is_empty(), "nothing runs: {out}");
+        assert!(err.contains(&format!("{path}:2:1: {needle}")), "{err}");
+    }
+    std::fs::remove_file(&file).unwrap();
+    // Not a regular file: refused before anything is read.
+    let (code, _, err) = fencesim(&["explore", UNFENCED, "--resume", "/dev/zero"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("not a regular file"), "{err}");
+}
