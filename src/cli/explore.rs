@@ -86,6 +86,25 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
+    // A `--generic` sweep resumes as one: its file says so (a file it cannot
+    // read is reported below, with the rest of `--resume`'s checks).
+    if let Some(path) = &options.resume {
+        let recorded = resume::read_file(path)
+            .ok()
+            .and_then(|text| resume::read(&text, "").ok())
+            .and_then(|r| r.generic);
+        match recorded {
+            Some(true) => options.faults.set_generic(),
+            Some(false) if options.faults.generic() => {
+                eprintln!(
+                    "error: {} was swept without --generic: leave --generic out to resume it",
+                    path.display()
+                );
+                return Status::Invalid;
+            }
+            _ => {}
+        }
+    }
     let scenario = options.faults.scenario(scenario);
     let Some(mode) = options.faults.mode(&scenario) else {
         return Status::Invalid;
@@ -252,7 +271,10 @@ fn sweep(
             }
             SweepEvent::Checkpoint(summary) => {
                 if json {
-                    write(&mut out, &with_scenario(combined(summary.progress_json(o))));
+                    let mut line = with_scenario(combined(summary.progress_json(o)));
+                    // What `--resume` needs to run the rest the same way.
+                    line["generic"] = options.faults.generic().into();
+                    write(&mut out, &line);
                 }
             }
         },

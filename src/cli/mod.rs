@@ -458,9 +458,14 @@ impl FaultsChoice {
         }
     }
 
-    /// Whether `--generic` was given.
+    /// Whether `--generic` was given (or a resumed sweep was one).
     pub(super) fn generic(&self) -> bool {
         self.generic
+    }
+
+    /// Explore with the generic table: a resumed `--generic` sweep.
+    pub(super) fn set_generic(&mut self) {
+        self.generic = true;
     }
 
     /// ` --generic` for a repro command when it was given, else nothing.

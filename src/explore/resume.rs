@@ -36,6 +36,9 @@ pub struct Resumed {
     pub faults: FaultMode,
     /// The scenario's name, when the output recorded it.
     pub scenario: Option<String>,
+    /// Whether the sweep explored with the generic table (`--generic`),
+    /// when the output recorded it.
+    pub generic: Option<bool>,
     /// Seed ranges completed, half-open, normalized.
     pub completed: Vec<Range<u64>>,
     /// The failing seeds' lines within `completed`, in seed order, one per
@@ -160,6 +163,7 @@ pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
             .get("scenario")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        generic: base.get("generic").and_then(Value::as_bool),
         completed,
         failing,
         base,

@@ -298,3 +298,61 @@ fn resume_refuses_a_forged_file_with_the_line_that_does_not_fit() {
     assert_eq!(code, 2);
     assert!(err.contains("not a regular file"), "{err}");
 }
+
+#[test]
+fn a_stopped_generic_sweep_resumes_as_a_generic_one() {
+    // The first half of a `--generic` sweep, as its last checkpoint would
+    // record it; resumed without the flag, it must finish as the whole
+    // `--generic` sweep does, repro commands included.
+    let args = |seeds: &str| {
+        ["explore", UNFENCED, "--generic", "--seeds", seeds, "--json"]
+            .map(str::to_owned)
+            .to_vec()
+    };
+    let run = |args: Vec<String>| {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        fencesim(&refs)
+    };
+    let (_, whole, _) = run(args("0..600"));
+    let (_, half, _) = run(args("0..300"));
+    let mut lines: Vec<serde_json::Value> = json_lines(&half);
+    let mut last = lines.pop().unwrap();
+    let map = last.as_object_mut().unwrap();
+    map.remove("summary");
+    map.insert("progress".into(), true.into());
+    map.insert("range".into(), "0..600".into());
+    lines.push(last);
+    let file = temp("generic-half.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let (code, out, err) = fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(code, 1, "{err}");
+    let key = |l: &serde_json::Value| {
+        (
+            l["seed"].as_u64().unwrap(),
+            l["trace_hash"].to_string(),
+            l["repro"].as_str().unwrap().to_owned(),
+        )
+    };
+    let seeds = |out: &str| -> Vec<_> {
+        json_lines(out)
+            .iter()
+            .filter(|l| l.get("seed").is_some())
+            .map(key)
+            .collect()
+    };
+    let (resumed, expected) = (seeds(&out), seeds(&whole));
+    assert!(!expected.is_empty());
+    assert_eq!(resumed, expected);
+    assert!(resumed.iter().all(|(_, _, r)| r.ends_with(" --generic")));
+    assert_eq!(summary(&json_lines(&out))["generic"], true);
+    // And a real checkpoint records the flag for `--resume` to read.
+    let (_, long, _) = run(args("0..1100"));
+    let checkpoints: Vec<_> = json_lines(&long)
+        .into_iter()
+        .filter(|l| l["progress"] == true)
+        .collect();
+    assert!(!checkpoints.is_empty());
+    assert!(checkpoints.iter().all(|c| c["generic"] == true), "{checkpoints:?}");
+}
