@@ -298,6 +298,13 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
         };
         out.insert(k.clone(), merged);
     }
+    // The line is what `b` is: a summary after a checkpoint is no checkpoint.
+    let flag = |k: &str| b.get(k).and_then(Value::as_bool) == Some(true);
+    if flag("summary") {
+        out.remove("progress");
+    } else if flag("progress") {
+        out.remove("summary");
+    }
     let n = |k: &str| out.get(k).and_then(Value::as_u64).unwrap_or(0);
     let (seeds, wall_ms, failing) = (n("seeds"), n("wall_ms"), n("failing_seeds"));
     if out.contains_key("seeds_per_sec") && wall_ms > 0 {

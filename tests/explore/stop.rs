@@ -347,6 +347,10 @@ fn a_stopped_generic_sweep_resumes_as_a_generic_one() {
     assert_eq!(resumed, expected);
     assert!(resumed.iter().all(|(_, _, r)| r.ends_with(" --generic")));
     assert_eq!(summary(&json_lines(&out))["generic"], true);
+    assert!(
+        summary(&json_lines(&out)).get("progress").is_none(),
+        "a summary after a checkpoint is no checkpoint"
+    );
     // And a real checkpoint records the flag for `--resume` to read.
     let (_, long, _) = run(args("0..1100"));
     let checkpoints: Vec<_> = json_lines(&long)
@@ -354,5 +358,8 @@ fn a_stopped_generic_sweep_resumes_as_a_generic_one() {
         .filter(|l| l["progress"] == true)
         .collect();
     assert!(!checkpoints.is_empty());
-    assert!(checkpoints.iter().all(|c| c["generic"] == true), "{checkpoints:?}");
+    assert!(
+        checkpoints.iter().all(|c| c["generic"] == true),
+        "{checkpoints:?}"
+    );
 }
