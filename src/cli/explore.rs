@@ -86,14 +86,20 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
-    // A `--generic` sweep resumes as one: its file says so (a file it cannot
-    // read is reported below, with the rest of `--resume`'s checks).
-    if let Some(path) = &options.resume {
-        let recorded = resume::read_file(path)
-            .ok()
-            .and_then(|text| resume::read(&text, "").ok())
-            .and_then(|r| r.generic);
-        match recorded {
+    // `--resume`'s file, read once: whether it was a `--generic` sweep
+    // shapes the scenario; its other settings are checked once that is done.
+    let recorded = match options.resume.clone() {
+        None => None,
+        Some(path) => match read_resumed(&path) {
+            Ok(r) => Some((path, r)),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Status::Invalid;
+            }
+        },
+    };
+    if let Some((path, r)) = &recorded {
+        match r.generic {
             Some(true) => options.faults.set_generic(),
             Some(false) if options.faults.generic() => {
                 eprintln!(
@@ -114,9 +120,9 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
         eprintln!("error: --corpus-out is for --guided");
         return Status::Invalid;
     }
-    let resumed = match options.resume.clone() {
+    let resumed = match recorded {
         None => None,
-        Some(path) => match resumed(&scenario, &path, &mut options) {
+        Some((path, r)) => match resumed(&scenario, &path, r, &mut options) {
             Ok(r) => Some(r),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -132,11 +138,22 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
     }
 }
 
-/// Reads `--resume`'s file and takes the sweep's settings from it.
-fn resumed(scenario: &Scenario, path: &Path, options: &mut Options) -> Result<Resumed, String> {
+/// Reads `--resume`'s file.
+fn read_resumed(path: &Path) -> Result<Resumed, String> {
     let file = path.display().to_string();
     let text = resume::read_file(path).map_err(|e| format!("cannot resume from {file}: {e}"))?;
-    let r = resume::read(&text, &file)?;
+    resume::read(&text, &file)
+}
+
+/// Checks what `--resume`'s file `r` (read from `path`) records against the
+/// scenario and the flags given, and takes the sweep's settings from it.
+fn resumed(
+    scenario: &Scenario,
+    path: &Path,
+    r: Resumed,
+    options: &mut Options,
+) -> Result<Resumed, String> {
+    let file = path.display().to_string();
     if let Some(name) = &r.scenario {
         if *name != scenario.name {
             return Err(format!(
