@@ -136,10 +136,11 @@ pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
         "scenario" => FaultMode::Scenario,
         other => return Err(at(&format!("unknown faults \"{other}\""))),
     };
-    let completed = ranges(&base["completed_ranges"]).ok_or_else(|| {
+    let given = raw_ranges(&base["completed_ranges"]).ok_or_else(|| {
         at("completed_ranges is not a list of [start, end] pairs with start <= end")
     })?;
-    check_consistent(&base, &range, &shard, &completed).map_err(|e| at(&e))?;
+    check_consistent(&base, &range, &shard, &given).map_err(|e| at(&e))?;
+    let completed = normalize(given);
     let covered = |s: u64| completed.iter().any(|r| r.contains(&s));
     let mut failing: Vec<Value> = seeds
         .into_iter()
@@ -186,13 +187,14 @@ const COUNTS: [&str; 9] = [
 
 /// Whether a checkpoint or summary line agrees with itself and with the
 /// sweep it names: its counts are non-negative integers, its completed
-/// ranges lie inside `range` and do not overlap (one sweep never runs a
-/// seed twice), and `seeds` is the number of `shard`'s seeds in them.
+/// ranges (`given`, as the line lists them) lie inside `range` and do not
+/// overlap (one sweep never runs a seed twice), and `seeds` is the number
+/// of `shard`'s seeds in them.
 fn check_consistent(
     base: &Value,
     range: &Range<u64>,
     shard: &Shard,
-    completed: &[Range<u64>],
+    given: &[Range<u64>],
 ) -> Result<(), String> {
     for key in COUNTS {
         if let Some(v) = base.get(key) {
@@ -201,28 +203,24 @@ fn check_consistent(
             }
         }
     }
-    let mut raw: Vec<(u64, u64)> = base["completed_ranges"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| Some((p.get(0)?.as_u64()?, p.get(1)?.as_u64()?)))
-        .collect();
-    raw.sort_unstable();
-    for &(a, b) in &raw {
-        if a < range.start || b > range.end {
+    let mut sorted = given.to_vec();
+    sorted.sort_unstable_by_key(|r| (r.start, r.end));
+    for r in &sorted {
+        if r.start < range.start || r.end > range.end {
             return Err(format!(
-                "completed range [{a}, {b}] lies outside the sweep's range {}..{}",
-                range.start, range.end
+                "completed range [{}, {}] lies outside the sweep's range {}..{}",
+                r.start, r.end, range.start, range.end
             ));
         }
     }
-    if let Some(w) = raw.windows(2).find(|w| w[1].0 < w[0].1) {
+    if let Some(w) = sorted.windows(2).find(|w| w[1].start < w[0].end) {
         return Err(format!(
             "completed ranges [{}, {}] and [{}, {}] overlap: a sweep runs each seed once",
-            w[0].0, w[0].1, w[1].0, w[1].1
+            w[0].start, w[0].end, w[1].start, w[1].end
         ));
     }
-    let in_shard: u64 = completed.iter().map(|r| shard.len(r)).sum();
+    // Disjoint, so the seeds of each range add up.
+    let in_shard: u64 = sorted.iter().map(|r| shard.len(r)).sum();
     if let Some(seeds) = base.get("seeds").and_then(Value::as_u64) {
         if seeds != in_shard {
             return Err(format!(
@@ -236,6 +234,11 @@ fn check_consistent(
 
 /// `[[a, b], …]` as ranges, normalized; `None` if malformed.
 pub fn ranges(v: &Value) -> Option<Vec<Range<u64>>> {
+    raw_ranges(v).map(normalize)
+}
+
+/// `[[a, b], …]` as ranges, as listed; `None` if malformed.
+fn raw_ranges(v: &Value) -> Option<Vec<Range<u64>>> {
     let mut out = Vec::new();
     for pair in v.as_array()? {
         let pair = pair.as_array()?;
@@ -245,7 +248,7 @@ pub fn ranges(v: &Value) -> Option<Vec<Range<u64>>> {
         }
         out.push(a..b);
     }
-    Some(normalize(out))
+    Some(out)
 }
 
 /// Adds up two summary (or checkpoint) lines: counts are added, tables of
