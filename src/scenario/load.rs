@@ -491,49 +491,44 @@ fn expect(field: &Field<'_>) -> Result<Expect> {
 /// `always = ["no_false_rejections", "completes"]`: property names, at least
 /// one, each once.
 fn always(field: &Field<'_>) -> Result<Vec<String>> {
-    let names = &super::model::ALWAYS;
-    let mut out: Vec<String> = Vec::new();
-    for f in field.array()? {
-        let name = f.str()?;
-        if !names.contains(&name) {
-            return Err(f.error(format!(
-                "unknown property `{name}`{}; `always` takes: {}",
-                did_you_mean(name, names),
-                names.join(", ")
-            )));
-        }
-        if out.iter().any(|n| n == name) {
-            return Err(f.error(format!("property `{name}` is listed twice")));
-        }
-        out.push(name.to_owned());
-    }
-    if out.is_empty() {
-        return Err(field.error("`always` must name at least one property"));
-    }
-    Ok(out)
+    let known = super::model::ALWAYS;
+    distinct_names(field, &known, "always", "property", "`always` takes")
 }
 
 /// `mechanism = ["lock_restarted", "two_believers"]`: milestone names,
 /// at least one, each once.
 fn mechanism(field: &Field<'_>) -> Result<Vec<String>> {
-    let names = &crate::oracle::milestones::NAMES;
+    let known = crate::oracle::milestones::NAMES;
+    distinct_names(field, &known, "mechanism", "milestone", "milestones")
+}
+
+/// The array `key = [...]` of names from `known`, at least one, each once:
+/// an unknown one is an error saying what it is (`what`) and listing
+/// `known` after `listed`.
+fn distinct_names(
+    field: &Field<'_>,
+    known: &[&str],
+    key: &str,
+    what: &str,
+    listed: &str,
+) -> Result<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for f in field.array()? {
         let name = f.str()?;
-        if !names.contains(&name) {
+        if !known.contains(&name) {
             return Err(f.error(format!(
-                "unknown milestone `{name}`{}; milestones: {}",
-                did_you_mean(name, names),
-                names.join(", ")
+                "unknown {what} `{name}`{}; {listed}: {}",
+                did_you_mean(name, known),
+                known.join(", ")
             )));
         }
         if out.iter().any(|n| n == name) {
-            return Err(f.error(format!("milestone `{name}` is listed twice")));
+            return Err(f.error(format!("{what} `{name}` is listed twice")));
         }
         out.push(name.to_owned());
     }
     if out.is_empty() {
-        return Err(field.error("`mechanism` must name at least one milestone"));
+        return Err(field.error(format!("`{key}` must name at least one {what}")));
     }
     Ok(out)
 }
