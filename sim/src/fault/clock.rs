@@ -61,5 +61,8 @@ impl ClockChange {
             fields.push((field::JUMP_NS, jump.into()));
         }
         w.record(Some(id), events::CLOCK, fields);
+        if self.rate.is_some() {
+            w.rearm_timers(id);
+        }
     }
 }

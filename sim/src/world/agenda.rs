@@ -1,6 +1,8 @@
 //! The agenda: everything that happens at a time (arrivals, timers, faults
 //! and their follow-ups), in (true time, sequence) order, and the end of a run.
 
+use std::time::Duration;
+
 use crate::actor::{Message, NodeId, TimerId};
 use crate::events::{self, field, reason};
 use crate::fault::FollowUp;
@@ -62,7 +64,44 @@ impl<M> Ord for Scheduled<M> {
     }
 }
 
+/// How far short of its due reading a timer's clock may be when it fires:
+/// the true wait of a timer is rounded down to the nanosecond from its
+/// clock's rate.
+const TIMER_ROUNDING_NS: i64 = 1_000;
+
 impl<M: Message> World<M> {
+    /// Node `id`'s clock changed rate: each of its live timers is due when
+    /// the clock reaches its reading, so it is scheduled again for that
+    /// time at the new rate (an earlier arrival of a timer finds it not
+    /// due yet and waits again; a later one finds it fired).
+    pub(crate) fn rearm_timers(&mut self, id: NodeId) {
+        let now = self.now_ns();
+        let node = &self.nodes[id];
+        if !node.up {
+            return;
+        }
+        let mono = node.clock.mono_ns(now);
+        let epoch = node.epoch;
+        let again: Vec<(u64, Item<M>)> = node
+            .live_timers
+            .iter()
+            .map(|(&timer, &(due, tag))| {
+                let left = due.saturating_sub(mono).max(0) as u64;
+                let wait = node.clock.true_after(Duration::from_nanos(left));
+                let item = Item::Timer {
+                    node: id,
+                    epoch,
+                    id: timer,
+                    tag,
+                };
+                (now + wait.as_nanos() as u64, item)
+            })
+            .collect();
+        for (at, item) in again {
+            self.schedule(at, item);
+        }
+    }
+
     pub(super) fn schedule(&mut self, at_ns: u64, item: Item<M>) {
         let seq = self.agenda_seq;
         self.agenda_seq += 1;
@@ -168,10 +207,30 @@ impl<M: Message> World<M> {
                     id,
                     tag,
                 } => {
+                    let now = self.now_ns();
                     let n = &self.nodes[node];
-                    if n.epoch == epoch && n.up && n.live_timers.contains(&id) {
-                        self.deliver_input(node, Input::Timer { id, tag });
+                    let Some(&(due, _)) = n.live_timers.get(&id) else {
+                        continue;
+                    };
+                    if n.epoch != epoch || !n.up {
+                        continue;
                     }
+                    // A timer is measured on its node's clock: one whose
+                    // clock slowed since it was set is not due yet, and
+                    // waits for the rest at the clock's new rate.
+                    let left = due.saturating_sub(n.clock.mono_ns(now));
+                    if left > TIMER_ROUNDING_NS {
+                        let wait = n.clock.true_after(Duration::from_nanos(left as u64));
+                        let item = Item::Timer {
+                            node,
+                            epoch,
+                            id,
+                            tag,
+                        };
+                        self.schedule(now + (wait.as_nanos() as u64).max(1), item);
+                        continue;
+                    }
+                    self.deliver_input(node, Input::Timer { id, tag });
                 }
                 Item::Fault(i) => self.fire(i),
                 Item::FollowUp(f) => f.apply(self),

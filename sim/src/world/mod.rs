@@ -29,7 +29,7 @@ pub use live::live_worlds;
 pub(crate) use step::Input;
 pub(crate) use tasks::{run_world, take_current};
 
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -53,7 +53,9 @@ pub(crate) struct Node<M> {
     actor: Box<dyn Actor<M>>,
     pub(crate) clock: Clock,
     inbox: VecDeque<Input<M>>,
-    live_timers: BTreeSet<TimerId>,
+    /// Timers set and not yet fired or cancelled → when each is due, on the
+    /// node's monotonic clock, and its tag.
+    live_timers: BTreeMap<TimerId, (i64, u64)>,
     waker: Option<Waker>,
     pub(crate) up: bool,
     pub(crate) pauses: u32,
@@ -149,7 +151,7 @@ impl<M: Message> World<M> {
                     actor,
                     clock: Clock::default(),
                     inbox: VecDeque::from([Input::Start]),
-                    live_timers: BTreeSet::new(),
+                    live_timers: BTreeMap::new(),
                     waker: None,
                     up: true,
                     pauses: 0,

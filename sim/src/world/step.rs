@@ -103,7 +103,7 @@ impl<M: Message> World<M> {
                 }
             }
             Input::Timer { id: timer, .. } => {
-                if !self.nodes[id].live_timers.remove(timer) {
+                if self.nodes[id].live_timers.remove(timer).is_none() {
                     return; // cancelled
                 }
             }
@@ -245,7 +245,9 @@ impl<M: Message> World<M> {
                 tag,
             } => {
                 let node = &mut self.nodes[id];
-                node.live_timers.insert(timer);
+                let local = i64::try_from(after.as_nanos()).unwrap_or(i64::MAX);
+                let due = node.clock.mono_ns(now).saturating_add(local);
+                node.live_timers.insert(timer, (due, tag));
                 let at = now + node.clock.true_after(after).as_nanos() as u64;
                 let epoch = node.epoch;
                 let item = Item::Timer {

@@ -51,6 +51,31 @@ fn a_fast_clock_fires_timers_early_in_true_time() {
 }
 
 #[test]
+fn a_timer_set_before_its_clock_changes_rate_fires_when_its_clock_reaches_it() {
+    // A 10 s timer set at 0; at 4 s (4 s on the clock) the clock slows to
+    // half speed: the 6 s left take 12 s of true time, so it fires at 16 s.
+    // At double speed instead they take 3 s: it fires at 7 s. Either way
+    // the node's own clock reads 10 s when it fires.
+    for (rate, true_ms) in [(0.5, 16_000), (2.0, 7_000)] {
+        let r = timers_with(
+            4_000,
+            ClockChange {
+                rate: Some(rate),
+                ..change("t")
+            },
+            &[10_000],
+        );
+        let fired = only(&r.journal, "t", "fired");
+        assert_at(fired.t_ns, true_ms);
+        let mono = fired.i64("mono_ns").unwrap();
+        assert!(
+            (10 * S - 1_000..10 * S + 1_000_000).contains(&mono),
+            "rate {rate}: mono {mono}"
+        );
+    }
+}
+
+#[test]
 fn a_jump_moves_local_time_but_not_timers() {
     // Timers at 500 ms and 2 s; the wall clock jumps 30 s ahead at 1 s.
     let r = timers_with(
