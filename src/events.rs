@@ -41,10 +41,17 @@
 //!   Its answer is journaled as an [`ACKED`] with `op = "fence"`.
 //!
 //! Lock service events (`node` = `lock` or `lock1` … `lockN`):
-//! - [`GRANTED`] `client: str`, `lease: u64`, `token: u64` *optional*.
-//! - [`EXPIRED`] `client: str`, `lease: u64`: the lease ran out on the lock's clock.
+//! - [`GRANTED`] `client: str`, `lease: u64`, `token: u64` *optional*,
+//!   `ttl_ms: u64` *optional*, `mono_ns: u64` *optional*: `ttl_ms` is the
+//!   TTL the grant promised, from `mono_ns`, the lock's monotonic clock at
+//!   the grant (absent for a lock whose grants live as long as a session).
+//! - [`EXPIRED`] `client: str`, `lease: u64`, `reason: str` *optional*,
+//!   `mono_ns: u64` *optional*: the lease ran out on the lock's clock
+//!   (`reason`: it ended otherwise, such as `restart`).
 //! - [`RELEASED`] `client: str`, `lease: u64`: the holder released it.
-//! - [`RENEWED`] `client: str`, `lease: u64`: the holder extended it.
+//! - [`RENEWED`] `client: str`, `lease: u64`, `ttl_ms: u64` *optional*,
+//!   `mono_ns: u64` *optional*: the holder extended it, for `ttl_ms` from
+//!   `mono_ns`.
 //!
 //! Storage events (`node` = `storage`):
 //! - [`ACCEPTED`] `write: str`, `client: str`, `token: u64` *optional*,

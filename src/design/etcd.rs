@@ -177,7 +177,7 @@ impl EtcdServer {
             leases: BTreeMap::new(),
             keys: BTreeMap::new(),
             holder: None,
-            grants: Grants::new(),
+            grants: Grants::held_by_sessions(),
         }
     }
 

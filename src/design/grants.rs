@@ -38,6 +38,14 @@
 //! cannot recall a write the holder sent before it died, which is still in
 //! the network and may land after the new holder's.
 //!
+//! **What a grant promises.** A lease lock's grant promises its TTL: the
+//! ledger journals `ttl_ms` and the server's monotonic reading `mono_ns` on
+//! `granted` and `renewed`, and `mono_ns` on `expired`, so the oracle can
+//! tell a lock that ends a grant before the end it promised on its own
+//! clock (`early_expiry`). A lock whose grants live as long as a session or
+//! a connection ([`Grants::held_by_sessions`]: ZooKeeper, etcd, Chubby,
+//! Hazelcast, PostgreSQL) promises no end: its events carry neither.
+//!
 //! A grant is named by its client and lease id (lease ids are unique per
 //! client). The ledger holds no timers: when a grant ends is the design's
 //! business, and so is what survives a crash ([`Grants::forget_all`] in
@@ -114,6 +122,9 @@ pub struct Grants {
     lapsed: BTreeSet<NodeId>,
     /// How long a powered-off node stays down (`None`: for good).
     restart_after: Option<Duration>,
+    /// Grants live as long as their session: no TTL is promised, none is
+    /// journaled.
+    held_by_sessions: bool,
 }
 
 impl Grants {
@@ -128,6 +139,17 @@ impl Grants {
     pub fn with_stonith(stonith: bool) -> Self {
         Grants {
             stonith,
+            ..Grants::default()
+        }
+    }
+
+    /// No grants yet, for a lock whose grants live as long as the session
+    /// (or connection) that holds them, kept alive apart from any grant:
+    /// a grant promises no end of its own, so `granted` and `renewed`
+    /// carry no `ttl_ms` (see the module documentation).
+    pub fn held_by_sessions() -> Self {
+        Grants {
+            held_by_sessions: true,
             ..Grants::default()
         }
     }
@@ -195,7 +217,15 @@ impl Grants {
             self.live.insert((client, lease), token).is_none(),
             "lease {lease} granted twice to {name} without ending"
         );
-        sim::emit!(events::GRANTED, client = name, lease = lease, token = token);
+        let (ttl_ms, mono_ns) = self.promise(ctx, Some(ttl));
+        sim::emit!(
+            events::GRANTED,
+            client = name,
+            lease = lease,
+            token = token,
+            ttl_ms = ttl_ms,
+            mono_ns = mono_ns
+        );
         self.repeat(ctx, client, req, lease, ttl);
     }
 
@@ -273,7 +303,14 @@ impl Grants {
         extended: Option<Duration>,
     ) {
         if extended.is_some() && self.is_live(client, lease) {
-            sim::emit!(events::RENEWED, client = ctx.name_of(client), lease = lease);
+            let (ttl_ms, mono_ns) = self.promise(ctx, extended);
+            sim::emit!(
+                events::RENEWED,
+                client = ctx.name_of(client),
+                lease = lease,
+                ttl_ms = ttl_ms,
+                mono_ns = mono_ns
+            );
         }
         let reply = Msg::RenewReply {
             lease,
@@ -282,6 +319,18 @@ impl Grants {
             ttl: extended.unwrap_or_default(),
         };
         ctx.send(client, reply);
+    }
+
+    /// What a grant or renewal for `ttl` promises, journaled beside it: the
+    /// TTL in milliseconds and the server's monotonic reading (neither for
+    /// grants held by sessions). Milliseconds are what a TTL is set in;
+    /// the reading is exact.
+    fn promise(&self, ctx: &Context<'_, Msg>, ttl: Option<Duration>) -> (Option<u64>, Option<u64>) {
+        if self.held_by_sessions {
+            return (None, None);
+        }
+        let ttl_ms = ttl.map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+        (ttl_ms, Some(ctx.mono_ns().max(0) as u64))
     }
 
     /// `client`'s grant of `lease` ran out on the server's clock: journals
@@ -329,7 +378,11 @@ impl Grants {
         if self.stonith {
             self.lapsed.insert(client);
         }
-        journal_expired(ctx, client, lease, reason);
+        // A TTL's end names the clock reading it came at, to be held to the
+        // promise; other ends (a restart, a closed session) promise nothing.
+        let mono_ns =
+            (!self.held_by_sessions && reason.is_none()).then(|| ctx.mono_ns().max(0) as u64);
+        journal_expired(ctx, client, lease, reason, mono_ns);
         true
     }
 
@@ -352,24 +405,26 @@ impl Grants {
     /// first start.
     pub fn restarted(&mut self, ctx: &mut Context<'_, Msg>) {
         for (client, lease) in std::mem::take(&mut self.forgotten) {
-            journal_expired(ctx, client, lease, Some("restart"));
+            journal_expired(ctx, client, lease, Some("restart"), None);
         }
     }
 }
 
-/// Journals `expired {client, lease, reason?}`: the one place the ledger
-/// says a grant ended without a release.
+/// Journals `expired {client, lease, reason?, mono_ns?}`: the one place
+/// the ledger says a grant ended without a release.
 fn journal_expired(
     ctx: &mut Context<'_, Msg>,
     client: NodeId,
     lease: u64,
     reason: Option<&'static str>,
+    mono_ns: Option<u64>,
 ) {
     sim::emit!(
         events::EXPIRED,
         client = ctx.name_of(client),
         lease = lease,
-        reason = reason
+        reason = reason,
+        mono_ns = mono_ns
     );
 }
 

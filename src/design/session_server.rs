@@ -135,7 +135,7 @@ impl<L: SessionLock> SessionServer<L> {
     pub fn with_lock(ttl: Duration, lock: L) -> Self {
         SessionServer {
             sessions: SessionTable::new(ttl),
-            grants: Grants::new(),
+            grants: Grants::held_by_sessions(),
             lock,
         }
     }

@@ -73,7 +73,7 @@ impl PgServer {
         let first = config.first_token;
         PgServer {
             config,
-            grants: Grants::new(),
+            grants: Grants::held_by_sessions(),
             conns: BTreeMap::new(),
             backends: BTreeMap::new(),
             pool: Vec::new(),
