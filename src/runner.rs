@@ -197,6 +197,7 @@ pub fn judge(scenario: &Scenario, result: RunResult) -> ScenarioRun {
 pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -> ScenarioRun {
     let config = OracleConfig {
         strict: scenario.strict,
+        lock_nodes: scenario.lock_nodes().len(),
     };
     let (mut report, milestones) = oracle::check_and_count(&result.journal, &config);
     let crashed = result.outcome.is_error();
@@ -428,6 +429,12 @@ fn expectations(
         ),
         ("lost_updates", e.lost_updates, report.lost_updates),
         ("double_grants", e.double_grants, report.double_grants),
+        ("early_expiries", e.early_expiries, report.early_expiries),
+        (
+            "minority_acquires",
+            e.minority_acquires,
+            report.minority_acquires,
+        ),
         (
             "false_rejections",
             e.false_rejections,

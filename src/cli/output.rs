@@ -84,13 +84,14 @@ pub(crate) fn run_human(
     .unwrap();
     writeln!(
         out,
-        "found     {} stale, {} zombie, {} late, {} token regressions, {} lost updates, {} double grants, {} overlapping leases",
+        "found     {} stale, {} zombie, {} late, {} token regressions, {} lost updates, {} double grants{}, {} overlapping leases",
         rep.stale_writes,
         rep.zombie_writes,
         rep.late_writes,
         rep.token_regressions,
         rep.lost_updates,
         rep.double_grants,
+        crate::report::step::lock_contract_text(rep),
         rep.overlapping_leases
     )
     .unwrap();
@@ -214,6 +215,8 @@ pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> S
         "token_regressions": rep.token_regressions,
         "lost_updates": rep.lost_updates,
         "double_grants": rep.double_grants,
+        "early_expiries": rep.early_expiries,
+        "minority_acquires": rep.minority_acquires,
         "events": result.journal.len(),
         "sim_time_ms": result.sim_time.as_millis() as u64,
         "trace_hash": run.trace_hash(),

@@ -43,6 +43,8 @@ pub fn reproduces(expect: &Expect, report: &SeedReport) -> Option<bool> {
         "token_regressions" => report.token_regressions,
         "lost_updates" => report.lost_updates,
         "double_grants" => report.double_grants,
+        "early_expiries" => report.early_expiries,
+        "minority_acquires" => report.minority_acquires,
         other => unreachable!("not a violation counter: {other}"),
     };
     expect.reproduced_by(report.verdict, found, &report.milestones)

@@ -182,6 +182,10 @@ pub struct SeedReport {
     pub lost_updates: u64,
     /// Double grants found.
     pub double_grants: u64,
+    /// Early expiries found.
+    pub early_expiries: u64,
+    /// Minority acquisitions found.
+    pub minority_acquires: u64,
     /// Kinds of the findings that count toward the verdict, deduplicated.
     pub kinds: Vec<ViolationKind>,
     /// Journal length.
@@ -240,6 +244,8 @@ impl SeedReport {
             token_regressions: r.token_regressions,
             lost_updates: r.lost_updates,
             double_grants: r.double_grants,
+            early_expiries: r.early_expiries,
+            minority_acquires: r.minority_acquires,
             kinds,
             events: run.result.journal.len() as u64,
             sim_time: run.result.sim_time,
@@ -317,6 +323,8 @@ impl SeedReport {
             "token_regressions": self.token_regressions,
             "lost_updates": self.lost_updates,
             "double_grants": self.double_grants,
+            "early_expiries": self.early_expiries,
+            "minority_acquires": self.minority_acquires,
             "events": self.events,
             "sim_time_ms": self.sim_time.as_millis() as u64,
             "faults": self.faults,

@@ -17,8 +17,10 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
     let mut live: BTreeMap<&str, BTreeMap<(&str, u64), u64>> = BTreeMap::new();
     for e in &history.lock_events {
         let grants = live.entry(e.node).or_default();
-        if !e.granted {
+        if e.ended() {
             grants.remove(&(e.client, e.lease));
+        }
+        if !e.granted() {
             continue;
         }
         let other = grants

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use sim::journal::{Event, Journal};
 
 use crate::events::{
-    ACCEPTED, ACKED, ACQUIRED, EXPIRED, FENCED, GRANTED, REJECTED, RELEASED, WROTE,
+    ACCEPTED, ACKED, ACQUIRED, EXPIRED, FENCED, GRANTED, REJECTED, RELEASED, RENEWED, WROTE,
 };
 
 /// How a grant ended at the lock.
@@ -57,6 +57,9 @@ pub(crate) struct Grant<'a> {
     /// Journal position of the client's next `released` or `acquired`: where
     /// the client stopped believing it holds this grant (`None`: never did).
     pub believed_until: Option<u64>,
+    /// The lock nodes whose `granted` for this (client, lease) came before
+    /// the client's `acquired`, each once, in journal order.
+    pub granted_by: Vec<&'a str>,
 }
 
 /// A client's `wrote` event.
@@ -113,18 +116,62 @@ pub(crate) struct Issued<'a> {
     pub token: u64,
 }
 
-/// A lock node's `granted`, or its `expired`/`released` of a grant, in
-/// journal order: the lock's own account of who holds it.
+/// A lock node's `granted`, `renewed`, `expired` or `released` of a grant,
+/// in journal order: the lock's own account of who holds it, and until when.
 #[derive(Clone, Debug)]
 pub(crate) struct LockEvent<'a> {
     pub seq: u64,
     pub t_ns: u64,
+    /// The lock node's wall clock at the event.
+    pub local_ns: i64,
     /// The lock node.
     pub node: &'a str,
     pub client: &'a str,
     pub lease: u64,
-    /// A grant (else: an end).
-    pub granted: bool,
+    pub kind: LockKind,
+    /// The TTL a grant or renewal promised (`ttl_ms`), if it named one.
+    pub ttl_ms: Option<u64>,
+    /// The node's monotonic clock at the event (`mono_ns`), if journaled.
+    pub mono_ns: Option<u64>,
+    /// Why an `expired` came (`reason`: `restart`, …); `None` for a TTL
+    /// running out.
+    pub reason: Option<&'a str>,
+}
+
+/// What a [`LockEvent`] did to its grant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LockKind {
+    Granted,
+    Renewed,
+    Released,
+    Expired,
+}
+
+impl LockEvent<'_> {
+    /// Whether this event made a grant.
+    pub fn granted(&self) -> bool {
+        self.kind == LockKind::Granted
+    }
+
+    /// Whether this event ended a grant.
+    pub fn ended(&self) -> bool {
+        matches!(self.kind, LockKind::Released | LockKind::Expired)
+    }
+
+    fn new(e: &Event, kind: LockKind) -> Option<LockEvent<'_>> {
+        Some(LockEvent {
+            seq: e.seq,
+            t_ns: e.t_ns,
+            local_ns: e.local_ns,
+            node: e.node.as_str(),
+            client: e.str("client")?,
+            lease: e.u64("lease")?,
+            kind,
+            ttl_ms: e.u64("ttl_ms"),
+            mono_ns: e.u64("mono_ns"),
+            reason: e.str("reason"),
+        })
+    }
 }
 
 /// A client's `acked` event.
@@ -404,6 +451,11 @@ impl<'a> Indexer<'a> {
             sim::events::CRASH => self.client_released(e),
             EXPIRED => self.ended(e, true),
             GRANTED => self.issued(e),
+            // The lock's `renewed` names the client; the client's own does not.
+            RENEWED => self
+                .history
+                .lock_events
+                .extend(LockEvent::new(e, LockKind::Renewed)),
             ACCEPTED => self.outcome(e, true),
             REJECTED => self.outcome(e, false),
             _ => {}
@@ -436,6 +488,12 @@ impl<'a> Indexer<'a> {
         let (lock_seq, lock_t_ns) = made.map_or((e.seq, e.t_ns), |(s, t, _)| (s, t));
         let token = e.u64("token");
         let one_node = granted.iter().all(|g| g.2 == granted[0].2);
+        let mut granted_by: Vec<&'a str> = Vec::new();
+        for &(_, _, node) in granted {
+            if !granted_by.contains(&node) {
+                granted_by.push(node);
+            }
+        }
         self.history.grants.push(Grant {
             seq: e.seq,
             t_ns: e.t_ns,
@@ -449,6 +507,7 @@ impl<'a> Indexer<'a> {
             ends_needed,
             ends_seen: early.len() as u64,
             believed_until: None,
+            granted_by,
         });
         self.latest_grant.insert(client, index);
         if let Some(l) = lease {
@@ -459,14 +518,9 @@ impl<'a> Indexer<'a> {
     fn issued(&mut self, e: &'a Event) {
         if let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) {
             let node = e.node.as_str();
-            self.history.lock_events.push(LockEvent {
-                seq: e.seq,
-                t_ns: e.t_ns,
-                node,
-                client,
-                lease,
-                granted: true,
-            });
+            self.history
+                .lock_events
+                .extend(LockEvent::new(e, LockKind::Granted));
             let made = self.granted.entry((client, lease)).or_default();
             // A lock node grants a lease id once per life: the same node
             // granting the same (client, lease) again has restarted and
@@ -510,14 +564,12 @@ impl<'a> Indexer<'a> {
         let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
             return;
         };
-        self.history.lock_events.push(LockEvent {
-            seq: e.seq,
-            t_ns: e.t_ns,
-            node: e.node.as_str(),
-            client,
-            lease,
-            granted: false,
-        });
+        let kind = if expired {
+            LockKind::Expired
+        } else {
+            LockKind::Released
+        };
+        self.history.lock_events.extend(LockEvent::new(e, kind));
         let end = End {
             seq: e.seq,
             t_ns: e.t_ns,

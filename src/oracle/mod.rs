@@ -78,6 +78,7 @@ use sim::journal::Journal;
 mod counts;
 mod double_grant;
 mod history;
+mod lock_contract;
 mod lost_update;
 pub mod milestones;
 pub mod signature;
@@ -94,6 +95,10 @@ pub struct OracleConfig {
     /// Count zombie writes toward the verdict (by default they are reported
     /// but do not make a run a violation: fencing tokens cannot stop them).
     pub strict: bool,
+    /// How many lock nodes the design has (a majority of them must grant an
+    /// acquisition: `minority_acquire`); 0: the lock nodes that appear in
+    /// the journal.
+    pub lock_nodes: usize,
 }
 
 /// The judgement of one run.
@@ -153,13 +158,22 @@ pub enum ViolationKind {
     /// A lock node granted the lock while its grant to another client was
     /// still live there: a broken lock contract.
     DoubleGrant,
+    /// A lock node ended a grant before the end its grant or latest renewal
+    /// promised, on its own clock: a broken lock contract.
+    EarlyExpiry,
+    /// A client believed an acquisition that fewer than a majority of the
+    /// lock nodes had granted: a broken lock contract.
+    MinorityAcquire,
 }
 
 impl ViolationKind {
     /// `"stale_write"`, `"zombie_write"`, `"token_regression"`,
-    /// `"lost_update"`, `"late_write"` or `"double_grant"`.
+    /// `"lost_update"`, `"late_write"`, `"double_grant"`, `"early_expiry"`
+    /// or `"minority_acquire"`.
     pub fn as_str(self) -> &'static str {
         match self {
+            ViolationKind::EarlyExpiry => "early_expiry",
+            ViolationKind::MinorityAcquire => "minority_acquire",
             ViolationKind::LateWrite => "late_write",
             ViolationKind::DoubleGrant => "double_grant",
             ViolationKind::StaleWrite => "stale_write",
@@ -232,6 +246,11 @@ pub struct Report {
     pub lost_updates: u64,
     /// Grants a lock node made while its grant to another client was live.
     pub double_grants: u64,
+    /// Grants a lock node ended before the end it had promised them.
+    pub early_expiries: u64,
+    /// Acquisitions a client believed with fewer than a majority of the
+    /// lock nodes' grants.
+    pub minority_acquires: u64,
     /// Storage `accepted` events.
     pub accepted_writes: u64,
     /// Storage `rejected` events.
@@ -297,6 +316,9 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
     let token_regressions = tokens::check(history, &mut violations);
     let lost_updates = lost_update::check(history, &mut violations);
     let double_grants = double_grant::check(history, &mut violations);
+    let early_expiries = lock_contract::early_expiries(history, &mut violations);
+    let minority_acquires =
+        lock_contract::minority_acquires(history, config.lock_nodes, &mut violations);
     let counts = counts::count(history);
     // Stable: findings at the same event keep the order of the checks above.
     violations.sort_by_key(|v| v.seq);
@@ -304,6 +326,8 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
         || token_regressions > 0
         || lost_updates > 0
         || double_grants > 0
+        || early_expiries > 0
+        || minority_acquires > 0
         || (config.strict && zombie_writes > 0);
     Report {
         verdict: if violated {
@@ -317,6 +341,8 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
         token_regressions,
         lost_updates,
         double_grants,
+        early_expiries,
+        minority_acquires,
         accepted_writes: counts.accepted_writes,
         rejected_writes: counts.rejected_writes,
         false_rejections: counts.false_rejections,

@@ -110,7 +110,13 @@ impl fmt::Display for Signature {
 /// [`super::Report::violations`] lists them), zombie writes included.
 pub fn signatures(journal: &Journal) -> Vec<Signature> {
     let history = History::index(journal);
-    let report = check(journal, &OracleConfig { strict: true });
+    let report = check(
+        journal,
+        &OracleConfig {
+            strict: true,
+            ..OracleConfig::default()
+        },
+    );
     report
         .violations
         .iter()
@@ -183,9 +189,22 @@ fn of(history: &History<'_>, kind: ViolationKind, seq: u64) -> Signature {
             if let Some(e) = history
                 .lock_events
                 .iter()
-                .find(|e| e.seq == seq && e.granted)
+                .find(|e| e.seq == seq && e.granted())
             {
                 sig.writer = Some(e.client.to_owned());
+            }
+        }
+        // The client whose grant the lock ended early.
+        ViolationKind::EarlyExpiry => {
+            if let Some(e) = history.lock_events.iter().find(|e| e.seq == seq) {
+                sig.writer = Some(e.client.to_owned());
+            }
+        }
+        // The client that believed a minority's grant.
+        ViolationKind::MinorityAcquire => {
+            if let Some(i) = history.grants.iter().position(|g| g.seq == seq) {
+                sig.writer = Some(history.grants[i].client.to_owned());
+                sig.grants = vec![grant_ref(history, i)];
             }
         }
     }

@@ -197,6 +197,12 @@ pub struct Expect {
     /// Number of double grants (a lock node granting while its grant to
     /// another client is live).
     pub double_grants: Option<u64>,
+    /// Number of early expiries (a lock node ending a grant before the end
+    /// it promised).
+    pub early_expiries: Option<u64>,
+    /// Number of minority acquisitions (a client believing a lock fewer
+    /// than a majority of the lock nodes granted).
+    pub minority_acquires: Option<u64>,
     /// Number of writes the storage accepted.
     pub accepted_writes: Option<u64>,
     /// Number of writes the storage rejected.
@@ -236,7 +242,8 @@ pub const ALWAYS: [&str; 2] = ["no_false_rejections", "completes"];
 impl Expect {
     /// The violation kinds this `[expect]` counts above zero, by their
     /// counters' names (`stale_writes`, `zombie_writes`,
-    /// `token_regressions`, `lost_updates`, `double_grants`).
+    /// `token_regressions`, `lost_updates`, `double_grants`,
+    /// `early_expiries`, `minority_acquires`).
     pub fn violation_kinds(&self) -> Vec<&'static str> {
         [
             ("stale_writes", self.stale_writes),
@@ -244,6 +251,8 @@ impl Expect {
             ("token_regressions", self.token_regressions),
             ("lost_updates", self.lost_updates),
             ("double_grants", self.double_grants),
+            ("early_expiries", self.early_expiries),
+            ("minority_acquires", self.minority_acquires),
         ]
         .into_iter()
         .filter(|(_, n)| n.is_some_and(|n| n > 0))

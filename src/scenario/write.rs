@@ -247,6 +247,8 @@ fn expect(o: &mut String, s: &Scenario) {
         ("token_regressions", e.token_regressions),
         ("lost_updates", e.lost_updates),
         ("double_grants", e.double_grants),
+        ("early_expiries", e.early_expiries),
+        ("minority_acquires", e.minority_acquires),
         ("false_rejections", e.false_rejections),
         ("unfired_faults", e.unfired_faults),
     ];

@@ -16,7 +16,9 @@ fn kind_name(kind: ViolationKind) -> &'static str {
         | ViolationKind::TokenRegression
         | ViolationKind::LostUpdate
         | ViolationKind::LateWrite
-        | ViolationKind::DoubleGrant => kind.as_str(),
+        | ViolationKind::DoubleGrant
+        | ViolationKind::EarlyExpiry
+        | ViolationKind::MinorityAcquire => kind.as_str(),
     }
 }
 
@@ -38,6 +40,8 @@ fn the_page_names_every_verdict_violation_kind_and_milestone() {
         ViolationKind::TokenRegression,
         ViolationKind::LostUpdate,
         ViolationKind::LateWrite,
+        ViolationKind::EarlyExpiry,
+        ViolationKind::MinorityAcquire,
         ViolationKind::DoubleGrant,
     ]
     .map(kind_name);

@@ -5,6 +5,7 @@ mod counts;
 mod double_grant;
 mod explored;
 mod journal;
+mod lock_contract;
 mod lost_update;
 mod one_pass;
 mod reference;
@@ -21,7 +22,13 @@ fn judge(b: J) -> Report {
 }
 
 fn judge_strict(b: J) -> Report {
-    check(&b.build(), &OracleConfig { strict: true })
+    check(
+        &b.build(),
+        &OracleConfig {
+            strict: true,
+            ..OracleConfig::default()
+        },
+    )
 }
 
 /// A report with nothing found and the given plain counts.

@@ -15,7 +15,10 @@ fn one_pass_agrees_with_check_and_count_on_every_bundled_scenario() {
             let (run, _) = run_seed(&s, seed, mode);
             let journal = &run.result.journal;
             for strict in [false, true] {
-                let config = OracleConfig { strict };
+                let config = OracleConfig {
+                    strict,
+                    ..OracleConfig::default()
+                };
                 let (report, milestones) = check_and_count(journal, &config);
                 let what = format!("{} seed {seed} strict {strict}", s.file);
                 assert_eq!(report, check(journal, &config), "{what}");
