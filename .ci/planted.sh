@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Planted lock bugs: each patch in tests/planted/ breaks a bundled lock the
+# way real locks break, and a generic sweep of a bundled safe scenario must
+# catch it within 2 000 seeds, by the lock-side finding that no fenced
+# storage can mask. Each patch is applied to a scratch copy of HEAD and
+# built in its own target directory (target/planted), so the tree and its
+# build are untouched.
+#
+#   renewal-timer     lease: a renewal leaves the old expiry timer armed
+#                     -> early_expiry in renewal-check-lease
+#   redis-del         redis: release by plain DEL, whoever holds the key
+#                     -> double_grant in redis-rounds
+#   redlock-majority  redlock: 2 of 5 nodes counted as a majority
+#                     -> minority_acquire in redlock-contention
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+seeds=${PLANTED_SEEDS:-0..2000}
+scratch=$(mktemp -d)
+trap 'git worktree remove --force "$scratch/tree" >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
+git worktree add --detach "$scratch/tree" HEAD >/dev/null
+status=0
+while read -r patch scenario kind; do
+    git -C "$scratch/tree" checkout -q -- .
+    git -C "$scratch/tree" apply "$root/tests/planted/$patch.patch"
+    (cd "$scratch/tree" && CARGO_TARGET_DIR="$root/target/planted" cargo build --release --quiet --bin fencesim)
+    summary=$("$root/target/planted/release/fencesim" explore "$scratch/tree/scenarios/$scenario.toml" \
+        --seeds "$seeds" --generic --json | tail -1)
+    found=$(printf '%s' "$summary" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+print(d['by_kind'].get('$kind', 0), d['failing_seeds'], d.get('first_failing_seed'))")
+    read -r caught failing first <<<"$found"
+    if [ "$caught" -gt 0 ]; then
+        echo "planted $patch: caught in $scenario, $caught of $failing failing seeds in $seeds show $kind (first failing seed $first)"
+    else
+        echo "planted $patch: NOT caught in $scenario ($failing failing seeds in $seeds, none showing $kind)" >&2
+        status=1
+    fi
+done <<'LIST'
+renewal-timer renewal-check-lease early_expiry
+redis-del redis-rounds double_grant
+redlock-majority redlock-contention minority_acquire
+LIST
+exit $status
