@@ -361,6 +361,9 @@ enum Command {
         /// Print one JSON object per row (JSON lines).
         #[arg(long)]
         json: bool,
+        /// Allow up to N runs (default: 5000); more is refused before any run.
+        #[arg(long, value_name = "N")]
+        max_runs: Option<u64>,
     },
     /// Sweep the scenario over every lock design (or --designs) with the
     /// same seeds, and print one row per design.
@@ -744,7 +747,12 @@ where
             print!("{}", output::designs(registry));
             Status::Ok
         }
-        Command::Margin { file, seed, json } => margin::margin(registry, &file, seed, json),
+        Command::Margin {
+            file,
+            seed,
+            json,
+            max_runs,
+        } => margin::margin(registry, &file, seed, json, max_runs),
         Command::Compare {
             file,
             designs,
