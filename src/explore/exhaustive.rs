@@ -172,7 +172,7 @@ pub fn plan_within(
     depth: u8,
     shard: Shard,
     cap: u64,
-) -> Result<Plan, TooLarge> {
+) -> Result<Plan, Box<TooLarge>> {
     assert!(depth == 1 || depth == 2, "depth is 1 or 2, not {depth}");
     let run = runs.run(scenario, seed);
     let baseline = SeedReport::new(&run, scenario);
@@ -181,12 +181,12 @@ pub fn plan_within(
     let sets = count(menu_len, depth);
     let shard_runs = shard.len(&(0..sets));
     if shard_runs > cap {
-        return Err(TooLarge {
+        return Err(Box::new(TooLarge {
             baseline,
             menu_len,
             sets,
             runs: shard_runs,
-        });
+        }));
     }
     let menu = build_menu(scenario, &points);
     debug_assert_eq!(menu.len() as u64, menu_len);

@@ -109,7 +109,7 @@ fn resumes_exactly(args: &[&str], signal: &str, reset: &dyn Fn()) {
     assert_eq!(code, expected, "{args:?} {signal}");
     let file = temp(&format!("{}{signal}.jsonl", args[2].replace('-', "")));
     std::fs::write(&file, &stopped).unwrap();
-    let (code, resumed, err) = fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]);
+    let (code, resumed, err) = fencesim(&["explore", args[1], "--resume", file.to_str().unwrap()]);
     std::fs::remove_file(&file).unwrap();
     assert_eq!(code, 1, "{err}");
     let (a, b) = (essence(&resumed), essence(&whole));
@@ -125,7 +125,15 @@ fn random_and_scenario_sweeps_resume_exactly_after_sigkill() {
     ];
     resumes_exactly(&random, "-KILL", &|| {});
     let scenario = [
-        "explore", UNFENCED, "--faults", "scenario", "--seeds", "0..4000", "--json", "--jobs", "2",
+        "explore",
+        "scenarios/figure-9-6-unfenced.toml",
+        "--faults",
+        "scenario",
+        "--seeds",
+        "0..4000",
+        "--json",
+        "--jobs",
+        "2",
     ];
     resumes_exactly(&scenario, "-INT", &|| {});
 }
