@@ -448,6 +448,8 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
             out.insert("sim_ns".into(), (x + y).into());
             out.insert("sim_ms".into(), ((x + y) / 1_000_000).into());
         }
+        // Adding to nothing yet (the first of the shards).
+        (None, Some(_)) if !a.contains_key("sim_ms") => {}
         // A line written before sim_ns was: milliseconds are all there is.
         _ => {
             out.remove("sim_ns");
