@@ -109,6 +109,9 @@ pub fn faults_flags(mode: &crate::explore::sweep::FaultMode) -> String {
             corpus.len()
         ),
         FaultMode::Depth(depth) => format!(" --faults depth --depth {}", depth.d),
+        // An injection set's repro is the search's seed with the set's
+        // faults added to the file (its line's `injected`).
+        FaultMode::Exhaustive(_) => String::new(),
     }
 }
 

@@ -44,7 +44,7 @@ use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::exhaustive::{self, ExhaustiveResult};
 use crate::explore::generic::{self, Reproduced};
-use crate::explore::resume::{self, Resumed, Sessions};
+use crate::explore::resume::{self, Recorded, Resumed, Sessions};
 use crate::explore::shard::Shard;
 use crate::explore::sweep::{
     self, FaultMode, SeedReport, StopRules, StoppedBy, SweepEvent, SweepOptions, SweepSummary,
@@ -99,19 +99,27 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
         },
     };
     if let Some((path, r)) = &recorded {
-        match r.generic {
-            Some(true) => options.faults.set_generic(),
-            Some(false) if options.faults.generic() => {
-                eprintln!(
-                    "error: {} was swept without --generic: leave --generic out to resume it",
-                    path.display()
-                );
-                return Status::Invalid;
-            }
-            _ => {}
+        if let Err(e) = recorded_settings(path, r, &mut options) {
+            eprintln!("error: {e}");
+            return Status::Invalid;
         }
     }
     let scenario = options.faults.scenario(scenario);
+    if options.exhaustive.is_some() {
+        // Its fault mode is its plan's, made once the baseline has run.
+        let resumed = match recorded {
+            None => None,
+            Some((path, r)) => match resumed(&scenario, &path, r, &mut options) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Status::Invalid;
+                }
+            },
+        };
+        let runs = sweep::Runs::default();
+        return exhaustive(&runs, &scenario, &mut options, resumed);
+    }
     let Some(mode) = options.faults.mode(&scenario) else {
         return Status::Invalid;
     };
@@ -132,10 +140,60 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
     };
     // Every run is made with the designs the scenario was loaded with.
     let runs = sweep::Runs::default();
-    match options.exhaustive {
-        Some(depth) => exhaustive(&runs, &scenario, depth, &options),
-        None => sweep(&runs, &scenario, &options, resumed),
+    sweep(&runs, &scenario, &options, resumed)
+}
+
+/// Takes the fault settings a resumed file records (`--generic`, the mode,
+/// a guided sweep's corpus, a depth bound, an exhaustive search) into
+/// `options`; a flag given that says otherwise is an error.
+fn recorded_settings(path: &Path, r: &Resumed, options: &mut Options) -> Result<(), String> {
+    let file = path.display();
+    let clash = |flag: &str, given: &str, recorded: &str| {
+        format!(
+            "{file} was swept with {flag} {recorded}, not {given}: leave {flag} out to resume it"
+        )
+    };
+    match r.generic {
+        Some(true) => options.faults.set_generic(),
+        Some(false) if options.faults.generic() => {
+            return Err(format!(
+                "{file} was swept without --generic: leave --generic out to resume it"
+            ))
+        }
+        _ => {}
     }
+    let f = &mut options.faults;
+    let recorded = r.faults.as_str();
+    if options.given.faults && f.name() != recorded {
+        return Err(clash("--faults", f.name(), recorded));
+    }
+    match &r.faults {
+        Recorded::Random => f.arg = super::FaultsArg::Random,
+        Recorded::Scenario => f.arg = super::FaultsArg::Scenario,
+        Recorded::Depth(d) => {
+            if let Some(given) = f.depth.filter(|given| given != d) {
+                return Err(clash("--depth", &given.to_string(), &d.to_string()));
+            }
+            f.arg = super::FaultsArg::Depth;
+            f.depth = Some(*d);
+        }
+        Recorded::Guided(g) => {
+            let given = f.corpus.as_ref().map(|p| p.display().to_string());
+            if let Some(given) = given.filter(|given| *given != g.file) {
+                return Err(clash("--corpus", &given, &g.file));
+            }
+            let out = options.corpus_out.as_ref().map(|p| p.display().to_string());
+            if let Some(given) = out.filter(|given| *given != g.out) {
+                return Err(clash("--corpus-out", &given, &g.out));
+            }
+            f.arg = super::FaultsArg::Guided;
+            f.corpus = Some(PathBuf::from(&g.file));
+            f.entries = Some(g.loaded);
+            options.corpus_out = Some(PathBuf::from(&g.out));
+        }
+        Recorded::Exhaustive { depth, .. } => options.exhaustive = Some(*depth),
+    }
+    Ok(())
 }
 
 /// Reads `--resume`'s file.
@@ -175,13 +233,22 @@ fn resumed(
     if options.given.shard && o.shard != r.shard {
         return Err(clash("--shard", o.shard.to_string(), r.shard.to_string()));
     }
-    if options.given.faults && o.faults != r.faults {
-        let (a, b) = (o.faults.as_str().to_owned(), r.faults.as_str().to_owned());
-        return Err(clash("--faults", a, b));
+    if let (FaultMode::Guided(corpus), Recorded::Guided(g)) = (&o.faults, &r.faults) {
+        if let Some(fingerprint) = g
+            .fingerprint
+            .as_ref()
+            .filter(|f| **f != corpus.fingerprint())
+        {
+            return Err(format!(
+                "{file}'s sweep loaded {} entries of {} with fingerprint {fingerprint}; \
+                 the file's first {} entries now differ: it was edited or replaced, and the \
+                 rest of the sweep would not draw what the stopped part drew",
+                g.loaded, g.file, g.loaded
+            ));
+        }
     }
     o.seeds = r.range.clone();
     o.shard = r.shard;
-    o.faults = r.faults.clone();
     Ok(r)
 }
 
@@ -189,11 +256,75 @@ fn repro(scenario: &Scenario, seed: u64, mode: &FaultMode, generic: &str) -> Str
     repro_command(&scenario.file, seed) + &crate::repro::faults_flags(mode) + generic
 }
 
+/// An exhaustive search run as a sweep of its injection sets.
+struct Search {
+    injections: Arc<exhaustive::Injections>,
+    /// The run without injections.
+    baseline: SeedReport,
+}
+
 fn sweep(
     runs: &sweep::Runs,
     scenario: &Scenario,
     options: &Options,
     resumed: Option<Resumed>,
+) -> Status {
+    sweep_or_search(runs, scenario, options, resumed, None)
+}
+
+/// The JSON lines a sweep writes to stdout: its own failing seeds and the
+/// resumed file's (`earlier`), merged in seed order, at most
+/// [`sweep::MAX_KEPT`].
+struct Lines<'a> {
+    out: std::io::StdoutLock<'a>,
+    earlier: VecDeque<Value>,
+    key: &'static str,
+    written: usize,
+}
+
+impl Lines<'_> {
+    fn write(&mut self, line: &Value) {
+        // A closed stdout (`| head`) must not stop the sweep; it still ends
+        // with its status.
+        let _ = writeln!(self.out, "{}", escape::json_line(&line.to_string()));
+        let _ = self.out.flush();
+    }
+
+    fn failing(&mut self, line: &Value) {
+        if self.written < sweep::MAX_KEPT {
+            self.write(line);
+            self.written += 1;
+        }
+    }
+
+    /// Writes the earlier failing lines numbered below `seed`.
+    fn earlier_below(&mut self, seed: u64) {
+        while self
+            .earlier
+            .front()
+            .is_some_and(|v| v[self.key].as_u64().is_some_and(|s| s < seed))
+        {
+            let line = self.earlier.pop_front().expect("checked");
+            self.failing(&line);
+        }
+    }
+}
+
+/// The lowest seed of `o`'s shard not in `completed`: every seed below it
+/// is counted.
+fn frontier(o: &SweepOptions, completed: &[std::ops::Range<u64>]) -> u64 {
+    sweep::subtract(&o.seeds, completed)
+        .iter()
+        .find_map(|part| o.shard.nth(part, 0))
+        .unwrap_or(o.seeds.end)
+}
+
+fn sweep_or_search(
+    runs: &sweep::Runs,
+    scenario: &Scenario,
+    options: &Options,
+    resumed: Option<Resumed>,
+    search: Option<&Search>,
 ) -> Status {
     let o = &options.sweep;
     // A resumed sweep continues a file of JSON lines: it writes JSON lines.
@@ -209,42 +340,117 @@ fn sweep(
         .sum();
     let bar = Progress::new(total);
     let stop = Stop::install();
-    let mut out = std::io::stdout().lock();
+    let key = if search.is_some() {
+        "injection"
+    } else {
+        "seed"
+    };
     // The resumed file's failing seeds go out in seed order with the new ones.
-    let mut earlier: VecDeque<Value> = resumed
-        .as_ref()
-        .map_or(VecDeque::new(), |r| r.failing.iter().cloned().collect());
-    let base = resumed.map(|r| r.base);
-    let mut written = 0usize;
-    let write = |out: &mut std::io::StdoutLock<'_>, line: &Value| {
-        // A closed stdout (`| head`) must not stop the sweep; it still ends
-        // with its status.
-        let _ = writeln!(out, "{}", escape::json_line(&line.to_string()));
-        let _ = out.flush();
+    let mut lines = Lines {
+        out: std::io::stdout().lock(),
+        earlier: resumed
+            .as_ref()
+            .map_or(VecDeque::new(), |r| r.failing.iter().cloned().collect()),
+        key,
+        written: 0,
     };
-    let with_scenario = |mut line: Value| {
-        line["scenario"] = scenario.name.clone().into();
-        line
-    };
+    let base = resumed.as_ref().map(|r| r.base.clone());
     let combined = |line: Value| match &base {
         Some(base) => resume::add(base, &line, Sessions::Sequential),
         None => line,
     };
     let mut ran = already;
     let generic = options.faults.generic_flag();
-    // The failing seeds that reproduce the bug `[expect]` describes.
+    // The failing seeds that reproduce the bug `[expect]` describes: those
+    // the resumed file counted (its failing lines stop at 10 000), then the
+    // new ones.
     let mut reproduced = Reproduced::default();
-    for line in &earlier {
-        if let (Some(true), Some(seed)) = (line["mechanism"].as_bool(), line["seed"].as_u64()) {
-            reproduced.seeds += 1;
-            reproduced.first = Some(reproduced.first.map_or(seed, |f| f.min(seed)));
+    match &base {
+        Some(base) if base.get("mechanism_seeds").is_some() => {
+            reproduced.seeds = base["mechanism_seeds"].as_u64().unwrap_or(0);
+            reproduced.first = base["first_mechanism_seed"].as_u64();
+        }
+        // Written before checkpoints counted them: its lines are all there is.
+        _ => {
+            for line in &lines.earlier {
+                if let (Some(true), Some(seed)) =
+                    (line["mechanism"].as_bool(), line["seed"].as_u64())
+                {
+                    reproduced.seeds += 1;
+                    reproduced.first = Some(reproduced.first.map_or(seed, |f| f.min(seed)));
+                }
+            }
         }
     }
-    // A guided sweep's corpus, grown in seed order from the one it loaded.
-    let mut growth = match &o.faults {
-        FaultMode::Guided(corpus) => Some(guided::Growth::new(corpus)),
+    // A guided sweep's corpus, grown in seed order from the one it loaded
+    // (and, resumed, from what the stopped part found).
+    let mut growth = match (&o.faults, resumed.as_ref().map(|r| &r.faults)) {
+        (FaultMode::Guided(corpus), Some(Recorded::Guided(g))) => {
+            Some(guided::Growth::resume(corpus, &g.found))
+        }
+        (FaultMode::Guided(corpus), _) => Some(guided::Growth::new(corpus)),
         _ => None,
     };
+    let corpus_out = options.corpus_out.as_ref().map(|p| p.display().to_string());
+    // What `--resume` needs to run the rest the same way, on every
+    // checkpoint and the summary.
+    let settings = |line: &mut Value, growth: &Option<guided::Growth>, r: &Reproduced| {
+        if let Some(search) = search {
+            line["depth"] = search.injections.depth.into();
+            line["menu"] = search.injections.menu.len().into();
+            line["baseline_verdict"] = search.baseline.verdict.as_str().into();
+            return;
+        }
+        line["generic"] = options.faults.generic().into();
+        line["mechanism"] = generic::describe(&scenario.expect).into();
+        line["mechanism_seeds"] = r.seeds.into();
+        line["first_mechanism_seed"] = r.first.into();
+        if let FaultMode::Depth(d) = &o.faults {
+            line["depth"] = d.d.into();
+        }
+        if let (FaultMode::Guided(corpus), Some(growth)) = (&o.faults, growth) {
+            let found: Vec<Value> = growth
+                .found()
+                .into_iter()
+                .map(|(seed, names)| serde_json::json!([seed, names]))
+                .collect();
+            line["corpus"] = serde_json::json!({
+                "file": corpus.file,
+                "loaded": growth.loaded(),
+                "added": growth.added(),
+                "out": corpus_out.clone().unwrap_or_else(|| corpus.file.clone()),
+                "fingerprint": corpus.fingerprint(),
+                "found": found,
+            });
+        }
+    };
+    let with_scenario = |mut line: Value| {
+        line["scenario"] = scenario.name.clone().into();
+        line
+    };
+    // A checkpoint claims every seed of its completed ranges: written only
+    // once every earlier failing line among them is out, so that a resumed
+    // sweep killed outright can itself be resumed.
+    let checkpoint = |lines: &mut Lines<'_>,
+                      summary: &SweepSummary,
+                      growth: &Option<guided::Growth>,
+                      r: &Reproduced| {
+        lines.earlier_below(frontier(o, &summary.completed));
+        if !lines.earlier.is_empty() {
+            return;
+        }
+        let mut line = with_scenario(combined(summary.progress_json(o)));
+        settings(&mut line, growth, r);
+        lines.write(&line);
+    };
+    if json && resumed.is_some() {
+        // At once: what the resumed file completed, as this file's own.
+        let start = SweepSummary {
+            completed: done.clone(),
+            ..SweepSummary::default()
+        };
+        checkpoint(&mut lines, &start, &growth, &reproduced);
+    }
     let summary = sweep::sweep_with_rules(
         scenario,
         o,
@@ -257,41 +463,35 @@ fn sweep(
                 ran += 1;
                 bar.update(ran, 0);
                 if let Some(growth) = &mut growth {
-                    growth.observe(scenario, report);
+                    growth.observe(report);
                 }
-                let matched = if report.is_failure() {
+                let matched = if report.is_failure() && search.is_none() {
                     reproduced.observe(&scenario.expect, report)
                 } else {
                     None
                 };
-                if json && report.is_failure() {
-                    while earlier
-                        .front()
-                        .is_some_and(|v| v["seed"].as_u64() < Some(report.seed))
-                    {
-                        let line = earlier.pop_front().expect("checked");
-                        if written < sweep::MAX_KEPT {
-                            write(&mut out, &line);
-                            written += 1;
+                if !json {
+                    return;
+                }
+                lines.earlier_below(report.seed);
+                if report.is_failure() {
+                    let line = match search {
+                        Some(search) => injection_line(scenario, search, report),
+                        None => {
+                            let mut line =
+                                report.json(&repro(scenario, report.seed, &o.faults, generic));
+                            if let Some(matched) = matched {
+                                line["mechanism"] = matched.into();
+                            }
+                            line
                         }
-                    }
-                    if written < sweep::MAX_KEPT {
-                        let mut line =
-                            report.json(&repro(scenario, report.seed, &o.faults, generic));
-                        if let Some(matched) = matched {
-                            line["mechanism"] = matched.into();
-                        }
-                        write(&mut out, &line);
-                        written += 1;
-                    }
+                    };
+                    lines.failing(&line);
                 }
             }
             SweepEvent::Checkpoint(summary) => {
                 if json {
-                    let mut line = with_scenario(combined(summary.progress_json(o)));
-                    // What `--resume` needs to run the rest the same way.
-                    line["generic"] = options.faults.generic().into();
-                    write(&mut out, &line);
+                    checkpoint(&mut lines, summary, &growth, &reproduced);
                 }
             }
         },
@@ -309,24 +509,50 @@ fn sweep(
         None => None,
     };
     if json {
-        for line in earlier.drain(..) {
-            if written < sweep::MAX_KEPT {
-                write(&mut out, &line);
-                written += 1;
-            }
-        }
+        lines.earlier_below(u64::MAX);
         let mut last = with_scenario(combined(summary.json(o)));
-        mechanism_json(&mut last, scenario, options, &reproduced);
+        settings(&mut last, &growth, &reproduced);
         let failing = last["failing_seeds"].as_u64().unwrap_or(0);
-        last["failing_seeds_truncated"] = (failing > written as u64).into();
-        if let Some((value, _)) = &corpus {
-            last["corpus"] = value.clone();
+        last["failing_seeds_truncated"] = (failing > lines.written as u64).into();
+        if let Some(search) = search {
+            search_summary(&mut last, search);
         }
-        write(&mut out, &last);
+        lines.write(&last);
         if let Some(signal) = signal {
-            eprintln!("{}", stopped_note(&summary, signal, true));
+            eprintln!("{}", stopped_note(&summary, signal, true, search.is_some()));
         }
-        return status(&last, signal);
+        return match search {
+            Some(_) => search_status(&last, signal),
+            None => status(&last, signal),
+        };
+    }
+    drop(lines);
+    if let Some(search) = search {
+        let result = ExhaustiveResult {
+            baseline: search.baseline.clone(),
+            menu: search.injections.menu.clone(),
+            tried: summary.seeds,
+            breaking: summary
+                .failures
+                .iter()
+                .map(|r| (search.injections.set(r.seed), r.clone()))
+                .collect(),
+            wall: summary.wall,
+        };
+        print!(
+            "{}",
+            escape::terminal_lines(&exhaustive_human(
+                scenario,
+                search.injections.depth,
+                &result
+            ))
+        );
+        if let Some(signal) = signal {
+            println!("{}", stopped_note(&summary, signal, false, true));
+        }
+        let mut last = summary.json(o);
+        search_summary(&mut last, search);
+        return search_status(&last, signal);
     }
     let mut text = human(scenario, o, &summary, generic);
     if let Some(line) = mechanism_line(scenario, &reproduced, summary.failing_seeds) {
@@ -335,44 +561,75 @@ fn sweep(
         text.insert_str(at, &line);
     }
     print!("{}", escape::terminal_lines(&text));
-    if let Some((_, line)) = &corpus {
+    if let Some(line) = &corpus {
         println!("{}", escape::terminal(line));
     }
     if let Some(signal) = signal {
-        println!("{}", stopped_note(&summary, signal, false));
+        println!("{}", stopped_note(&summary, signal, false, false));
     }
     status(&summary.json(o), signal)
 }
 
+/// A failing injection set's line: the run's, with its seed (the search's),
+/// the set's number (`injection`) and its faults (`injected`).
+fn injection_line(scenario: &Scenario, search: &Search, report: &SeedReport) -> Value {
+    let faults = search.injections.set(report.seed);
+    let mut line = report.json(&super::repro_command(
+        &scenario.file,
+        search.injections.seed,
+    ));
+    line["seed"] = search.injections.seed.into();
+    line["injection"] = report.seed.into();
+    line["injected"] = faults.iter().map(describe).collect::<Vec<_>>().into();
+    line
+}
+
+/// The `--exhaustive` summary's own fields, beside a sweep's.
+fn search_summary(line: &mut Value, search: &Search) {
+    let n = |k: &str| line[k].as_u64().unwrap_or(0);
+    let (tried, breaking) = (n("seeds"), n("failing_seeds"));
+    line["tried"] = tried.into();
+    line["breaking"] = breaking.into();
+    line["depth"] = search.injections.depth.into();
+    line["menu"] = search.injections.menu.len().into();
+    line["baseline_verdict"] = search.baseline.verdict.as_str().into();
+}
+
+/// An exhaustive search's exit status: 3 when a run crashed or timed out,
+/// 1 when an injection broke the run, else 0 (130 or 143 when stopped).
+fn search_status(summary: &Value, signal: Option<Signal>) -> Status {
+    let n = |k: &str| summary[k].as_u64().unwrap_or(0);
+    match signal {
+        Some(Signal::Interrupt) => Status::Interrupted,
+        Some(Signal::Terminate) => Status::Terminated,
+        None if n("crashed") > 0 || n("timed_out") > 0 => Status::Internal,
+        None if n("failing_seeds") > 0 => Status::Failed,
+        None => Status::Ok,
+    }
+}
+
 /// Writes a guided sweep's grown corpus to `--corpus-out` (or `--corpus`);
-/// returns the summary's `corpus` object and the human line.
+/// returns the human line.
 fn write_corpus(
     scenario: &Scenario,
     growth: &guided::Growth,
     options: &Options,
-) -> Result<(Value, String), String> {
-    let loaded = &growth.corpus.file;
+) -> Result<String, String> {
+    let grown = growth.corpus(scenario);
+    let loaded = &grown.file;
     let out = options
         .corpus_out
         .as_ref()
         .map_or_else(|| loaded.clone(), |p| p.display().to_string());
-    std::fs::write(&out, growth.corpus.to_text(scenario))
+    std::fs::write(&out, grown.to_text(scenario))
         .map_err(|e| format!("cannot write corpus file {out}: {e}"))?;
-    let before = growth.corpus.len() - growth.added();
-    let value = serde_json::json!({
-        "file": loaded,
-        "loaded": before,
-        "added": growth.added(),
-        "out": out,
-    });
-    let line = format!(
+    Ok(format!(
         "corpus    {} entries loaded from {loaded}, {} added (new milestone combinations); \
          {} written to {out}",
-        before,
+        growth.loaded(),
         growth.added(),
-        growth.corpus.len()
-    );
-    Ok((value, line))
+        grown.len()
+    ))
 }
 
 /// The exit status of a sweep whose (whole) summary line is `summary`.
@@ -403,14 +660,19 @@ fn ranges_text(s: &SweepSummary) -> String {
     }
 }
 
-fn stopped_note(s: &SweepSummary, signal: Signal, json: bool) -> String {
+fn stopped_note(s: &SweepSummary, signal: Signal, json: bool, search: bool) -> String {
     let how = if json {
         "`explore FILE --resume OUTPUT` runs the rest"
     } else {
         "with --json, `explore --resume` could run the rest"
     };
+    let (what, ranges) = if search {
+        ("injection sets", "injection sets ")
+    } else {
+        ("seeds", "")
+    };
     format!(
-        "stopped   by {} after {} seeds; completed {} ({how})",
+        "stopped   by {} after {} {what}; completed {ranges}{} ({how})",
         signal.name(),
         s.seeds,
         ranges_text(s),
@@ -475,16 +737,6 @@ impl Stop {
             _ => None,
         }
     }
-}
-
-/// The summary's fields of `--generic` and `[expect]`'s mechanism:
-/// `generic`, `mechanism` (what `[expect]` says the bug is, or null),
-/// `mechanism_seeds` and `first_mechanism_seed`.
-fn mechanism_json(summary: &mut Value, scenario: &Scenario, options: &Options, r: &Reproduced) {
-    summary["generic"] = options.faults.generic().into();
-    summary["mechanism"] = generic::describe(&scenario.expect).into();
-    summary["mechanism_seeds"] = r.seeds.into();
-    summary["first_mechanism_seed"] = r.first.into();
 }
 
 /// `mechanism stale_writes + lock_restarted: 7 of 120 failing seeds
@@ -733,12 +985,30 @@ fn seed_line(f: &SeedReport) -> String {
     )
 }
 
-fn exhaustive(runs: &sweep::Runs, scenario: &Scenario, depth: u8, options: &Options) -> Status {
-    let o = &options.sweep;
-    let plan = exhaustive::plan_with(runs, scenario, scenario.seed, depth, o.shard);
+/// `--exhaustive`: counts the search before building or running any of it,
+/// then runs its injection sets as a sweep runs seeds (streamed, stopped by
+/// a signal, resumed from its `--json` output).
+fn exhaustive(
+    runs: &sweep::Runs,
+    scenario: &Scenario,
+    options: &mut Options,
+    resumed: Option<Resumed>,
+) -> Status {
+    let depth = options.exhaustive.expect("an exhaustive search");
+    let shard = options.sweep.shard;
+    // A resumed search was allowed its runs when it started.
+    let cap = match &resumed {
+        Some(_) => u64::MAX,
+        None => options.max_runs.unwrap_or(exhaustive::MAX_RUNS),
+    };
+    let planned = exhaustive::plan_within(runs, scenario, scenario.seed, depth, shard, cap);
+    let baseline = match &planned {
+        Ok(plan) => &plan.baseline,
+        Err(too_large) => &too_large.baseline,
+    };
     // Injections into a run that already fails would all look like they
     // break the design.
-    if let Some(reason) = exhaustive::already_fails(&plan.baseline) {
+    if let Some(reason) = exhaustive::already_fails(baseline) {
         eprintln!(
             "error: {} already fails without injections (seed {}): {reason}; every \
              injection would look like it breaks the design. `{}` shows why; remove the \
@@ -749,71 +1019,63 @@ fn exhaustive(runs: &sweep::Runs, scenario: &Scenario, depth: u8, options: &Opti
         );
         return Status::Invalid;
     }
-    let cap = options.max_runs.unwrap_or(exhaustive::MAX_RUNS);
-    let shard = if o.shard == Shard::WHOLE {
-        String::new()
-    } else {
-        format!(" (shard {} of {} in all)", o.shard, plan.sets)
+    let in_shard = |sets: u64| {
+        if shard == Shard::WHOLE {
+            String::new()
+        } else {
+            format!(" (shard {shard} of {sets} in all)")
+        }
     };
-    if plan.runs > cap {
-        eprintln!(
-            "error: --exhaustive {depth} over a menu of {} injections makes {} runs{shard}, \
-             more than {cap}: pass --max-runs {} to make them anyway, split them with \
-             --shard K/N, or use --exhaustive 1",
-            plan.menu.len(),
-            plan.runs,
-            plan.runs
-        );
-        return Status::Invalid;
+    let plan = match planned {
+        Ok(plan) => plan,
+        Err(t) => {
+            let one = if depth == 2 {
+                ", or use --exhaustive 1"
+            } else {
+                ""
+            };
+            eprintln!(
+                "error: --exhaustive {depth} over a menu of {} injections makes {} runs{}, \
+                 more than {cap}: pass --max-runs {} to make them anyway, split them with \
+                 --shard K/N{one} (nothing was run but the scenario's own run)",
+                t.menu_len,
+                t.runs,
+                in_shard(t.sets),
+                t.runs
+            );
+            return Status::Invalid;
+        }
+    };
+    let injections = Arc::new(exhaustive::Injections {
+        seed: scenario.seed,
+        menu: plan.menu,
+        depth,
+    });
+    if let Some(r) = &resumed {
+        if let Recorded::Exhaustive { menu, .. } = r.faults {
+            if menu != injections.menu.len() as u64 {
+                eprintln!(
+                    "error: the search being resumed had a menu of {menu} injections; the \
+                     scenario's own run now gives {}: the scenario or fencesim changed",
+                    injections.menu.len()
+                );
+                return Status::Invalid;
+            }
+        }
     }
     eprintln!(
-        "exhaustive: {} injections in the menu, depth {depth}: {} runs{shard}",
-        plan.menu.len(),
-        plan.runs
+        "exhaustive: {} injections in the menu, depth {depth}: {} runs{}",
+        injections.menu.len(),
+        plan.runs,
+        in_shard(plan.sets)
     );
-    let bar = Progress::new(plan.runs);
-    let result = exhaustive::run_plan(
-        runs,
-        scenario,
-        scenario.seed,
-        &plan,
-        o.jobs,
-        o.shard,
-        &|d, t| bar.update(d, t),
-    );
-    bar.finish();
-    if options.json {
-        let mut out = std::io::stdout().lock();
-        for (faults, report) in &result.breaking {
-            let mut line = report.json(&super::repro_command(&scenario.file, scenario.seed));
-            line["injected"] = faults.iter().map(describe).collect::<Vec<_>>().into();
-            let _ = writeln!(out, "{}", escape::json_line(&line.to_string()));
-        }
-        let summary = serde_json::json!({
-            "summary": true,
-            "depth": depth,
-            "menu": result.menu.len(),
-            "tried": result.tried,
-            "breaking": result.breaking.len(),
-            "baseline_verdict": result.baseline.verdict.as_str(),
-            "wall_ms": result.wall.as_millis() as u64,
-            "shard": o.shard.to_string(),
-        });
-        let _ = writeln!(out, "{summary}");
-    } else {
-        print!(
-            "{}",
-            escape::terminal_lines(&exhaustive_human(scenario, depth, &result))
-        );
-    }
-    let crashed = result.breaking.iter().any(|(_, r)| r.outcome.is_error());
-    if crashed {
-        Status::Internal
-    } else if result.breaking.is_empty() {
-        Status::Ok
-    } else {
-        Status::Failed
-    }
+    options.sweep.seeds = 0..injections.sets();
+    options.sweep.faults = FaultMode::Exhaustive(injections.clone());
+    let search = Search {
+        injections,
+        baseline: plan.baseline,
+    };
+    sweep_or_search(runs, scenario, options, resumed, Some(&search))
 }
 
 fn exhaustive_human(scenario: &Scenario, depth: u8, r: &ExhaustiveResult) -> String {

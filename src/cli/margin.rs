@@ -1,5 +1,6 @@
-//! `fencesim margin FILE [--seed N] [--json]`.
+//! `fencesim margin FILE [--seed N] [--json] [--max-runs N]`.
 
+use std::io::IsTerminal as _;
 use std::path::Path;
 
 use super::{load, Status};
@@ -7,12 +8,41 @@ use crate::design::catalog::Registry;
 use crate::explore::margin;
 use crate::oracle::Verdict;
 
-pub(super) fn margin(registry: &Registry, file: &Path, seed: Option<u64>, json: bool) -> Status {
+pub(super) fn margin(
+    registry: &Registry,
+    file: &Path,
+    seed: Option<u64>,
+    json: bool,
+    max_runs: Option<u64>,
+) -> Status {
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
-    let rows = margin::margins(&scenario, seed);
+    // Counted before any run: a crowd of clients has thousands of probes.
+    let probes = margin::probes(&scenario);
+    let most = margin::most_runs_all(&probes);
+    let cap = max_runs.unwrap_or(margin::MAX_RUNS);
+    if most > cap {
+        eprintln!(
+            "error: {}: margin would make up to {most} runs ({} probes, each up to {} \
+             runs), more than {cap}: pass --max-runs {most} to make them anyway, or \
+             probe a scenario with fewer clients and nodes",
+            crate::escape::terminal(&scenario.file),
+            probes.len(),
+            probes.iter().map(margin::most_runs).max().unwrap_or(0),
+        );
+        return Status::Invalid;
+    }
+    let terminal = std::io::stderr().is_terminal();
+    let rows = margin::margins_with(&scenario, seed, &probes, &mut |done, total| {
+        if terminal {
+            eprint!("\rmargin: {done} of {total} probes ");
+            if done == total {
+                eprint!("\r{}\r", " ".repeat(40));
+            }
+        }
+    });
     if json {
         for row in &rows {
             println!("{}", crate::escape::json_line(&row.json().to_string()));

@@ -216,7 +216,7 @@ enum Command {
         /// mutation of an entry of the --corpus file (as loaded at start);
         /// schedules that reach a new milestone combination are appended to
         /// the corpus written at the end.
-        #[arg(long, conflicts_with_all = ["exhaustive", "resume"])]
+        #[arg(long, conflicts_with = "exhaustive")]
         guided: bool,
         /// With --guided: the corpus file to draw from (missing: empty) and,
         /// unless --corpus-out, to write the grown corpus to.
@@ -229,7 +229,7 @@ enum Command {
         /// all but the first right after an event drawn from the scenario's
         /// own run (1 to 16).
         #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16),
-              conflicts_with_all = ["exhaustive", "resume", "guided"])]
+              conflicts_with_all = ["exhaustive", "guided"])]
         depth: Option<u32>,
         /// Stream JSON lines: one per failing seed (in seed order), a
         /// checkpoint now and then, then a summary line.
@@ -242,7 +242,7 @@ enum Command {
         /// Inject 1 fault (or every pair) from a menu at every event of the run.
         #[arg(long, value_name = "1|2", value_parser = clap::value_parser!(u8).range(1..=2))]
         exhaustive: Option<u8>,
-        /// With --exhaustive: allow up to N runs (default: 100000).
+        /// With --exhaustive: allow up to N runs (default: 10000).
         #[arg(long, value_name = "N", requires = "exhaustive")]
         max_runs: Option<u64>,
         /// Stop after N failing seeds: the lowest N of the range, the same
@@ -361,6 +361,9 @@ enum Command {
         /// Print one JSON object per row (JSON lines).
         #[arg(long)]
         json: bool,
+        /// Allow up to N runs (default: 5000); more is refused before any run.
+        #[arg(long, value_name = "N")]
+        max_runs: Option<u64>,
     },
     /// Sweep the scenario over every lock design (or --designs) with the
     /// same seeds, and print one row per design.
@@ -744,7 +747,12 @@ where
             print!("{}", output::designs(registry));
             Status::Ok
         }
-        Command::Margin { file, seed, json } => margin::margin(registry, &file, seed, json),
+        Command::Margin {
+            file,
+            seed,
+            json,
+            max_runs,
+        } => margin::margin(registry, &file, seed, json, max_runs),
         Command::Compare {
             file,
             designs,

@@ -43,6 +43,12 @@ struct Entry {
     faults: FaultMode,
 }
 
+/// The most events × clients a report renders (20 million: 20 000 events
+/// of 1 000 clients, 2 000 000 of 10): its pages follow every client
+/// through every event, and a run of 1 000 clients at the event limit
+/// would take hundreds of megabytes.
+pub const MAX_EVENTS_BY_CLIENTS: u64 = 20_000_000;
+
 pub(super) fn report(
     registry: &Registry,
     paths: &[PathBuf],
@@ -162,6 +168,24 @@ pub(super) fn report(
         };
         // The run a sweep makes of this seed, random faults and all.
         let (run, _) = sweep::run_seed(&scenario, seed, faults.clone());
+        // Checked before anything is rendered: the pages follow every
+        // client through every event.
+        let (events, clients) = (
+            run.result.journal.len() as u64,
+            scenario.clients.len() as u64,
+        );
+        if events * clients > MAX_EVENTS_BY_CLIENTS {
+            eprintln!(
+                "error: {}: its run (seed {seed}) has {events} events and {clients} clients; a \
+                 report follows every client through every event, {} in all, more than \
+                 {MAX_EVENTS_BY_CLIENTS}: lower its max_events or its clients, or read the \
+                 journal with `run --trace FILE`",
+                crate::escape::terminal(&scenario.file),
+                events * clients
+            );
+            status = status.max(Status::Invalid);
+            continue;
+        }
         let repro = replay_command(&scenario.file, seed, &faults) + choice.generic_flag();
         let untested = run.untested();
         let description = described(&scenario, seed, &faults);

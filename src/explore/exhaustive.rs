@@ -36,9 +36,8 @@ use crate::scenario::{Fault, FaultSpec, Scenario, Scope, Trigger};
 use sim::fault::{ClockChange, Crash, Delay, Pause};
 
 /// The most runs `explore --exhaustive` makes unless `--max-runs` allows
-/// more: about half a minute to a few minutes on two cores for a small
-/// scenario.
-pub const MAX_RUNS: u64 = 100_000;
+/// more: well under a minute on two cores for a small scenario.
+pub const MAX_RUNS: u64 = 10_000;
 
 /// What an exhaustive search found.
 #[derive(Clone, Debug)]
@@ -64,27 +63,49 @@ pub fn menu(scenario: &Scenario, seed: u64) -> (SeedReport, Vec<FaultSpec>) {
 pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Vec<FaultSpec>) {
     let run = runs.run(scenario, seed);
     let baseline = SeedReport::new(&run, scenario);
+    let menu = build_menu(scenario, &boundaries(scenario, &run));
+    (baseline, menu)
+}
+
+/// The event boundaries of a run that the menu injects at, as (node, kind,
+/// N: its N-th such event on that node), in journal order.
+fn boundaries(scenario: &Scenario, run: &crate::runner::ScenarioRun) -> Vec<(String, String, u32)> {
     let spec = scenario.explore_spec();
     let nodes = scenario.node_names();
-    let mut seen: Vec<(String, String, u32)> = Vec::new();
-    let mut menu = Vec::new();
+    let mut seen = std::collections::BTreeMap::<(&str, &str), u32>::new();
+    let mut out = Vec::new();
     for e in run.result.journal.events() {
         if sim::WORLD_EVENTS.contains(&e.kind.as_str()) || !nodes.iter().any(|n| *n == e.node) {
             continue;
         }
-        let nth = seen
-            .iter()
-            .filter(|(n, k, _)| *n == e.node && *k == e.kind)
-            .count() as u32
-            + 1;
-        seen.push((e.node.to_string(), e.kind.to_string(), nth));
+        let nth = seen.entry((&e.node, &e.kind)).or_default();
+        *nth += 1;
         if !spec.nodes.is_empty() && !spec.nodes.iter().any(|n| *n == e.node) {
             continue;
         }
+        out.push((e.node.to_string(), e.kind.to_string(), *nth));
+    }
+    out
+}
+
+/// How many injections the menu has at one boundary: a pause, a delay to
+/// each other node, a clock jump and a crash, as `[explore]` allows.
+fn per_boundary(scenario: &Scenario) -> u64 {
+    let spec = scenario.explore_spec();
+    let kinds = |k: &str| u64::from(spec.kinds.iter().any(|s| s == k));
+    let others = scenario.node_names().len().saturating_sub(1) as u64;
+    kinds("pause") + kinds("delay") * others + kinds("clock") + kinds("crash")
+}
+
+fn build_menu(scenario: &Scenario, boundaries: &[(String, String, u32)]) -> Vec<FaultSpec> {
+    let spec = scenario.explore_spec();
+    let nodes = scenario.node_names();
+    let mut menu = Vec::new();
+    for (node, kind, nth) in boundaries {
         let trigger = Trigger::After {
-            node: e.node.to_string(),
-            kind: e.kind.to_string(),
-            nth,
+            node: node.clone(),
+            kind: kind.clone(),
+            nth: *nth,
             delay: Duration::ZERO,
         };
         let at = |fault| FaultSpec {
@@ -92,7 +113,7 @@ pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Ve
             trigger: trigger.clone(),
             line: 0,
         };
-        let node = e.node.to_string();
+        let node = node.clone();
         let kinds = |k: &str| spec.kinds.iter().any(|s| s == k);
         if kinds("pause") {
             menu.push(at(Fault::Pause(Pause {
@@ -125,7 +146,88 @@ pub fn menu_with(runs: &Runs, scenario: &Scenario, seed: u64) -> (SeedReport, Ve
             })));
         }
     }
-    (baseline, menu)
+    menu
+}
+
+/// A search too large for its cap, counted without building its menu.
+#[derive(Clone, Debug)]
+pub struct TooLarge {
+    /// The run without injections.
+    pub baseline: SeedReport,
+    /// Injections the menu would have.
+    pub menu_len: u64,
+    /// Injection sets of the whole search.
+    pub sets: u64,
+    /// The shard's share of them.
+    pub runs: u64,
+}
+
+/// [`plan_with`] that counts the menu from the baseline's event boundaries
+/// before building it, and builds nothing when the shard's runs exceed
+/// `cap`: a large scenario's menu alone can take gigabytes.
+pub fn plan_within(
+    runs: &Runs,
+    scenario: &Scenario,
+    seed: u64,
+    depth: u8,
+    shard: Shard,
+    cap: u64,
+) -> Result<Plan, Box<TooLarge>> {
+    assert!(depth == 1 || depth == 2, "depth is 1 or 2, not {depth}");
+    let run = runs.run(scenario, seed);
+    let baseline = SeedReport::new(&run, scenario);
+    let points = boundaries(scenario, &run);
+    let menu_len = points.len() as u64 * per_boundary(scenario);
+    let sets = count(menu_len, depth);
+    let shard_runs = shard.len(&(0..sets));
+    if shard_runs > cap {
+        return Err(Box::new(TooLarge {
+            baseline,
+            menu_len,
+            sets,
+            runs: shard_runs,
+        }));
+    }
+    let menu = build_menu(scenario, &points);
+    debug_assert_eq!(menu.len() as u64, menu_len);
+    Ok(Plan {
+        baseline,
+        depth,
+        sets,
+        runs: shard_runs,
+        menu,
+    })
+}
+
+/// The injection sets of a search as a sweep runs them
+/// ([`super::sweep::FaultMode::Exhaustive`]): set `k` is the `k`-th of
+/// [`injection`], run with `seed`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Injections {
+    /// The seed of every run.
+    pub seed: u64,
+    /// The menu.
+    pub menu: Vec<FaultSpec>,
+    /// 1 or 2.
+    pub depth: u8,
+}
+
+// Faults hold clock rates (f64), never NaN: equality is total.
+impl Eq for Injections {}
+
+impl Injections {
+    /// The faults of set `k`.
+    pub fn set(&self, k: u64) -> Vec<FaultSpec> {
+        injection(k, self.menu.len() as u64, self.depth)
+            .into_iter()
+            .map(|m| self.menu[m].clone())
+            .collect()
+    }
+
+    /// How many sets there are.
+    pub fn sets(&self) -> u64 {
+        count(self.menu.len() as u64, self.depth)
+    }
 }
 
 /// Why a search cannot judge injections into the run `baseline` describes:

@@ -17,7 +17,7 @@
 //! A *milestone combination* is the set of milestones a run reached (count
 //! > 0, counts ignored); the empty set is never an entry.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -37,6 +37,10 @@ const GUIDED_SALT: u64 = 0x6775_6964_6564_2121;
 
 /// The most faults a mutation grows a schedule to.
 const MAX_MUTATED_FAULTS: usize = 8;
+
+/// The largest corpus file read, in bytes (16 MiB): an entry takes a few
+/// hundred bytes, and a corpus holds one per milestone combination.
+pub const MAX_CORPUS_BYTES: u64 = 16 << 20;
 
 /// One corpus entry: a schedule (the random faults only, not the
 /// scenario's own) and the milestones it reached when seed `seed` ran it.
@@ -73,17 +77,21 @@ impl Corpus {
         entries: Option<usize>,
     ) -> Result<Corpus, ScenarioError> {
         let file = path.display().to_string();
-        let text = match std::fs::read_to_string(path) {
-            Ok(text) => text,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && entries.unwrap_or(0) == 0 => {
-                String::new()
-            }
-            Err(e) => {
+        // Read as a scenario file is: a regular file, never through a link,
+        // of bounded size.
+        let kind = crate::scenario::FileKind {
+            noun: "corpus",
+            max_bytes: MAX_CORPUS_BYTES,
+        };
+        let text = match crate::scenario::read_regular(path, &file, kind)? {
+            Some(text) => text,
+            None if entries.unwrap_or(0) == 0 => String::new(),
+            None => {
                 return Err(ScenarioError::new(
                     &file,
                     0,
                     0,
-                    format!("cannot read corpus file: {e}"),
+                    "cannot read corpus file: No such file or directory (os error 2)".to_owned(),
                 ))
             }
         };
@@ -143,11 +151,28 @@ impl Corpus {
     /// The corpus as its file holds it: `[[entries]]` tables whose faults
     /// are rendered as a scenario's `[[faults]]` are (one inline table each).
     pub fn to_text(&self, scenario: &Scenario) -> String {
-        let mut out = format!(
+        format!(
             "# fencesim corpus for {}: fault schedules that reached a new milestone\n\
-             # combination (`explore --guided`), in the order they were found.\n",
-            scenario.file
-        );
+             # combination (`explore --guided`), in the order they were found.\n{}",
+            scenario.file,
+            self.entries_text()
+        )
+    }
+
+    /// A 64-bit FNV-1a of its entries as its file writes them, 16 hex
+    /// digits: a resumed sweep checks that it draws from the entries the
+    /// stopped one loaded.
+    pub fn fingerprint(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in self.entries_text().bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+
+    fn entries_text(&self) -> String {
+        let mut out = String::new();
         for e in &self.entries {
             out.push_str("\n[[entries]]\n");
             out.push_str(&format!("seed = {}\n", e.seed));
@@ -284,54 +309,98 @@ fn lengthen(d: &mut dyn Draw, fault: &mut Fault) {
 /// The corpus a guided sweep writes: the entries it loaded, then one per
 /// seed (in seed order) whose milestone combination no earlier entry or
 /// seed had reached.
+///
+/// It keeps, for each new combination, the lowest seed that reached it:
+/// the entry an uninterrupted pass in seed order appends. So a stopped
+/// sweep's [`Growth::found`], recorded in its checkpoints, and the seeds its
+/// resumption runs give the same corpus as one sweep over all of them, in
+/// whatever order the two cover the range.
 #[derive(Clone, Debug)]
 pub struct Growth {
-    seen: BTreeSet<Vec<String>>,
-    /// The corpus as it grows.
-    pub corpus: Corpus,
-    loaded: usize,
+    /// The combinations of the entries loaded.
+    loaded_seen: BTreeSet<Vec<String>>,
+    /// Each new combination and the lowest seed found reaching it.
+    found: BTreeMap<Vec<String>, u64>,
+    /// The corpus as loaded.
+    loaded: Corpus,
 }
 
 impl Growth {
     /// Starts from `corpus` as loaded.
     pub fn new(corpus: &Corpus) -> Growth {
         Growth {
-            seen: corpus
+            loaded_seen: corpus
                 .entries
                 .iter()
                 .map(|e| e.milestones.clone())
                 .collect(),
-            corpus: corpus.clone(),
-            loaded: corpus.len(),
+            found: BTreeMap::new(),
+            loaded: corpus.clone(),
         }
     }
 
-    /// Takes `report` (reports must come in seed order): when its seed
-    /// reached a new, non-empty milestone combination, appends its schedule
-    /// (recomputed from the seed and the corpus as loaded). Returns whether
-    /// it did.
-    pub fn observe(&mut self, scenario: &Scenario, report: &SeedReport) -> bool {
-        let combination = combination(&report.milestones);
-        if combination.is_empty() || self.seen.contains(&combination) {
+    /// Starts from `corpus` as loaded and the new combinations an earlier
+    /// part of the same sweep found, as [`Growth::found`] listed them.
+    pub fn resume(corpus: &Corpus, found: &[(u64, Vec<String>)]) -> Growth {
+        let mut growth = Growth::new(corpus);
+        for (seed, combination) in found {
+            growth.take(*seed, combination.clone());
+        }
+        growth
+    }
+
+    /// Takes `report`: when its seed reached a non-empty milestone
+    /// combination no loaded entry has, and no lower seed seen so far
+    /// reached, it becomes that combination's entry. Returns whether it did.
+    pub fn observe(&mut self, report: &SeedReport) -> bool {
+        self.take(report.seed, combination(&report.milestones))
+    }
+
+    fn take(&mut self, seed: u64, combination: Vec<String>) -> bool {
+        if combination.is_empty() || self.loaded_seen.contains(&combination) {
             return false;
         }
-        let loaded = Corpus {
-            file: self.corpus.file.clone(),
-            entries: self.corpus.entries[..self.loaded].to_vec(),
-        };
-        let faults = schedule(scenario, report.seed, &loaded);
-        self.seen.insert(combination.clone());
-        self.corpus.entries.push(Entry {
-            seed: report.seed,
-            milestones: combination,
-            faults,
-        });
-        true
+        match self.found.get(&combination) {
+            Some(&lower) if lower <= seed => false,
+            _ => {
+                self.found.insert(combination, seed);
+                true
+            }
+        }
+    }
+
+    /// The new combinations and their seeds, in seed order.
+    pub fn found(&self) -> Vec<(u64, Vec<String>)> {
+        let mut out: Vec<(u64, Vec<String>)> =
+            self.found.iter().map(|(c, s)| (*s, c.clone())).collect();
+        out.sort();
+        out
     }
 
     /// How many entries were added.
     pub fn added(&self) -> usize {
-        self.corpus.len() - self.loaded
+        self.found.len()
+    }
+
+    /// How many entries were loaded.
+    pub fn loaded(&self) -> usize {
+        self.loaded.len()
+    }
+
+    /// The grown corpus: the loaded entries, then the new ones in seed
+    /// order, each schedule recomputed from its seed and the corpus as
+    /// loaded.
+    pub fn corpus(&self, scenario: &Scenario) -> Corpus {
+        let mut corpus = self.loaded.clone();
+        for (seed, milestones) in self.found() {
+            let faults = schedule(scenario, seed, &self.loaded);
+            corpus.entries.push(Entry {
+                seed,
+                milestones,
+                faults,
+            });
+        }
+        corpus
     }
 }
 
@@ -366,9 +435,9 @@ pub fn sweep(
         &|| false,
         &mut |event| {
             if let SweepEvent::Seed(report) = event {
-                growth.observe(scenario, report);
+                growth.observe(report);
             }
         },
     );
-    (summary, growth.corpus)
+    (summary, growth.corpus(scenario))
 }

@@ -311,12 +311,44 @@ pub fn main_pause(scenario: &Scenario, seed: u64) -> Option<Row> {
 
 /// The margin of every probe of `scenario` with `seed`.
 pub fn margins(scenario: &Scenario, seed: u64) -> Vec<Row> {
-    let reference = verdict_of(&runner::run(scenario, seed));
-    probes(scenario)
-        .iter()
-        .map(|p| search(scenario, seed, p, reference))
-        .collect()
+    margins_with(scenario, seed, &probes(scenario), &mut |_, _| {})
 }
+
+/// The margin of each of `probes` (of [`probes`]`(scenario)`), calling
+/// `progress` with the rows done and their number after each.
+pub fn margins_with(
+    scenario: &Scenario,
+    seed: u64,
+    probes: &[Probe],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Vec<Row> {
+    let reference = verdict_of(&runner::run(scenario, seed));
+    let mut rows = Vec::with_capacity(probes.len());
+    for p in probes {
+        rows.push(search(scenario, seed, p, reference));
+        progress(rows.len(), probes.len());
+    }
+    rows
+}
+
+/// The most runs the search of `probe` makes: the run at 1 ms, the
+/// [`SCAN_POINTS`] of the scan, and a bisection of the widest step between
+/// them to the millisecond.
+pub fn most_runs(probe: &Probe) -> u64 {
+    let step = probe.max.div_ceil(SCAN_POINTS).max(1);
+    let bisect = u64::from(u64::BITS - step.leading_zeros());
+    1 + SCAN_POINTS + bisect
+}
+
+/// The most runs `margin` makes for `probes`: the scenario as written,
+/// then each probe's [`most_runs`].
+pub fn most_runs_all(probes: &[Probe]) -> u64 {
+    1 + probes.iter().map(most_runs).sum::<u64>()
+}
+
+/// The most runs `margin` makes unless `--max-runs` allows more: about a
+/// minute for a scenario of a few clients.
+pub const MAX_RUNS: u64 = 5_000;
 
 /// The verdict the runner gives a run.
 fn verdict_of(run: &runner::ScenarioRun) -> Verdict {

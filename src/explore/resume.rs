@@ -23,7 +23,7 @@ use std::ops::Range;
 use serde_json::Value;
 
 use super::shard::{parse_range, Shard};
-use super::sweep::{normalize, FaultMode};
+use super::sweep::normalize;
 
 /// What a stopped sweep's output says.
 #[derive(Clone, Debug)]
@@ -32,8 +32,8 @@ pub struct Resumed {
     pub range: Range<u64>,
     /// Its shard.
     pub shard: Shard,
-    /// Its fault mode.
-    pub faults: FaultMode,
+    /// Its fault mode, with what it needs to go on exactly.
+    pub faults: Recorded,
     /// The scenario's name, when the output recorded it.
     pub scenario: Option<String>,
     /// Whether the sweep explored with the generic table (`--generic`),
@@ -46,6 +46,67 @@ pub struct Resumed {
     pub failing: Vec<Value>,
     /// The checkpoint or summary line the counts come from.
     pub base: Value,
+}
+
+/// A stopped sweep's fault mode, as its checkpoints record it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Recorded {
+    /// `--faults random`.
+    Random,
+    /// `--faults scenario`.
+    Scenario,
+    /// `--guided`: the corpus it drew from and what it added so far.
+    Guided(GuidedRecord),
+    /// `--depth D`.
+    Depth(u32),
+    /// `--exhaustive 1|2`: the depth and the size of the menu; its "seeds"
+    /// are the numbers of the injection sets, `0..sets`.
+    Exhaustive {
+        /// 1 or 2.
+        depth: u8,
+        /// Injections in the menu.
+        menu: u64,
+    },
+}
+
+impl Recorded {
+    /// `random`, `scenario`, `guided`, `depth` or `exhaustive`, as the
+    /// lines' `faults` says.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Recorded::Random => "random",
+            Recorded::Scenario => "scenario",
+            Recorded::Guided(_) => "guided",
+            Recorded::Depth(_) => "depth",
+            Recorded::Exhaustive { .. } => "exhaustive",
+        }
+    }
+
+    /// The key that numbers a failing line: `injection` for an exhaustive
+    /// search, else `seed`.
+    pub fn key(&self) -> &'static str {
+        match self {
+            Recorded::Exhaustive { .. } => "injection",
+            _ => "seed",
+        }
+    }
+}
+
+/// What a guided sweep's checkpoint records in its `corpus` object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GuidedRecord {
+    /// The `--corpus` file.
+    pub file: String,
+    /// The entries it loaded from it (the file's first ones).
+    pub loaded: usize,
+    /// Their fingerprint ([`super::guided::Corpus::fingerprint`]), when
+    /// recorded.
+    pub fingerprint: Option<String>,
+    /// Where the grown corpus is written.
+    pub out: String,
+    /// The new milestone combinations found so far, each with the lowest
+    /// seed that reached it, in seed order.
+    pub found: Vec<(u64, Vec<String>)>,
 }
 
 /// The largest `--resume` file read, in bytes (256 MiB): a sweep's output
@@ -132,8 +193,31 @@ pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
     let range = parse_range(text_field("range")?).map_err(|e| at(&e))?;
     let shard = Shard::parse(text_field("shard")?).map_err(|e| at(&e))?;
     let faults = match text_field("faults")? {
-        "random" => FaultMode::Random,
-        "scenario" => FaultMode::Scenario,
+        "random" => Recorded::Random,
+        "scenario" => Recorded::Scenario,
+        "guided" => Recorded::Guided(guided_record(&base).map_err(|e| at(&e))?),
+        "depth" => {
+            let d = base.get("depth").and_then(Value::as_u64);
+            match d.filter(|d| (1..=u64::from(super::depth::MAX_DEPTH)).contains(d)) {
+                Some(d) => Recorded::Depth(d as u32),
+                None => return Err(at("a --depth sweep's line without its \"depth\" (1 to 16)")),
+            }
+        }
+        "exhaustive" => {
+            let depth = base.get("depth").and_then(Value::as_u64);
+            let menu = base.get("menu").and_then(Value::as_u64);
+            match (depth, menu) {
+                (Some(d @ (1 | 2)), Some(menu)) => Recorded::Exhaustive {
+                    depth: d as u8,
+                    menu,
+                },
+                _ => {
+                    return Err(at(
+                        "an --exhaustive search's line without its \"depth\" (1 or 2) and \"menu\"",
+                    ))
+                }
+            }
+        }
         other => return Err(at(&format!("unknown faults \"{other}\""))),
     };
     let given = raw_ranges(&base["completed_ranges"]).ok_or_else(|| {
@@ -142,12 +226,13 @@ pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
     check_consistent(&base, &range, &shard, &given).map_err(|e| at(&e))?;
     let completed = normalize(given);
     let covered = |s: u64| completed.iter().any(|r| r.contains(&s));
+    let key = faults.key();
     let mut failing: Vec<Value> = seeds
         .into_iter()
-        .filter(|v| v["seed"].as_u64().is_some_and(covered))
+        .filter(|v| v[key].as_u64().is_some_and(covered))
         .collect();
-    failing.sort_by_key(|v| v["seed"].as_u64());
-    failing.dedup_by_key(|v| v["seed"].as_u64());
+    failing.sort_by_key(|v| v[key].as_u64());
+    failing.dedup_by_key(|v| v[key].as_u64());
     let claimed = base.get("failing_seeds").and_then(Value::as_u64);
     if let Some(claimed) = claimed.filter(|&n| failing.len() as u64 > n) {
         return Err(at(&format!(
@@ -171,9 +256,52 @@ pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
     })
 }
 
+/// A guided sweep's `corpus` object.
+fn guided_record(base: &Value) -> Result<GuidedRecord, String> {
+    let bad = || {
+        "a --guided sweep's line without its \"corpus\" object (file, loaded, out, found): \
+         it was written by a fencesim that could not resume guided sweeps"
+            .to_owned()
+    };
+    let c = base
+        .get("corpus")
+        .filter(|c| c.is_object())
+        .ok_or_else(bad)?;
+    let text = |k: &str| c.get(k).and_then(Value::as_str).map(str::to_owned);
+    let (Some(file), Some(out), Some(loaded)) = (
+        text("file"),
+        text("out"),
+        c.get("loaded").and_then(Value::as_u64),
+    ) else {
+        return Err(bad());
+    };
+    let mut found = Vec::new();
+    for pair in c.get("found").and_then(Value::as_array).ok_or_else(bad)? {
+        let entry = pair.as_array().filter(|p| p.len() == 2).and_then(|p| {
+            let seed = p[0].as_u64()?;
+            let names: Option<Vec<String>> = p[1]
+                .as_array()?
+                .iter()
+                .map(|n| n.as_str().map(str::to_owned))
+                .collect();
+            Some((seed, names?))
+        });
+        found.push(entry.ok_or_else(|| {
+            format!("corpus.found holds {pair}, not a [seed, [milestone, …]] pair")
+        })?);
+    }
+    Ok(GuidedRecord {
+        file,
+        loaded: loaded as usize,
+        fingerprint: text("fingerprint"),
+        out,
+        found,
+    })
+}
+
 /// The counts a checkpoint or summary carries: each, when present, a
 /// non-negative integer.
-const COUNTS: [&str; 9] = [
+const COUNTS: [&str; 11] = [
     "seeds",
     "violations",
     "crashed",
@@ -183,6 +311,8 @@ const COUNTS: [&str; 9] = [
     "cut_short",
     "unfired",
     "sim_ms",
+    "sim_ns",
+    "mechanism_seeds",
 ];
 
 /// Whether a checkpoint or summary line agrees with itself and with the
@@ -266,10 +396,12 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
         let va = a.get(k);
         let merged = match (k.as_str(), va) {
             (_, None) => vb.clone(),
-            ("first_failing_seed", Some(va)) => match (va.as_u64(), vb.as_u64()) {
-                (Some(x), Some(y)) => x.min(y).into(),
-                (x, y) => x.or(y).into(),
-            },
+            ("first_failing_seed" | "first_mechanism_seed", Some(va)) => {
+                match (va.as_u64(), vb.as_u64()) {
+                    (Some(x), Some(y)) => x.min(y).into(),
+                    (x, y) => x.or(y).into(),
+                }
+            }
             ("completed_ranges", Some(va)) => {
                 let mut all = ranges(va).unwrap_or_default();
                 all.extend(ranges(vb).unwrap_or_default());
@@ -294,7 +426,7 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
             // Settings and rates: the later line's.
             (
                 "seeds_per_sec" | "jobs" | "range" | "shard" | "faults" | "stopped_by" | "until"
-                | "time_ms" | "seeds_per_failure",
+                | "time_ms" | "seeds_per_failure" | "corpus" | "depth" | "menu",
                 _,
             ) => vb.clone(),
             (_, Some(va)) => add_counts(va, vb),
@@ -307,6 +439,21 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
         out.remove("progress");
     } else if flag("progress") {
         out.remove("summary");
+    }
+    // Simulated time adds up exactly in nanoseconds; milliseconds rounded
+    // down on each side would lose up to one per line added.
+    let exact = |v: &serde_json::Map<String, Value>| v.get("sim_ns").and_then(Value::as_u64);
+    match (exact(a), exact(b)) {
+        (Some(x), Some(y)) => {
+            out.insert("sim_ns".into(), (x + y).into());
+            out.insert("sim_ms".into(), ((x + y) / 1_000_000).into());
+        }
+        // Adding to nothing yet (the first of the shards).
+        (None, Some(_)) if !a.contains_key("sim_ms") => {}
+        // A line written before sim_ns was: milliseconds are all there is.
+        _ => {
+            out.remove("sim_ns");
+        }
     }
     let n = |k: &str| out.get(k).and_then(Value::as_u64).unwrap_or(0);
     let (seeds, wall_ms, failing) = (n("seeds"), n("wall_ms"), n("failing_seeds"));

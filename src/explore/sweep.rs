@@ -37,6 +37,7 @@ use serde_json::json;
 use sim::Outcome;
 
 use super::depth;
+use super::exhaustive;
 use super::guided::{self, Corpus};
 use super::random;
 use super::shard::Shard;
@@ -64,6 +65,9 @@ pub enum FaultMode {
     /// The scenario's own faults plus at most `d` faults placed at change
     /// points ([`depth::schedule`]).
     Depth(std::sync::Arc<depth::Depth>),
+    /// `explore --exhaustive`: "seed" `k` is the number of an injection set
+    /// ([`exhaustive::injection`]), run with the search's own seed.
+    Exhaustive(std::sync::Arc<exhaustive::Injections>),
 }
 
 impl FaultMode {
@@ -74,6 +78,7 @@ impl FaultMode {
             FaultMode::Scenario => "scenario",
             FaultMode::Guided(_) => "guided",
             FaultMode::Depth(_) => "depth",
+            FaultMode::Exhaustive(_) => "exhaustive",
         }
     }
 
@@ -84,6 +89,16 @@ impl FaultMode {
             FaultMode::Scenario => Vec::new(),
             FaultMode::Guided(corpus) => guided::schedule(scenario, seed, corpus),
             FaultMode::Depth(d) => depth::schedule(scenario, seed, d),
+            FaultMode::Exhaustive(i) => i.set(seed),
+        }
+    }
+
+    /// The seed the run of `seed` is made with: `seed` itself, but for an
+    /// exhaustive search, whose runs all have its one seed.
+    pub fn run_seed(&self, seed: u64) -> u64 {
+        match self {
+            FaultMode::Exhaustive(i) => i.seed,
+            _ => seed,
         }
     }
 }
@@ -467,6 +482,8 @@ impl SweepSummary {
             "seeds_per_sec": (self.seeds_per_sec() * 10.0).round() / 10.0,
             "wall_ms": self.wall.as_millis() as u64,
             "sim_ms": self.sim_time.as_millis() as u64,
+            // Exact, so that a resumed sweep's and shards' sums are too.
+            "sim_ns": self.sim_time.as_nanos() as u64,
             "by_kind": self.by_kind,
             "by_property": self.by_property,
             "outcomes": self.outcomes,
@@ -588,8 +605,10 @@ impl Runs {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
             mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode.clone())),
         };
-        let run = runner::run_here(&s, seed, scenario.faults.len());
+        let run = runner::run_here(&s, mode.run_seed(seed), scenario.faults.len());
         let mut report = SeedReport::new(&run, &s);
+        // Numbered as the sweep took it (an exhaustive search's set).
+        report.seed = seed;
         if self.trace_hashes && report.trace_hash.is_empty() {
             report.trace_hash = run.trace_hash();
         }
@@ -609,12 +628,14 @@ pub fn run_seed_with(
     seed: u64,
     mode: FaultMode,
 ) -> (ScenarioRun, SeedReport) {
+    let mode_seed = mode.run_seed(seed);
     let s = match mode {
         FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
         mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode)),
     };
-    let run = runner::run_within(&s, seed, scenario.faults.len(), runs.budget);
-    let report = SeedReport::new(&run, &s);
+    let run = runner::run_within(&s, mode_seed, scenario.faults.len(), runs.budget);
+    let mut report = SeedReport::new(&run, &s);
+    report.seed = seed;
     (run, report)
 }
 

@@ -9,6 +9,7 @@ mod depth;
 mod exhaustive;
 mod generic;
 mod guided;
+mod interrupt;
 mod margin;
 mod merge;
 mod property;

@@ -228,7 +228,7 @@ rounds = 100
     std::fs::remove_file(&file).unwrap();
     assert_eq!(code, 2, "{out}{err}");
     assert!(
-        err.contains("more than 100000") && err.contains("--max-runs"),
+        err.contains("more than 10000:") && err.contains("--max-runs"),
         "{err}"
     );
     assert!(out.is_empty());
