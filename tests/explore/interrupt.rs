@@ -352,3 +352,47 @@ fn a_corpus_that_is_not_a_regular_file_is_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("symbolic link"), "{err}");
 }
+
+#[test]
+fn every_mode_resumes_exactly_after_the_signals_the_tests_above_leave_out() {
+    // With the tests above, each mode is stopped by each of SIGTERM, SIGINT
+    // and SIGKILL once.
+    fn sweep<'a>(mode: &[&'a str]) -> Vec<&'a str> {
+        let mut args = vec!["explore", UNFENCED];
+        args.extend_from_slice(mode);
+        args.extend_from_slice(&["--json", "--jobs", "2"]);
+        args
+    }
+    let figure = [
+        "explore",
+        "scenarios/figure-9-6-unfenced.toml",
+        "--faults",
+        "scenario",
+        "--seeds",
+        "0..4000",
+        "--json",
+        "--jobs",
+        "2",
+    ];
+    for (args, signal) in [
+        (sweep(&["--seeds", "0..4000"]), "-TERM"),
+        (sweep(&["--seeds", "0..4000"]), "-INT"),
+        (figure.to_vec(), "-TERM"),
+        (figure.to_vec(), "-KILL"),
+        (sweep(&["--generic", "--seeds", "0..4000"]), "-INT"),
+        (sweep(&["--generic", "--seeds", "0..4000"]), "-KILL"),
+        (sweep(&["--depth", "3", "--seeds", "0..4000"]), "-TERM"),
+        (sweep(&["--exhaustive", "2", "--shard", "3/20"]), "-INT"),
+    ] {
+        resumes_exactly(&args, signal, &|| {});
+    }
+    // Guided, under SIGINT, with its corpus.
+    let corpus = temp("corpus-int.toml");
+    let path = corpus.to_str().unwrap().to_owned();
+    let reset = || {
+        let _ = std::fs::remove_file(&corpus);
+    };
+    let guided = sweep(&["--guided", "--corpus", &path, "--seeds", "0..4000"]);
+    resumes_exactly(&guided, "-INT", &reset);
+    reset();
+}
