@@ -18,7 +18,7 @@ root=$(pwd)
 seeds=${PLANTED_SEEDS:-0..2000}
 scratch=$(mktemp -d)
 trap 'git worktree remove --force "$scratch/tree" >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
-git worktree add --detach "$scratch/tree" HEAD >/dev/null
+git worktree add --quiet --detach "$scratch/tree" HEAD
 status=0
 while read -r patch scenario kind; do
     git -C "$scratch/tree" checkout -q -- .
