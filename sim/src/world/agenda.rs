@@ -75,31 +75,40 @@ impl<M: Message> World<M> {
     /// time at the new rate (an earlier arrival of a timer finds it not
     /// due yet and waits again; a later one finds it fired).
     pub(crate) fn rearm_timers(&mut self, id: NodeId) {
-        let now = self.now_ns();
-        let node = &self.nodes[id];
-        if !node.up {
+        if !self.nodes[id].up {
             return;
         }
-        let mono = node.clock.mono_ns(now);
-        let epoch = node.epoch;
-        let again: Vec<(u64, Item<M>)> = node
-            .live_timers
-            .iter()
-            .map(|(&timer, &(due, tag))| {
-                let left = due.saturating_sub(mono).max(0) as u64;
-                let wait = node.clock.true_after(Duration::from_nanos(left));
-                let item = Item::Timer {
-                    node: id,
-                    epoch,
-                    id: timer,
-                    tag,
-                };
-                (now + wait.as_nanos() as u64, item)
-            })
-            .collect();
-        for (at, item) in again {
-            self.schedule(at, item);
+        let now = self.now_ns();
+        let timers: Vec<TimerId> = self.nodes[id].live_timers.keys().copied().collect();
+        for timer in timers {
+            self.schedule_timer(id, timer, now, now);
         }
+    }
+
+    /// Schedules node `id`'s live timer `timer` for the true time at which,
+    /// at its clock's rate as of `now`, the clock reaches the reading the
+    /// timer is due at; no sooner than `not_before_ns`.
+    pub(super) fn schedule_timer(
+        &mut self,
+        id: NodeId,
+        timer: TimerId,
+        now: u64,
+        not_before_ns: u64,
+    ) {
+        let node = &self.nodes[id];
+        let Some(&(due, tag)) = node.live_timers.get(&timer) else {
+            return;
+        };
+        let left = due.saturating_sub(node.clock.mono_ns(now)).max(0) as u64;
+        let wait = node.clock.true_after(Duration::from_nanos(left));
+        let item = Item::Timer {
+            node: id,
+            epoch: node.epoch,
+            id: timer,
+            tag,
+        };
+        let at = (now + wait.as_nanos() as u64).max(not_before_ns);
+        self.schedule(at, item);
     }
 
     pub(super) fn schedule(&mut self, at_ns: u64, item: Item<M>) {
@@ -218,16 +227,10 @@ impl<M: Message> World<M> {
                     // A timer is measured on its node's clock: one whose
                     // clock slowed since it was set is not due yet, and
                     // waits for the rest at the clock's new rate.
-                    let left = due.saturating_sub(n.clock.mono_ns(now));
-                    if left > TIMER_ROUNDING_NS {
-                        let wait = n.clock.true_after(Duration::from_nanos(left as u64));
-                        let item = Item::Timer {
-                            node,
-                            epoch,
-                            id,
-                            tag,
-                        };
-                        self.schedule(now + (wait.as_nanos() as u64).max(1), item);
+                    if due.saturating_sub(n.clock.mono_ns(now)) > TIMER_ROUNDING_NS {
+                        // At least a nanosecond on: a clock so fast that the
+                        // rest rounds to no true time still moves on.
+                        self.schedule_timer(node, id, now, now + 1);
                         continue;
                     }
                     self.deliver_input(node, Input::Timer { id, tag });

@@ -8,7 +8,6 @@ use crate::capture;
 use crate::events::{self, field};
 use crate::journal::{Name, Value};
 
-use super::agenda::Item;
 use super::World;
 
 pub(crate) enum Input<M> {
@@ -248,15 +247,7 @@ impl<M: Message> World<M> {
                 let local = i64::try_from(after.as_nanos()).unwrap_or(i64::MAX);
                 let due = node.clock.mono_ns(now).saturating_add(local);
                 node.live_timers.insert(timer, (due, tag));
-                let at = now + node.clock.true_after(after).as_nanos() as u64;
-                let epoch = node.epoch;
-                let item = Item::Timer {
-                    node: id,
-                    epoch,
-                    id: timer,
-                    tag,
-                };
-                self.schedule(at, item);
+                self.schedule_timer(id, timer, now, now);
             }
             TimerOp::Cancel(timer) => {
                 self.nodes[id].live_timers.remove(&timer);
