@@ -212,7 +212,7 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
         .filter(|f| f.scripted && f.fired_at.is_none())
         .count() as u64;
     let mut expectations = expectations(scenario, &report, unfired, &result);
-    expectations.extend(mechanism(scenario, &milestones));
+    expectations.extend(mechanism(scenario, &report, &milestones));
     let inconclusive = inconclusive(scenario, &report, &faults, &result.outcome);
     // A violation is definite, whatever else the run left untested: it fails
     // unless `[expect]` asks for it (by its verdict, or by counts alone).
@@ -368,20 +368,38 @@ fn why_unfired(trigger: &Trigger, result: &RunResult) -> String {
     }
 }
 
-/// `[expect] mechanism`: the milestones it lists that the run reached,
-/// against all of them.
-fn mechanism(scenario: &Scenario, reached: &Milestones) -> Option<Expectation> {
-    let listed = &scenario.expect.mechanism;
+/// `[expect] mechanism`: the milestones it lists that the run's own bug
+/// reached, against all of them. The bug is a finding of a kind `[expect]`
+/// counts (any finding, if it counts none), judged on its own milestones
+/// ([`oracle::Report::finding_milestones`]; the run's for a finding not
+/// made at an acceptance): the one that reached the most of them. With no
+/// such finding, the run's milestones.
+fn mechanism(scenario: &Scenario, report: &Report, run: &Milestones) -> Option<Expectation> {
+    let expect = &scenario.expect;
+    let listed = &expect.mechanism;
     if listed.is_empty() {
         return None;
     }
-    let pairs = reached.pairs();
-    let was_reached = |name: &&String| pairs.iter().any(|(n, c)| n == *name && *c > 0);
-    let actual: Vec<&str> = listed
+    let kinds = expect.violation_kinds();
+    let reached_by = |m: &Milestones| -> Vec<&str> {
+        let pairs = m.pairs();
+        listed
+            .iter()
+            .filter(|name| pairs.iter().any(|(n, c)| n == *name && *c > 0))
+            .map(String::as_str)
+            .collect()
+    };
+    let actual = report
+        .violations
         .iter()
-        .filter(was_reached)
-        .map(String::as_str)
-        .collect();
+        .filter(|v| kinds.is_empty() || kinds.contains(&v.kind.counter()))
+        .map(|v| reached_by(report.finding_milestones.get(&v.seq).unwrap_or(run)))
+        // The first of the findings that reach the most.
+        .fold(None::<Vec<&str>>, |best, r| match best {
+            Some(b) if b.len() >= r.len() => Some(b),
+            _ => Some(r),
+        })
+        .unwrap_or_else(|| reached_by(run));
     Some(Expectation {
         key: "mechanism",
         expected: listed.join(", "),

@@ -466,7 +466,7 @@ fn sweep_or_search(
                     growth.observe(report);
                 }
                 let matched = if report.is_failure() && search.is_none() {
-                    reproduced.observe(&scenario.expect, report)
+                    reproduced.observe(report)
                 } else {
                     None
                 };

@@ -34,20 +34,12 @@ pub fn scenario(scenario: &Scenario) -> Scenario {
     s
 }
 
-/// Whether the failing seed `report` reproduces `expect`'s mechanism
-/// (`None`: `expect` names no violation kind and no mechanism).
-pub fn reproduces(expect: &Expect, report: &SeedReport) -> Option<bool> {
-    let found = |kind: &str| match kind {
-        "stale_writes" => report.stale_writes,
-        "zombie_writes" => report.zombie_writes,
-        "token_regressions" => report.token_regressions,
-        "lost_updates" => report.lost_updates,
-        "double_grants" => report.double_grants,
-        "early_expiries" => report.early_expiries,
-        "minority_acquires" => report.minority_acquires,
-        other => unreachable!("not a violation counter: {other}"),
-    };
-    expect.reproduced_by(report.verdict, found, &report.milestones)
+/// Whether the failing seed `report` reproduces the mechanism of its
+/// scenario's `[expect]` (`None`: it names no violation kind and no
+/// mechanism), as judged on the seed's own findings when it ran
+/// ([`Expect::reproduced_by`]).
+pub fn reproduces(report: &SeedReport) -> Option<bool> {
+    report.reproduced
 }
 
 /// What `[expect]` says the scenario's bug is, as text: its violation
@@ -70,10 +62,10 @@ pub struct Reproduced {
 }
 
 impl Reproduced {
-    /// Counts `report` if it reproduces `expect`'s mechanism; returns
+    /// Counts `report` if it reproduces its scenario's mechanism; returns
     /// whether it does (`None`: nothing to reproduce).
-    pub fn observe(&mut self, expect: &Expect, report: &SeedReport) -> Option<bool> {
-        let yes = reproduces(expect, report)?;
+    pub fn observe(&mut self, report: &SeedReport) -> Option<bool> {
+        let yes = reproduces(report)?;
         if yes {
             self.seeds += 1;
             self.first = Some(self.first.map_or(report.seed, |f| f.min(report.seed)));

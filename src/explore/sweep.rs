@@ -228,6 +228,12 @@ pub struct SeedReport {
     /// The scenario's `[expect] always` properties this run broke (see
     /// [`runner::broken_properties`]): a failure too, however safe.
     pub broken: Vec<&'static str>,
+    /// Whether the run reproduces the bug the scenario's `[expect]`
+    /// describes, judged per finding ([`Expect::reproduced_by`]); `None`
+    /// when it describes none.
+    ///
+    /// [`Expect::reproduced_by`]: crate::scenario::Expect::reproduced_by
+    pub reproduced: Option<bool>,
 }
 
 impl SeedReport {
@@ -286,6 +292,7 @@ impl SeedReport {
                 Vec::new()
             },
             broken,
+            reproduced: scenario.expect.reproduced_by(r, &run.milestones),
         }
     }
 

@@ -39,8 +39,12 @@ use sim::journal::{Event, Journal};
 use super::history::History;
 
 use crate::events::{
-    ACCEPTED, ACQUIRED, EXPIRED, FENCED, GRANTED, LAPSED, LOST, REJECTED, RELEASED, WROTE,
+    ACCEPTED, ACQUIRED, EXPIRED, FENCED, GRANTED, LAPSED, LOST, REJECTED, RELEASED, RENEWED, WROTE,
 };
+
+/// How much earlier than promised an end may come and still be on time (a
+/// timer's true wait is rounded to the nanosecond from its clock's rate).
+const ROUNDING_NS: u64 = 1_000;
 
 /// How many times a run reached each dangerous situation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -74,9 +78,11 @@ pub struct Milestones {
     /// stalled storage) held it across the lease's end. A write sent late
     /// by a paused holder is `zombie_write_sent` instead.
     pub write_outlived_grant: u64,
-    /// A lock node's clock jumped forward, or began to run fast, while a
-    /// lease it had granted was live: that lease can end early at that node
-    /// (counted once per clock change).
+    /// A lock node's clock began to run fast while a lease it had granted
+    /// was live (once per clock change), or its wall clock jumped forward
+    /// and the lock then ended such a lease before the end it promised on
+    /// its monotonic clock (once per lease so shortened): a lock whose
+    /// expiry runs on its monotonic clock is not moved by a wall jump.
     pub lock_clock_forward: u64,
 }
 
@@ -156,13 +162,37 @@ impl Milestones {
         stale: u64,
         regressed: u64,
     ) -> Milestones {
+        Milestones::count_with_findings(journal, history, stale, regressed).0
+    }
+
+    /// [`Milestones::count_indexed`], and each acceptance's own milestones
+    /// (keyed by its journal `seq`), each 0 or 1: what the write's own
+    /// grant and sending reached (`holder_paused_past_lease`,
+    /// `lease_expired_while_held`, `two_believers`, `grant_arrived_expired`,
+    /// `zombie_write_sent`, `write_outlived_grant`), with what the world had
+    /// reached before it landed (`stale_write_rejected`, `lock_restarted`,
+    /// `storage_restarted`, `lock_clock_forward`) and the run's own findings
+    /// (`stale_write_accepted`, `token_regressed`). A stale or zombie write
+    /// shows its scenario's mechanism when its own milestones do, not when
+    /// some other write of the run reached them.
+    pub(super) fn count_with_findings(
+        journal: &Journal,
+        history: &History<'_>,
+        stale: u64,
+        regressed: u64,
+    ) -> (Milestones, BTreeMap<u64, Milestones>) {
         let mut pass = Pass::new(history);
         for e in journal.events() {
             pass.event(e);
         }
         pass.m.stale_write_accepted = stale;
         pass.m.token_regressed = regressed;
-        pass.m
+        let mut accepted = pass.accepted;
+        for own in accepted.values_mut() {
+            own.stale_write_accepted = stale.min(1);
+            own.token_regressed = regressed.min(1);
+        }
+        (pass.m, accepted)
     }
 }
 
@@ -182,6 +212,21 @@ struct Grant<'a> {
     /// Already counted as `lease_expired_while_held` / `holder_paused_past_lease`.
     counted_held: bool,
     counted_paused: bool,
+    /// It reached its client already ended (`grant_arrived_expired`).
+    arrived_ended: bool,
+    /// Another client believed in a grant of its own while this one was
+    /// believed (`two_believers`, on either side).
+    overlapped: bool,
+}
+
+/// A write sent under a belief: its grant (index into `Pass::grants`),
+/// whether that grant was still current when it was sent, and whether it
+/// was already counted as `write_outlived_grant`.
+#[derive(Clone, Copy)]
+struct Sent {
+    grant: usize,
+    current: bool,
+    outlived: bool,
 }
 
 struct Pass<'a, 'h> {
@@ -189,15 +234,24 @@ struct Pass<'a, 'h> {
     grants: Vec<Grant<'a>>,
     /// Each client's believed grant.
     believes: BTreeMap<&'a str, Belief>,
-    /// Write id → the grant it was sent under, and whether that grant was
-    /// still current when it was sent.
-    writes: BTreeMap<&'a str, (usize, bool)>,
+    /// Write id → how it was sent.
+    writes: BTreeMap<&'a str, Sent>,
+    /// Each acceptance's own milestones (its journal `seq` → 0/1 for each):
+    /// see [`Milestones::count_with_findings`].
+    accepted: BTreeMap<u64, Milestones>,
     /// Each lock node's live grants (client, lease): granted, not yet
     /// expired or released there.
     live: BTreeMap<&'a str, std::collections::BTreeSet<(&'a str, u64)>>,
     /// Each node's clock as the journal changed it: wall offset from true
     /// time (ns) and rate.
     clocks: BTreeMap<&'a str, (i64, f64)>,
+    /// Each live grant's latest promise on its lock node's monotonic clock
+    /// (reading when made, ns; ttl, ns), keyed by (lock node, client, lease).
+    promises: BTreeMap<(&'a str, &'a str, u64), (u64, u64)>,
+    /// Live grants whose lock node's wall clock moved ahead: counted when
+    /// the lock then ends one before its monotonic promise (its expiry ran
+    /// on the wall clock).
+    wall_moved: std::collections::BTreeSet<(&'a str, &'a str, u64)>,
     /// Token-only writes: left out of the storage milestones.
     fences: std::collections::BTreeSet<&'a str>,
     /// The oracle's indexes of the same journal: its grants are this pass's
@@ -212,8 +266,11 @@ impl<'a, 'h> Pass<'a, 'h> {
             grants: Vec::new(),
             believes: BTreeMap::new(),
             writes: BTreeMap::new(),
+            accepted: BTreeMap::new(),
             live: BTreeMap::new(),
             clocks: BTreeMap::new(),
+            promises: BTreeMap::new(),
+            wall_moved: std::collections::BTreeSet::new(),
             fences: std::collections::BTreeSet::new(),
             history,
         }
@@ -227,6 +284,7 @@ impl<'a, 'h> Pass<'a, 'h> {
         match e.kind.as_str() {
             ACQUIRED => self.acquired(e),
             GRANTED => self.granted(e),
+            RENEWED if lock_side(e) => self.promise(e),
             EXPIRED | RELEASED if lock_side(e) => self.lock_end(e),
             RELEASED | LOST | LAPSED | world::CRASH => {
                 self.believes.remove(node);
@@ -273,8 +331,16 @@ impl<'a, 'h> Pass<'a, 'h> {
 
     fn acquired(&mut self, e: &'a Event) {
         let client = e.node.as_str();
-        let others = self.believes.keys().any(|c| *c != client);
-        self.m.two_believers += u64::from(others);
+        let others: Vec<usize> = self
+            .believes
+            .iter()
+            .filter(|(c, _)| **c != client)
+            .map(|(_, b)| b.grant)
+            .collect();
+        self.m.two_believers += u64::from(!others.is_empty());
+        for &o in &others {
+            self.grants[o].overlapped = true;
+        }
         let g = self.grants.len();
         // The oracle matched the lock's ends to grants (through restarts that
         // reuse lease ids, and with several lock nodes); an end before the
@@ -289,6 +355,8 @@ impl<'a, 'h> Pass<'a, 'h> {
             counted_held: false,
             // A grant that arrived ended is `grant_arrived_expired`, not a pause.
             counted_paused: arrived_ended,
+            arrived_ended,
+            overlapped: !others.is_empty(),
         });
         let belief = Belief {
             grant: g,
@@ -297,7 +365,26 @@ impl<'a, 'h> Pass<'a, 'h> {
         self.believes.insert(client, belief);
     }
 
+    /// A lock node's grant or renewal: the end it promises, on its own
+    /// monotonic clock, if it says so.
+    fn promise(&mut self, e: &'a Event) {
+        let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
+            return;
+        };
+        let key = (e.node.as_str(), client, lease);
+        match (e.u64("mono_ns"), e.u64("ttl_ms")) {
+            (Some(mono), Some(ttl_ms)) => {
+                self.promises
+                    .insert(key, (mono, ttl_ms.saturating_mul(1_000_000)));
+            }
+            _ => {
+                self.promises.remove(&key);
+            }
+        }
+    }
+
     fn granted(&mut self, e: &'a Event) {
+        self.promise(e);
         let to = e.str("client").unwrap_or("");
         if let Some(lease) = e.u64("lease") {
             self.live
@@ -333,6 +420,17 @@ impl<'a, 'h> Pass<'a, 'h> {
         if let Some(live) = self.live.get_mut(e.node.as_str()) {
             live.remove(&(client, lease));
         }
+        let key = (e.node.as_str(), client, lease);
+        let promise = self.promises.remove(&key);
+        if self.wall_moved.remove(&key) && e.kind == EXPIRED && e.get("reason").is_none() {
+            // Ended before its promise on the monotonic clock: the lock's
+            // expiry followed the wall clock that moved ahead.
+            let early = match (promise, e.u64("mono_ns")) {
+                (Some((from, ttl)), Some(now)) => now.saturating_sub(from) + ROUNDING_NS < ttl,
+                _ => false,
+            };
+            self.m.lock_clock_forward += u64::from(early);
+        }
         // Only an end of a grant its client already acquired; one before is
         // counted at the `acquired` (`grant_arrived_expired`).
         let Some(g) = self.history.ended_at(e.seq) else {
@@ -365,36 +463,68 @@ impl<'a, 'h> Pass<'a, 'h> {
         };
         debug_assert_eq!(self.grants[g].client, e.node);
         let current = !self.superseded(g, e.seq);
-        self.writes.insert(write, (g, current));
+        let sent = Sent {
+            grant: g,
+            current,
+            outlived: false,
+        };
+        self.writes.insert(write, sent);
         if !current {
             self.m.zombie_write_sent += 1;
         }
     }
 
     /// A clock change: forward (a jump ahead, a larger offset, a faster
-    /// rate) on a lock node that has a live grant can end that grant early.
+    /// rate) on a lock node that has a live grant can end that grant early:
+    /// a faster rate counts at once; a wall clock moving ahead counts once
+    /// the lock ends a grant before its monotonic promise because of it.
     fn clock(&mut self, e: &'a Event) {
         let node = e.node.as_str();
         let (offset, rate) = self.clocks.get(node).copied().unwrap_or((0, 1.0));
-        let mut forward = false;
+        let (mut faster, mut wall_ahead) = (false, false);
         let mut next = (offset, rate);
         if let Some(r) = e.get(world::field::RATE).and_then(rate_of) {
-            forward |= r > rate;
+            faster |= r > rate;
             next.1 = r;
         }
         if let Some(o) = e.i64(world::field::OFFSET_NS) {
-            forward |= o > next.0;
+            wall_ahead |= o > next.0;
             next.0 = o;
         }
         if let Some(j) = e.i64(world::field::JUMP_NS) {
-            forward |= j > 0;
+            wall_ahead |= j > 0;
             next.0 = next.0.saturating_add(j);
         }
         self.clocks.insert(node, next);
-        let granting = self.live.get(node).is_some_and(|l| !l.is_empty());
-        if forward && granting && is_lock_node(node) {
-            self.m.lock_clock_forward += 1;
+        if !is_lock_node(node) {
+            return;
         }
+        let Some(live) = self.live.get(node).filter(|l| !l.is_empty()) else {
+            return;
+        };
+        // A faster rate runs both of the node's clocks fast: it shortens a
+        // live lease whichever clock the lock expires it on.
+        if faster {
+            self.m.lock_clock_forward += 1;
+            return;
+        }
+        if !wall_ahead {
+            return;
+        }
+        // A wall clock moving ahead shortens only a lease expired on the
+        // wall clock: judged when the lock ends it, against the promise on
+        // its monotonic clock. A grant that promised nothing on it is
+        // counted now.
+        let mut unknown = false;
+        for &(client, lease) in live {
+            let key = (node, client, lease);
+            if self.promises.contains_key(&key) {
+                self.wall_moved.insert(key);
+            } else {
+                unknown = true;
+            }
+        }
+        self.m.lock_clock_forward += u64::from(unknown);
     }
 
     fn storage(&mut self, e: &'a Event) {
@@ -402,17 +532,43 @@ impl<'a, 'h> Pass<'a, 'h> {
         if self.fences.contains(write) {
             return;
         }
-        let Some(&(g, sent_current)) = self.writes.get(write) else {
+        let Some(&sent) = self.writes.get(write) else {
             return;
         };
+        let g = sent.grant;
         let superseded = self.superseded(g, e.seq);
         if e.kind == REJECTED && superseded {
             self.m.stale_write_rejected += 1;
         }
-        if sent_current && superseded {
+        if sent.current && superseded && !sent.outlived {
             // Counted once per write: a duplicate arriving later is the same write.
-            self.writes.insert(write, (g, false));
+            let outlived = Sent {
+                outlived: true,
+                ..sent
+            };
+            self.writes.insert(write, outlived);
             self.m.write_outlived_grant += 1;
+        }
+        if e.kind == ACCEPTED {
+            let grant = &self.grants[g];
+            let paused = grant.counted_paused && !grant.arrived_ended;
+            let own = Milestones {
+                holder_paused_past_lease: u64::from(paused),
+                lease_expired_while_held: u64::from(grant.counted_held),
+                two_believers: u64::from(grant.overlapped),
+                grant_arrived_expired: u64::from(grant.arrived_ended),
+                zombie_write_sent: u64::from(!sent.current),
+                write_outlived_grant: u64::from(sent.current && superseded),
+                // What the world did before this acceptance.
+                stale_write_rejected: self.m.stale_write_rejected.min(1),
+                lock_restarted: self.m.lock_restarted.min(1),
+                storage_restarted: self.m.storage_restarted.min(1),
+                lock_clock_forward: self.m.lock_clock_forward.min(1),
+                // Findings of the oracle's own, filled in from the run's.
+                stale_write_accepted: 0,
+                token_regressed: 0,
+            };
+            self.accepted.insert(e.seq, own);
         }
     }
 }

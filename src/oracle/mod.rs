@@ -70,6 +70,7 @@
 //! One pass indexes the journal (`history.rs`); each concern is then a small
 //! pass over those indexes, in its own module.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Serialize;
@@ -185,6 +186,21 @@ impl ViolationKind {
 }
 
 impl ViolationKind {
+    /// The [`Report`] counter (and `[expect]` key) that counts findings of
+    /// this kind: `"stale_writes"`, `"early_expiries"`, …
+    pub fn counter(self) -> &'static str {
+        match self {
+            ViolationKind::StaleWrite => "stale_writes",
+            ViolationKind::ZombieWrite => "zombie_writes",
+            ViolationKind::TokenRegression => "token_regressions",
+            ViolationKind::LostUpdate => "lost_updates",
+            ViolationKind::LateWrite => "late_writes",
+            ViolationKind::DoubleGrant => "double_grants",
+            ViolationKind::EarlyExpiry => "early_expiries",
+            ViolationKind::MinorityAcquire => "minority_acquires",
+        }
+    }
+
     /// Whether a finding of this kind makes a run a violation: zombie writes
     /// only when `strict`, late writes never, the rest always.
     pub fn counts(self, strict: bool) -> bool {
@@ -263,6 +279,14 @@ pub struct Report {
     /// Every finding in journal order, zombie writes included even when they
     /// do not count toward the verdict, and late writes, which never do.
     pub violations: Vec<Violation>,
+    /// The own milestones of each finding made at a storage acceptance (a
+    /// stale, zombie or late write), by the finding's `seq`: what that
+    /// write's grant and sending reached, as 0 or 1 each (see
+    /// [`Milestones`]). `[expect] mechanism` is judged per finding on
+    /// these; a finding not made at an acceptance has none, and is judged
+    /// on the run's milestones.
+    #[serde(skip)]
+    pub finding_milestones: BTreeMap<u64, Milestones>,
 }
 
 impl Report {
@@ -275,7 +299,7 @@ impl Report {
 
 /// Judges `journal`. Reads nothing but the journal's events.
 pub fn check(journal: &Journal, config: &OracleConfig) -> Report {
-    judge_indexed(&History::index(journal), config)
+    check_and_count(journal, config).0
 }
 
 /// Judges `journal` and counts its [`Milestones`], indexing it once: the
@@ -297,13 +321,18 @@ pub fn check(journal: &Journal, config: &OracleConfig) -> Report {
 /// ```
 pub fn check_and_count(journal: &Journal, config: &OracleConfig) -> (Report, Milestones) {
     let history = History::index(journal);
-    let report = judge_indexed(&history, config);
-    let milestones = Milestones::count_indexed(
+    let mut report = judge_indexed(&history, config);
+    let (milestones, accepted) = Milestones::count_with_findings(
         journal,
         &history,
         report.stale_writes,
         report.token_regressions,
     );
+    report.finding_milestones = report
+        .violations
+        .iter()
+        .filter_map(|v| Some((v.seq, *accepted.get(&v.seq)?)))
+        .collect();
     (report, milestones)
 }
 
@@ -348,6 +377,7 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
         false_rejections: counts.false_rejections,
         overlapping_leases: counts.overlapping_leases,
         violations,
+        finding_milestones: BTreeMap::new(),
     }
 }
 

@@ -261,30 +261,50 @@ impl Expect {
     }
 
     /// Whether a violating run reproduces this scenario's own bug: it found
-    /// every violation kind the counts expect (at least one each) and
-    /// reached every milestone of `mechanism`. `None` when this `[expect]`
-    /// names neither (nothing to reproduce).
+    /// every violation kind the counts expect (at least one each), and one
+    /// of those findings reached every milestone of `mechanism` itself (a
+    /// stale or zombie write by its own grant and sending, see
+    /// [`Report::finding_milestones`]; another kind of finding by the run's
+    /// `milestones`), so that a seed whose violation was made another way
+    /// does not count. `None` when this `[expect]` names neither (nothing
+    /// to reproduce).
+    ///
+    /// [`Report::finding_milestones`]: crate::oracle::Report::finding_milestones
     pub fn reproduced_by(
         &self,
-        verdict: Verdict,
-        found: impl Fn(&str) -> u64,
+        report: &crate::oracle::Report,
         milestones: &crate::oracle::Milestones,
     ) -> Option<bool> {
         let kinds = self.violation_kinds();
         if kinds.is_empty() && self.mechanism.is_empty() {
             return None;
         }
-        let reached = |name: &String| {
-            milestones
-                .pairs()
+        if report.verdict != Verdict::Violation {
+            return Some(false);
+        }
+        let found = |kind: &str| report.violations.iter().any(|v| v.kind.counter() == kind);
+        if !kinds.iter().all(|k| found(k)) {
+            return Some(false);
+        }
+        if self.mechanism.is_empty() {
+            return Some(true);
+        }
+        let reaches = |m: &crate::oracle::Milestones| {
+            let pairs = m.pairs();
+            self.mechanism
                 .iter()
-                .any(|(n, count)| n == name && *count > 0)
+                .all(|name| pairs.iter().any(|(n, c)| n == name && *c > 0))
         };
-        Some(
-            verdict == Verdict::Violation
-                && kinds.into_iter().all(|k| found(k) > 0)
-                && self.mechanism.iter().all(reached),
-        )
+        // The findings that show the bug: of the kinds expected (any, with
+        // none expected).
+        let shows =
+            |v: &&crate::oracle::Violation| kinds.is_empty() || kinds.contains(&v.kind.counter());
+        Some(report.violations.iter().filter(shows).any(|v| {
+            match report.finding_milestones.get(&v.seq) {
+                Some(own) => reaches(own),
+                None => reaches(milestones),
+            }
+        }))
     }
 }
 

@@ -89,7 +89,7 @@ fn a_generic_table_finds_each_violating_scenarios_own_mechanism() {
         let found: Vec<u64> = summary
             .failures
             .iter()
-            .filter(|f| reproduces(&s.expect, f) == Some(true))
+            .filter(|f| reproduces(f) == Some(true))
             .map(|f| f.seed)
             .collect();
         assert_eq!(

@@ -241,3 +241,42 @@ fn names_match_the_fields() {
     names.sort();
     assert_eq!(keys, names);
 }
+
+#[test]
+fn a_wall_jump_counts_only_when_the_lock_then_ends_a_lease_early_on_its_monotonic_clock() {
+    // A 10 s grant made at monotonic 1 s; the lock's wall clock jumps 20 s
+    // ahead at 2 s.
+    let grant = e(1, "lock", "granted")
+        .with("client", "client1")
+        .with("lease", 1u64)
+        .with("ttl_ms", 10_000u64)
+        .with("mono_ns", S);
+    let jump = e(2, "lock", "clock").with("jump_ns", 20 * S as i64);
+    let expired = |t: u64| {
+        e(t, "lock", "expired")
+            .with("client", "client1")
+            .with("lease", 1u64)
+            .with("mono_ns", t * S)
+    };
+    // A lock expiring on its monotonic clock ends the lease on time: the
+    // jump moved nothing it relies on.
+    let m = count(vec![grant.clone(), jump.clone(), expired(11)]);
+    assert_eq!(m.lock_clock_forward, 0);
+    // A lock expiring on its wall clock ends it at once, 9 s early.
+    let m = count(vec![grant.clone(), jump.clone(), expired(2)]);
+    assert_eq!(m.lock_clock_forward, 1);
+    // Released before its end, it was shortened by nothing.
+    let released = e(3, "lock", "released")
+        .with("client", "client1")
+        .with("lease", 1u64);
+    let m = count(vec![grant.clone(), jump.clone(), released]);
+    assert_eq!(m.lock_clock_forward, 0);
+    // A renewal after the jump promises a new end, and the lock keeps it.
+    let renewed = e(5, "lock", "renewed")
+        .with("client", "client1")
+        .with("lease", 1u64)
+        .with("ttl_ms", 10_000u64)
+        .with("mono_ns", 5 * S);
+    let m = count(vec![grant, jump, renewed, expired(15)]);
+    assert_eq!(m.lock_clock_forward, 0);
+}
