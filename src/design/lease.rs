@@ -9,7 +9,12 @@
 //! go back: the oracle reports that as a token regression. The holder may
 //! extend its lease with [`Msg::Renew`] (keep-alive): the lock restarts the
 //! TTL and answers [`Msg::RenewReply`]; a lease that has already ended is
-//! refused, which tells the client it lost the lock.
+//! refused, which tells the client it lost the lock. With
+//! `renew_rearms = false` a renewal moves the end it promises but leaves the
+//! first expiry timer armed, a bug a fenced storage hides: the lock ends the
+//! lease at its first end, before the end the renewal promised (an early
+//! expiry), and grants it to the next client while the holder still believes
+//! in it.
 //!
 //! With `stonith = true` the lock powers off a holder whose lease ran out
 //! before it grants the lock to anyone else (Pacemaker's fencing, a cloud
@@ -78,6 +83,13 @@ pub const LEASE: DesignInfo = DesignInfo {
         },
         STONITH_KEY,
         STONITH_RESTART_KEY,
+        KeySpec {
+            name: "renew_rearms",
+            kind: KeyKind::Bool,
+            default: Some(Value::Bool(true)),
+            doc: "a renewal re-arms the expiry timer; false leaves the first one armed, \
+                  so the lease ends before the end the renewal promised (a bug)",
+        },
     ],
 };
 
@@ -97,6 +109,9 @@ pub struct LeaseConfig {
     pub stonith: bool,
     /// How long a powered-off holder stays down (zero: for good).
     pub stonith_restart: Duration,
+    /// Whether a renewal re-arms the expiry timer (otherwise the first
+    /// timer stays armed and ends the lease early).
+    pub renew_rearms: bool,
 }
 
 impl LeaseConfig {
@@ -109,6 +124,7 @@ impl LeaseConfig {
             durable: p.bool("durable"),
             stonith: p.bool("stonith"),
             stonith_restart: p.duration("stonith_restart"),
+            renew_rearms: p.bool("renew_rearms"),
         }
     }
 }
@@ -201,8 +217,10 @@ impl Actor<Msg> for LeaseLock {
                 let ttl = self.config.ttl;
                 let ok = match &mut self.holder {
                     Some(h) if h.client == from && h.lease == lease => {
-                        ctx.cancel_timer(h.timer);
-                        h.timer = ctx.set_timer(ttl, lease);
+                        if self.config.renew_rearms {
+                            ctx.cancel_timer(h.timer);
+                            h.timer = ctx.set_timer(ttl, lease);
+                        }
                         true
                     }
                     _ => false,
@@ -347,6 +365,21 @@ mod tests {
         assert_eq!(field("reason").as_deref(), Some("restart"));
         // Once: a second start has nothing more to say.
         assert!(h.start(&mut l).events.is_empty());
+    }
+
+    #[test]
+    fn without_renew_rearms_the_first_timer_ends_a_renewed_lease() {
+        let mut l = LeaseLock::new(LeaseConfig {
+            renew_rearms: false,
+            ..LeaseConfig::default()
+        });
+        let mut h = harness();
+        h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });
+        let s = h.message(&mut l, CLIENT1, Msg::Renew { lease: 1, req: 1 });
+        // The renewal promises a new end but moves no timer.
+        assert!(s.event("renewed").is_some());
+        assert!(s.cancelled.is_empty() && s.timers.is_empty());
+        assert_eq!(h.timer(&mut l, TimerId(0), 1).events[0].0, "expired");
     }
 
     #[test]

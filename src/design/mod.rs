@@ -90,6 +90,12 @@ pub trait LockDesign: Send + Sync + 'static {
     /// The protocol one client speaks to the lock nodes, given their names
     /// and the same parameters.
     fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient>;
+    /// Checks parameters beyond their kinds and bounds when a scenario is
+    /// loaded (Redlock's `quorum` must not exceed its `nodes`), so a bad
+    /// value is an error at its key, with its file, line and column.
+    fn validate(&self, _params: &Params) -> Result<(), ParamError> {
+        Ok(())
+    }
 }
 
 /// A storage: its metadata and its server actor. The simplest is a

@@ -17,7 +17,10 @@
 //! client and attempt (Redis clients store a random string): it is the
 //! `lease` of the `granted`, `expired`, `released` and `renewed` events, and
 //! a release deletes the key only if it still holds that value and that
-//! client (the compare-and-delete Lua script). A renewal ([`Msg::Renew`])
+//! client (the compare-and-delete Lua script). With `release = "del"` it is
+//! a plain `DEL`, the mistake the Redis documentation warns about: a client
+//! whose key expired frees whoever holds the lock by then, and the lock is
+//! granted again while that client's grant is live (a double grant). A renewal ([`Msg::Renew`])
 //! is the matching compare-and-`PEXPIRE` script: it sets the key's deadline
 //! to `ttl` from now on the wall clock if the key still holds the client's
 //! value, and is refused otherwise.
@@ -95,7 +98,18 @@ pub const REDIS: DesignInfo = DesignInfo {
             default: Some(Value::Bool(true)),
             doc: "persistence: do the key and the counter survive a crash",
         },
+        RELEASE_KEY,
     ],
+};
+
+/// How a release deletes the key: `"compare"` (the compare-and-delete
+/// script) or `"del"` (a plain `DEL`, which frees anyone's key).
+pub const RELEASE_KEY: KeySpec = KeySpec {
+    name: "release",
+    kind: KeyKind::Choice(&["compare", "del"]),
+    default: Some(Value::Str("compare")),
+    doc: "compare: delete the key only if it holds the releasing client's value; \
+          del: a plain DEL, which frees whoever holds the key (a bug)",
 };
 
 /// Settings of one Redis lock node.
@@ -109,6 +123,9 @@ pub struct RedisConfig {
     pub first_token: u64,
     /// Whether the key and the counter survive a crash.
     pub durable: bool,
+    /// Whether a release is a plain `DEL` (frees anyone's key) rather than
+    /// the compare-and-delete script.
+    pub plain_del: bool,
 }
 
 impl RedisConfig {
@@ -119,6 +136,7 @@ impl RedisConfig {
             tokens: p.bool("tokens"),
             first_token: p.u64("first_token"),
             durable: p.bool("durable"),
+            plain_del: p.str("release") == "del",
         }
     }
 }
@@ -211,10 +229,11 @@ impl RedisLock {
     }
 
     /// The compare-and-delete script: `DEL` only if the key still holds the
-    /// releasing client's value.
+    /// releasing client's value (or, with `release = "del"`, a plain `DEL`).
     fn release(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, lease: u64) {
+        let plain_del = self.config.plain_del;
         self.key
-            .take_if(|key| key.client == client && key.lease == lease);
+            .take_if(|key| plain_del || (key.client == client && key.lease == lease));
         self.grants.release(ctx, client, lease).send(ctx);
     }
 }
@@ -382,6 +401,21 @@ mod tests {
         assert!(s.event("released").is_some());
         assert_eq!(s.sends, vec![(CLIENT1, Msg::ReleaseAck { lease: 2 })]);
         assert_eq!(s.cancelled.len(), 1, "the cycle stops with the key");
+    }
+
+    #[test]
+    fn a_plain_del_frees_anyones_key_and_the_next_acquire_is_granted() {
+        let mut r = RedisLock::new(RedisConfig {
+            plain_del: true,
+            ..RedisConfig::default()
+        });
+        let mut h = harness();
+        h.message(&mut r, CLIENT1, Msg::Acquire { req: 2 });
+        // client2's release of a lease it never held deletes client1's key.
+        let s = h.message(&mut r, CLIENT2, Msg::Release { lease: 7 });
+        assert!(s.event("released").is_none(), "the ledger: not client2's");
+        let s = h.message(&mut r, CLIENT2, Msg::Acquire { req: 1 });
+        assert!(s.event("granted").is_some());
     }
 
     #[test]

@@ -56,7 +56,7 @@ use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
 use crate::design::node_named;
 use crate::design::params::Params;
 use crate::design::redis::{RedisConfig, RedisLock};
-use crate::design::LockDesign;
+use crate::design::{LockDesign, ParamError};
 use crate::protocol::Msg;
 
 /// The clock drift allowance Redlock adds to `ttl × drift_factor`.
@@ -80,6 +80,20 @@ impl LockDesign for Redlock {
             RedlockConfig::from_params(p),
             lock_nodes.to_vec(),
         ))
+    }
+
+    fn validate(&self, p: &Params) -> Result<(), ParamError> {
+        let config = RedlockConfig::from_params(p);
+        if config.quorum > config.nodes {
+            return Err(ParamError {
+                key: "quorum",
+                message: format!(
+                    "a quorum of {} cannot be reached with {} nodes",
+                    config.quorum, config.nodes
+                ),
+            });
+        }
+        Ok(())
     }
 }
 
@@ -130,6 +144,13 @@ pub const REDLOCK: DesignInfo = DesignInfo {
             default: Some(Value::Bool(true)),
             doc: "persistence: do each node's key and counter survive a crash",
         },
+        KeySpec {
+            name: "quorum",
+            kind: KeyKind::U64 { min: 0, max: 15 },
+            default: Some(Value::U64(0)),
+            doc: "how many nodes' grants make an acquisition: 0 is a majority (nodes / 2 + 1); \
+                  fewer is a misconfiguration two clients can both win",
+        },
     ],
 };
 
@@ -148,6 +169,9 @@ pub struct RedlockConfig {
     pub tokens: bool,
     /// Whether each node's key and counter survive a crash.
     pub durable: bool,
+    /// How many grants the client counts as an acquisition (0: a majority
+    /// of the nodes, ⌊N/2⌋ + 1).
+    pub quorum: u64,
 }
 
 impl RedlockConfig {
@@ -160,6 +184,7 @@ impl RedlockConfig {
             drift_factor: p.f64("drift_factor"),
             tokens: p.bool("tokens"),
             durable: p.bool("durable"),
+            quorum: p.u64("quorum"),
         }
     }
 
@@ -170,6 +195,7 @@ impl RedlockConfig {
             tokens: self.tokens,
             first_token: 1,
             durable: self.durable,
+            plain_del: false,
         }
     }
 }
@@ -241,8 +267,13 @@ impl RedlockClient {
         }
     }
 
+    /// How many grants (or extensions) hold the lock: a majority, unless
+    /// the deployment's `quorum` says otherwise.
     fn majority(&self) -> usize {
-        self.nodes.len() / 2 + 1
+        match self.config.quorum {
+            0 => self.nodes.len() / 2 + 1,
+            q => q as usize,
+        }
     }
 
     fn node_ids(&self, ctx: &Context<'_, Msg>) -> Vec<NodeId> {
@@ -560,6 +591,21 @@ mod tests {
         // lock4 answers late: the grant belongs to the lock we hold.
         let s = h.message(&mut c, 4, granted(1, None));
         assert!(s.sends.is_empty());
+    }
+
+    #[test]
+    fn a_quorum_below_a_majority_acquires_on_a_minority() {
+        let (mut h, mut c) = setup();
+        c.client.config.quorum = 2;
+        c.run(&mut h, Command::Acquire);
+        for node in [1, 3] {
+            h.message(&mut c, node, granted(1, None));
+        }
+        for node in [2, 4, 5] {
+            h.message(&mut c, node, Msg::Denied { req: 1 });
+        }
+        // 2 of 5 is what this deployment counts as holding the lock.
+        assert!(matches!(c.last(), LockEvent::Acquired(g) if g.lease == 1));
     }
 
     #[test]

@@ -196,16 +196,20 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
     }
     let params = Params::new(params);
     relations(&info, &params, &mut table)?;
-    // A storage may check its keys further (the `sql` storage prepares its
-    // statement): its objection is reported at the key.
-    if let Some(storage) = resolved.storage() {
-        if let Err(e) = storage.validate(&params) {
-            let message = format!("{}: {}", e.key, e.message);
-            return Err(match table.get(e.key) {
-                Some(field) => field.error(message),
-                None => table.error(message),
-            });
-        }
+    // A design may check its keys further (the `sql` storage prepares its
+    // statement, Redlock's quorum must be reachable): its objection is
+    // reported at the key.
+    let objection = match (resolved.lock(), resolved.storage()) {
+        (Some(lock), _) => lock.validate(&params).err(),
+        (_, Some(storage)) => storage.validate(&params).err(),
+        _ => None,
+    };
+    if let Some(e) = objection {
+        let message = format!("{}: {}", e.key, e.message);
+        return Err(match table.get(e.key) {
+            Some(field) => field.error(message),
+            None => table.error(message),
+        });
     }
     table.finish()?;
     Ok(DesignSpec {

@@ -39,7 +39,8 @@ fn lists_the_builtin_designs_with_their_keys() {
             "first_token",
             "durable",
             "stonith",
-            "stonith_restart"
+            "stonith_restart",
+            "renew_rearms"
         ]
     );
     let epoch = entry(&out.stdout, "epoch");

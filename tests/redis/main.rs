@@ -72,7 +72,10 @@ fn the_registry_lists_both_designs_with_their_keys() {
         let info = registry.get(Role::Lock, name).expect("registered");
         info.keys.iter().map(|k| k.name).collect()
     };
-    assert_eq!(keys("redis"), ["ttl", "tokens", "first_token", "durable"]);
+    assert_eq!(
+        keys("redis"),
+        ["ttl", "tokens", "first_token", "durable", "release"]
+    );
     assert_eq!(
         keys("redlock"),
         [
@@ -81,7 +84,8 @@ fn the_registry_lists_both_designs_with_their_keys() {
             "timeout",
             "drift_factor",
             "tokens",
-            "durable"
+            "durable",
+            "quorum"
         ]
     );
 }

@@ -102,6 +102,19 @@ fn redlock_waits_less_than_its_ttl_and_keeps_some_validity() {
 }
 
 #[test]
+fn a_redlock_quorum_must_be_reachable_with_its_nodes() {
+    let text = with_lock("design = \"redlock\"\nnodes = 3\nquorum = 4");
+    assert_error(
+        &text,
+        "t.toml:5:10",
+        "quorum: a quorum of 4 cannot be reached with 3 nodes",
+    );
+    // With the default five nodes, a quorum of five is every node.
+    load(&with_lock("design = \"redlock\"\nquorum = 5")).unwrap();
+    load(&with_lock("design = \"redlock\"\nquorum = 0")).unwrap();
+}
+
+#[test]
 fn chubby_lock_delay_is_capped_at_a_minute_as_in_chubby() {
     let text = with_lock("design = \"chubby\"\nlock_delay = \"61s\"");
     assert_error(

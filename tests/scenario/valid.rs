@@ -57,6 +57,7 @@ fn the_design_example_loads_with_defaults_filled_in() {
                     "stonith_restart".into(),
                     ParamValue::Duration(Duration::ZERO),
                 ),
+                ("renew_rearms".into(), ParamValue::Bool(true)),
             ]),
             resolved: Registry::builtin().resolve(Role::Lock, "lease").unwrap(),
         },
