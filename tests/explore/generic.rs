@@ -273,3 +273,86 @@ fn a_mechanism_names_milestones_or_the_file_is_refused_at_its_line() {
     assert!(e.to_string().contains("listed twice"), "{e}");
     assert!(load("[]").is_err());
 }
+
+/// A seed whose violation was made another way than `[expect] mechanism`
+/// says does not reproduce it, even when other writes of the run reached
+/// every listed milestone: here the stale write is a write held in the
+/// network (`write_outlived_grant`), while another client paused past its
+/// lease and wrote late (`holder_paused_past_lease`, `zombie_write_sent`),
+/// a write that was lost.
+#[test]
+fn the_mechanism_is_judged_on_the_finding_not_on_the_run() {
+    use fencesim::design::catalog::Registry;
+    const TEXT: &str = r#"name = "made-another-way"
+seed = 1
+duration = "2m"
+
+[lock]
+design = "lease"
+ttl = "10s"
+tokens = false
+
+[storage]
+design = "unchecked"
+
+[[clients]]
+name = "client1"
+
+[[clients]]
+name = "client2"
+start = "2s"
+timeout = "30s"
+
+[[clients]]
+name = "client3"
+start = "40s"
+
+# client1's write is held 20 s in the network: it lands after client2's.
+[[faults]]
+kind = "delay"
+from = "client1"
+to = "storage"
+extra = "20s"
+after = "client1:wrote"
+
+# client3 stalls past its lease and writes late, but that write is lost.
+[[faults]]
+kind = "pause"
+node = "client3"
+after = "client3:acquired"
+duration = "15s"
+
+[[faults]]
+kind = "drop"
+from = "client3"
+to = "storage"
+after = "client3:acquired"
+
+[expect]
+verdict = "violation"
+stale_writes = 1
+mechanism = ["holder_paused_past_lease", "zombie_write_sent"]
+"#;
+    let s = fencesim::scenario::load_str(&Registry::builtin(), "t.toml", TEXT).unwrap();
+    let run = fencesim::runner::run(&s, s.seed);
+    assert_eq!(run.report.stale_writes, 1);
+    let m = run.milestones;
+    assert!(
+        m.holder_paused_past_lease > 0 && m.zombie_write_sent > 0,
+        "{m:?}"
+    );
+    assert_eq!(
+        s.expect.reproduced_by(&run.report, &run.milestones),
+        Some(false)
+    );
+    assert!(!run.expectations_met, "{:?}", run.expectations);
+    // Named for what the stale write itself did, the same run reproduces it.
+    let mut held = s.clone();
+    held.expect.mechanism = vec!["write_outlived_grant".into()];
+    assert_eq!(
+        held.expect.reproduced_by(&run.report, &run.milestones),
+        Some(true)
+    );
+    let run = fencesim::runner::run(&held, held.seed);
+    assert!(run.expectations_met, "{:?}", run.expectations);
+}
