@@ -33,7 +33,7 @@ use fencesim::design::lock_client::{LockClient, SingleServer};
 use fencesim::design::params::Params;
 use fencesim::design::LockDesign;
 use fencesim::protocol::Msg;
-use sim::{Actor, Context, NodeId, TimerId};
+use fencesim::sim::{Actor, Context, NodeId, TimerId};
 
 /// The catalog entry: what `design = "grace_lease"` takes, each key with its
 /// kind and typed default (`fencesim designs` prints them).

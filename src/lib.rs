@@ -15,3 +15,7 @@ pub mod repro;
 pub mod runner;
 pub mod scenario;
 pub mod testkit;
+
+/// The simulated world designs are written against (`fencesim-sim`):
+/// `fencesim::sim::{Actor, Context, NodeId, TimerId}`.
+pub use sim;

@@ -6,11 +6,13 @@
 //! [`run()`] for a complete example.
 #![deny(missing_docs)]
 
+// build.rs stops the build earlier, saying which cause it is; this is the
+// backstop for a build that skips it.
 #[cfg(not(madsim))]
 compile_error!(
-    "fencesim must be built with `--cfg madsim`. The repository's .cargo/config.toml sets it \
-     under [build] rustflags, but an environment RUSTFLAGS (or CARGO_BUILD_RUSTFLAGS) replaces \
-     that setting: unset it, or add `--cfg madsim` to it."
+    "fencesim must be built with `--cfg madsim`: a .cargo/config.toml sets it under [build] \
+     rustflags, and an environment RUSTFLAGS (or CARGO_BUILD_RUSTFLAGS) replaces that setting: \
+     unset it, or add `--cfg madsim` to it."
 );
 
 pub mod actor;
