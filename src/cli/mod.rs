@@ -1,5 +1,5 @@
 //! The `fencesim` command line: `run`, `check`, `explore`, `merge`, `shrink`,
-//! `step`, `report`, `designs`, `margin`, `compare`, `audit`.
+//! `step`, `report`, `designs`, `margin`, `compare`, `audit`, `new`.
 //!
 //! Exit codes, for every subcommand: 0 expectations met (without `[expect]`:
 //! no violation); 1 an expectation failed or a violation was found; 2 invalid
@@ -15,6 +15,7 @@ mod explore;
 mod files;
 mod margin;
 mod merge;
+mod new;
 mod output;
 mod report;
 mod run;
@@ -350,6 +351,10 @@ enum Command {
     },
     /// List the designs and their keys.
     Designs,
+    /// Create a crate to write your own design in: Cargo.toml,
+    /// .cargo/config.toml, a design, its command line, two scenarios, a
+    /// test and a README.
+    New(new::NewArgs),
     /// For each fault that applies, the smallest magnitude (to the
     /// millisecond) at which the verdict flips, found by bisection.
     Margin {
@@ -367,22 +372,7 @@ enum Command {
     },
     /// Sweep the scenario over every lock design (or --designs) with the
     /// same seeds, and print one row per design.
-    Compare {
-        /// The scenario file.
-        file: PathBuf,
-        /// Lock designs to compare, comma-separated (default: every one).
-        #[arg(long, value_delimiter = ',')]
-        designs: Option<Vec<String>>,
-        /// Seeds to run: A..B (B excluded), A..=B or A [default: 0..1000].
-        #[arg(long, value_parser = crate::explore::shard::parse_range)]
-        seeds: Option<std::ops::Range<u64>>,
-        /// Worker threads (default: one per core).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Print one JSON object per design (JSON lines).
-        #[arg(long)]
-        json: bool,
-    },
+    Compare(compare::CompareArgs),
     /// Find where a code base takes distributed locks and whether their
     /// writes are fenced (a lint by patterns, not a proof); each finding
     /// names the bundled scenario that shows what can go wrong.
@@ -561,7 +551,7 @@ pub fn main() -> ExitCode {
 /// use fencesim::design::catalog::Registry;
 ///
 /// fn main() -> std::process::ExitCode {
-///     let registry = Registry::builtin();
+///     let mut registry = Registry::builtin();
 ///     // registry.add_lock(MyLock); registry.add_storage(MyStorage); …
 ///     fencesim::cli::main_with(registry)
 /// }
@@ -753,22 +743,9 @@ where
             json,
             max_runs,
         } => margin::margin(registry, &file, seed, json, max_runs),
-        Command::Compare {
-            file,
-            designs,
-            seeds,
-            jobs,
-            json,
-        } => {
-            let defaults = crate::explore::sweep::SweepOptions::default();
-            let sweep = crate::explore::sweep::SweepOptions {
-                seeds: seeds.unwrap_or(defaults.seeds),
-                jobs: jobs.unwrap_or(defaults.jobs).max(1),
-                ..defaults
-            };
-            compare::compare(registry, &file, designs, sweep, json)
-        }
+        Command::Compare(args) => compare::compare(registry, &args),
         Command::Audit { paths, json } => audit::audit(&paths, json),
+        Command::New(args) => new::new(registry, &args),
     };
     status
 }

@@ -12,6 +12,7 @@ mod designs;
 mod inputs;
 mod invalid;
 mod lanes;
+mod new;
 mod run;
 mod verdicts;
 

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `fencesim new` as a user runs it: the crate it writes, outside the
+# repository, builds against this checkout and its tests pass; without its
+# .cargo/config.toml, or with an environment RUSTFLAGS, the build stops at
+# once with the message for that cause.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+cargo build --release --quiet --bin fencesim
+"$root/target/release/fencesim" new "$scratch/my-lock" >/dev/null
+cd "$scratch/my-lock"
+
+# The repository's own target directory: the crate reuses the fencesim
+# library that `cargo test` built (a cold build of it is what a user waits
+# for once).
+start=$SECONDS
+CARGO_TARGET_DIR="$root/target" cargo test --quiet >"$scratch/test.log" 2>&1 || {
+    cat "$scratch/test.log" >&2
+    echo "new-crate: the crate \`fencesim new\` writes fails its tests" >&2
+    exit 1
+}
+CARGO_TARGET_DIR="$root/target" cargo run --quiet -- check scenarios/ >/dev/null
+# What it writes is what a user's CI would hold it to.
+cargo fmt --check
+CARGO_TARGET_DIR="$root/target" cargo clippy --quiet --all-targets -- -D warnings
+echo "new-crate: built, tested and checked in $((SECONDS - start)) s"
+
+# The two ways --cfg madsim goes missing, each told apart. A target
+# directory of their own, so the flags do not rebuild the one above.
+expect_failure() {
+    local what=$1 message=$2
+    shift 2
+    if "$@" >"$scratch/build.log" 2>&1; then
+        echo "new-crate: the build $what succeeded without --cfg madsim" >&2
+        exit 1
+    fi
+    if ! grep -q -- "$message" "$scratch/build.log"; then
+        cat "$scratch/build.log" >&2
+        echo "new-crate: the build $what did not say: $message" >&2
+        exit 1
+    fi
+    echo "new-crate: the build $what stops with: $message"
+}
+flags_target="$root/target/new-crate-flags"
+expect_failure "with RUSTFLAGS set" "the rustflags in use are \`-C debuginfo=0\`" \
+    env RUSTFLAGS="-C debuginfo=0" CARGO_TARGET_DIR="$flags_target" cargo build --quiet
+rm .cargo/config.toml
+expect_failure "without .cargo/config.toml" "needs a .cargo/config.toml beside its Cargo.toml" \
+    env -u RUSTFLAGS CARGO_TARGET_DIR="$flags_target" cargo build --quiet
