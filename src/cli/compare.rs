@@ -1,21 +1,47 @@
-//! `fencesim compare FILE [--designs a,b] [--seeds A..B] [--jobs N] [--json]`.
+//! `fencesim compare FILE [--designs a,b] [--seeds A..B] [--jobs N]
+//! [--json | --markdown]`.
 
-use std::path::Path;
+use std::path::PathBuf;
+
+use clap::Args;
 
 use super::{load, Status};
 use crate::design::catalog::{Registry, Role};
 use crate::explore::compare;
 use crate::explore::sweep::SweepOptions;
 
-pub(super) fn compare(
-    registry: &Registry,
-    file: &Path,
+/// The flags of `fencesim compare`.
+#[derive(Args, Debug)]
+pub(super) struct CompareArgs {
+    /// The scenario file.
+    file: PathBuf,
+    /// Lock designs to compare, comma-separated (default: every one).
+    #[arg(long, value_delimiter = ',')]
     designs: Option<Vec<String>>,
-    sweep: SweepOptions,
+    /// Seeds to run: A..B (B excluded), A..=B or A [default: 0..1000].
+    #[arg(long, value_parser = crate::explore::shard::parse_range)]
+    seeds: Option<std::ops::Range<u64>>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Print one JSON object per design (JSON lines).
+    #[arg(long, conflicts_with = "markdown")]
     json: bool,
-) -> Status {
+    /// Print the table in Markdown, to paste into a document.
+    #[arg(long)]
+    markdown: bool,
+}
+
+pub(super) fn compare(registry: &Registry, args: &CompareArgs) -> Status {
+    let defaults = SweepOptions::default();
+    let sweep = SweepOptions {
+        seeds: args.seeds.clone().unwrap_or(defaults.seeds.clone()),
+        jobs: args.jobs.unwrap_or(defaults.jobs).max(1),
+        ..defaults
+    };
+    let (file, designs, json) = (&args.file, &args.designs, args.json);
     let known = registry.names(Role::Lock);
-    let designs: Vec<&str> = match &designs {
+    let designs: Vec<&str> = match designs {
         None => known.clone(),
         Some(names) => {
             if let Some(bad) = names.iter().find(|n| !known.contains(&n.as_str())) {
@@ -48,7 +74,11 @@ pub(super) fn compare(
                 sweep.seeds.end
             ))
         );
-        print!("{}", compare::markdown(&rows));
+        if args.markdown {
+            print!("{}", compare::markdown(&rows));
+        } else {
+            print!("{}", compare::text(&rows));
+        }
     }
     // A design that cannot run the scenario is a row that says so, not a
     // failure of the comparison; a seed that crashed or timed out is: its

@@ -217,76 +217,116 @@ fn row(registry: &Registry, scenario: &Scenario, design: &str, options: &SweepOp
     }
 }
 
-/// The rows as a Markdown table.
+/// The table's header.
+const HEADER: [&str; 6] = [
+    "design",
+    "failing seeds",
+    "first failing seed",
+    "violation kinds",
+    "milestones reached",
+    "main pause margin",
+];
+
+/// The rows' cells, as plain text.
+fn cells(rows: &[Row]) -> Vec<[String; 6]> {
+    rows.iter().map(row_cells).collect()
+}
+
+fn row_cells(r: &Row) -> [String; 6] {
+    let dash = || "—".to_owned();
+    if let Some(e) = &r.error {
+        return [
+            r.design.clone(),
+            dash(),
+            dash(),
+            dash(),
+            dash(),
+            format!("cannot run: {e}"),
+        ];
+    }
+    let kinds = if r.kinds.is_empty() {
+        "none".to_owned()
+    } else {
+        r.kinds
+            .iter()
+            .map(|(k, n)| format!("{k} ×{n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let pause = match &r.main_pause {
+        None => dash(),
+        Some(p) => match (p.finding, p.threshold) {
+            (Finding::Flip, Some(t)) => format!(
+                "{}: {} → {}",
+                margin::secs(t),
+                p.verdict_below,
+                p.verdict_at
+            ),
+            (Finding::NoFlip, _) => format!(
+                "no flip up to {} ({})",
+                margin::secs(p.probe.max),
+                p.verdict_below
+            ),
+            (f, _) => f.as_str().replace('_', " "),
+        },
+    };
+    let mut errors = Vec::new();
+    if r.crashed > 0 {
+        errors.push(format!("{} crashed", r.crashed));
+    }
+    if r.timed_out > 0 {
+        errors.push(format!("{} timed out", r.timed_out));
+    }
+    let errors = if errors.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", errors.join(", "))
+    };
+    [
+        r.design.clone(),
+        format!("{} of {}{errors}", r.failing_seeds, r.seeds),
+        r.first_failing_seed.map_or_else(dash, |s| s.to_string()),
+        kinds,
+        format!("{} of {}", r.milestones_reached(), r.milestones.len()),
+        pause,
+    ]
+}
+
+/// The rows as a Markdown table (`compare --markdown`), each cell escaped
+/// for Markdown.
 pub fn markdown(rows: &[Row]) -> String {
-    let mut out = String::from(
-        "| design | failing seeds | first failing seed | violation kinds | milestones reached | main pause margin |\n\
-         |---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        if let Some(e) = &r.error {
-            out.push_str(&format!(
-                "| {} | — | — | — | — | cannot run: {} |\n",
-                cell(&r.design),
-                cell(e)
-            ));
-            continue;
-        }
-        let kinds = if r.kinds.is_empty() {
-            "none".to_owned()
-        } else {
-            r.kinds
-                .iter()
-                .map(|(k, n)| format!("{k} ×{n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let pause = match &r.main_pause {
-            None => "—".to_owned(),
-            Some(p) => match (p.finding, p.threshold) {
-                (Finding::Flip, Some(t)) => format!(
-                    "{}: {} → {}",
-                    margin::secs(t),
-                    p.verdict_below,
-                    p.verdict_at
-                ),
-                (Finding::NoFlip, _) => format!(
-                    "no flip up to {} ({})",
-                    margin::secs(p.probe.max),
-                    p.verdict_below
-                ),
-                (f, _) => f.as_str().replace('_', " "),
-            },
-        };
-        let mut errors = Vec::new();
-        if r.crashed > 0 {
-            errors.push(format!("{} crashed", r.crashed));
-        }
-        if r.timed_out > 0 {
-            errors.push(format!("{} timed out", r.timed_out));
-        }
-        let errors = if errors.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", errors.join(", "))
-        };
-        out.push_str(&format!(
-            "| {} | {} of {}{errors} | {} | {} | {} of {} | {} |\n",
-            cell(&r.design),
-            r.failing_seeds,
-            r.seeds,
-            r.first_failing_seed
-                .map_or("—".to_owned(), |s| s.to_string()),
-            kinds,
-            r.milestones_reached(),
-            r.milestones.len(),
-            pause
-        ));
+    let mut out = format!("| {} |\n|---|---|---|---|---|---|\n", HEADER.join(" | "));
+    for row in cells(rows) {
+        let row: Vec<String> = row.iter().map(|c| crate::escape::markdown(c)).collect();
+        out.push_str(&format!("| {} |\n", row.join(" | ")));
     }
     out
 }
 
-/// Text for a Markdown cell: escaped, pipes included.
-fn cell(text: &str) -> String {
-    crate::escape::markdown(text)
+/// The rows as a table for the terminal: columns aligned, each cell
+/// escaped for the terminal only (a design named `k8s_lease` reads as it is
+/// written, not as Markdown escapes it).
+pub fn text(rows: &[Row]) -> String {
+    let rows: Vec<Vec<String>> = cells(rows)
+        .iter()
+        .map(|row| row.iter().map(|c| crate::escape::terminal(c)).collect())
+        .collect();
+    let header: Vec<String> = HEADER.iter().map(|h| h.to_string()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in &rows {
+        for (w, c) in widths.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in std::iter::once(&header).chain(&rows) {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c}{}", " ".repeat(w - c.chars().count())))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
 }

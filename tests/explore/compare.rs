@@ -84,7 +84,7 @@ fn compare_lists_every_lock_design_with_the_same_seeds() {
     );
     assert_eq!(rows[0]["main_pause_finding"], "flip");
 
-    let (code, table, _) = fencesim(&["compare", UNFENCED, "--seeds", "0..50"]);
+    let (code, table, _) = fencesim(&["compare", UNFENCED, "--seeds", "0..50", "--markdown"]);
     assert_eq!(code, 0);
     let body: Vec<&str> = table.lines().filter(|l| l.starts_with("| ")).collect();
     assert_eq!(
@@ -94,6 +94,57 @@ fn compare_lists_every_lock_design_with_the_same_seeds() {
     );
     assert!(body[0].contains("| design | failing seeds | first failing seed |"));
     assert!(body[1].starts_with("| lease | "), "{table}");
+
+    // On the terminal, the same rows in aligned columns.
+    let (code, text, _) = fencesim(&["compare", UNFENCED, "--seeds", "0..50"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = text.lines().skip(2).collect();
+    assert_eq!(lines.len(), body.len(), "{text}");
+    assert!(lines[0].starts_with("design  "), "{text}");
+    let column = lines[0].find("failing seeds").unwrap();
+    assert_eq!(&lines[1][column..column + 8], "29 of 50", "{text}");
+}
+
+/// A design the user named `k8s_lease` reads as written on the terminal
+/// (no Markdown escapes), and escaped only in the Markdown table.
+#[test]
+fn the_terminal_table_shows_names_as_written() {
+    use fencesim::design::catalog::DesignInfo;
+    use fencesim::design::lock_client::LockClient;
+    use fencesim::design::params::Params;
+    use fencesim::design::LockDesign;
+    use fencesim::protocol::Msg;
+
+    struct Renamed;
+    impl LockDesign for Renamed {
+        fn info(&self) -> DesignInfo {
+            DesignInfo {
+                name: "k8s_lease",
+                ..fencesim::design::lease::Lease.info()
+            }
+        }
+        fn server(&self, p: &Params, index: usize) -> Box<dyn fencesim::sim::Actor<Msg>> {
+            fencesim::design::lease::Lease.server(p, index)
+        }
+        fn client(&self, p: &Params, nodes: &[String]) -> Box<dyn LockClient> {
+            fencesim::design::lease::Lease.client(p, nodes)
+        }
+    }
+    let mut registry = Registry::builtin();
+    registry.add_lock(Renamed);
+    let s = bundled("figure-9-6-unfenced");
+    let sweep = SweepOptions {
+        seeds: 0..5,
+        ..SweepOptions::default()
+    };
+    let rows = compare::compare(&registry, &s, &["k8s_lease"], &sweep);
+    let text = compare::text(&rows);
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("k8s_lease  "),
+        "{text}"
+    );
+    assert!(!text.contains('\\'), "{text}");
+    assert!(compare::markdown(&rows).contains("| k8s\\_lease |"));
 }
 
 #[test]
@@ -282,7 +333,7 @@ faults = [0, 0]
     ];
     let (code, out, err) = fencesim(&args);
     assert_eq!(code, 3, "{out}{err}");
-    assert!(out.contains("| lease | 3 of 3 (3 crashed) |"), "{out}");
+    assert!(out.contains("\nlease   3 of 3 (3 crashed)  "), "{out}");
     assert!(
         err.contains("crashed or timed out under lease (3 of 3), redis (3 of 3)"),
         "{err}"
