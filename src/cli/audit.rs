@@ -6,7 +6,20 @@ use super::Status;
 use crate::audit;
 use crate::escape;
 
-pub(super) fn audit(paths: &[PathBuf], json: bool) -> Status {
+/// `fencesim audit`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct AuditArgs {
+    /// Source files or directories to scan.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Print one JSON object per finding (JSON lines).
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn audit(args: AuditArgs) -> Status {
+    let AuditArgs { paths, json } = args;
+    let paths = &paths[..];
     // The findings name the scenarios of the checkout the audit runs from.
     let report = match audit::audit(paths, Path::new("scenarios")) {
         Ok(report) => report,

@@ -10,7 +10,15 @@ use crate::design::catalog::Registry;
 use crate::escape;
 use crate::runner::{self, ScenarioRun};
 
-pub(super) fn check(registry: &Registry, paths: &[PathBuf]) -> Status {
+/// `fencesim check`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct CheckArgs {
+    /// Scenario files or directories (default: scenarios/).
+    paths: Vec<PathBuf>,
+}
+
+pub(super) fn check(registry: &Registry, args: CheckArgs) -> Status {
+    let paths = &args.paths[..];
     let default = [PathBuf::from("scenarios")];
     let paths = if paths.is_empty() {
         &default[..]
@@ -167,6 +175,22 @@ struct Row {
     status: Status,
 }
 
+/// What the columns count, printed under the table: a reader who meets
+/// `regress` or `determ.` for the first time should not need the docs.
+const LEGEND: &str = "
+stale     writes the storage accepted after it had accepted one under a newer grant
+zombie    writes accepted after their grant ended while another client's grant was
+          current (a violation only with strict = true)
+accepted  writes the storage accepted
+rejected  writes the storage refused (a fence, a failed compare-and-set)
+regress   grants whose token was not greater than one the same lock node gave before
+lost      increments the storage applied that the final value does not show
+outcome   how the run ended: completed, stalled, time_limit, event_limit, crashed
+          (a panic in a design) or timed_out (the run's wall-clock budget)
+determ.   yes when the scenario's two runs with its seed traced alike
+result    ok when the scenario's [expect] table held; FAIL, INCONCLUSIVE or ERROR else
+";
+
 fn table(rows: &[Row], invalid: &[String]) -> String {
     let header = [
         "scenario", "verdict", "stale", "zombie", "accepted", "rejected", "regress", "lost",
@@ -245,6 +269,7 @@ fn table(rows: &[Row], invalid: &[String]) -> String {
         format!(" ({})", tail.join(", "))
     };
     let total = rows.len() + invalid.len();
+    out.push_str(LEGEND);
     out.push_str(&format!("\n{ok} of {total} scenarios passed{tail}\n"));
     out
 }

@@ -29,31 +29,187 @@
 //!   judges what they did up to that point. The summary says plainly when no
 //!   seed reached the situation the sweep was meant to test.
 
+mod injected;
+mod progress;
+mod resuming;
+mod signal;
+mod summary;
+
+use injected::{exhaustive, exhaustive_human};
+use progress::Progress;
+use resuming::{read_resumed, recorded_settings, resumed};
+use signal::{Signal, Stop};
+use summary::{human, mechanism_line, stopped_note};
+
 use std::collections::VecDeque;
-use std::io::{IsTerminal, Write as _};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::output::plural;
-use super::{load, repro_command, Status};
+use super::{load, repro_command, FaultsArg, FaultsChoice, Replay, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::exhaustive::{self, ExhaustiveResult};
 use crate::explore::generic::{self, Reproduced};
 use crate::explore::resume::{self, Recorded, Resumed, Sessions};
-use crate::explore::shard::Shard;
 use crate::explore::sweep::{
-    self, FaultMode, SeedReport, StopRules, StoppedBy, SweepEvent, SweepOptions, SweepSummary,
+    self, FaultMode, SeedReport, StopRules, SweepEvent, SweepOptions, SweepSummary,
 };
 use crate::explore::{describe, guided};
 use crate::scenario::Scenario;
-use sim::journal::seconds;
 
-pub(super) struct Options {
+/// `fencesim explore`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct ExploreArgs {
+    /// The scenario file.
+    file: PathBuf,
+    /// Seeds to run: A..B (B excluded), A..=B or A [default: 0..1000].
+    #[arg(long, value_parser = crate::explore::shard::parse_range)]
+    seeds: Option<std::ops::Range<u64>>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Run only the seeds s with s % N == K.
+    #[arg(long, value_name = "K/N", value_parser = crate::explore::shard::Shard::parse)]
+    shard: Option<crate::explore::shard::Shard>,
+    /// `random`: the scenario's faults plus a random schedule per seed;
+    /// `guided`: as --guided; `scenario`: only the scenario's faults
+    /// [default: random].
+    #[arg(long, value_enum)]
+    faults: Option<FaultsArg>,
+    /// Guided search: each seed runs a fresh random schedule or a
+    /// mutation of an entry of the --corpus file (as loaded at start);
+    /// schedules that reach a new milestone combination are appended to
+    /// the corpus written at the end.
+    #[arg(long, conflicts_with = "exhaustive")]
+    guided: bool,
+    /// With --guided: the corpus file to draw from (missing: empty) and,
+    /// unless --corpus-out, to write the grown corpus to.
+    #[arg(long, value_name = "FILE")]
+    corpus: Option<PathBuf>,
+    /// With --guided: write the grown corpus here instead of to --corpus.
+    #[arg(long, value_name = "FILE")]
+    corpus_out: Option<PathBuf>,
+    /// Depth-bounded search (after PCT): each seed draws 1 to D faults,
+    /// all but the first right after an event drawn from the scenario's
+    /// own run (1 to 16).
+    #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16),
+          conflicts_with_all = ["exhaustive", "guided"])]
+    depth: Option<u32>,
+    /// Stream JSON lines: one per failing seed (in seed order), a
+    /// checkpoint now and then, then a summary line.
+    #[arg(long)]
+    json: bool,
+    /// Continue the stopped sweep whose `--json` output is FILE: run only
+    /// the seeds it did not complete, and write the whole sweep's lines.
+    #[arg(long, value_name = "FILE", conflicts_with = "exhaustive")]
+    resume: Option<PathBuf>,
+    /// Inject 1 fault (or every pair) from a menu at every event of the run.
+    #[arg(long, value_name = "1|2", value_parser = clap::value_parser!(u8).range(1..=2))]
+    exhaustive: Option<u8>,
+    /// With --exhaustive: allow up to N runs (default: 10000).
+    #[arg(long, value_name = "N", requires = "exhaustive")]
+    max_runs: Option<u64>,
+    /// Stop after N failing seeds: the lowest N of the range, the same
+    /// whatever --jobs; seeds after the N-th are not counted.
+    #[arg(long, value_name = "N", conflicts_with_all = ["exhaustive", "resume"],
+          value_parser = parse_until)]
+    until: Option<u64>,
+    /// Stop taking new seeds after this much wall time (`30s`, `5m`);
+    /// the seeds running finish, and the summary says which ran.
+    #[arg(long, value_name = "DURATION", conflicts_with = "exhaustive",
+          value_parser = parse_time_budget)]
+    time: Option<std::time::Duration>,
+    /// Drop the scenario's `[[faults]]` and `[explore]` table and explore
+    /// with the generic table (every kind, 1 to 3 faults, maxima from
+    /// the scenario's timeouts); count the failing seeds that reproduce
+    /// the bug its `[expect]` describes (`mechanism`).
+    #[arg(long, conflicts_with_all = ["exhaustive", "resume"])]
+    generic: bool,
+}
+
+/// `explore --until`: a number of failing seeds, at least 1.
+fn parse_until(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(0) => Err("the sweep stops after N failing seeds: N is 1 or more".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a number of failing seeds, such as 1 or 10".to_owned()),
+    }
+}
+
+/// `explore --time`: a wall-clock duration longer than 0.
+fn parse_time_budget(text: &str) -> Result<std::time::Duration, String> {
+    match humantime::parse_duration(text) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => Err("a time budget must be longer than 0".to_owned()),
+        Err(e) => Err(format!("expected a duration such as 30s or 5m: {e}")),
+    }
+}
+
+impl ExploreArgs {
+    /// The sweep these flags ask for, and the scenario file.
+    fn options(self) -> (PathBuf, Options) {
+        let ExploreArgs {
+            file,
+            seeds,
+            jobs,
+            shard,
+            faults,
+            guided,
+            corpus,
+            corpus_out,
+            depth,
+            json,
+            resume,
+            exhaustive,
+            max_runs,
+            until,
+            time,
+            generic,
+        } = self;
+        let defaults = SweepOptions::default();
+        let given = Given {
+            seeds: seeds.is_some(),
+            shard: shard.is_some(),
+            faults: faults.is_some() || guided || depth.is_some(),
+        };
+        let faults = if guided {
+            Some(FaultsArg::Guided)
+        } else if depth.is_some() {
+            Some(FaultsArg::Depth)
+        } else {
+            faults
+        };
+        let sweep = SweepOptions {
+            seeds: seeds.unwrap_or(defaults.seeds),
+            jobs: jobs.unwrap_or(defaults.jobs).max(1),
+            shard: shard.unwrap_or(defaults.shard),
+            faults: FaultMode::Random,
+        };
+        let replay = Replay {
+            corpus,
+            corpus_entries: None,
+            depth,
+            generic,
+        };
+        let options = Options {
+            faults: FaultsChoice::new(faults.unwrap_or(FaultsArg::Random), replay),
+            corpus_out,
+            sweep,
+            json,
+            exhaustive,
+            max_runs,
+            resume,
+            given,
+            rules: StopRules { until, time },
+        };
+        (file, options)
+    }
+}
+
+struct Options {
     pub sweep: SweepOptions,
     pub json: bool,
     pub exhaustive: Option<u8>,
@@ -68,7 +224,7 @@ pub(super) struct Options {
     pub rules: StopRules,
     /// `--faults` (or `--guided`) with `--corpus`: resolved into
     /// `sweep.faults` once the scenario is loaded.
-    pub faults: super::FaultsChoice,
+    pub faults: FaultsChoice,
     /// `--corpus-out`: where a guided sweep writes its grown corpus
     /// (default: `--corpus`).
     pub corpus_out: Option<PathBuf>,
@@ -76,13 +232,15 @@ pub(super) struct Options {
 
 /// The sweep settings given on the command line.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Given {
+struct Given {
     pub seeds: bool,
     pub shard: bool,
     pub faults: bool,
 }
 
-pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) -> Status {
+pub(super) fn explore(registry: &Registry, args: ExploreArgs) -> Status {
+    let (file, mut options) = args.options();
+    let file = file.as_path();
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
@@ -141,115 +299,6 @@ pub(super) fn explore(registry: &Registry, file: &Path, mut options: Options) ->
     // Every run is made with the designs the scenario was loaded with.
     let runs = sweep::Runs::default();
     sweep(&runs, &scenario, &options, resumed)
-}
-
-/// Takes the fault settings a resumed file records (`--generic`, the mode,
-/// a guided sweep's corpus, a depth bound, an exhaustive search) into
-/// `options`; a flag given that says otherwise is an error.
-fn recorded_settings(path: &Path, r: &Resumed, options: &mut Options) -> Result<(), String> {
-    let file = path.display();
-    let clash = |flag: &str, given: &str, recorded: &str| {
-        format!(
-            "{file} was swept with {flag} {recorded}, not {given}: leave {flag} out to resume it"
-        )
-    };
-    match r.generic {
-        Some(true) => options.faults.set_generic(),
-        Some(false) if options.faults.generic() => {
-            return Err(format!(
-                "{file} was swept without --generic: leave --generic out to resume it"
-            ))
-        }
-        _ => {}
-    }
-    let f = &mut options.faults;
-    let recorded = r.faults.as_str();
-    if options.given.faults && f.name() != recorded {
-        return Err(clash("--faults", f.name(), recorded));
-    }
-    match &r.faults {
-        Recorded::Random => f.arg = super::FaultsArg::Random,
-        Recorded::Scenario => f.arg = super::FaultsArg::Scenario,
-        Recorded::Depth(d) => {
-            if let Some(given) = f.depth.filter(|given| given != d) {
-                return Err(clash("--depth", &given.to_string(), &d.to_string()));
-            }
-            f.arg = super::FaultsArg::Depth;
-            f.depth = Some(*d);
-        }
-        Recorded::Guided(g) => {
-            let given = f.corpus.as_ref().map(|p| p.display().to_string());
-            if let Some(given) = given.filter(|given| *given != g.file) {
-                return Err(clash("--corpus", &given, &g.file));
-            }
-            let out = options.corpus_out.as_ref().map(|p| p.display().to_string());
-            if let Some(given) = out.filter(|given| *given != g.out) {
-                return Err(clash("--corpus-out", &given, &g.out));
-            }
-            f.arg = super::FaultsArg::Guided;
-            f.corpus = Some(PathBuf::from(&g.file));
-            f.entries = Some(g.loaded);
-            options.corpus_out = Some(PathBuf::from(&g.out));
-        }
-        Recorded::Exhaustive { depth, .. } => options.exhaustive = Some(*depth),
-    }
-    Ok(())
-}
-
-/// Reads `--resume`'s file.
-fn read_resumed(path: &Path) -> Result<Resumed, String> {
-    let file = path.display().to_string();
-    let text = resume::read_file(path).map_err(|e| format!("cannot resume from {file}: {e}"))?;
-    resume::read(&text, &file)
-}
-
-/// Checks what `--resume`'s file `r` (read from `path`) records against the
-/// scenario and the flags given, and takes the sweep's settings from it.
-fn resumed(
-    scenario: &Scenario,
-    path: &Path,
-    r: Resumed,
-    options: &mut Options,
-) -> Result<Resumed, String> {
-    let file = path.display().to_string();
-    if let Some(name) = &r.scenario {
-        if *name != scenario.name {
-            return Err(format!(
-                "{file} is a sweep of scenario \"{name}\", not of {} (\"{}\")",
-                scenario.file, scenario.name
-            ));
-        }
-    }
-    let o = &mut options.sweep;
-    let clash = |flag: &str, given: String, recorded: String| {
-        format!(
-            "{file} was swept with {flag} {recorded}, not {given}: leave {flag} out to resume it"
-        )
-    };
-    if options.given.seeds && o.seeds != r.range {
-        let show = |r: &std::ops::Range<u64>| format!("{}..{}", r.start, r.end);
-        return Err(clash("--seeds", show(&o.seeds), show(&r.range)));
-    }
-    if options.given.shard && o.shard != r.shard {
-        return Err(clash("--shard", o.shard.to_string(), r.shard.to_string()));
-    }
-    if let (FaultMode::Guided(corpus), Recorded::Guided(g)) = (&o.faults, &r.faults) {
-        if let Some(fingerprint) = g
-            .fingerprint
-            .as_ref()
-            .filter(|f| **f != corpus.fingerprint())
-        {
-            return Err(format!(
-                "{file}'s sweep loaded {} entries of {} with fingerprint {fingerprint}; \
-                 the file's first {} entries now differ: it was edited or replaced, and the \
-                 rest of the sweep would not draw what the stopped part drew",
-                g.loaded, g.file, g.loaded
-            ));
-        }
-    }
-    o.seeds = r.range.clone();
-    o.shard = r.shard;
-    Ok(r)
 }
 
 fn repro(scenario: &Scenario, seed: u64, mode: &FaultMode, generic: &str) -> String {
@@ -643,527 +692,5 @@ fn status(summary: &Value, signal: Option<Signal>) -> Status {
         // Not one seed judged anything: "no violation" would be vacuous.
         None if n("seeds") > 0 && n("inconclusive") == n("seeds") => Status::Inconclusive,
         None => Status::Ok,
-    }
-}
-
-/// The completed seed ranges, `0..412, 500..600`, or `none`.
-fn ranges_text(s: &SweepSummary) -> String {
-    let ranges: Vec<String> = s
-        .completed
-        .iter()
-        .map(|r| format!("{}..{}", r.start, r.end))
-        .collect();
-    if ranges.is_empty() {
-        "none".to_owned()
-    } else {
-        ranges.join(", ")
-    }
-}
-
-fn stopped_note(s: &SweepSummary, signal: Signal, json: bool, search: bool) -> String {
-    let how = if json {
-        "`explore FILE --resume OUTPUT` runs the rest"
-    } else {
-        "with --json, `explore --resume` could run the rest"
-    };
-    let (what, ranges) = if search {
-        ("injection sets", "injection sets ")
-    } else {
-        ("seeds", "")
-    };
-    format!(
-        "stopped   by {} after {} {what}; completed {ranges}{} ({how})",
-        signal.name(),
-        s.seeds,
-        ranges_text(s),
-    )
-}
-
-/// The signal that stopped a sweep.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Signal {
-    Interrupt,
-    Terminate,
-}
-
-impl Signal {
-    fn name(self) -> &'static str {
-        match self {
-            Signal::Interrupt => "SIGINT",
-            Signal::Terminate => "SIGTERM",
-        }
-    }
-}
-
-/// SIGINT and SIGTERM, caught for the length of a sweep: the first asks it
-/// to stop; a second one exits at once (130 or 143), for a sweep whose
-/// running seeds take too long to finish.
-struct Stop {
-    requested: Arc<AtomicBool>,
-    signal: Arc<AtomicUsize>,
-}
-
-impl Stop {
-    fn install() -> Stop {
-        use signal_hook::consts::{SIGINT, SIGTERM};
-        let requested = Arc::new(AtomicBool::new(false));
-        let signal = Arc::new(AtomicUsize::new(0));
-        for sig in [SIGINT, SIGTERM] {
-            // Order matters: the shutdown checks the flag before the first
-            // signal sets it.
-            let registered =
-                signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, requested.clone())
-                    .and_then(|_| {
-                        signal_hook::flag::register_usize(sig, signal.clone(), sig as usize)
-                    })
-                    .and_then(|_| signal_hook::flag::register(sig, requested.clone()));
-            if let Err(e) = registered {
-                // Without the handlers a signal ends the sweep as before.
-                eprintln!("warning: cannot catch signal {sig}: {e}");
-            }
-        }
-        Stop { requested, signal }
-    }
-
-    fn requested(&self) -> bool {
-        self.requested.load(Ordering::SeqCst)
-    }
-
-    fn signal(&self) -> Option<Signal> {
-        use signal_hook::consts::{SIGINT, SIGTERM};
-        match self.signal.load(Ordering::SeqCst) as i32 {
-            s if s == SIGINT => Some(Signal::Interrupt),
-            s if s == SIGTERM => Some(Signal::Terminate),
-            _ => None,
-        }
-    }
-}
-
-/// `mechanism stale_writes + lock_restarted: 7 of 120 failing seeds
-/// reproduce it, the first seed 52`, when `[expect]` describes a bug.
-fn mechanism_line(scenario: &Scenario, r: &Reproduced, failing: u64) -> Option<String> {
-    let what = generic::describe(&scenario.expect)?;
-    let found = match r.first {
-        Some(first) => format!(
-            "{} of {failing} failing seeds reproduce it, the first seed {first}",
-            r.seeds
-        ),
-        None => format!("none of {failing} failing seeds reproduces it"),
-    };
-    Some(format!("mechanism {}: {found}\n", escape::terminal(&what)))
-}
-
-fn human(scenario: &Scenario, o: &SweepOptions, s: &SweepSummary, generic: &str) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let shard = if o.shard == Shard::WHOLE {
-        String::new()
-    } else {
-        format!(", shard {}", o.shard)
-    };
-    writeln!(
-        out,
-        "explore   {} ({}), seeds {}..{}{shard}, faults {}{}, {}",
-        escape::terminal(&scenario.name),
-        escape::terminal(&scenario.file),
-        o.seeds.start,
-        o.seeds.end,
-        o.faults.as_str(),
-        if generic.is_empty() {
-            ""
-        } else {
-            " (generic table)"
-        },
-        plural(o.jobs, "job")
-    )
-    .unwrap();
-    let outcomes: Vec<String> = s.outcomes.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    writeln!(out, "seeds     {} run: {}", s.seeds, outcomes.join(", ")).unwrap();
-    let kinds: Vec<String> = s.by_kind.iter().map(|(k, n)| format!("{n} {k}")).collect();
-    if s.violations == 0 {
-        writeln!(out, "verdict   no violation").unwrap();
-    } else {
-        writeln!(
-            out,
-            "verdict   {} seeds violate ({})",
-            s.violations,
-            kinds.join(", ")
-        )
-        .unwrap();
-    }
-    if !s.by_property.is_empty() {
-        // A seed counts once per property it broke.
-        let broken: Vec<String> = s
-            .by_property
-            .iter()
-            .map(|(p, n)| format!("{n} {} not {p}", if *n == 1 { "seed" } else { "seeds" }))
-            .collect();
-        let what = format!(
-            "{}: what [expect] always says holds in every seed",
-            broken.join(", ")
-        );
-        super::output::labelled(&mut out, "broken", &what);
-    }
-    if s.crashed > 0 {
-        writeln!(out, "crashed   {} seeds panicked", s.crashed).unwrap();
-    }
-    if let Some(rate) = s.seeds_per_failure() {
-        writeln!(
-            out,
-            "found     {} failing seeds in {} seeds: one per {rate:.1} seeds",
-            s.failing_seeds, s.seeds
-        )
-        .unwrap();
-    }
-    match s.stopped_by {
-        Some(StoppedBy::Until) => writeln!(
-            out,
-            "stopped   by --until {}: the lowest {} failing seeds of the range, \
-             completed {}",
-            s.rules.until.unwrap_or(0),
-            s.failing_seeds,
-            ranges_text(s)
-        )
-        .unwrap(),
-        Some(StoppedBy::Time) => writeln!(
-            out,
-            "stopped   by --time {} (wall), completed {}",
-            humantime::format_duration(s.rules.time.unwrap_or_default()),
-            ranges_text(s)
-        )
-        .unwrap(),
-        // A signal's note follows the summary.
-        Some(StoppedBy::Signal) | None => {}
-    }
-    let judged = format!(
-        "{} of {} seeds: {} inconclusive (no write reached the storage), \
-         {} cut short (stalled or at a limit), {} with a scenario fault that never fired",
-        s.seeds - s.inconclusive,
-        s.seeds,
-        s.inconclusive,
-        s.cut_short,
-        s.unfired
-    );
-    super::output::labelled(&mut out, "judged", &judged);
-    for line in untested(s) {
-        super::output::labelled(&mut out, "untested", &line);
-    }
-    let reached: Vec<String> = s
-        .milestone_counts()
-        .iter()
-        .filter(|(_, n)| **n > 0)
-        .map(|(name, n)| format!("{name} {n}"))
-        .collect();
-    let reached = if reached.is_empty() {
-        "none".to_owned()
-    } else {
-        reached.join(", ")
-    };
-    super::output::labelled(
-        &mut out,
-        "reached",
-        &format!("seeds per milestone: {reached}"),
-    );
-    if s.timed_out > 0 {
-        writeln!(
-            out,
-            "timed out {} seeds were still running after --run-timeout (replay one to see where it hangs)",
-            s.timed_out
-        )
-        .unwrap();
-    }
-    writeln!(
-        out,
-        "speed     {:.0} seeds/s, {} simulated in {} wall ({:.0}x)",
-        s.seeds_per_sec(),
-        seconds(s.sim_time.as_nanos() as u64),
-        seconds(s.wall.as_nanos() as u64),
-        s.sim_time.as_secs_f64() / s.wall.as_secs_f64().max(1e-9)
-    )
-    .unwrap();
-    let shown: Vec<&SeedReport> = s.failures.iter().take(10).collect();
-    if !shown.is_empty() {
-        writeln!(out).unwrap();
-        writeln!(out, "failing seeds (lowest first):").unwrap();
-        for f in &shown {
-            writeln!(out, "  {}", seed_line(f)).unwrap();
-        }
-        if s.failing_seeds > shown.len() as u64 {
-            let more = s.failing_seeds - shown.len() as u64;
-            let with_json = if s.failures_truncated() {
-                format!("the lowest {} of them with --json", sweep::MAX_KEPT)
-            } else {
-                "all of them with --json".to_owned()
-            };
-            writeln!(out, "  … and {more} more ({with_json})").unwrap();
-        }
-    }
-    if let Some(first) = s.first_failing_seed {
-        writeln!(out).unwrap();
-        writeln!(out, "lowest failing seed {first}").unwrap();
-        let report = s.failures.iter().find(|f| f.seed == first);
-        for finding in report.map_or(&[][..], |f| &f.findings[..]) {
-            writeln!(out, "  finding {finding}").unwrap();
-        }
-        if o.faults != FaultMode::Scenario {
-            for f in o.faults.schedule(scenario, first) {
-                writeln!(out, "  random fault {}", describe(&f)).unwrap();
-            }
-        }
-        writeln!(
-            out,
-            "repro     {}",
-            repro(scenario, first, &o.faults, generic)
-        )
-        .unwrap();
-        writeln!(
-            out,
-            "step      {} step {} --seed {first}{}{generic}",
-            super::invocation(),
-            crate::repro::shell_quote(&scenario.file),
-            crate::repro::faults_flags(&o.faults)
-        )
-        .unwrap();
-        if o.faults == FaultMode::Random && super::shrink::writable_seed(first) {
-            writeln!(
-                out,
-                "shrink    {}{generic}",
-                super::shrink::command(&scenario.file, first)
-            )
-            .unwrap();
-        }
-    }
-    out
-}
-
-/// What a sweep never got to test, in plain words.
-fn untested(s: &SweepSummary) -> Vec<String> {
-    let m = s.milestone_counts();
-    let mut out = Vec::new();
-    if s.seeds == 0 {
-        return out;
-    }
-    if s.inconclusive == s.seeds {
-        out.push("no seed had a write reach the storage: this sweep judged nothing".to_owned());
-    }
-    if m["holder_paused_past_lease"] == 0 {
-        out.push(
-            "no seed paused a holder past its lease: this sweep did not test fencing".to_owned(),
-        );
-    } else if m["zombie_write_sent"] == 0 {
-        out.push(
-            "no seed sent a write under a grant no longer current: the fence was never tested"
-                .to_owned(),
-        );
-    }
-    out
-}
-
-fn seed_line(f: &SeedReport) -> String {
-    let kinds: Vec<&str> = f.kinds.iter().map(|k| k.as_str()).collect();
-    format!(
-        "seed {:<8} {:<9} {:<10} {} stale, {} accepted, {} rejected, {}, trace {}{}",
-        f.seed,
-        f.verdict.as_str(),
-        f.outcome.as_str(),
-        f.stale_writes,
-        f.accepted_writes,
-        f.rejected_writes,
-        plural(f.faults, "fault"),
-        f.trace_hash,
-        if kinds.is_empty() && f.broken.is_empty() {
-            match &f.outcome {
-                sim::Outcome::Crashed { message, .. } => format!("  ({message})"),
-                timed_out @ sim::Outcome::TimedOut { .. } => format!("  ({timed_out})"),
-                _ => String::new(),
-            }
-        } else {
-            let broken = f.broken.iter().map(|p| format!("not {p}"));
-            let all: Vec<String> = kinds.iter().map(|k| k.to_string()).chain(broken).collect();
-            format!("  ({})", all.join(", "))
-        }
-    )
-}
-
-/// `--exhaustive`: counts the search before building or running any of it,
-/// then runs its injection sets as a sweep runs seeds (streamed, stopped by
-/// a signal, resumed from its `--json` output).
-fn exhaustive(
-    runs: &sweep::Runs,
-    scenario: &Scenario,
-    options: &mut Options,
-    resumed: Option<Resumed>,
-) -> Status {
-    let depth = options.exhaustive.expect("an exhaustive search");
-    let shard = options.sweep.shard;
-    // A resumed search was allowed its runs when it started.
-    let cap = match &resumed {
-        Some(_) => u64::MAX,
-        None => options.max_runs.unwrap_or(exhaustive::MAX_RUNS),
-    };
-    let planned = exhaustive::plan_within(runs, scenario, scenario.seed, depth, shard, cap);
-    let baseline = match &planned {
-        Ok(plan) => &plan.baseline,
-        Err(too_large) => &too_large.baseline,
-    };
-    // Injections into a run that already fails would all look like they
-    // break the design.
-    if let Some(reason) = exhaustive::already_fails(baseline) {
-        eprintln!(
-            "error: {} already fails without injections (seed {}): {reason}; every \
-             injection would look like it breaks the design. `{}` shows why; remove the \
-             faults that break it, or fix the design, then search again",
-            escape::terminal(&scenario.file),
-            scenario.seed,
-            escape::terminal(&super::repro_command(&scenario.file, scenario.seed)),
-        );
-        return Status::Invalid;
-    }
-    let in_shard = |sets: u64| {
-        if shard == Shard::WHOLE {
-            String::new()
-        } else {
-            format!(" (shard {shard} of {sets} in all)")
-        }
-    };
-    let plan = match planned {
-        Ok(plan) => plan,
-        Err(t) => {
-            let one = if depth == 2 {
-                ", or use --exhaustive 1"
-            } else {
-                ""
-            };
-            eprintln!(
-                "error: --exhaustive {depth} over a menu of {} injections makes {} runs{}, \
-                 more than {cap}: pass --max-runs {} to make them anyway, split them with \
-                 --shard K/N{one} (nothing was run but the scenario's own run)",
-                t.menu_len,
-                t.runs,
-                in_shard(t.sets),
-                t.runs
-            );
-            return Status::Invalid;
-        }
-    };
-    let injections = Arc::new(exhaustive::Injections {
-        seed: scenario.seed,
-        menu: plan.menu,
-        depth,
-    });
-    if let Some(r) = &resumed {
-        if let Recorded::Exhaustive { menu, .. } = r.faults {
-            if menu != injections.menu.len() as u64 {
-                eprintln!(
-                    "error: the search being resumed had a menu of {menu} injections; the \
-                     scenario's own run now gives {}: the scenario or fencesim changed",
-                    injections.menu.len()
-                );
-                return Status::Invalid;
-            }
-        }
-    }
-    eprintln!(
-        "exhaustive: {} injections in the menu, depth {depth}: {} runs{}",
-        injections.menu.len(),
-        plan.runs,
-        in_shard(plan.sets)
-    );
-    options.sweep.seeds = 0..injections.sets();
-    options.sweep.faults = FaultMode::Exhaustive(injections.clone());
-    let search = Search {
-        injections,
-        baseline: plan.baseline,
-    };
-    sweep_or_search(runs, scenario, options, resumed, Some(&search))
-}
-
-fn exhaustive_human(scenario: &Scenario, depth: u8, r: &ExhaustiveResult) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    writeln!(
-        out,
-        "exhaustive {} ({}), seed {}, depth {depth}: {} injections in the menu, {} tried in {}",
-        escape::terminal(&scenario.name),
-        escape::terminal(&scenario.file),
-        scenario.seed,
-        r.menu.len(),
-        r.tried,
-        seconds(r.wall.as_nanos() as u64)
-    )
-    .unwrap();
-    writeln!(
-        out,
-        "baseline  {} without injections",
-        r.baseline.verdict.as_str()
-    )
-    .unwrap();
-    if r.breaking.is_empty() {
-        writeln!(out, "verdict   no injection breaks the design").unwrap();
-        return out;
-    }
-    writeln!(
-        out,
-        "verdict   {} injections break the design (add them to [[faults]] to replay):",
-        r.breaking.len()
-    )
-    .unwrap();
-    for (faults, report) in &r.breaking {
-        let kinds: Vec<&str> = report.kinds.iter().map(|k| k.as_str()).collect();
-        let what = if report.outcome.is_error() {
-            report.outcome.as_str().to_owned()
-        } else {
-            kinds.join(", ")
-        };
-        let faults: Vec<String> = faults.iter().map(describe).collect();
-        writeln!(out, "  {what:<16} {}", faults.join(" + ")).unwrap();
-    }
-    out
-}
-
-/// A progress bar on stderr, drawn only when stderr is a terminal, at most
-/// ten times a second.
-struct Progress {
-    enabled: bool,
-    total: u64,
-    started: Instant,
-    last: Mutex<Instant>,
-}
-
-impl Progress {
-    fn new(total: u64) -> Progress {
-        let now = Instant::now();
-        Progress {
-            enabled: std::io::stderr().is_terminal(),
-            total,
-            started: now,
-            last: Mutex::new(now),
-        }
-    }
-
-    fn update(&self, done: u64, total: u64) {
-        if !self.enabled {
-            return;
-        }
-        let total = if total > 0 { total } else { self.total };
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        if last.elapsed() < Duration::from_millis(100) && done < total {
-            return;
-        }
-        *last = Instant::now();
-        let width = 30;
-        let filled = (done * width / total.max(1)) as usize;
-        let rate = done as f64 / self.started.elapsed().as_secs_f64().max(1e-9);
-        eprint!(
-            "\r[{}{}] {done}/{total} {rate:.0}/s ",
-            "#".repeat(filled),
-            ".".repeat(width as usize - filled)
-        );
-    }
-
-    fn finish(&self) {
-        if self.enabled {
-            eprint!("\r{}\r", " ".repeat(70));
-        }
     }
 }

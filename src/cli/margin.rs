@@ -1,20 +1,37 @@
 //! `fencesim margin FILE [--seed N] [--json] [--max-runs N]`.
 
 use std::io::IsTerminal as _;
-use std::path::Path;
+use std::path::PathBuf;
 
 use super::{load, Status};
 use crate::design::catalog::Registry;
 use crate::explore::margin;
 use crate::oracle::Verdict;
 
-pub(super) fn margin(
-    registry: &Registry,
-    file: &Path,
+/// `fencesim margin`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct MarginArgs {
+    /// The scenario file.
+    file: PathBuf,
+    /// Seed of every run (default: the scenario's `seed`).
+    #[arg(long)]
     seed: Option<u64>,
+    /// Print one JSON object per row (JSON lines).
+    #[arg(long)]
     json: bool,
+    /// Allow up to N runs (default: 5000); more is refused before any run.
+    #[arg(long, value_name = "N")]
     max_runs: Option<u64>,
-) -> Status {
+}
+
+pub(super) fn margin(registry: &Registry, args: MarginArgs) -> Status {
+    let MarginArgs {
+        file,
+        seed,
+        json,
+        max_runs,
+    } = args;
+    let file = file.as_path();
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };

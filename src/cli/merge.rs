@@ -21,7 +21,22 @@ use crate::explore::shard;
 /// How many failing seeds the human output lists.
 const SHOWN: usize = 10;
 
-pub(super) fn merge(files: &[PathBuf], json: bool) -> Status {
+/// `fencesim merge`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct MergeArgs {
+    /// The shards' output files (one per shard; a resumed shard's
+    /// output instead of the stopped one's).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Print the merged JSON lines (as `explore --json` prints them)
+    /// instead of the human summary.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(super) fn merge(args: MergeArgs) -> Status {
+    let MergeArgs { files, json } = args;
+    let files = &files[..];
     let mut texts = Vec::with_capacity(files.len());
     for path in files {
         match std::fs::read_to_string(path) {

@@ -117,32 +117,6 @@ struct Cli {
     run_timeout: RunTimeout,
 }
 
-/// `explore --until`: a number of failing seeds, at least 1.
-fn parse_until(text: &str) -> Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(0) => Err("the sweep stops after N failing seeds: N is 1 or more".to_owned()),
-        Ok(n) => Ok(n),
-        Err(_) => Err("expected a number of failing seeds, such as 1 or 10".to_owned()),
-    }
-}
-
-/// `explore --time`: a wall-clock duration longer than 0.
-fn parse_time_budget(text: &str) -> Result<std::time::Duration, String> {
-    match humantime::parse_duration(text) {
-        Ok(d) if !d.is_zero() => Ok(d),
-        Ok(_) => Err("a time budget must be longer than 0".to_owned()),
-        Err(e) => Err(format!("expected a duration such as 30s or 5m: {e}")),
-    }
-}
-
-/// `fencesim step --help` ends with the walk's keys.
-fn step_keys() -> String {
-    format!(
-        "Keys on a terminal (a command per line, then Enter):\n{}",
-        crate::report::step::HELP
-    )
-}
-
 /// `--run-timeout`: a duration, or none.
 #[derive(Clone, Copy, Debug)]
 struct RunTimeout(Option<std::time::Duration>);
@@ -163,192 +137,27 @@ fn parse_run_timeout(text: &str) -> Result<RunTimeout, String> {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run one scenario with one seed: verdict, violations, lanes, repro command.
-    Run {
-        /// The scenario file.
-        file: PathBuf,
-        /// Seed (default: the scenario's `seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Print one JSON object instead of the human report.
-        #[arg(long)]
-        json: bool,
-        /// Show message deliveries in the lanes too.
-        #[arg(long)]
-        deliveries: bool,
-        /// Width of each lane, in characters.
-        #[arg(long, default_value_t = 36, value_parser = clap::value_parser!(u16).range(8..=200))]
-        width: u16,
-        /// Also write the journal (the whole trace) to this file, as JSON Lines.
-        #[arg(long, value_name = "FILE")]
-        trace: Option<PathBuf>,
-        /// Replace the --trace file if it exists (a link is replaced, never
-        /// followed).
-        #[arg(long)]
-        force: bool,
-        /// `random`: the scenario's faults plus the seed's random schedule,
-        /// exactly as `explore` ran that seed (same trace hash); `guided`:
-        /// as a guided sweep ran it (with `--corpus`); `scenario`: only
-        /// the scenario's own faults.
-        #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
-        faults: FaultsArg,
-        #[command(flatten)]
-        replay: Replay,
-    },
+    Run(run::RunArgs),
     /// Sweep seeds with random faults (or only the scenario's), or inject
     /// faults exhaustively; list the failing seeds and their repro commands.
-    Explore {
-        /// The scenario file.
-        file: PathBuf,
-        /// Seeds to run: A..B (B excluded), A..=B or A [default: 0..1000].
-        #[arg(long, value_parser = crate::explore::shard::parse_range)]
-        seeds: Option<std::ops::Range<u64>>,
-        /// Worker threads (default: one per core).
-        #[arg(long)]
-        jobs: Option<usize>,
-        /// Run only the seeds s with s % N == K.
-        #[arg(long, value_name = "K/N", value_parser = crate::explore::shard::Shard::parse)]
-        shard: Option<crate::explore::shard::Shard>,
-        /// `random`: the scenario's faults plus a random schedule per seed;
-        /// `guided`: as --guided; `scenario`: only the scenario's faults
-        /// [default: random].
-        #[arg(long, value_enum)]
-        faults: Option<FaultsArg>,
-        /// Guided search: each seed runs a fresh random schedule or a
-        /// mutation of an entry of the --corpus file (as loaded at start);
-        /// schedules that reach a new milestone combination are appended to
-        /// the corpus written at the end.
-        #[arg(long, conflicts_with = "exhaustive")]
-        guided: bool,
-        /// With --guided: the corpus file to draw from (missing: empty) and,
-        /// unless --corpus-out, to write the grown corpus to.
-        #[arg(long, value_name = "FILE")]
-        corpus: Option<PathBuf>,
-        /// With --guided: write the grown corpus here instead of to --corpus.
-        #[arg(long, value_name = "FILE")]
-        corpus_out: Option<PathBuf>,
-        /// Depth-bounded search (after PCT): each seed draws 1 to D faults,
-        /// all but the first right after an event drawn from the scenario's
-        /// own run (1 to 16).
-        #[arg(long, value_name = "D", value_parser = clap::value_parser!(u32).range(1..=16),
-              conflicts_with_all = ["exhaustive", "guided"])]
-        depth: Option<u32>,
-        /// Stream JSON lines: one per failing seed (in seed order), a
-        /// checkpoint now and then, then a summary line.
-        #[arg(long)]
-        json: bool,
-        /// Continue the stopped sweep whose `--json` output is FILE: run only
-        /// the seeds it did not complete, and write the whole sweep's lines.
-        #[arg(long, value_name = "FILE", conflicts_with = "exhaustive")]
-        resume: Option<PathBuf>,
-        /// Inject 1 fault (or every pair) from a menu at every event of the run.
-        #[arg(long, value_name = "1|2", value_parser = clap::value_parser!(u8).range(1..=2))]
-        exhaustive: Option<u8>,
-        /// With --exhaustive: allow up to N runs (default: 10000).
-        #[arg(long, value_name = "N", requires = "exhaustive")]
-        max_runs: Option<u64>,
-        /// Stop after N failing seeds: the lowest N of the range, the same
-        /// whatever --jobs; seeds after the N-th are not counted.
-        #[arg(long, value_name = "N", conflicts_with_all = ["exhaustive", "resume"],
-              value_parser = parse_until)]
-        until: Option<u64>,
-        /// Stop taking new seeds after this much wall time (`30s`, `5m`);
-        /// the seeds running finish, and the summary says which ran.
-        #[arg(long, value_name = "DURATION", conflicts_with = "exhaustive",
-              value_parser = parse_time_budget)]
-        time: Option<std::time::Duration>,
-        /// Drop the scenario's `[[faults]]` and `[explore]` table and explore
-        /// with the generic table (every kind, 1 to 3 faults, maxima from
-        /// the scenario's timeouts); count the failing seeds that reproduce
-        /// the bug its `[expect]` describes (`mechanism`).
-        #[arg(long, conflicts_with_all = ["exhaustive", "resume"])]
-        generic: bool,
-    },
+    Explore(explore::ExploreArgs),
     /// Merge the `explore --json` outputs of a sweep's shards: the failing
     /// seeds in seed order, one summary, and the seeds not run yet (gaps).
-    Merge {
-        /// The shards' output files (one per shard; a resumed shard's
-        /// output instead of the stopped one's).
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// Print the merged JSON lines (as `explore --json` prints them)
-        /// instead of the human summary.
-        #[arg(long)]
-        json: bool,
-    },
+    Merge(merge::MergeArgs),
     /// Shrink a failing seed's fault schedule and write it as a scenario.
-    Shrink {
-        /// The scenario file.
-        file: PathBuf,
-        /// The failing seed.
-        #[arg(long)]
-        seed: u64,
-        /// Where to write the shrunk scenario (default: STEM-seed-N-shrunk.toml).
-        #[arg(long, value_name = "FILE")]
-        out: Option<PathBuf>,
-        /// Replace the output file even if shrink did not write it.
-        #[arg(long)]
-        force: bool,
-        /// The faults the seed failed with, as for `explore`.
-        #[arg(long, value_enum, default_value_t = FaultsArg::Random)]
-        faults: FaultsArg,
-        #[command(flatten)]
-        replay: Replay,
-    },
+    Shrink(shrink::ShrinkArgs),
     /// Run every scenario under the paths (twice, to check determinism) and
     /// print a table.
-    Check {
-        /// Scenario files or directories (default: scenarios/).
-        paths: Vec<PathBuf>,
-    },
+    Check(check::CheckArgs),
     /// Walk through one run event by event, each explained with who
     /// believes what (keys: ? on the walk's screen; piped: every event on
     /// a line, numbered as in the journal).
-    #[command(after_help = step_keys())]
-    Step {
-        /// The scenario file.
-        file: PathBuf,
-        /// Seed (default: the scenario's `seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Width of each lane, in characters (default: the lanes fit the
-        /// terminal: `COLUMNS`, else the tty's size, else 80 columns).
-        #[arg(long, value_parser = clap::value_parser!(u16).range(8..=200))]
-        width: Option<u16>,
-        /// `random`: step through the seed as `explore` ran it (the
-        /// scenario's faults plus the seed's random schedule); `guided`: as
-        /// a guided sweep ran it (with `--corpus`); `scenario`: only the
-        /// scenario's own faults.
-        #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
-        faults: FaultsArg,
-        #[command(flatten)]
-        replay: Replay,
-    },
+    #[command(after_help = step::keys())]
+    Step(step::StepArgs),
     /// Write reports of scenarios into a directory: NAME.md (Mermaid),
     /// NAME.html (timeline), NAME.svg (figure), NAME.trace.json (Perfetto),
     /// NAME.jsonl, index.
-    Report {
-        /// Scenario files or directories.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Seed for every scenario (default: each scenario's `seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// The directory to write into (created if missing).
-        #[arg(long, value_name = "DIR")]
-        out: PathBuf,
-        /// Replace existing files even if an earlier `report` did not write
-        /// them.
-        #[arg(long)]
-        force: bool,
-        /// `random`: report each seed as `explore` ran it (the scenario's
-        /// faults plus the seed's random schedule); `guided`: as a guided
-        /// sweep ran it (with `--corpus`); `scenario`: only the
-        /// scenario's own faults.
-        #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
-        faults: FaultsArg,
-        #[command(flatten)]
-        replay: Replay,
-    },
+    Report(report::ReportArgs),
     /// List the designs and their keys.
     Designs,
     /// Create a crate to write your own design in: Cargo.toml,
@@ -357,33 +166,14 @@ enum Command {
     New(new::NewArgs),
     /// For each fault that applies, the smallest magnitude (to the
     /// millisecond) at which the verdict flips, found by bisection.
-    Margin {
-        /// The scenario file.
-        file: PathBuf,
-        /// Seed of every run (default: the scenario's `seed`).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Print one JSON object per row (JSON lines).
-        #[arg(long)]
-        json: bool,
-        /// Allow up to N runs (default: 5000); more is refused before any run.
-        #[arg(long, value_name = "N")]
-        max_runs: Option<u64>,
-    },
+    Margin(margin::MarginArgs),
     /// Sweep the scenario over every lock design (or --designs) with the
     /// same seeds, and print one row per design.
     Compare(compare::CompareArgs),
     /// Find where a code base takes distributed locks and whether their
     /// writes are fenced (a lint by patterns, not a proof); each finding
     /// names the bundled scenario that shows what can go wrong.
-    Audit {
-        /// Source files or directories to scan.
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Print one JSON object per finding (JSON lines).
-        #[arg(long)]
-        json: bool,
-    },
+    Audit(audit::AuditArgs),
 }
 
 /// `--faults`: which faults a seed runs with.
@@ -605,146 +395,20 @@ where
     };
     sim::run::set_default_run_timeout(cli.run_timeout.0);
     let status = match cli.command {
-        Command::Run {
-            file,
-            seed,
-            json,
-            deliveries,
-            width,
-            trace,
-            force,
-            faults,
-            replay,
-        } => run::run(
-            registry,
-            &file,
-            run::Options {
-                seed,
-                json,
-                deliveries,
-                width: width as usize,
-                trace,
-                force,
-                faults: FaultsChoice::new(faults, replay),
-            },
-        ),
-        Command::Explore {
-            file,
-            seeds,
-            jobs,
-            shard,
-            faults,
-            guided,
-            corpus,
-            corpus_out,
-            depth,
-            json,
-            resume,
-            exhaustive,
-            max_runs,
-            until,
-            time,
-            generic,
-        } => {
-            let defaults = crate::explore::sweep::SweepOptions::default();
-            let given = explore::Given {
-                seeds: seeds.is_some(),
-                shard: shard.is_some(),
-                faults: faults.is_some() || guided || depth.is_some(),
-            };
-            let faults = if guided {
-                Some(FaultsArg::Guided)
-            } else if depth.is_some() {
-                Some(FaultsArg::Depth)
-            } else {
-                faults
-            };
-            let sweep = crate::explore::sweep::SweepOptions {
-                seeds: seeds.unwrap_or(defaults.seeds),
-                jobs: jobs.unwrap_or(defaults.jobs).max(1),
-                shard: shard.unwrap_or(defaults.shard),
-                faults: crate::explore::sweep::FaultMode::Random,
-            };
-            let options = explore::Options {
-                faults: FaultsChoice::new(
-                    faults.unwrap_or(FaultsArg::Random),
-                    Replay {
-                        corpus,
-                        corpus_entries: None,
-                        depth,
-                        generic,
-                    },
-                ),
-                corpus_out,
-                sweep,
-                json,
-                exhaustive,
-                max_runs,
-                resume,
-                given,
-                rules: crate::explore::sweep::StopRules { until, time },
-            };
-            explore::explore(registry, &file, options)
-        }
-        Command::Shrink {
-            file,
-            seed,
-            out,
-            force,
-            faults,
-            replay,
-        } => shrink::shrink(
-            registry,
-            &file,
-            shrink::Options {
-                seed,
-                out,
-                force,
-                faults: FaultsChoice::new(faults, replay),
-            },
-        ),
-        Command::Merge { files, json } => merge::merge(&files, json),
-        Command::Check { paths } => check::check(registry, &paths),
-        Command::Step {
-            file,
-            seed,
-            width,
-            faults,
-            replay,
-        } => step::step(
-            registry,
-            &file,
-            seed,
-            width.map(usize::from),
-            FaultsChoice::new(faults, replay),
-        ),
-        Command::Report {
-            paths,
-            seed,
-            out,
-            force,
-            faults,
-            replay,
-        } => report::report(
-            registry,
-            &paths,
-            seed,
-            &out,
-            force,
-            FaultsChoice::new(faults, replay),
-        ),
+        Command::Run(args) => run::run(registry, args),
+        Command::Explore(args) => explore::explore(registry, args),
+        Command::Shrink(args) => shrink::shrink(registry, args),
+        Command::Merge(args) => merge::merge(args),
+        Command::Check(args) => check::check(registry, args),
+        Command::Step(args) => step::step(registry, args),
+        Command::Report(args) => report::report(registry, args),
         Command::Designs => {
             print!("{}", output::designs(registry));
             Status::Ok
         }
-        Command::Margin {
-            file,
-            seed,
-            json,
-            max_runs,
-        } => margin::margin(registry, &file, seed, json, max_runs),
+        Command::Margin(args) => margin::margin(registry, args),
         Command::Compare(args) => compare::compare(registry, &args),
-        Command::Audit { paths, json } => audit::audit(&paths, json),
+        Command::Audit(args) => audit::audit(args),
         Command::New(args) => new::new(registry, &args),
     };
     status

@@ -23,7 +23,7 @@ use super::check::collect;
 use super::files::{self, file_stem, Replace, INDEX_FILES, MANIFEST};
 use super::output::plural;
 use super::step::replay_command;
-use super::{load, Status};
+use super::{load, FaultsArg, FaultsChoice, Replay, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::sweep::{self, FaultMode};
@@ -49,14 +49,43 @@ struct Entry {
 /// would take hundreds of megabytes.
 pub const MAX_EVENTS_BY_CLIENTS: u64 = 20_000_000;
 
-pub(super) fn report(
-    registry: &Registry,
-    paths: &[PathBuf],
+/// `fencesim report`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct ReportArgs {
+    /// Scenario files or directories.
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Seed for every scenario (default: each scenario's `seed`).
+    #[arg(long)]
     seed: Option<u64>,
-    out: &Path,
+    /// The directory to write into (created if missing).
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+    /// Replace existing files even if an earlier `report` did not write
+    /// them.
+    #[arg(long)]
     force: bool,
-    choice: super::FaultsChoice,
-) -> Status {
+    /// `random`: report each seed as `explore` ran it (the scenario's
+    /// faults plus the seed's random schedule); `guided`: as a guided
+    /// sweep ran it (with `--corpus`); `scenario`: only the
+    /// scenario's own faults.
+    #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
+    faults: FaultsArg,
+    #[command(flatten)]
+    replay: Replay,
+}
+
+pub(super) fn report(registry: &Registry, args: ReportArgs) -> Status {
+    let ReportArgs {
+        paths,
+        seed,
+        out,
+        force,
+        faults,
+        replay,
+    } = args;
+    let (paths, out) = (&paths[..], out.as_path());
+    let choice = FaultsChoice::new(faults, replay);
     let mut files = Vec::new();
     let mut status = Status::Ok;
     for path in paths {
@@ -159,6 +188,13 @@ pub(super) fn report(
         return Status::Invalid;
     }
 
+    // Each line is printed as its scenario is done, so the name column is
+    // as wide as the longest planned name.
+    let width = planned
+        .iter()
+        .map(|(_, name)| name.chars().count())
+        .max()
+        .unwrap_or(0);
     let mut entries: Vec<Entry> = Vec::new();
     for (scenario, name) in planned {
         let seed = seed.unwrap_or(scenario.seed);
@@ -219,7 +255,7 @@ pub(super) fn report(
         let run_status: Status = run.status.into();
         status = status.max(run_status);
         println!(
-            "{name:<28} {:<9} {}",
+            "{name:<width$}  {:<9}  {}",
             run.report.verdict.as_str(),
             if run.expectations_met {
                 "expectations met"

@@ -1,28 +1,51 @@
 //! `fencesim run FILE [--seed N] [--json]`.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::files::{self, Replace};
-use super::{load, output, repro_command, Status};
+use super::{load, output, repro_command, FaultsArg, FaultsChoice, Replay, Status};
 use crate::design::catalog::Registry;
 use crate::report::lanes::LanesOptions;
 use crate::runner;
 
-pub(super) struct Options {
-    pub seed: Option<u64>,
-    pub json: bool,
-    pub deliveries: bool,
-    pub width: usize,
-    pub trace: Option<PathBuf>,
-    /// Replace an existing --trace file (`--force`).
-    pub force: bool,
-    /// Add the seed's random or guided fault schedule (`--faults`).
-    pub faults: super::FaultsChoice,
+/// `fencesim run`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct RunArgs {
+    /// The scenario file.
+    file: PathBuf,
+    /// Seed (default: the scenario's `seed`).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print one JSON object instead of the human report.
+    #[arg(long)]
+    json: bool,
+    /// Show message deliveries in the lanes too.
+    #[arg(long)]
+    deliveries: bool,
+    /// Width of each lane, in characters.
+    #[arg(long, default_value_t = 36, value_parser = clap::value_parser!(u16).range(8..=200))]
+    width: u16,
+    /// Also write the journal (the whole trace) to this file, as JSON Lines.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<PathBuf>,
+    /// Replace the --trace file if it exists (a link is replaced, never
+    /// followed).
+    #[arg(long)]
+    force: bool,
+    /// `random`: the scenario's faults plus the seed's random schedule,
+    /// exactly as `explore` ran that seed (same trace hash); `guided`:
+    /// as a guided sweep ran it (with `--corpus`); `scenario`: only
+    /// the scenario's own faults.
+    #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
+    faults: FaultsArg,
+    #[command(flatten)]
+    replay: Replay,
 }
 
-pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status {
-    let Options {
+pub(super) fn run(registry: &Registry, args: RunArgs) -> Status {
+    let RunArgs {
+        file,
         seed,
         json,
         deliveries,
@@ -30,7 +53,10 @@ pub(super) fn run(registry: &Registry, file: &Path, options: Options) -> Status 
         trace,
         force,
         faults,
-    } = options;
+        replay,
+    } = args;
+    let (file, width) = (file.as_path(), usize::from(width));
+    let faults = FaultsChoice::new(faults, replay);
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };

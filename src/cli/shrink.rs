@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::files::{self, Replace};
 use super::output::plural;
-use super::{load, repro_command, Status};
+use super::{load, repro_command, FaultsArg, FaultsChoice, Replay, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
 use crate::explore::describe;
@@ -57,12 +57,26 @@ fn written_by_shrink(path: &Path) -> bool {
     sum == checksum(body)
 }
 
-pub(super) struct Options {
-    pub seed: u64,
-    pub out: Option<PathBuf>,
-    /// Replace the output file even if shrink did not write it (`--force`).
-    pub force: bool,
-    pub faults: super::FaultsChoice,
+/// `fencesim shrink`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct ShrinkArgs {
+    /// The scenario file.
+    file: PathBuf,
+    /// The failing seed.
+    #[arg(long)]
+    seed: u64,
+    /// Where to write the shrunk scenario (default: STEM-seed-N-shrunk.toml
+    /// in the current directory).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Replace the output file even if shrink did not write it.
+    #[arg(long)]
+    force: bool,
+    /// The faults the seed failed with, as for `explore`.
+    #[arg(long, value_enum, default_value_t = FaultsArg::Random)]
+    faults: FaultsArg,
+    #[command(flatten)]
+    replay: Replay,
 }
 
 /// The command that shrinks `seed` of `file` (random faults).
@@ -80,8 +94,17 @@ pub(super) fn writable_seed(seed: u64) -> bool {
     i64::try_from(seed).is_ok()
 }
 
-pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Status {
-    let seed = options.seed;
+pub(super) fn shrink(registry: &Registry, args: ShrinkArgs) -> Status {
+    let ShrinkArgs {
+        file,
+        seed,
+        out,
+        force,
+        faults,
+        replay,
+    } = args;
+    let file = file.as_path();
+    let faults = FaultsChoice::new(faults, replay);
     if !writable_seed(seed) {
         eprintln!(
             "error: invalid value '{seed}' for '--seed <SEED>': shrink writes the seed into a \
@@ -90,29 +113,26 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
             i64::MAX,
             super::invocation(),
             shell_quote(&file.display().to_string()),
-            options.faults.name()
+            faults.name()
         );
         return Status::Invalid;
     }
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
-    let scenario = options.faults.scenario(scenario);
-    let Some(mode) = options.faults.mode(&scenario) else {
+    let scenario = faults.scenario(scenario);
+    let Some(mode) = faults.mode(&scenario) else {
         return Status::Invalid;
     };
-    let out = options.out.unwrap_or_else(|| {
+    let defaulted = out.is_none();
+    let out = out.unwrap_or_else(|| {
         let stem = file
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or("scenario");
         PathBuf::from(format!("{stem}-seed-{seed}-shrunk.toml"))
     });
-    let replace = if options.force {
-        Replace::Force
-    } else {
-        Replace::Own
-    };
+    let replace = if force { Replace::Force } else { Replace::Own };
     // A file shrink wrote, unedited since: running the same shrink again
     // replaces it.
     let own = |path: &Path| written_by_shrink(path);
@@ -176,7 +196,16 @@ pub(super) fn shrink(registry: &Registry, file: &Path, options: Options) -> Stat
         r.rejected_writes
     );
     println!("kept      {}", escape::terminal(&shrunk.target.to_string()));
-    println!("wrote     {}", escape::terminal(&out_text));
+    if defaulted {
+        // Said where it lands, not only in the docs: the current directory
+        // is where the user stood, not where the scenario is.
+        println!(
+            "wrote     {} in the current directory (--out FILE writes it elsewhere)",
+            escape::terminal(&out_text)
+        );
+    } else {
+        println!("wrote     {}", escape::terminal(&out_text));
+    }
     let mut repro = repro_command(&out_text, seed);
     if let Some(cut) = repro.rfind(" --seed") {
         repro.truncate(cut);

@@ -8,10 +8,10 @@
 //! width unless `--width` sets each lane's.
 
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
-use super::{load, output, reproducible_command, Status};
+use super::{load, output, reproducible_command, FaultsArg, FaultsChoice, Replay, Status};
 use crate::design::catalog::Registry;
 use crate::explore::sweep::{self, FaultMode};
 use crate::report::lanes::LanesOptions;
@@ -20,13 +20,46 @@ use crate::report::step::{lane_width, Walk};
 /// Columns assumed when neither `COLUMNS` nor the tty says.
 const DEFAULT_COLUMNS: usize = 80;
 
-pub(super) fn step(
-    registry: &Registry,
-    file: &Path,
+/// `fencesim step`'s flags.
+#[derive(clap::Args, Debug)]
+pub(super) struct StepArgs {
+    /// The scenario file.
+    file: PathBuf,
+    /// Seed (default: the scenario's `seed`).
+    #[arg(long)]
     seed: Option<u64>,
-    width: Option<usize>,
-    choice: super::FaultsChoice,
-) -> Status {
+    /// Width of each lane, in characters (default: the lanes fit the
+    /// terminal: `COLUMNS`, else the tty's size, else 80 columns).
+    #[arg(long, value_parser = clap::value_parser!(u16).range(8..=200))]
+    width: Option<u16>,
+    /// `random`: step through the seed as `explore` ran it (the
+    /// scenario's faults plus the seed's random schedule); `guided`: as
+    /// a guided sweep ran it (with `--corpus`); `scenario`: only the
+    /// scenario's own faults.
+    #[arg(long, value_enum, default_value_t = FaultsArg::Scenario)]
+    faults: FaultsArg,
+    #[command(flatten)]
+    replay: Replay,
+}
+
+/// `fencesim step --help` ends with the walk's keys.
+pub(super) fn keys() -> String {
+    format!(
+        "Keys on a terminal (a command per line, then Enter):\n{}",
+        crate::report::step::HELP
+    )
+}
+
+pub(super) fn step(registry: &Registry, args: StepArgs) -> Status {
+    let StepArgs {
+        file,
+        seed,
+        width,
+        faults,
+        replay,
+    } = args;
+    let (file, width) = (file.as_path(), width.map(usize::from));
+    let choice = FaultsChoice::new(faults, replay);
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };

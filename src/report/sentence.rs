@@ -396,13 +396,24 @@ fn resume_sentence(e: &Event, before: View<'_>) -> String {
     let Some(b) = before.believed(node) else {
         return s + ".";
     };
-    s.push_str(&format!(
-        "; it still believes its lease {}{} runs until {} on its own clock (which now reads {})",
-        b.lease,
-        token_text(b.token),
-        local_seconds(b.until_local_ns),
-        local_seconds(e.local_ns)
-    ));
+    // The node has not looked at its clock yet: say what it would see.
+    let lease = format!("lease {}{}", b.lease, token_text(b.token));
+    let (until, now) = (b.until_local_ns, e.local_ns);
+    s.push_str(&if until <= now {
+        format!(
+            "; it still acts on {lease}, which by its own clock ran out {} ago, at {} (the clock reads {} now)",
+            seconds(now.abs_diff(until)),
+            local_seconds(until),
+            local_seconds(now)
+        )
+    } else {
+        format!(
+            "; it still holds {lease}, which by its own clock has {} left, until {} (the clock reads {} now)",
+            seconds(until.abs_diff(now)),
+            local_seconds(until),
+            local_seconds(now)
+        )
+    });
     if let Some(end) = before.ended(node, b.lease) {
         s.push_str(&format!(
             ", but the lock service {} at {}",

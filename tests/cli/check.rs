@@ -138,7 +138,7 @@ fn only_passing_scenarios_exit_0() {
         assert!(r.ends_with(" ok") && r.contains(" yes "), "{r}");
     }
     assert!(out.stdout.contains("3 of 3 scenarios passed"));
-    assert!(!out.stdout.contains("FAIL"), "{}", out.stdout);
+    assert!(!rows.iter().any(|r| r.contains("FAIL")), "{}", out.stdout);
 }
 
 #[test]
@@ -178,4 +178,28 @@ fn the_bundled_scenarios_all_pass() {
     let out = fencesim(&["check"]);
     out.expect_code(0);
     assert!(row(&rows(&out), "figure-9-6").ends_with(" ok"));
+}
+
+#[test]
+fn every_count_column_is_explained_under_the_table() {
+    let dir = TempDir::new("check-legend");
+    dir.write("one.toml", &passing("one"));
+    let out = fencesim(&["check", arg(dir.path())]);
+    out.expect_code(0);
+    let header = out.stdout.lines().next().unwrap_or("");
+    let legend: Vec<&str> = out
+        .stdout
+        .lines()
+        .skip(rows(&out).len() + 2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    for column in header.split_whitespace().skip(2) {
+        assert!(
+            legend
+                .iter()
+                .any(|l| l.split_whitespace().next() == Some(column)),
+            "`{column}` has no line of its own in the legend:\n{}",
+            out.stdout
+        );
+    }
 }

@@ -38,6 +38,25 @@ fn report_writes_four_files_per_scenario_and_an_index_byte_for_byte_twice() {
         let out = dir.path().to_str().unwrap();
         let (code, stdout, stderr) = fencesim(&["report", "scenarios", "--out", out]);
         assert_eq!(code, 0, "{stdout}{stderr}");
+        // One line per scenario as it is written, the verdicts in one
+        // column however long the names.
+        let lines: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.contains("expectations"))
+            .collect();
+        assert_eq!(lines.len(), bundled().len(), "{stdout}");
+        let columns: std::collections::BTreeSet<usize> = lines
+            .iter()
+            .map(|l| {
+                l.find("  ")
+                    .map_or(0, |i| i + l[i..].len() - l[i..].trim_start().len())
+            })
+            .collect();
+        assert_eq!(
+            columns.len(),
+            1,
+            "the verdicts start in {columns:?}:\n{stdout}"
+        );
     }
     let (fa, fb) = (files(a.path()), files(b.path()));
     // Five files per scenario, the index (md, html) and the manifest.

@@ -22,13 +22,30 @@ fn piped_step_lists_every_event_of_figure_9_6_then_the_verdict() {
 }
 
 #[test]
+fn a_slow_clock_resumes_with_time_left_on_its_lease() {
+    // client1's clock runs slow: after a 12 s pause it reads 7 s, and the
+    // lease it believes in has time left by that clock.
+    let w = walk("epoch-slow-clock-lease-read");
+    let resume = w.steps.iter().find(|s| s.phrase == "▶ resumed").unwrap();
+    assert!(
+        resume.sentence.starts_with(
+            "client1 resumes after 12.000s; it still holds lease 1, which by its own clock has \
+             2.892s left, until 9.899s (the clock reads 7.006s now), but the lock service \
+             expired it at 10.003s"
+        ),
+        "{}",
+        resume.sentence
+    );
+}
+
+#[test]
 fn the_resume_step_says_what_client1_believes_and_what_is_true() {
     let w = walk("figure-9-6");
     let resume = w.steps.iter().find(|s| s.phrase == "▶ resumed").unwrap();
     assert!(
         resume.sentence.starts_with(
-            "client1 resumes after 15.000s; it still believes its lease 1 (token 33) runs until \
-             10.005s on its own clock"
+            "client1 resumes after 15.000s; it still acts on lease 1 (token 33), which by its \
+             own clock ran out 5.000s ago, at 10.005s (the clock reads 15.005s now)"
         ),
         "{}",
         resume.sentence
