@@ -83,17 +83,6 @@ pub fn repro_command(file: &str, seed: u64) -> String {
     format!("{} run {} --seed {seed}", invocation(), shell_quote(file))
 }
 
-/// [`repro_command`], with `--faults random` when the seed ran with its
-/// random fault schedule.
-pub fn repro_command_faults(file: &str, seed: u64, random: bool) -> String {
-    let command = repro_command(file, seed);
-    if random {
-        command + " --faults random"
-    } else {
-        command
-    }
-}
-
 /// The flags that give a replay `mode`'s faults: none for the scenario's
 /// own, ` --faults random`, or ` --faults guided --corpus FILE
 /// --corpus-entries N` (the entries the sweep loaded, which a later sweep's

@@ -8,15 +8,19 @@
 //! fault never fired, or the run was cut short, and `[expect]` did not say
 //! so).
 
+#[cfg(feature = "audit")]
 mod audit;
 mod check;
 mod compare;
 mod explore;
+// Half of what `files` does is for `report` (its manifest, its file names).
+#[cfg_attr(not(feature = "report"), allow(dead_code, unused_imports))]
 mod files;
 mod margin;
 mod merge;
 mod new;
 mod output;
+#[cfg(feature = "report")]
 mod report;
 mod run;
 mod shrink;
@@ -28,7 +32,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::design::catalog::Registry;
-pub use crate::repro::{invocation, repro_command, repro_command_faults, reproducible_command};
+pub(crate) use crate::repro::{invocation, repro_command, reproducible_command};
 use crate::scenario::{self, Scenario};
 
 /// Exit status of a command. Ordered by severity, which is not the order of
@@ -157,6 +161,7 @@ enum Command {
     /// Write reports of scenarios into a directory: NAME.md (Mermaid),
     /// NAME.html (timeline), NAME.svg (figure), NAME.trace.json (Perfetto),
     /// NAME.jsonl, index.
+    #[cfg(feature = "report")]
     Report(report::ReportArgs),
     /// List the designs and their keys.
     Designs,
@@ -173,6 +178,7 @@ enum Command {
     /// Find where a code base takes distributed locks and whether their
     /// writes are fenced (a lint by patterns, not a proof); each finding
     /// names the bundled scenario that shows what can go wrong.
+    #[cfg(feature = "audit")]
     Audit(audit::AuditArgs),
 }
 
@@ -401,6 +407,7 @@ where
         Command::Merge(args) => merge::merge(args),
         Command::Check(args) => check::check(registry, args),
         Command::Step(args) => step::step(registry, args),
+        #[cfg(feature = "report")]
         Command::Report(args) => report::report(registry, args),
         Command::Designs => {
             print!("{}", output::designs(registry));
@@ -408,6 +415,7 @@ where
         }
         Command::Margin(args) => margin::margin(registry, args),
         Command::Compare(args) => compare::compare(registry, &args),
+        #[cfg(feature = "audit")]
         Command::Audit(args) => audit::audit(args),
         Command::New(args) => new::new(registry, &args),
     };

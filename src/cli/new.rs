@@ -107,7 +107,7 @@ fn write_crate(registry: &Registry, args: &NewArgs) -> Result<Vec<String>, Error
     check_target(&args.path)?;
 
     let dependency = format!(
-        "{{ path = {} }}",
+        "{{ path = {}, default-features = false, features = [\"cli\"] }}",
         toml::Value::String(checkout.to_string_lossy().into_owned())
     );
     let fill = |text: &str| {

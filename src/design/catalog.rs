@@ -29,6 +29,7 @@ pub use crate::design::params::Value;
 use crate::design::params::{ParamValue, Params};
 pub use crate::design::redis::REDIS;
 pub use crate::design::redlock::REDLOCK;
+#[cfg(feature = "sql")]
 pub use crate::design::sql::SQL;
 pub use crate::design::storage::{CAS, FENCED, UNCHECKED};
 pub use crate::design::zookeeper::ZOOKEEPER;
@@ -436,6 +437,7 @@ impl Registry {
         registry.add_storage(crate::design::storage::UncheckedDesign);
         registry.add_storage(crate::design::storage::FencedDesign);
         registry.add_storage(crate::design::storage::CasDesign);
+        #[cfg(feature = "sql")]
         registry.add_storage(crate::design::sql::SqlDesign);
         registry
     }

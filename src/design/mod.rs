@@ -35,6 +35,7 @@ pub mod redlock;
 pub mod session;
 pub mod session_client;
 pub mod session_server;
+#[cfg(feature = "sql")]
 pub mod sql;
 pub mod storage;
 pub mod zookeeper;

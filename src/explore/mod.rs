@@ -32,6 +32,7 @@ pub mod random;
 pub mod resume;
 pub mod shard;
 pub mod shrink;
+#[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod sweep;
 

@@ -604,6 +604,7 @@ impl<'a> View<'a> {
     /// that believe they hold a lease, those a lock truly grants one, and
     /// those paused or down. Costs time in the number named and of lock
     /// nodes, never in the size of the crowd.
+    #[cfg(feature = "report")]
     pub(crate) fn notable_clients(self) -> Vec<(&'a str, Option<&'a Believed>)> {
         let mut at: BTreeSet<usize> = self.believers().into_iter().collect();
         for (_, h) in self.locks() {

@@ -29,18 +29,23 @@
 
 pub mod axis;
 pub mod belief;
+#[cfg(feature = "report")]
 pub mod html;
 pub mod lanes;
+#[cfg(feature = "report")]
 pub mod markdown;
+#[cfg(feature = "report")]
 pub mod perfetto;
 mod sentence;
 pub mod step;
+#[cfg(feature = "report")]
 pub mod svg;
 
 pub use lanes::{describe, lanes, LanesOptions};
 
 /// The nodes of `s` in the order its pages draw them: `s.nodes` as given,
 /// then every other node of the journal as it first appears.
+#[cfg(feature = "report")]
 pub(crate) fn node_order<'a>(s: &Subject<'a>) -> Vec<&'a str> {
     let mut order = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
@@ -60,6 +65,7 @@ pub(crate) fn node_order<'a>(s: &Subject<'a>) -> Vec<&'a str> {
 /// The kind of the first finding of `report` at each event it points at,
 /// by the event's `seq`: what the timeline and the figure mark an event
 /// with, looked up instead of searched for at every event.
+#[cfg(feature = "report")]
 pub(crate) fn first_finding_at(
     report: &crate::oracle::Report,
 ) -> std::collections::BTreeMap<u64, &'static str> {
@@ -73,6 +79,7 @@ pub(crate) fn first_finding_at(
 /// The stretches in which a node ran nothing: `(node, from, to, "paused")`
 /// from a pause to its resume, `(node, from, to, "down")` from a crash to
 /// its restart; one still open at the end of the journal ends at `end_ns`.
+#[cfg(feature = "report")]
 pub(crate) fn stopped_stretches(
     events: &[sim::journal::Event],
     end_ns: u64,
