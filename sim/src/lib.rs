@@ -22,6 +22,7 @@ pub mod events;
 pub mod fault;
 pub mod journal;
 pub mod net;
+pub mod process;
 pub mod run;
 pub mod testing;
 pub mod world;

@@ -12,6 +12,7 @@ mod network;
 mod outcomes;
 mod pause;
 mod power_off;
+mod process;
 mod triggers;
 
 use std::time::Duration;
