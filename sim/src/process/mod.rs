@@ -64,6 +64,7 @@
 //! assert_eq!(got, 3);
 //! ```
 
+mod env;
 mod executor;
 mod handle;
 

@@ -414,3 +414,48 @@ fn the_same_seed_gives_the_same_journal() {
     assert_eq!(once(9), once(9));
     assert_ne!(once(9), once(10));
 }
+
+/// A retry loop written against the seam, as production code is: here it
+/// runs on the node's clock.
+async fn retry_until<E: fencesim_env::Env>(env: &E, every: Duration, done_at: Duration) -> u32 {
+    let mut tries = 1;
+    while env.now() < done_at {
+        env.sleep(every + env.jitter(ms(10))).await;
+        tries += 1;
+    }
+    tries
+}
+
+#[test]
+fn code_generic_over_the_env_runs_on_the_nodes_clock() {
+    // The node's clock runs at double speed: its 1 s of retries is 500 ms
+    // of true time.
+    let r = run(4, || {
+        let mut w = WorldBuilder::<Msg>::new(limits(ms(10_000)));
+        w.node(
+            "a",
+            Process::new(|h| async move {
+                let tries = retry_until(&h, ms(100), ms(1_000)).await;
+                sim::emit!("done", tries = tries);
+            }),
+        );
+        w.fault(at(
+            Duration::ZERO,
+            Fault::Clock(ClockChange {
+                node: "a".into(),
+                offset_ns: None,
+                rate: Some(2.0),
+                jump_ns: None,
+            }),
+        ));
+        w
+    });
+    assert_eq!(r.outcome, Outcome::Completed);
+    let done = only(&r.journal, "a", "done");
+    assert!(
+        (500_000_000..560_000_000).contains(&done.t_ns),
+        "{}",
+        done.t_ns
+    );
+    assert!((9..=11).contains(&done.u64("tries").unwrap()));
+}

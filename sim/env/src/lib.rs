@@ -1,0 +1,188 @@
+//! The seam a lock client is written against, so that the same code runs in
+//! production on tokio and under test in fencesim.
+//!
+//! A lock client's bugs live in its timing: when it believes its lease ends,
+//! how it retries, what it does while a renewal is late. To test that logic
+//! rather than a rewrite of it, write it as a function generic over an
+//! [`Env`] (time, sleep, timeout, spawn, randomness) and the services it
+//! talks to ([`LockService`], [`Storage`]). In production it gets
+//! [`TokioEnv`] (feature `tokio`) and clients of the real services; in
+//! fencesim it gets the node's environment, whose time is the node's own
+//! clock (skewed, drifting, paused by the faults of the scenario) and whose
+//! services are simulated over fencesim's network.
+//!
+//! ```
+//! use std::time::Duration;
+//! use fencesim_env::{Env, LockService, Storage, StorageError};
+//!
+//! /// Figure 9-6's client: take the lock, work, write with the token.
+//! async fn write_once<E: Env, L: LockService, S: Storage>(
+//!     env: &E,
+//!     lock: &L,
+//!     storage: &S,
+//! ) -> Result<(), StorageError> {
+//!     let lease = loop {
+//!         match lock.acquire().await {
+//!             Ok(lease) => break lease,
+//!             Err(_) => env.sleep(Duration::from_millis(100)).await,
+//!         }
+//!     };
+//!     env.sleep(Duration::from_secs(1)).await; // the work
+//!     let written = storage.put("x", 1, Some(lease.token)).await;
+//!     let _ = lock.release(&lease).await;
+//!     written
+//! }
+//! ```
+//!
+//! The environment is not `Send`: a lock client's tasks run on one thread
+//! (tokio's `LocalSet` in production, the node in fencesim), which is what
+//! makes a simulated run reproducible.
+
+#![deny(missing_docs)]
+
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+#[cfg(feature = "tokio")]
+mod tokio_env;
+
+#[cfg(feature = "tokio")]
+pub use tokio_env::TokioEnv;
+
+/// Where a lock client runs: its clocks, its timers, its tasks and its
+/// randomness.
+pub trait Env: Clone + 'static {
+    /// The monotonic clock: time since the environment started, never going
+    /// back. In fencesim, the node's monotonic clock (drift and rate changes
+    /// apply).
+    fn now(&self) -> Duration;
+
+    /// The wall clock, in nanoseconds since the Unix epoch (in fencesim,
+    /// since the run's start, with the node's skew and jumps): it can go
+    /// back.
+    fn wall_ns(&self) -> i64;
+
+    /// Waits `duration` on the monotonic clock.
+    fn sleep(&self, duration: Duration) -> impl Future<Output = ()>;
+
+    /// Runs `future` for at most `duration` on the monotonic clock.
+    fn timeout<F: Future>(
+        &self,
+        duration: Duration,
+        future: F,
+    ) -> impl Future<Output = Result<F::Output, Elapsed>>;
+
+    /// Runs `future` as a task of its own beside the caller's (a renewal
+    /// loop beside the work). It ends with the program, or in fencesim with
+    /// the node's crash.
+    fn spawn<F: Future<Output = ()> + 'static>(&self, future: F);
+
+    /// A random number: in fencesim from the run's seed, in production from
+    /// wherever the environment takes it.
+    fn random_u64(&self) -> u64;
+
+    /// A random duration in `[0, max)`: jitter for retries.
+    fn jitter(&self, max: Duration) -> Duration {
+        let nanos = max.as_nanos().min(u64::MAX as u128) as u64;
+        if nanos == 0 {
+            Duration::ZERO
+        } else {
+            Duration::from_nanos(self.random_u64() % nanos)
+        }
+    }
+}
+
+/// [`Env::timeout`]'s error: the time ran out first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Elapsed;
+
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("deadline has elapsed")
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+/// A grant of the lock, as the lock service made it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// The service's id of this grant.
+    pub id: u64,
+    /// The fencing token: larger for every later grant.
+    pub token: u64,
+    /// How long the service promised to keep it, from when it was asked
+    /// for (renewals extend it).
+    pub ttl: Duration,
+}
+
+/// Why a lock request failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LockError {
+    /// Someone else holds the lock.
+    Held,
+    /// The lease is gone: it expired, or was taken over.
+    Lost,
+    /// No answer in time (the service is down, slow or cut off).
+    Unavailable,
+}
+
+impl fmt::Display for LockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            LockError::Held => "the lock is held by another client",
+            LockError::Lost => "the lease is gone",
+            LockError::Unavailable => "the lock service did not answer",
+        })
+    }
+}
+
+impl std::error::Error for LockError {}
+
+/// Why a storage request failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StorageError {
+    /// The storage refused the write (its token is older than one it has
+    /// accepted, or its precondition failed).
+    Rejected(String),
+    /// No answer in time.
+    Unavailable,
+}
+
+impl fmt::Display for StorageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StorageError::Rejected(why) => write!(f, "the storage rejected the write: {why}"),
+            StorageError::Unavailable => f.write_str("the storage did not answer"),
+        }
+    }
+}
+
+impl std::error::Error for StorageError {}
+
+/// A lock service with leases and fencing tokens, as a client sees it.
+pub trait LockService {
+    /// Asks for the lock once: a lease, or why not.
+    fn acquire(&self) -> impl Future<Output = Result<Lease, LockError>>;
+
+    /// Extends `lease`: the TTL it now has from when it was asked.
+    fn keep_alive(&self, lease: &Lease) -> impl Future<Output = Result<Duration, LockError>>;
+
+    /// Gives `lease` up.
+    fn release(&self, lease: &Lease) -> impl Future<Output = Result<(), LockError>>;
+}
+
+/// A key-value storage that may check fencing tokens, as a client sees it.
+pub trait Storage {
+    /// Writes `value` to `key`, carrying `token` (the writer's lease's).
+    fn put(
+        &self,
+        key: &str,
+        value: i64,
+        token: Option<u64>,
+    ) -> impl Future<Output = Result<(), StorageError>>;
+
+    /// Reads `key`: its value and its version (0 and 0 if never written).
+    fn get(&self, key: &str) -> impl Future<Output = Result<(i64, u64), StorageError>>;
+}
