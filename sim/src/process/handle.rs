@@ -217,7 +217,7 @@ impl<M: Message> Handle<M> {
         Sleep {
             core: self.core.clone(),
             after: duration,
-            key: None,
+            state: SleepState::Unarmed,
         }
     }
 
@@ -314,8 +314,14 @@ impl<M: Message> Handle<M> {
 pub struct Sleep<M: Message> {
     core: Rc<RefCell<Core<M>>>,
     after: Duration,
-    /// The timer, once armed.
-    key: Option<u64>,
+    state: SleepState,
+}
+
+#[derive(Clone, Copy)]
+enum SleepState {
+    Unarmed,
+    Armed(u64),
+    Done,
 }
 
 impl<M: Message> Future for Sleep<M> {
@@ -324,10 +330,12 @@ impl<M: Message> Future for Sleep<M> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
         let shared = self.core.clone();
         let mut core = shared.borrow_mut();
-        let key = match self.key {
-            Some(key) => key,
-            None if self.after.is_zero() => return Poll::Ready(()),
-            None => {
+        // Even a zero sleep arms a timer: it yields to the world, and wakes
+        // in a step of its own, as an actor's zero timer does.
+        let key = match self.state {
+            SleepState::Done => return Poll::Ready(()),
+            SleepState::Armed(key) => key,
+            SleepState::Unarmed => {
                 let key = core.next_key;
                 core.next_key += 1;
                 core.timers.insert(key, Timer::default());
@@ -338,15 +346,14 @@ impl<M: Message> Future for Sleep<M> {
                         after: self.after,
                     });
                 }
-                self.key = Some(key);
+                self.state = SleepState::Armed(key);
                 key
             }
         };
         match core.timers.get_mut(&key) {
             Some(timer) if timer.fired => {
                 core.timers.remove(&key);
-                self.key = None;
-                self.after = Duration::ZERO;
+                self.state = SleepState::Done;
                 Poll::Ready(())
             }
             Some(timer) => {
@@ -362,7 +369,9 @@ impl<M: Message> Future for Sleep<M> {
 
 impl<M: Message> Drop for Sleep<M> {
     fn drop(&mut self) {
-        let Some(key) = self.key else { return };
+        let SleepState::Armed(key) = self.state else {
+            return;
+        };
         let Ok(mut core) = self.core.try_borrow_mut() else {
             return;
         };
