@@ -82,6 +82,12 @@ pub trait Env: Clone + 'static {
     /// wherever the environment takes it.
     fn random_u64(&self) -> u64;
 
+    /// Tells the simulation what the client now believes (see [`Probe`]).
+    /// Outside the simulation it does nothing.
+    fn probe(&self, probe: Probe) {
+        let _ = probe;
+    }
+
     /// A random duration in `[0, max)`: jitter for retries.
     fn jitter(&self, max: Duration) -> Duration {
         let nanos = max.as_nanos().min(u64::MAX as u128) as u64;
@@ -185,4 +191,132 @@ pub trait Storage {
 
     /// Reads `key`: its value and its version (0 and 0 if never written).
     fn get(&self, key: &str) -> impl Future<Output = Result<(i64, u64), StorageError>>;
+}
+
+/// What a write does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOp {
+    /// Sets the value.
+    Put,
+    /// Adds to the value read before.
+    Increment,
+    /// Carries only a token, so that the storage learns it: not a data write.
+    Fence,
+}
+
+impl WriteOp {
+    /// The name the journal gives it (`put`, `increment`, `fence`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WriteOp::Put => "put",
+            WriteOp::Increment => "increment",
+            WriteOp::Fence => "fence",
+        }
+    }
+}
+
+/// A lock client's account of what it believes and does, for the
+/// simulation's oracle: the same events fencesim's own clients journal. The
+/// simulated services journal the probes of what they do (a grant returned
+/// is `Acquired`, a write sent `Wrote`, its answer `Acked`, a release
+/// `Released`); a client's own decisions are its to report (`Checked` or
+/// `Lapsed` when it checks its lease on its clock, `Lost` when it gives up a
+/// lease it was told is gone). In production [`Env::probe`] drops them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// It now believes it holds the lock, under this grant.
+    Acquired {
+        /// The lock's id of the grant.
+        lease: u64,
+        /// Its fencing token, if the lock hands them out.
+        token: Option<u64>,
+        /// How long the lock promised it.
+        ttl: Duration,
+    },
+    /// The lock said no.
+    Denied,
+    /// It was told its lease is gone, and gives the round up unwritten.
+    Lost,
+    /// Its own clock says its lease has `remaining` left; it writes next.
+    Checked {
+        /// The lease.
+        lease: u64,
+        /// Time left by its clock.
+        remaining: Duration,
+    },
+    /// Its own clock says its lease ran out `overdue` ago; it does not write.
+    Lapsed {
+        /// The lease.
+        lease: u64,
+        /// How long ago, by its clock.
+        overdue: Duration,
+    },
+    /// The lock extended its lease for `ttl` from when it asked, `asked_ago`
+    /// before now on its clock.
+    Renewed {
+        /// The lease.
+        lease: u64,
+        /// The new TTL.
+        ttl: Duration,
+        /// How long ago it asked.
+        asked_ago: Duration,
+    },
+    /// A read was answered.
+    Read {
+        /// The value.
+        value: i64,
+        /// Its version.
+        version: u64,
+    },
+    /// It sent write `write` (unique in the run) under its current grant.
+    Wrote {
+        /// The write's id.
+        write: String,
+        /// The token it carries.
+        token: Option<u64>,
+        /// The value written (or added).
+        value: i64,
+        /// What it does.
+        op: WriteOp,
+    },
+    /// It sent a token-only write right after acquiring.
+    Fenced {
+        /// The write's id.
+        write: String,
+        /// The token.
+        token: u64,
+    },
+    /// The storage answered write `write`.
+    Acked {
+        /// The write's id.
+        write: String,
+        /// Whether it was applied.
+        ok: bool,
+        /// What the write did.
+        op: WriteOp,
+    },
+    /// It gave the lock up: it no longer believes it holds it.
+    Released {
+        /// The lease.
+        lease: u64,
+    },
+}
+
+impl Probe {
+    /// The journal's name for it (`acquired`, `wrote`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Probe::Acquired { .. } => "acquired",
+            Probe::Denied => "denied",
+            Probe::Lost => "lost",
+            Probe::Checked { .. } => "checked",
+            Probe::Lapsed { .. } => "lapsed",
+            Probe::Renewed { .. } => "renewed",
+            Probe::Read { .. } => "read",
+            Probe::Wrote { .. } => "wrote",
+            Probe::Fenced { .. } => "fenced",
+            Probe::Acked { .. } => "acked",
+            Probe::Released { .. } => "released",
+        }
+    }
 }

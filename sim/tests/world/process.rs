@@ -459,3 +459,45 @@ fn code_generic_over_the_env_runs_on_the_nodes_clock() {
     );
     assert!((9..=11).contains(&done.u64("tries").unwrap()));
 }
+
+#[test]
+fn probes_are_journaled_as_the_nodes_events() {
+    use fencesim_env::{Env, Probe, WriteOp};
+    let r = run(1, || {
+        let mut w = WorldBuilder::<Msg>::new(limits(ms(10_000)));
+        w.node(
+            "client1",
+            Process::new(|h| async move {
+                h.probe(Probe::Acquired {
+                    lease: 1,
+                    token: Some(33),
+                    ttl: ms(10_000),
+                });
+                h.probe(Probe::Wrote {
+                    write: "client1/1".into(),
+                    token: Some(33),
+                    value: 1,
+                    op: WriteOp::Put,
+                });
+                h.probe(Probe::Acquired {
+                    lease: 2,
+                    token: None,
+                    ttl: ms(500),
+                });
+            }),
+        );
+        w
+    });
+    let j = &r.journal;
+    let acquired = find(j, "client1", "acquired");
+    assert_eq!(acquired[0].u64("lease"), Some(1));
+    assert_eq!(acquired[0].u64("token"), Some(33));
+    assert_eq!(acquired[0].u64("ttl_ms"), Some(10_000));
+    // A grant without a token has no `token` field, as fencesim's clients
+    // journal it.
+    assert!(acquired[1].fields.iter().all(|(k, _)| k != "token"));
+    let wrote = only(j, "client1", "wrote");
+    assert_eq!(wrote.str("write"), Some("client1/1"));
+    assert_eq!(wrote.str("op"), Some("put"));
+    assert_eq!(wrote.i64("value"), Some(1));
+}
