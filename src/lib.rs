@@ -14,6 +14,7 @@ mod escape;
 pub mod events;
 pub mod explore;
 pub mod oracle;
+pub mod process;
 pub mod protocol;
 pub mod report;
 #[cfg_attr(not(all(feature = "cli", feature = "report")), allow(dead_code))]

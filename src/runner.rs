@@ -536,6 +536,16 @@ pub fn down_at_end(journal: &sim::journal::Journal) -> Vec<&str> {
 /// If one of the scenario's designs cannot be built: it was registered as
 /// metadata only ([`Registry::add`](crate::design::catalog::Registry::add)).
 pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
+    world_with(s, |_, _| None)
+}
+
+/// [`world`], with `client` choosing what each client node runs: `None`
+/// for the bundled client with the settings the scenario gives it, or an
+/// actor of its own (a hosted process, say) given those settings.
+pub fn world_with(
+    s: &Scenario,
+    client: impl Fn(&str, &ClientConfig) -> Option<Box<dyn Actor<Msg>>>,
+) -> WorldBuilder<Msg> {
     let unbuilt = |spec: &crate::scenario::DesignSpec| -> ! {
         panic!(
             "design `{}` was registered as metadata only (Registry::add): a run needs \
@@ -575,8 +585,13 @@ pub fn world(s: &Scenario) -> WorldBuilder<Msg> {
             key: ClientConfig::KEY.into(),
             storage: ClientConfig::STORAGE.into(),
         };
-        let protocol = lock.client(&s.lock.params, &lock_nodes);
-        w.node(c.name.clone(), Client::with_protocol(config, protocol));
+        match client(&c.name, &config) {
+            Some(actor) => w.node(c.name.clone(), Boxed(actor)),
+            None => {
+                let protocol = lock.client(&s.lock.params, &lock_nodes);
+                w.node(c.name.clone(), Client::with_protocol(config, protocol))
+            }
+        };
     }
     for (index, name) in lock_nodes.iter().enumerate() {
         w.node(name.clone(), Boxed(lock.server(&s.lock.params, index)));

@@ -28,7 +28,7 @@
 //!         }
 //!     };
 //!     env.sleep(Duration::from_secs(1)).await; // the work
-//!     let written = storage.put("x", 1, Some(lease.token)).await;
+//!     let written = storage.put("x", 1, lease.token).await;
 //!     let _ = lock.release(&lease).await;
 //!     written
 //! }
@@ -116,8 +116,9 @@ impl std::error::Error for Elapsed {}
 pub struct Lease {
     /// The service's id of this grant.
     pub id: u64,
-    /// The fencing token: larger for every later grant.
-    pub token: u64,
+    /// The fencing token, larger for every later grant; `None` from a lock
+    /// that hands out none.
+    pub token: Option<u64>,
     /// How long the service promised to keep it, from when it was asked
     /// for (renewals extend it).
     pub ttl: Duration,

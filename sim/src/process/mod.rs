@@ -68,7 +68,7 @@ mod env;
 mod executor;
 mod handle;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -96,10 +96,12 @@ pub struct Process<M> {
     factory: Factory<M>,
     core: Rc<RefCell<Core<M>>>,
     executor: Executor,
-    /// Whether the process has finished: its main future and every task it
-    /// spawned ended. A crash does not finish it: it runs again if the node
-    /// restarts, and the run waits for that as for any node's work.
-    finished: bool,
+    /// Whether the process's main future has ended. The run does not wait
+    /// for a finished process; tasks it spawned still run while the node
+    /// gets messages and timers (a task that hands back stray grants), as a
+    /// done actor still handles its inputs. A crash does not change it: a
+    /// restart runs the main future again.
+    finished: Rc<Cell<bool>>,
 }
 
 impl<M: Message> Process<M> {
@@ -113,7 +115,7 @@ impl<M: Message> Process<M> {
             factory: Rc::new(move |h| Box::pin(main(h))),
             core: Rc::new(RefCell::new(Core::new(Disk::default()))),
             executor: Executor::new(),
-            finished: false,
+            finished: Rc::new(Cell::new(false)),
         }
     }
 
@@ -140,7 +142,12 @@ impl<M: Message> Process<M> {
                 // Made outside any borrow of the core: the closure may use
                 // the handle before its first await.
                 let main = (self.factory)(Handle::new(self.core.clone()));
-                self.core.borrow_mut().spawn_boxed(main);
+                let finished = self.finished.clone();
+                finished.set(false);
+                self.core.borrow_mut().spawn_boxed(Box::pin(async move {
+                    main.await;
+                    finished.set(true);
+                }));
             }
             Input::Message(from, msg) => self.core.borrow_mut().deliver(from, msg),
             Input::Timer(tag) => self.core.borrow_mut().timer_fired(tag),
@@ -171,8 +178,7 @@ impl<M: Message> Process<M> {
                 }
             }
         }
-        self.finished = !self.executor.has_tasks();
-        if !self.finished && !self.executor.any_waits_on_handle() {
+        if self.executor.has_tasks() && !self.executor.any_waits_on_handle() {
             self.fail(
                 ctx,
                 "every task of it waits, and none waits on its handle (a sleep, a recv, a \
@@ -215,6 +221,6 @@ impl<M: Message> Actor<M> for Process<M> {
     }
 
     fn is_done(&self) -> bool {
-        self.finished
+        self.finished.get()
     }
 }

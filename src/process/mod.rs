@@ -1,0 +1,87 @@
+//! Lock clients as ordinary async Rust, hosted on a node of the world.
+//!
+//! A [`Process`] runs an async function on a node, on the node's own clocks,
+//! over the journaled network, under every fault of the scenario (see
+//! [`sim::process`]). Its [`Handle`] is a [`fencesim_env::Env`], so a lock
+//! client written against that seam runs here unchanged; [`SimLock`] and
+//! [`SimStorage`] are the services it talks to, simulated over fencesim's
+//! protocol, and they journal what the client comes to believe (the same
+//! events fencesim's own clients journal), so the oracle judges a process as
+//! it judges the bundled client.
+//!
+//! [`workload`] is the bundled client's round — acquire, work, write with
+//! the token, release — written as such a process: DDIA's figure 9-6 as
+//! async code.
+
+mod lock;
+mod storage;
+
+pub use fencesim_env::{Env, Lease, LockError, LockService, Probe, Storage, StorageError};
+pub use lock::SimLock;
+pub use sim::process::{Disk, Handle, Process};
+pub use storage::SimStorage;
+
+use crate::design::client::ClientConfig;
+use crate::protocol::{Msg, Op};
+
+/// Rounds completed, on the node's disk: a restarted client does not do
+/// them again (the bundled client keeps its count across a crash too).
+const ROUNDS: &str = "client/rounds";
+
+/// The bundled client's rounds as an async process: after `start` on its
+/// own clock, `rounds` times: acquire (a denial is retried after `retry`),
+/// work for `work`, write the number of its write with the grant's token,
+/// release. Every request is given up after `timeout`. It speaks to the
+/// single lock server `lock` and the storage node `storage`.
+///
+/// It journals what the bundled client journals, step for step, and sets
+/// and cancels the same timers in the same order, so a scenario run with it
+/// gives the same journal (and trace hash) as with the bundled client.
+/// Blind writes only: `check_lease`, `renew`, `fence_on_acquire` and the
+/// `increment` workload are the bundled client's.
+///
+/// # Panics
+/// (When the process starts) if the config asks for what it does not do.
+pub fn workload(config: ClientConfig, lock: &str) -> Process<Msg> {
+    let lock = lock.to_owned();
+    Process::new(move |h| {
+        let config = config.clone();
+        let lock = lock.clone();
+        async move { rounds(&h, &config, &lock).await }
+    })
+}
+
+async fn rounds(h: &Handle<Msg>, config: &ClientConfig, lock: &str) {
+    assert!(
+        config.op == Op::Put && !config.check_lease && !config.renew && !config.fence_on_acquire,
+        "the async workload writes blindly, without check_lease, renew or fence_on_acquire"
+    );
+    let disk = h.disk();
+    let lock = SimLock::new(h, lock, config.timeout);
+    let storage = SimStorage::new(h, &config.storage, config.timeout);
+    let mut round = disk.get_u64(ROUNDS).unwrap_or(0);
+    if round >= config.rounds {
+        return;
+    }
+    h.sleep(config.start.saturating_sub(h.now())).await;
+    while round < config.rounds {
+        let lease = match lock.acquire().await {
+            Ok(lease) => lease,
+            Err(_) => {
+                h.sleep(config.retry).await;
+                continue;
+            }
+        };
+        h.sleep(config.work).await;
+        let value = storage.writes_sent() as i64 + 1;
+        // A refused or unanswered write ends the round as an answered one
+        // does: the client gives the lock up.
+        let _ = storage.put(&config.key, value, lease.token).await;
+        let _ = lock.release(&lease).await;
+        round += 1;
+        disk.put_u64(ROUNDS, round);
+        if round < config.rounds {
+            h.sleep(config.retry).await;
+        }
+    }
+}
