@@ -165,8 +165,9 @@ fn description(
         faults.iter().map(words).collect::<Vec<_>>().join("; ")
     };
     format!(
-        "Shrunk by `fencesim shrink` from seed {seed} of {} ({before} {} before, {} \
+        "Shrunk by `{} shrink` from seed {seed} of {} ({before} {} before, {} \
          after): {remaining}. It shows {target}.",
+        crate::repro::program_name(),
         scenario.name,
         if before == 1 { "fault" } else { "faults" },
         faults.len(),
