@@ -215,7 +215,13 @@ pub(super) fn shrink(registry: &Registry, args: ShrinkArgs) -> Status {
         r.accepted_writes,
         r.rejected_writes
     );
-    println!("kept      {}", escape::terminal(&shrunk.target.to_string()));
+    // The finding as the shrunk run numbers its grants (a fault removed
+    // may have taken a grant before it).
+    let kept = match &shrunk.kept {
+        Some(signature) => signature.to_string(),
+        None => shrunk.target.to_string(),
+    };
+    println!("kept      {}", escape::terminal(&kept));
     if defaulted {
         // Said where it lands, not only in the docs: the current directory
         // is where the user stood, not where the scenario is.
