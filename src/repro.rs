@@ -70,6 +70,12 @@ fn program() -> Program {
     PROGRAM.get().cloned().unwrap_or_else(Program::fencesim)
 }
 
+/// The running program's name alone (`fencesim`, `custom_lock`): how a
+/// file it writes names it, the same in every environment.
+pub fn program_name() -> String {
+    program().name
+}
+
 /// How to invoke the running program in this environment: `fencesim`, or
 /// under `cargo run` its cargo command (`cargo run --release --`, `cargo run
 /// --release --example custom_lock --`).
@@ -110,7 +116,7 @@ pub fn faults_flags(mode: &crate::explore::sweep::FaultMode) -> String {
 /// It names the program by its name alone (`fencesim`, or a user's binary
 /// built with [`crate::cli::main_with`]).
 pub fn reproducible_command(file: &str, seed: u64) -> String {
-    format!("{} run {} --seed {seed}", program().name, shell_quote(file))
+    format!("{} run {} --seed {seed}", program_name(), shell_quote(file))
 }
 
 /// The command that wrote a report directory, as its index shows it:
@@ -118,7 +124,7 @@ pub fn reproducible_command(file: &str, seed: u64) -> String {
 /// output directory given, and the program named as in
 /// [`reproducible_command`].
 pub fn reproducible_report_command(paths: &[String], seed: Option<u64>, out: &str) -> String {
-    let mut words = vec![program().name, "report".to_owned()];
+    let mut words = vec![program_name(), "report".to_owned()];
     words.extend(paths.iter().map(|p| shell_quote(p)));
     if let Some(seed) = seed {
         words.push(format!("--seed {seed}"));

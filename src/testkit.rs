@@ -29,10 +29,15 @@
 //! scenario written to `target/fencesim/<name>.toml`, the `fencesim run`
 //! command that replays it (when every design it names is bundled), and how
 //! to re-run only that seed: set `FENCESIM_SEED=<seed>` and
-//! [`ScenarioBuilder::assert_seeds`] runs that seed alone.
+//! [`ScenarioBuilder::assert_seeds`] runs that seed alone. The hint is the
+//! `cargo test` command that ran the test, narrowed to it: its profile
+//! (`--release`, `--profile NAME`), package (`-p`), test target (`--lib`,
+//! `--test NAME`, …) and the harness flags that decide whether it runs
+//! (`--ignored`, `--include-ignored`), as the test binary's path, the
+//! variables cargo sets and the harness arguments tell them.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table};
 
@@ -308,12 +313,12 @@ impl ScenarioBuilder {
             }
             None => writeln!(out, "--- scenario ---\n{text}---").unwrap(),
         }
-        let test = std::thread::current()
-            .name()
-            .filter(|n| *n != "main")
-            .map(|n| format!(" cargo test -- {n} --exact"))
-            .unwrap_or_default();
-        writeln!(out, "re-run this seed alone: {SEED_VAR}={seed}{test}").unwrap();
+        writeln!(
+            out,
+            "re-run this seed alone: {SEED_VAR}={seed} {}",
+            TestRun::current().rerun_command()
+        )
+        .unwrap();
         out
     }
 
@@ -346,6 +351,169 @@ impl ScenarioBuilder {
         Some(path)
     }
 }
+
+/// How the running test was started, as far as the test process can tell:
+/// what [`TestRun::rerun_command`] spells back as a `cargo test` command.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct TestRun {
+    /// The test binary's path (`target/release/deps/locks-1a2b3c…`).
+    binary: PathBuf,
+    /// The harness arguments after it (filters, `--ignored`, `--exact`, …).
+    args: Vec<String>,
+    /// The test's name, from its thread (`None` when the harness ran it on
+    /// the main thread, as with `--test-threads=1`).
+    test: Option<String>,
+    /// The package (`CARGO_PKG_NAME`, set by cargo when it runs a test).
+    package: Option<String>,
+    /// The package's directory (`CARGO_MANIFEST_DIR`, likewise).
+    manifest_dir: Option<PathBuf>,
+    /// Built with debug assertions: the fallback for the profile when the
+    /// binary's path does not name it.
+    debug_assertions: bool,
+}
+
+impl TestRun {
+    fn current() -> TestRun {
+        let mut args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
+        TestRun {
+            binary: args.next().map(PathBuf::from).unwrap_or_default(),
+            args: args.collect(),
+            test: std::thread::current()
+                .name()
+                .filter(|n| *n != "main")
+                .map(str::to_owned),
+            package: std::env::var("CARGO_PKG_NAME").ok(),
+            manifest_dir: std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from),
+            debug_assertions: cfg!(debug_assertions),
+        }
+    }
+
+    /// The `cargo test` command that runs this test again, alone when its
+    /// name is known, else with the filters it was run with.
+    fn rerun_command(&self) -> String {
+        let mut words = vec!["cargo".to_owned(), "test".to_owned()];
+        match self.profile() {
+            Some(p) if p == "release" => words.push("--release".to_owned()),
+            Some(p) => words.extend(["--profile".to_owned(), p]),
+            None => {}
+        }
+        if let Some(package) = &self.package {
+            words.extend(["-p".to_owned(), crate::repro::shell_quote(package)]);
+        }
+        words.extend(self.target());
+        let mut harness: Vec<String> = Vec::new();
+        match &self.test {
+            Some(test) => {
+                harness.extend([crate::repro::shell_quote(test), "--exact".to_owned()]);
+                harness.extend(
+                    self.args
+                        .iter()
+                        .filter(|a| RUN_FLAGS.contains(&a.as_str()))
+                        .cloned(),
+                );
+            }
+            // The harness's own arguments, which select the tests that ran
+            // (this one among them), but not the ones that name a file it
+            // writes (`--logfile`) or print a listing instead.
+            None => {
+                let mut args = self.args.iter();
+                while let Some(arg) = args.next() {
+                    match arg.as_str() {
+                        "--list" => {}
+                        "--logfile" => {
+                            args.next();
+                        }
+                        a if a.starts_with("--logfile=") => {}
+                        a => harness.push(crate::repro::shell_quote(a)),
+                    }
+                }
+            }
+        }
+        if !harness.is_empty() {
+            words.push("--".to_owned());
+            words.extend(harness);
+        }
+        words.join(" ")
+    }
+
+    /// The cargo profile: the name of the directory above `deps/` that
+    /// holds the binary (`debug` is the `dev` and `test` profiles', given
+    /// as no flag; `release` is also `bench`'s), else from debug assertions.
+    fn profile(&self) -> Option<String> {
+        let deps = self.binary.parent()?;
+        let from_path = if deps.file_name().is_some_and(|d| d == "deps") {
+            deps.parent()
+                .and_then(Path::file_name)
+                .and_then(|d| d.to_str())
+                .map(str::to_owned)
+        } else {
+            None
+        };
+        match from_path.as_deref() {
+            Some("debug") => None,
+            Some(profile) => Some(profile.to_owned()),
+            None if self.debug_assertions => None,
+            None => Some("release".to_owned()),
+        }
+    }
+
+    /// The test target's flags: `--test NAME` for a file of `tests/`,
+    /// `--example NAME` for one of `examples/`, `--lib` for the package's
+    /// library, `--bin NAME` for a binary. The binary is named after the
+    /// target's crate (`-` written `_`) and a hash; which kind of target it
+    /// is, the package's files tell.
+    fn target(&self) -> Vec<String> {
+        let Some(stem) = self.binary.file_stem().and_then(|s| s.to_str()) else {
+            return Vec::new();
+        };
+        let crate_name = match stem.rsplit_once('-') {
+            Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name,
+            _ => stem,
+        };
+        let Some(dir) = &self.manifest_dir else {
+            return Vec::new();
+        };
+        let same = |name: &str| name.replace('-', "_") == crate_name;
+        let entry_named = |sub: &str| -> Option<String> {
+            let entries = std::fs::read_dir(dir.join(sub)).ok()?;
+            let mut names: Vec<String> = entries
+                .filter_map(|e| {
+                    let path = e.ok()?.path();
+                    let name = if path.is_dir() {
+                        path.join("main.rs").is_file().then(|| path.file_name())??
+                    } else if path.extension().is_some_and(|x| x == "rs") {
+                        path.file_stem()?
+                    } else {
+                        return None;
+                    };
+                    name.to_str().map(str::to_owned)
+                })
+                .filter(|name| same(name))
+                .collect();
+            names.sort();
+            names.into_iter().next()
+        };
+        let package_is = self.package.as_deref().is_some_and(same);
+        if let Some(name) = entry_named("tests") {
+            vec!["--test".to_owned(), crate::repro::shell_quote(&name)]
+        } else if package_is && dir.join("src/lib.rs").is_file() {
+            vec!["--lib".to_owned()]
+        } else if let Some(name) = entry_named("examples") {
+            vec!["--example".to_owned(), crate::repro::shell_quote(&name)]
+        } else if package_is && dir.join("src/main.rs").is_file() {
+            let package = self.package.as_deref().unwrap_or(crate_name);
+            vec!["--bin".to_owned(), crate::repro::shell_quote(package)]
+        } else if let Some(name) = entry_named("src/bin") {
+            vec!["--bin".to_owned(), crate::repro::shell_quote(&name)]
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// Harness flags that decide whether a test runs at all, kept when the
+/// re-run names the test: an ignored test runs only with one of them.
+const RUN_FLAGS: [&str; 2] = ["--ignored", "--include-ignored"];
 
 /// `FENCESIM_SEED`, if set. Panics on a value that is not a seed: a typo
 /// there should not silently run every seed.
@@ -414,6 +582,92 @@ mod tests {
         assert!(message.contains("figure-9-6.toml"), "{message}");
         assert!(message.contains("--seed 7"), "{message}");
         assert!(message.contains("FENCESIM_SEED=7"), "{message}");
+    }
+
+    /// A test `figure_9_6_holds` of this package, run from `binary` with
+    /// the harness arguments `args`.
+    fn test_run(binary: &str, args: &[&str]) -> TestRun {
+        TestRun {
+            binary: PathBuf::from(binary),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            test: Some("locks::figure_9_6_holds".to_owned()),
+            package: Some("fencesim".to_owned()),
+            manifest_dir: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR"))),
+            debug_assertions: true,
+        }
+    }
+
+    #[test]
+    fn the_rerun_hint_keeps_the_profile_package_target_and_ignored_flag() {
+        // `cargo test --release -p fencesim --test cli -- --ignored holds`
+        let run = test_run(
+            "/w/target/release/deps/cli-0123456789abcdef",
+            &["--ignored", "holds"],
+        );
+        assert_eq!(
+            run.rerun_command(),
+            "cargo test --release -p fencesim --test cli -- locks::figure_9_6_holds --exact \
+             --ignored"
+        );
+        // The library's own tests, in the default profile, for another
+        // target platform.
+        let run = test_run(
+            "/w/target/x86_64-unknown-linux-gnu/debug/deps/fencesim-0123456789abcdef",
+            &["--include-ignored", "--nocapture"],
+        );
+        assert_eq!(
+            run.rerun_command(),
+            "cargo test -p fencesim --lib -- locks::figure_9_6_holds --exact --include-ignored"
+        );
+        // A profile of its own, and an example's tests.
+        let run = test_run("/w/target/ci/deps/custom_lock-0123456789abcdef", &[]);
+        assert_eq!(
+            run.rerun_command(),
+            "cargo test --profile ci -p fencesim --example custom_lock -- \
+             locks::figure_9_6_holds --exact"
+        );
+    }
+
+    #[test]
+    fn without_the_test_name_the_hint_keeps_the_filters_it_ran_with() {
+        let mut run = test_run(
+            "/w/target/debug/deps/cli-0123456789abcdef",
+            &[
+                "run::",
+                "--test-threads=1",
+                "--logfile",
+                "out.txt",
+                "--skip",
+                "slow",
+            ],
+        );
+        run.test = None;
+        assert_eq!(
+            run.rerun_command(),
+            "cargo test -p fencesim --test cli -- run:: --test-threads=1 --skip slow"
+        );
+        // A binary run by hand, outside cargo: the profile from the build.
+        let run = TestRun {
+            binary: PathBuf::from("/tmp/locks"),
+            debug_assertions: false,
+            ..TestRun::default()
+        };
+        assert_eq!(run.rerun_command(), "cargo test --release");
+    }
+
+    #[test]
+    fn the_rerun_hint_of_a_running_test_names_it_exactly() {
+        let hint = TestRun::current().rerun_command();
+        assert!(hint.starts_with("cargo test "), "{hint}");
+        assert!(
+            hint.contains(
+                " -- testkit::tests::the_rerun_hint_of_a_running_test_names_it_exactly --exact"
+            ),
+            "{hint}"
+        );
+        if std::env::var_os("CARGO_MANIFEST_DIR").is_some() {
+            assert!(hint.contains(" -p fencesim --lib "), "{hint}");
+        }
     }
 
     #[test]

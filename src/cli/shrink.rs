@@ -21,8 +21,10 @@ use crate::oracle::{Report, Verdict, ViolationKind};
 use crate::repro::shell_quote;
 use crate::scenario::to_toml;
 
-/// How every scenario `shrink` writes begins.
-const HEADER: &str = "# Written by `fencesim shrink ";
+/// How every scenario `shrink` writes begins: then the command that wrote
+/// it, `fencesim shrink …` or a custom binary's (see
+/// [`crate::repro::program_name`]).
+const HEADER: &str = "# Written by `";
 
 /// The header's last line names the checksum of the text after it: a file
 /// whose text no longer matches was edited by hand, and is kept.
@@ -38,8 +40,9 @@ fn checksum(text: &str) -> String {
     format!("{h:016x}")
 }
 
-/// Whether `path` is a file shrink wrote and nobody edited since: it starts
-/// with [`HEADER`], and the text after its [`CHECKSUM`] line matches it.
+/// Whether `path` is a file shrink wrote and nobody edited since: its first
+/// line is [`HEADER`] and a shrink command, and the text after its
+/// [`CHECKSUM`] line matches it.
 fn written_by_shrink(path: &Path) -> bool {
     if !files::starts_with(path, HEADER) {
         return false;
@@ -47,6 +50,9 @@ fn written_by_shrink(path: &Path) -> bool {
     let Ok(text) = files::read_own(path, crate::scenario::MAX_FILE_BYTES) else {
         return false;
     };
+    if !text.lines().next().is_some_and(|l| l.contains(" shrink ")) {
+        return false;
+    }
     let Some(at) = text.find(&format!("\n{CHECKSUM}")) else {
         return false;
     };
@@ -77,6 +83,22 @@ pub(super) struct ShrinkArgs {
     faults: FaultsArg,
     #[command(flatten)]
     replay: Replay,
+}
+
+/// The file shrink writes at `out` for `seed` of `file`: the header that
+/// says which program wrote it and how to replay it (a custom binary built
+/// on [`crate::cli::main_with`] names itself, so the line runs the designs
+/// the file needs), the checksum line, then `scenario` (TOML).
+fn file_text(program: &str, file: &str, seed: u64, out: &str, scenario: &str) -> String {
+    let header = format!(
+        "{HEADER}{program} shrink {} --seed {seed}`: the smallest fault schedule found\n\
+         # that still breaks the design. `{program} run {}` replays it; it has no [expect],\n\
+         # so run exits 1 while the bug is there and 0 once the design is fixed.\n",
+        escape::terminal(&shell_quote(file)),
+        escape::terminal(&shell_quote(out))
+    );
+    let body = format!("\n{scenario}");
+    format!("{header}{CHECKSUM}{}\n{body}", checksum(&body))
 }
 
 /// The command that shrinks `seed` of `file` (random faults).
@@ -158,17 +180,15 @@ pub(super) fn shrink(registry: &Registry, args: ShrinkArgs) -> Status {
         }
     };
     let out_text = out.display().to_string();
-    let header = format!(
-        "{HEADER}{} --seed {seed}`: the smallest fault schedule found\n\
-         # that still breaks the design. `fencesim run {}` replays it; it has no [expect],\n\
-         # so run exits 1 while the bug is there and 0 once the design is fixed.\n",
-        escape::terminal(&shell_quote(&scenario.file)),
-        escape::terminal(&shell_quote(&out_text))
-    );
     let mut shrunk_scenario = shrunk.scenario.clone();
     shrunk_scenario.file = out_text.clone();
-    let body = format!("\n{}", to_toml(&shrunk_scenario));
-    let text = format!("{header}{CHECKSUM}{}\n{body}", checksum(&body));
+    let text = file_text(
+        &crate::repro::program_name(),
+        &scenario.file,
+        seed,
+        &out_text,
+        &to_toml(&shrunk_scenario),
+    );
     if let Err(e) = files::write(&out, text.as_bytes(), replace, own) {
         eprintln!("error: --out: {e}");
         return Status::Invalid;
@@ -195,7 +215,13 @@ pub(super) fn shrink(registry: &Registry, args: ShrinkArgs) -> Status {
         r.accepted_writes,
         r.rejected_writes
     );
-    println!("kept      {}", escape::terminal(&shrunk.target.to_string()));
+    // The finding as the shrunk run numbers its grants (a fault removed
+    // may have taken a grant before it).
+    let kept = match &shrunk.kept {
+        Some(signature) => signature.to_string(),
+        None => shrunk.target.to_string(),
+    };
+    println!("kept      {}", escape::terminal(&kept));
     if defaulted {
         // Said where it lands, not only in the docs: the current directory
         // is where the user stood, not where the scenario is.
@@ -241,4 +267,37 @@ fn kinds_text(r: &Report, strict: bool) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_custom_binary_names_itself_and_shrink_knows_its_file_again() {
+        let dir = std::env::temp_dir().join(format!("fencesim-shrink-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let scenario = "name = \"s\"\n";
+        for program in ["fencesim", "custom_lock"] {
+            let text = file_text(program, "grace.toml", 5, "out.toml", scenario);
+            assert!(
+                text.starts_with(&format!(
+                    "# Written by `{program} shrink grace.toml --seed 5`"
+                )),
+                "{text}"
+            );
+            assert!(text.contains(&format!("`{program} run out.toml` replays it")));
+            let path = dir.join(format!("{program}.toml"));
+            std::fs::write(&path, &text).unwrap();
+            assert!(written_by_shrink(&path), "{text}");
+            // Edited by hand: kept.
+            std::fs::write(&path, text.replace("name = \"s\"", "name = \"t\"")).unwrap();
+            assert!(!written_by_shrink(&path));
+        }
+        // A file of the same opening that is not shrink's.
+        let path = dir.join("other.toml");
+        std::fs::write(&path, "# Written by `me`\nname = \"s\"\n").unwrap();
+        assert!(!written_by_shrink(&path));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

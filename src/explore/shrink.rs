@@ -12,13 +12,20 @@
 //!    counts to 1.
 //!
 //! "Still fails" means the verdict is `violation` and the story is kept: the
-//! run still shows the original failure's first finding (of those that count
-//! toward the verdict) with the same [`Signature`]: the same kind, by the
-//! same writer, after the same newer holder, with the same grants in the
-//! same order, late or not. A schedule that breaks the design some other way
-//! (a late grant turned into an ordinary pause past expiry, a zombie write
-//! after a newer grant turned into one after a bare expiry) is not a smaller
-//! version of this failure, so shrink does not take it.
+//! run still shows a finding (of those that count toward the verdict) with
+//! the [`Mechanism`] of the original failure's first: the same kind, by the
+//! same writer, after the same newer holder, late or not, whose own write
+//! reached the same milestones (paused past its lease, sent after its grant
+//! ended, held by the network across the lease's end, …, and those the
+//! scenario's `[expect] mechanism` names). A schedule that breaks the design
+//! some other way (a late grant turned into an ordinary pause past expiry, a
+//! zombie write after a newer grant turned into one after a bare expiry) is
+//! not a smaller version of this failure, so shrink does not take it.
+//!
+//! Grant numbers are not part of it: a fault that played no part (a crash
+//! of the writer before its failing round, a clock that ran fast) still
+//! changes how many grants a client had before the finding, and a shrink
+//! that kept every such fault would keep faults that tell nothing.
 //!
 //! The written scenario's `description` names the faults that remain and
 //! the finding they show, never the original story's text, which may tell
@@ -33,6 +40,7 @@ use std::time::Duration;
 
 use super::sweep::{self, FaultMode, SeedReport};
 use crate::oracle::signature::{signatures, Signature};
+use crate::oracle::{check, Milestones, OracleConfig, ViolationKind};
 use crate::runner::{self, ScenarioRun};
 use crate::scenario::{FaultSpec, Scenario, Scope, Trigger};
 
@@ -57,6 +65,98 @@ pub struct Shrunk {
     /// that counts toward its verdict, or for a safe run that broke a
     /// property of `[expect] always`, the first such property.
     pub target: Target,
+    /// The shrunk run's finding of the target's [`Mechanism`], its grants
+    /// numbered as in the shrunk run; `None` for a property.
+    pub kept: Option<Signature>,
+}
+
+/// How a finding broke the design, without the grant numbers of the run
+/// that showed it: what `shrink` keeps.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mechanism {
+    /// The kind of finding.
+    pub kind: ViolationKind,
+    /// The writer, or the client the finding is about (see [`Signature`]).
+    pub writer: Option<String>,
+    /// The client of the newer grant (see [`Signature`]).
+    pub newer_holder: Option<String>,
+    /// The writer's grant reached it after the lock had ended it.
+    pub late_grant: bool,
+    /// The milestones the finding reached, of those that say how its write
+    /// went wrong (see [`OWN_MILESTONES`]) and those the scenario's
+    /// `[expect] mechanism` names, in the milestones' order.
+    pub milestones: Vec<&'static str>,
+}
+
+/// The milestones a stale, zombie or late write reaches by its own grant
+/// and sending, whoever else the run holds. The rest are the world's: a
+/// lock or storage that restarted, a lock clock that ran fast, a rejection
+/// elsewhere, and `two_believers`, which any other client believing a grant
+/// of its own at the time reaches (a client paused elsewhere in the
+/// schedule). A fault that made one of those and played no part in the
+/// write would be kept if they counted; the scenario's `[expect]
+/// mechanism` still makes any of them count.
+pub const OWN_MILESTONES: [&str; 5] = [
+    "holder_paused_past_lease",
+    "lease_expired_while_held",
+    "grant_arrived_expired",
+    "zombie_write_sent",
+    "write_outlived_grant",
+];
+
+impl Mechanism {
+    /// The mechanism of the finding `signature`, whose own milestones are
+    /// `own` (`None` for a finding not made at a storage acceptance, judged
+    /// on `run`'s), with `listed` (`[expect] mechanism`) counted too.
+    fn of(
+        signature: &Signature,
+        own: Option<&Milestones>,
+        run: &Milestones,
+        listed: &[String],
+    ) -> Mechanism {
+        let milestones = match own {
+            Some(m) => m
+                .pairs()
+                .into_iter()
+                .filter(|(name, n)| {
+                    *n > 0 && (OWN_MILESTONES.contains(name) || listed.iter().any(|l| l == name))
+                })
+                .map(|(name, _)| name)
+                .collect(),
+            None => run
+                .pairs()
+                .into_iter()
+                .filter(|(name, n)| *n > 0 && listed.iter().any(|l| l == name))
+                .map(|(name, _)| name)
+                .collect(),
+        };
+        Mechanism {
+            kind: signature.kind,
+            writer: signature.writer.clone(),
+            newer_holder: signature.newer_holder.clone(),
+            late_grant: signature.late_grant,
+            milestones,
+        }
+    }
+}
+
+impl std::fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if let Some(w) = &self.writer {
+            write!(f, " by {w}")?;
+        }
+        if self.late_grant {
+            f.write_str(", granted late")?;
+        }
+        if let Some(n) = &self.newer_holder {
+            write!(f, " after {n}")?;
+        }
+        if !self.milestones.is_empty() {
+            write!(f, " ({})", self.milestones.join(", "))?;
+        }
+        Ok(())
+    }
 }
 
 /// What a shrink keeps failing.
@@ -118,11 +218,16 @@ pub fn shrink_with(
     } else {
         return Err(NotFailing(Box::new(report)));
     };
+    let mechanism = match &target {
+        Target::Finding(_) => mechanisms(&run, &full).into_iter().next().map(|(m, _)| m),
+        Target::Property(_) => None,
+    };
     let mut s = Shrinker {
         runs_with: runs,
         base: full.clone(),
         seed,
         target: target.clone(),
+        mechanism: mechanism.clone(),
         runs: 1,
     };
     let before = full.faults.clone();
@@ -138,8 +243,20 @@ pub fn shrink_with(
         out.expect.always = vec![p.to_owned()];
     }
     out.name = format!("{}-seed-{seed}-shrunk", scenario.name);
-    out.description = description(scenario, seed, before.len(), &faults, &target);
+    // The description is not read by the run: it can name what the run
+    // shows.
     let run = s.run(&out);
+    let kept = mechanism.and_then(|m| {
+        mechanisms(&run, &out)
+            .into_iter()
+            .find(|(found, _)| *found == m)
+            .map(|(_, signature)| signature)
+    });
+    let shown = match &kept {
+        Some(signature) => signature.to_string(),
+        None => target.to_string(),
+    };
+    out.description = description(scenario, seed, before.len(), &faults, &shown);
     Ok(Shrunk {
         before,
         after: faults,
@@ -147,6 +264,7 @@ pub fn shrink_with(
         run,
         runs: s.runs + 1,
         target,
+        kept,
     })
 }
 
@@ -157,7 +275,7 @@ fn description(
     seed: u64,
     before: usize,
     faults: &[FaultSpec],
-    target: &Target,
+    shown: &str,
 ) -> String {
     let remaining = if faults.is_empty() {
         "no fault at all".to_owned()
@@ -165,8 +283,9 @@ fn description(
         faults.iter().map(words).collect::<Vec<_>>().join("; ")
     };
     format!(
-        "Shrunk by `fencesim shrink` from seed {seed} of {} ({before} {} before, {} \
-         after): {remaining}. It shows {target}.",
+        "Shrunk by `{} shrink` from seed {seed} of {} ({before} {} before, {} \
+         after): {remaining}. It shows {shown}.",
+        crate::repro::program_name(),
         scenario.name,
         if before == 1 { "fault" } else { "faults" },
         faults.len(),
@@ -232,12 +351,39 @@ pub fn counted(run: &ScenarioRun, strict: bool) -> Vec<Signature> {
         .collect()
 }
 
+/// The mechanism and signature of each finding of `run` (of `scenario`)
+/// that counts toward its verdict, in journal order.
+pub fn mechanisms(run: &ScenarioRun, scenario: &Scenario) -> Vec<(Mechanism, Signature)> {
+    let journal = &run.result.journal;
+    // `signatures` judges with this configuration: its findings are these,
+    // in this order, with their journal positions.
+    let all = check(
+        journal,
+        &OracleConfig {
+            strict: true,
+            ..OracleConfig::default()
+        },
+    );
+    let listed = &scenario.expect.mechanism;
+    all.violations
+        .iter()
+        .zip(signatures(journal))
+        .filter(|(_, sig)| sig.kind.counts(scenario.strict))
+        .map(|(v, sig)| {
+            let own = run.report.finding_milestones.get(&v.seq);
+            (Mechanism::of(&sig, own, &run.milestones, listed), sig)
+        })
+        .collect()
+}
+
 struct Shrinker<'a> {
     runs_with: &'a sweep::Runs,
     base: Scenario,
     seed: u64,
     /// What every accepted step must still show.
     target: Target,
+    /// The target finding's mechanism (`None` for a property).
+    mechanism: Option<Mechanism>,
     runs: u64,
 }
 
@@ -258,12 +404,13 @@ impl Shrinker<'_> {
         if run.result.outcome.is_error() {
             return false;
         }
-        match &self.target {
-            Target::Finding(sig) => {
+        match (&self.target, &self.mechanism) {
+            (Target::Finding(_), Some(m)) => {
                 run.report.verdict == crate::oracle::Verdict::Violation
-                    && counted(&run, s.strict).contains(sig)
+                    && mechanisms(&run, &s).iter().any(|(found, _)| found == m)
             }
-            Target::Property(p) => {
+            (Target::Finding(_), None) => false,
+            (Target::Property(p), _) => {
                 runner::broken_properties(&s.expect.always, &run.report, &run.result).contains(p)
             }
         }

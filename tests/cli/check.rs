@@ -47,11 +47,11 @@ fn failing(name: &str) -> String {
 #[test]
 fn invalid_wins_over_failed_and_every_scenario_gets_a_row() {
     let dir = TempDir::new("check-mixed");
-    dir.write("a-passes.toml", &passing("passes"));
-    let fail = dir.write("b-fails.toml", &failing("fails-expectation"));
+    dir.write("a-passes.toml", passing("passes"));
+    let fail = dir.write("b-fails.toml", failing("fails-expectation"));
     let bad = dir.write(
         "c-invalid.toml",
-        &passing("invalid").replace("ttl = \"10s\"", "ttl = \"ten seconds\""),
+        passing("invalid").replace("ttl = \"10s\"", "ttl = \"ten seconds\""),
     );
     dir.write("notes.txt", "not a scenario: check skips it");
 
@@ -99,8 +99,8 @@ fn invalid_wins_over_failed_and_every_scenario_gets_a_row() {
 #[test]
 fn a_failed_expectation_alone_exits_1() {
     let dir = TempDir::new("check-failed");
-    dir.write("a-passes.toml", &passing("passes"));
-    dir.write("b-fails.toml", &failing("fails-expectation"));
+    dir.write("a-passes.toml", passing("passes"));
+    dir.write("b-fails.toml", failing("fails-expectation"));
     let out = fencesim(&["check", arg(dir.path())]);
     out.expect_code(1);
     assert_eq!(rows(&out).len(), 2);
@@ -109,7 +109,7 @@ fn a_failed_expectation_alone_exits_1() {
 #[test]
 fn a_violation_without_expect_fails_the_check() {
     let dir = TempDir::new("check-violation");
-    let file = dir.write("unfenced.toml", &unfenced("unfenced", ""));
+    let file = dir.write("unfenced.toml", unfenced("unfenced", ""));
     let out = fencesim(&["check", arg(&file)]);
     out.expect_code(1);
     assert!(
@@ -123,11 +123,11 @@ fn a_violation_without_expect_fails_the_check() {
 #[test]
 fn only_passing_scenarios_exit_0() {
     let dir = TempDir::new("check-passing");
-    dir.write("one.toml", &passing("one"));
-    dir.write("nested/two.toml", &passing("two"));
+    dir.write("one.toml", passing("one"));
+    dir.write("nested/two.toml", passing("two"));
     dir.write(
         "three.toml",
-        &unfenced("three", "\n[expect]\nverdict = \"violation\"\n"),
+        unfenced("three", "\n[expect]\nverdict = \"violation\"\n"),
     );
     let out = fencesim(&["check", arg(dir.path())]);
     out.expect_code(0);
@@ -144,8 +144,8 @@ fn only_passing_scenarios_exit_0() {
 #[test]
 fn files_and_directories_mix() {
     let dir = TempDir::new("check-files");
-    let one = dir.write("one.toml", &passing("one"));
-    dir.write("more/two.toml", &passing("two"));
+    let one = dir.write("one.toml", passing("one"));
+    dir.write("more/two.toml", passing("two"));
     let out = fencesim(&["check", arg(&one), arg(&dir.path().join("more"))]);
     out.expect_code(0);
     assert_eq!(rows(&out).len(), 2);
@@ -183,7 +183,7 @@ fn the_bundled_scenarios_all_pass() {
 #[test]
 fn every_count_column_is_explained_under_the_table() {
     let dir = TempDir::new("check-legend");
-    dir.write("one.toml", &passing("one"));
+    dir.write("one.toml", passing("one"));
     let out = fencesim(&["check", arg(dir.path())]);
     out.expect_code(0);
     let header = out.stdout.lines().next().unwrap_or("");

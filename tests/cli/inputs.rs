@@ -68,7 +68,7 @@ fn a_link_to_a_secret_is_refused_and_shows_none_of_it() {
     symlink(&secret, &file).unwrap();
     assert_refused_everywhere(&dir, &file, "is a symbolic link", "hunter2");
     // Even a link to a real scenario is refused: the file must be named.
-    let real = dir.write("real.toml", &figure_9_6());
+    let real = dir.write("real.toml", figure_9_6());
     let link = dir.path().join("fig.toml");
     symlink(&real, &link).unwrap();
     fencesim(&["run", arg(&link)]).expect_code(2);

@@ -16,166 +16,17 @@ mod new;
 mod run;
 mod verdicts;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "../support/mod.rs"]
+mod support;
 
-/// The crate root: where `scenarios/` is.
-pub fn crate_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// What one invocation of the binary gave.
-#[derive(Debug)]
-pub struct Output {
-    /// The command line, for failure messages.
-    pub args: Vec<String>,
-    /// Exit code (a death by signal fails the test at once).
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-impl Output {
-    /// Asserts the exit code, showing everything the binary printed if not.
-    /// Also asserts that nothing panicked: a panic is never a valid answer.
-    #[track_caller]
-    pub fn expect_code(&self, code: i32) -> &Self {
-        assert_eq!(
-            self.code,
-            code,
-            "`fencesim {}` exited with {} instead of {code}\n--- stdout\n{}\n--- stderr\n{}",
-            self.args.join(" "),
-            self.code,
-            self.stdout,
-            self.stderr
-        );
-        self.expect_no_panic()
-    }
-
-    /// Asserts that neither stream mentions a panic.
-    #[track_caller]
-    pub fn expect_no_panic(&self) -> &Self {
-        for (name, text) in [("stdout", &self.stdout), ("stderr", &self.stderr)] {
-            assert!(
-                !text.contains("panicked"),
-                "`fencesim {}` panicked ({name}):\n{text}",
-                self.args.join(" ")
-            );
-        }
-        self
-    }
-
-    /// The one JSON object on stdout: exactly one value, and an object.
-    #[track_caller]
-    pub fn json(&self) -> serde_json::Map<String, serde_json::Value> {
-        let values: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&self.stdout)
-            .into_iter()
-            .collect::<Result<_, _>>()
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout));
-        assert_eq!(
-            values.len(),
-            1,
-            "expected exactly one JSON value on stdout:\n{}",
-            self.stdout
-        );
-        match values.into_iter().next() {
-            Some(serde_json::Value::Object(map)) => map,
-            other => panic!("expected a JSON object on stdout, got {other:?}"),
-        }
-    }
-
-    /// The text after `label` on the first line that starts with it (the
-    /// human report's `verdict`, `trace`, `repro` lines).
-    #[track_caller]
-    pub fn line(&self, label: &str) -> &str {
-        self.stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(label))
-            .map(str::trim)
-            .unwrap_or_else(|| panic!("no line starting with {label:?} in:\n{}", self.stdout))
-    }
-}
-
-/// Runs the binary from the crate root.
-pub fn fencesim(args: &[&str]) -> Output {
-    fencesim_in(crate_root(), args)
-}
-
-/// Runs the binary from `dir`, as a user would from a shell: without the
-/// `CARGO` variable `cargo test` sets (which switches the repro command to
-/// its `cargo run` spelling) and without colour.
-pub fn fencesim_in(dir: &Path, args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_fencesim"));
-    command.env_remove("CARGO");
-    spawn(command, dir, args)
-}
+pub use support::{arg, crate_root, fencesim, fencesim_in, Output, TempDir};
 
 /// Runs the binary from the crate root as `cargo run` would: with `CARGO`
 /// set.
 pub fn fencesim_under_cargo(args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_fencesim"));
+    let mut command = support::command(crate_root());
     command.env("CARGO", "cargo");
-    spawn(command, crate_root(), args)
-}
-
-fn spawn(mut command: Command, dir: &Path, args: &[&str]) -> Output {
-    let output = command
-        .args(args)
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the fencesim binary runs");
-    Output {
-        args: args.iter().map(|a| a.to_string()).collect(),
-        code: output
-            .status
-            .code()
-            .unwrap_or_else(|| panic!("`fencesim {}` died by a signal", args.join(" "))),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    }
-}
-
-/// A fresh directory for one test's files, removed when dropped.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    /// A directory no other test (nor another run of this suite) uses.
-    pub fn new(test: &str) -> TempDir {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("fencesim-cli-{}-{n}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create the test's temp dir");
-        TempDir(dir)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-
-    /// Writes `text` to `name` in this directory and returns its path.
-    pub fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).expect("create parent dir");
-        }
-        std::fs::write(&path, text).expect("write scenario file");
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A path as a `&str` argument (temp dirs are UTF-8 on every CI we run).
-pub fn arg(path: &Path) -> &str {
-    path.to_str().expect("UTF-8 path")
+    support::run(command, args)
 }
 
 /// The bundled figure 9-6 scenario's text.

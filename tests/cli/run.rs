@@ -146,7 +146,7 @@ fn the_binary_and_the_library_give_the_same_trace() {
 #[test]
 fn unfenced_figure_9_6_is_a_stale_write_and_exits_1() {
     let dir = TempDir::new("unfenced");
-    let file = dir.write("unfenced.toml", &unfenced("unfenced", ""));
+    let file = dir.write("unfenced.toml", unfenced("unfenced", ""));
 
     let out = fencesim(&["run", arg(&file), "--json"]);
     out.expect_code(1);
@@ -186,7 +186,7 @@ fn unfenced_figure_9_6_is_a_stale_write_and_exits_1() {
 fn expecting_the_violation_exits_0() {
     let dir = TempDir::new("expect-violation");
     let expect = "\n[expect]\nverdict = \"violation\"\nstale_writes = 1\n";
-    let file = dir.write("unfenced.toml", &unfenced("unfenced", expect));
+    let file = dir.write("unfenced.toml", unfenced("unfenced", expect));
 
     let json = fencesim(&["run", arg(&file), "--json"])
         .expect_code(0)
@@ -203,7 +203,7 @@ fn expecting_the_violation_exits_0() {
 fn a_wrong_expectation_exits_1_and_is_named() {
     let dir = TempDir::new("wrong-expectation");
     let expect = "\n[expect]\nverdict = \"violation\"\nstale_writes = 0\n";
-    let file = dir.write("unfenced.toml", &unfenced("unfenced", expect));
+    let file = dir.write("unfenced.toml", unfenced("unfenced", expect));
 
     let out = fencesim(&["run", arg(&file)]);
     out.expect_code(1);
@@ -244,19 +244,14 @@ fn replay(dir: &Path, repro: &str) -> Output {
         .env_remove("CARGO")
         .output()
         .expect("sh runs");
-    Output {
-        args: vec![script],
-        code: output.status.code().expect("exit code"),
-        stdout: String::from_utf8(output.stdout).unwrap(),
-        stderr: String::from_utf8(output.stderr).unwrap(),
-    }
+    Output::new(&[&script], output)
 }
 
 #[cfg(unix)]
 #[test]
 fn the_repro_line_pasted_into_a_shell_replays_the_same_trace() {
     let dir = TempDir::new("repro");
-    let file = dir.write("unfenced.toml", &unfenced("unfenced", ""));
+    let file = dir.write("unfenced.toml", unfenced("unfenced", ""));
     for (cwd, file) in [
         (crate_root(), "scenarios/figure-9-6.toml"),
         (dir.path(), arg(&file)),
@@ -273,7 +268,7 @@ fn the_repro_line_pasted_into_a_shell_replays_the_same_trace() {
 #[test]
 fn the_repro_line_works_for_a_path_with_a_space() {
     let dir = TempDir::new("repro-space");
-    let file = dir.write("my scenarios/unfenced.toml", &unfenced("unfenced", ""));
+    let file = dir.write("my scenarios/unfenced.toml", unfenced("unfenced", ""));
     let first = fencesim(&["run", arg(&file)]);
     first.expect_code(1);
     let replayed = replay(crate_root(), first.line("repro"));
@@ -317,22 +312,16 @@ name = "client1"
         vec!["run", arg(&file), "--json"],
         vec!["explore", arg(&file), "--seeds", "0..3", "--jobs", "1"],
     ] {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fencesim"))
-            .args(&args)
-            .output()
-            .unwrap();
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        assert_eq!(out.status.code(), Some(3), "{args:?}: {stdout}{stderr}");
+        let out = fencesim(&args);
+        let (stdout, stderr) = (&out.stdout, &out.stderr);
+        assert_eq!(out.code, 3, "{args:?}: {stdout}{stderr}");
         assert!(
             stdout.contains("ran past its budget of 1000000 SQLite steps"),
             "{args:?}: {stdout}"
         );
         // madsim's own `context: node=…` line names the path its source
         // was built from.
-        for shown in [&stdout, &stderr] {
+        for shown in [stdout, stderr] {
             assert!(!shown.contains("context: node="), "{args:?}: {shown}");
             assert!(!shown.contains(".cargo"), "{args:?}: {shown}");
         }

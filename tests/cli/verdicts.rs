@@ -23,7 +23,7 @@ const PAUSE_AFTER_LAPSED: &str = "[[faults]]\nkind = \"pause\"\nnode = \"client1
 #[test]
 fn a_run_where_no_write_reached_the_storage_is_inconclusive_not_safe() {
     let dir = TempDir::new("vacuous");
-    let file = dir.write("vacuous.toml", &figure_with("vacuous", STORAGE_DOWN));
+    let file = dir.write("vacuous.toml", figure_with("vacuous", STORAGE_DOWN));
     let out = fencesim(&["run", arg(&file)]);
     out.expect_code(4);
     let verdict = out.line("verdict");
@@ -55,7 +55,7 @@ fn expect_verdict_inconclusive_makes_it_pass() {
 #[test]
 fn a_fault_whose_event_never_happens_is_named_and_exits_4() {
     let dir = TempDir::new("unfired");
-    let file = dir.write("unfired.toml", &figure_with("unfired", PAUSE_AFTER_LAPSED));
+    let file = dir.write("unfired.toml", figure_with("unfired", PAUSE_AFTER_LAPSED));
     let out = fencesim(&["run", arg(&file)]);
     out.expect_code(4);
     // The human report names it in one sentence (wrapped: joined here).
@@ -87,7 +87,7 @@ fn a_fault_whose_event_never_happens_is_named_and_exits_4() {
 fn a_fault_after_an_event_its_node_never_emits_exits_4() {
     let dir = TempDir::new("unfired-lock");
     let rest = PAUSE_AFTER_LAPSED.replace("client1:lapsed", "lock:acquired");
-    let file = dir.write("lock.toml", &figure_with("lock-acquired", &rest));
+    let file = dir.write("lock.toml", figure_with("lock-acquired", &rest));
     let out = fencesim(&["run", arg(&file), "--json"]);
     out.expect_code(4);
     let json = out.json();
@@ -109,7 +109,7 @@ fn expect_unfired_faults_says_it_is_intended() {
     // A wrong count is a failed expectation.
     let wrong = dir.write(
         "wrong.toml",
-        &text.replace("unfired_faults = 1", "unfired_faults = 0"),
+        text.replace("unfired_faults = 1", "unfired_faults = 0"),
     );
     let out = fencesim(&["run", arg(&wrong)]);
     out.expect_code(1);
@@ -167,7 +167,7 @@ fn crowd(expect: &str) -> String {
 #[test]
 fn a_run_cut_short_by_the_event_limit_says_so_and_exits_4() {
     let dir = TempDir::new("crowd");
-    let file = dir.write("crowd.toml", &crowd(""));
+    let file = dir.write("crowd.toml", crowd(""));
     let out = fencesim(&["run", arg(&file)]);
     out.expect_code(4);
     let cut = out.line("cut short");
@@ -184,7 +184,7 @@ fn a_run_cut_short_by_the_event_limit_says_so_and_exits_4() {
     assert_eq!(json["accepted_writes"], 0);
     let only_outcome = dir.write(
         "outcome.toml",
-        &crowd("\n[expect]\noutcome = \"event_limit\"\n"),
+        crowd("\n[expect]\noutcome = \"event_limit\"\n"),
     );
     let out = fencesim(&["run", arg(&only_outcome), "--json"]);
     out.expect_code(4);
@@ -194,7 +194,7 @@ fn a_run_cut_short_by_the_event_limit_says_so_and_exits_4() {
     );
     let both = dir.write(
         "both.toml",
-        &crowd("\n[expect]\noutcome = \"event_limit\"\nverdict = \"inconclusive\"\n"),
+        crowd("\n[expect]\noutcome = \"event_limit\"\nverdict = \"inconclusive\"\n"),
     );
     fencesim(&["run", arg(&both)]).expect_code(0);
 }
@@ -204,7 +204,7 @@ fn check_fails_an_inconclusive_scenario_and_counts_it() {
     let dir = TempDir::new("check-inconclusive");
     let passing = figure_9_6().replace("name = \"figure-9-6\"", "name = \"passes\"");
     dir.write("a.toml", &passing);
-    dir.write("unfired.toml", &figure_with("unfired", PAUSE_AFTER_LAPSED));
+    dir.write("unfired.toml", figure_with("unfired", PAUSE_AFTER_LAPSED));
     let out = fencesim(&["check", arg(dir.path())]);
     out.expect_code(4);
     assert!(
@@ -240,7 +240,7 @@ fn a_violation_expected_by_its_counts_alone_still_passes() {
     let dir = TempDir::new("violation-by-counts");
     let file = dir.write(
         "unfenced.toml",
-        &crate::unfenced("unfenced", "\n[expect]\nstale_writes = 1\n"),
+        crate::unfenced("unfenced", "\n[expect]\nstale_writes = 1\n"),
     );
     fencesim(&["run", arg(&file)]).expect_code(0);
     // And a violation nobody expected fails, even beside an unfired fault.
@@ -254,7 +254,7 @@ fn a_violation_expected_by_its_counts_alone_still_passes() {
 #[test]
 fn step_and_the_reports_name_a_fault_that_never_fired() {
     let dir = TempDir::new("unfired-reports");
-    let file = dir.write("unfired.toml", &figure_with("unfired", PAUSE_AFTER_LAPSED));
+    let file = dir.write("unfired.toml", figure_with("unfired", PAUSE_AFTER_LAPSED));
     let step = fencesim(&["step", arg(&file)]);
     step.expect_code(4);
     let untested = step.line("untested");

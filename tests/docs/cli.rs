@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use fencesim::cli::Status;
 use serde_json::Value;
 
-use crate::{fencesim_in, page, TempDir};
+use crate::{checkout, fencesim_in, page, TempDir};
 
 const FILE: &str = "docs/cli.md";
 
@@ -153,7 +153,7 @@ duration = "15s"
 
 #[test]
 fn run_json_fields_are_the_documented_ones() {
-    let dir = TempDir::checkout("run-json");
+    let dir = checkout("run-json");
     std::fs::write(dir.path().join("unfired.toml"), UNFIRED).expect("write");
     let mut outputs = Vec::new();
     for (file, code) in [
@@ -179,7 +179,7 @@ fn run_json_fields_are_the_documented_ones() {
 
 #[test]
 fn explore_json_fields_are_the_documented_ones() {
-    let dir = TempDir::checkout("explore-json");
+    let dir = checkout("explore-json");
     let out = fencesim_in(
         dir.path(),
         &[
@@ -241,7 +241,7 @@ fn explore_json_fields_are_the_documented_ones() {
 /// own, plus the merge's table; its failing seeds are explore's.
 #[test]
 fn merge_json_fields_are_the_documented_ones() {
-    let dir = TempDir::checkout("merge-json");
+    let dir = checkout("merge-json");
     let out = fencesim_in(
         dir.path(),
         &[
@@ -279,7 +279,7 @@ fn merge_json_fields_are_the_documented_ones() {
 
 #[test]
 fn margin_and_compare_json_fields_are_the_documented_ones() {
-    let dir = TempDir::checkout("margin-json");
+    let dir = checkout("margin-json");
     let margin = fencesim_in(
         dir.path(),
         &["margin", "scenarios/figure-9-6-unfenced.toml", "--json"],
@@ -305,7 +305,7 @@ fn margin_and_compare_json_fields_are_the_documented_ones() {
 
 #[test]
 fn journal_line_fields_are_the_documented_ones() {
-    let dir = TempDir::checkout("trace");
+    let dir = checkout("trace");
     let out = fencesim_in(
         dir.path(),
         &["run", "scenarios/figure-9-6.toml", "--trace", "trace.jsonl"],

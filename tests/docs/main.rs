@@ -38,14 +38,10 @@ mod cli;
 mod oracle;
 mod transcripts;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "../support/mod.rs"]
+mod support;
 
-/// The crate root: where `README.md`, `docs/` and `scenarios/` are.
-pub fn crate_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+pub use support::{crate_root, fencesim_in, TempDir};
 
 /// A page of the documentation, read at test time (so a failure names the
 /// page as it is now).
@@ -118,76 +114,20 @@ pub fn blocks(file: &str, text: &str) -> Vec<Block> {
     out
 }
 
-/// What one run of the binary gave.
-#[derive(Debug)]
-pub struct Output {
-    pub code: i32,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-/// Runs the `fencesim` binary in `dir` as a user runs it from a shell: not
-/// under cargo (so repro commands say `fencesim …`), without colour, and
-/// with no terminal size from the environment (the pages show piped output).
-pub fn fencesim_in(dir: &Path, args: &[&str]) -> Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_fencesim"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CARGO")
-        .env_remove("COLUMNS")
-        .env_remove("LINES")
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the fencesim binary runs");
-    Output {
-        code: output
-            .status
-            .code()
-            .unwrap_or_else(|| panic!("`fencesim {}` died by a signal", args.join(" "))),
-        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
-        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
-    }
-}
-
-/// A fresh directory for one test, removed when dropped.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(test: &str) -> TempDir {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("fencesim-docs-{}-{n}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create the test's temp dir");
-        TempDir(dir)
-    }
-
-    /// A fresh directory holding copies of the bundled `scenarios/` and the
-    /// example scenarios of `examples/`, as a checkout has them.
-    pub fn checkout(test: &str) -> TempDir {
-        let dir = TempDir::new(test);
-        for sub in ["scenarios", "examples"] {
-            std::fs::create_dir_all(dir.path().join(sub)).expect("create dir");
-            let entries = std::fs::read_dir(crate_root().join(sub)).expect("read dir");
-            for entry in entries {
-                let path = entry.expect("dir entry").path();
-                if path.extension().is_some_and(|e| e == "toml") {
-                    let name = path.file_name().expect("a file name");
-                    std::fs::copy(&path, dir.path().join(sub).join(name)).expect("copy");
-                }
+/// A fresh directory holding copies of the bundled `scenarios/` and the
+/// example scenarios of `examples/`, as a checkout has them.
+pub fn checkout(test: &str) -> TempDir {
+    let dir = TempDir::new(test);
+    for sub in ["scenarios", "examples"] {
+        std::fs::create_dir_all(dir.path().join(sub)).expect("create dir");
+        let entries = std::fs::read_dir(crate_root().join(sub)).expect("read dir");
+        for entry in entries {
+            let path = entry.expect("dir entry").path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let name = path.file_name().expect("a file name");
+                std::fs::copy(&path, dir.path().join(sub).join(name)).expect("copy");
             }
         }
-        dir
     }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    dir
 }

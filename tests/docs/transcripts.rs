@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::{blocks, fencesim_in, page, Block, TempDir};
+use crate::{blocks, checkout, fencesim_in, page, Block};
 
 /// The line standing for any number of lines of output.
 const ELLIPSIS: &str = "…";
@@ -304,7 +304,7 @@ fn compare(
 /// Runs a page's transcripts in a fresh checkout-like directory and fails
 /// with the first drift; the page must show at least `at_least` commands.
 fn check(file: &str, test: &str, at_least: usize) {
-    let dir = TempDir::checkout(test);
+    let dir = checkout(test);
     match check_page(file, &page(file), dir.path()) {
         Ok(n) => assert!(
             n >= at_least,
@@ -346,7 +346,7 @@ fn a_drifted_transcript_fails() {
     let mut drifted = first.lines.clone();
     drifted[last].push_str(" (drifted)");
     let text = format!("```text\n{}\n```\n", drifted.join("\n"));
-    let dir = TempDir::checkout("drift");
+    let dir = checkout("drift");
     let error = check_page("drifted.md", &text, dir.path()).expect_err("a drift is an error");
     assert!(
         error.starts_with("drifted.md:2:") && error.contains("(drifted)"),
@@ -356,7 +356,7 @@ fn a_drifted_transcript_fails() {
 
 #[test]
 fn a_wrong_exit_code_fails_and_an_unshown_failure_fails() {
-    let dir = TempDir::checkout("exit");
+    let dir = checkout("exit");
     let shown = "```text\n$ fencesim run nothing.toml 2>&1\n…\n$ echo $?\n0\n```\n";
     let error = check_page("p.md", shown, dir.path()).expect_err("exit 2 is not 0");
     assert!(error.contains("exits with 2"), "{error}");

@@ -140,7 +140,7 @@ always = ["completes"]
 
 #[test]
 fn explore_exits_1_and_names_the_broken_property_with_a_repro_that_fails() {
-    use crate::cli::fencesim;
+    use crate::{arg, fencesim, TempDir};
     let path = format!(
         "{}/tests/explore/../../scenarios/etcd-leader-sql-strict-less.toml",
         env!("CARGO_MANIFEST_DIR")
@@ -149,12 +149,10 @@ fn explore_exits_1_and_names_the_broken_property_with_a_repro_that_fails() {
         "false_rejections = 1",
         "false_rejections = 1\nalways = [\"no_false_rejections\"]",
     );
-    let dir = std::env::temp_dir().join(format!("fencesim-always-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("strict-less-always.toml");
-    std::fs::write(&file, text).unwrap();
-    let file = file.to_str().unwrap();
-    let (code, out, err) = fencesim(&["explore", file, "--seeds", "0..20", "--json"]);
+    let dir = TempDir::new("always");
+    let file = dir.write("strict-less-always.toml", text);
+    let file = arg(&file);
+    let (code, out, err) = fencesim(&["explore", file, "--seeds", "0..20", "--json"]).into_parts();
     assert_eq!(code, 1, "{err}");
     let lines: Vec<serde_json::Value> = out
         .lines()
@@ -172,11 +170,10 @@ fn explore_exits_1_and_names_the_broken_property_with_a_repro_that_fails() {
     );
     let repro = seed_line["repro"].as_str().unwrap();
     let args: Vec<&str> = repro.split(' ').skip(1).collect();
-    let (code, out, _) = fencesim(&args);
+    let (code, out, _) = fencesim(&args).into_parts();
     assert_eq!(code, 1, "{repro}: {out}");
     assert!(
         out.contains("FAIL always = no_false_rejections (got not no_false_rejections)"),
         "{out}"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,26 +1,12 @@
 //! The `explore` and `shrink` commands as a user runs them.
 
-use std::process::Command;
-
-pub fn fencesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CARGO")
-        .output()
-        .expect("fencesim runs");
-    (
-        out.status.code().expect("exits"),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+use crate::{arg, fencesim, TempDir};
 
 pub const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
 
 #[test]
 fn explore_prints_the_lowest_failing_seed_and_its_repro_and_exits_1() {
-    let (code, out, _) = fencesim(&["explore", UNFENCED, "--seeds", "0..12"]);
+    let (code, out, _) = fencesim(&["explore", UNFENCED, "--seeds", "0..12"]).into_parts();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("lowest failing seed 5"), "{out}");
     assert!(
@@ -30,7 +16,8 @@ fn explore_prints_the_lowest_failing_seed_and_its_repro_and_exits_1() {
         "{out}"
     );
     // The repro command replays the violation.
-    let (code, out, _) = fencesim(&["run", UNFENCED, "--seed", "5", "--faults", "random"]);
+    let (code, out, _) =
+        fencesim(&["run", UNFENCED, "--seed", "5", "--faults", "random"]).into_parts();
     assert_eq!(code, 1);
     assert!(out.contains("stale_write"), "{out}");
 }
@@ -39,7 +26,8 @@ fn explore_prints_the_lowest_failing_seed_and_its_repro_and_exits_1() {
 fn explore_json_lines_end_with_a_summary() {
     let (code, out, _) = fencesim(&[
         "explore", UNFENCED, "--seeds", "0..12", "--json", "--jobs", "1",
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 1);
     let lines: Vec<serde_json::Value> = out
         .lines()
@@ -71,7 +59,8 @@ fn explore_json_lines_end_with_a_summary() {
         "--seeds",
         "0..12",
         "--json",
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 0);
     let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(summary["first_failing_seed"], serde_json::Value::Null);
@@ -79,14 +68,13 @@ fn explore_json_lines_end_with_a_summary() {
 
 #[test]
 fn shrink_writes_a_scenario_that_run_confirms() {
-    let out_file =
-        std::env::temp_dir().join(format!("fencesim-shrunk-{}.toml", std::process::id()));
-    let out_path = out_file.to_str().unwrap();
-    let (code, out, err) = fencesim(&["shrink", UNFENCED, "--seed", "7", "--out", out_path]);
+    let dir = TempDir::new("shrunk");
+    let out_path = &dir.arg("shrunk.toml");
+    let (code, out, err) =
+        fencesim(&["shrink", UNFENCED, "--seed", "7", "--out", out_path]).into_parts();
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("before") && out.contains("after"), "{out}");
-    let (code, out, _) = fencesim(&["run", out_path]);
-    std::fs::remove_file(&out_file).unwrap();
+    let (code, out, _) = fencesim(&["run", out_path]).into_parts();
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("VIOLATION"), "{out}");
 }
@@ -110,14 +98,15 @@ fn bad_flags_exit_2() {
         &["explore", UNFENCED, "--resume", "no-such-output.jsonl"],
         &["explore", UNFENCED, "--run-timeout", "0s"],
     ] {
-        assert_eq!(fencesim(args).0, 2, "{args:?}");
+        assert_eq!(fencesim(args).code, 2, "{args:?}");
     }
 }
 
 #[test]
 fn shrink_names_every_kind_and_the_finding_it_kept() {
-    let out_file = std::env::temp_dir().join(format!("fencesim-late-{}.toml", std::process::id()));
-    let out_path = out_file.to_str().unwrap();
+    let dir = TempDir::new("late");
+    let out_file = dir.join("late.toml");
+    let out_path = arg(&out_file);
     let (code, out, err) = fencesim(&[
         "shrink",
         "scenarios/etcd-11456-late-grant-writes-first.toml",
@@ -125,9 +114,9 @@ fn shrink_names_every_kind_and_the_finding_it_kept() {
         "72",
         "--out",
         out_path,
-    ]);
+    ])
+    .into_parts();
     let written = std::fs::read_to_string(&out_file).unwrap_or_default();
-    let _ = std::fs::remove_file(&out_file);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
         out.contains("verdict   violation: 1 stale_write (2 accepted, 0 rejected)"),
@@ -153,7 +142,8 @@ fn exhaustive_refuses_a_scenario_that_already_fails_and_says_why() {
         "scenarios/figure-9-6-unfenced.toml",
         "--exhaustive",
         "1",
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.is_empty(), "{out}");
     assert!(err.contains("already fails without injections"), "{err}");
@@ -169,7 +159,8 @@ fn exhaustive_refuses_a_scenario_that_already_fails_and_says_why() {
         "--exhaustive",
         "1",
         "--json",
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 0, "{out}{err}");
     let summary: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
     assert_eq!(summary["baseline_verdict"], "safe");

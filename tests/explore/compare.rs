@@ -8,7 +8,7 @@ use fencesim::explore::sweep::{self, SweepOptions};
 use fencesim::scenario::ParamValue;
 
 use super::bundled;
-use super::cli::fencesim;
+use crate::{arg, fencesim, TempDir};
 
 const UNFENCED: &str = "scenarios/figure-9-6-unfenced.toml";
 
@@ -25,7 +25,8 @@ fn json_rows(out: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn compare_lists_every_lock_design_with_the_same_seeds() {
-    let (code, out, err) = fencesim(&["compare", UNFENCED, "--seeds", "0..50", "--json"]);
+    let (code, out, err) =
+        fencesim(&["compare", UNFENCED, "--seeds", "0..50", "--json"]).into_parts();
     assert_eq!(code, 0, "{err}");
     let rows = json_rows(&out);
     let names: Vec<&str> = rows.iter().map(|r| r["design"].as_str().unwrap()).collect();
@@ -84,7 +85,8 @@ fn compare_lists_every_lock_design_with_the_same_seeds() {
     );
     assert_eq!(rows[0]["main_pause_finding"], "flip");
 
-    let (code, table, _) = fencesim(&["compare", UNFENCED, "--seeds", "0..50", "--markdown"]);
+    let (code, table, _) =
+        fencesim(&["compare", UNFENCED, "--seeds", "0..50", "--markdown"]).into_parts();
     assert_eq!(code, 0);
     let body: Vec<&str> = table.lines().filter(|l| l.starts_with("| ")).collect();
     assert_eq!(
@@ -96,7 +98,7 @@ fn compare_lists_every_lock_design_with_the_same_seeds() {
     assert!(body[1].starts_with("| lease | "), "{table}");
 
     // On the terminal, the same rows in aligned columns.
-    let (code, text, _) = fencesim(&["compare", UNFENCED, "--seeds", "0..50"]);
+    let (code, text, _) = fencesim(&["compare", UNFENCED, "--seeds", "0..50"]).into_parts();
     assert_eq!(code, 0);
     let lines: Vec<&str> = text.lines().skip(2).collect();
     assert_eq!(lines.len(), body.len(), "{text}");
@@ -227,7 +229,8 @@ fn compare_is_the_same_with_any_jobs() {
             "--jobs",
             jobs,
             "--json",
-        ]);
+        ])
+        .into_parts();
         assert_eq!(code, 0);
         out
     };
@@ -261,7 +264,8 @@ fn compare_uses_the_registry_it_is_given() {
     // A design the registry does not hold is bad input, named with the
     // designs it does hold.
     assert_eq!(run(&registry, "zookeeper"), fencesim::cli::Status::Invalid);
-    let (code, _, err) = fencesim(&["compare", UNFENCED, "--designs", "lease,zookeper"]);
+    let (code, _, err) =
+        fencesim(&["compare", UNFENCED, "--designs", "lease,zookeper"]).into_parts();
     assert_eq!(code, 2);
     assert!(err.contains("unknown lock design `zookeper`"), "{err}");
     assert!(err.contains("known lock designs: lease, redis"), "{err}");
@@ -269,10 +273,10 @@ fn compare_uses_the_registry_it_is_given() {
 
 #[test]
 fn compare_of_a_bad_file_exits_2_naming_the_place() {
-    let (code, _, err) = fencesim(&["compare", "scenarios/no-such-file.toml"]);
+    let (code, _, err) = fencesim(&["compare", "scenarios/no-such-file.toml"]).into_parts();
     assert_eq!(code, 2);
     assert!(err.contains("no-such-file.toml"), "{err}");
-    let (code, _, err) = fencesim(&["compare", UNFENCED, "--seeds", "5..x"]);
+    let (code, _, err) = fencesim(&["compare", UNFENCED, "--seeds", "5..x"]).into_parts();
     assert_eq!(code, 2);
     assert!(err.contains("invalid seed range"), "{err}");
 }
@@ -288,7 +292,8 @@ fn a_design_that_cannot_run_the_scenario_is_a_row_that_says_why() {
         "--designs",
         "redlock,redis",
         "--json",
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 0, "{err}");
     let rows = json_rows(&out);
     assert_eq!(rows.len(), 2);
@@ -317,12 +322,9 @@ name = "client1"
 [explore]
 faults = [0, 0]
 "#;
-    let file = std::env::temp_dir().join(format!(
-        "fencesim-compare-crash-{}.toml",
-        std::process::id()
-    ));
-    std::fs::write(&file, text).unwrap();
-    let file_arg = file.to_str().unwrap();
+    let dir = TempDir::new("compare-crash");
+    let file = dir.write("every-seed-crashes.toml", text);
+    let file_arg = arg(&file);
     let args = [
         "compare",
         file_arg,
@@ -331,18 +333,17 @@ faults = [0, 0]
         "--seeds",
         "0..3",
     ];
-    let (code, out, err) = fencesim(&args);
+    let (code, out, err) = fencesim(&args).into_parts();
     assert_eq!(code, 3, "{out}{err}");
     assert!(out.contains("\nlease   3 of 3 (3 crashed)  "), "{out}");
     assert!(
         err.contains("crashed or timed out under lease (3 of 3), redis (3 of 3)"),
         "{err}"
     );
-    let (code, out, _) = fencesim(&[&args[..], &["--json"]].concat());
+    let (code, out, _) = fencesim(&[&args[..], &["--json"]].concat()).into_parts();
     assert_eq!(code, 3);
     for row in json_rows(&out) {
         assert_eq!(row["crashed"], 3, "{row}");
         assert_eq!(row["timed_out"], 0, "{row}");
     }
-    std::fs::remove_file(&file).unwrap();
 }

@@ -5,24 +5,22 @@
 //! shards is one machine's sweep.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cli::{fencesim, UNFENCED};
+use crate::cli::UNFENCED;
+use crate::{fencesim, Output, TempDir};
 
 const SHARDS: &str = "4";
 
 /// The shards' results directory and the sweep's range.
-struct Results(PathBuf, &'static str);
+struct Results(TempDir, &'static str);
 
 impl Results {
     fn new(name: &str, seeds: &'static str) -> Results {
-        let path =
-            std::env::temp_dir().join(format!("fencesim-deploy-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        Results(path, seeds)
+        Results(TempDir::new(name), seeds)
     }
 
     fn file(&self, name: &str) -> PathBuf {
@@ -31,12 +29,6 @@ impl Results {
 
     fn read(&self, name: &str) -> String {
         std::fs::read_to_string(self.file(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
-    }
-}
-
-impl Drop for Results {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -51,7 +43,7 @@ fn script(results: &Results, args: &[&str]) -> Child {
         .env("SCENARIO", UNFENCED)
         .env("SEEDS", results.1)
         .env("SHARDS", SHARDS)
-        .env("RESULTS", &results.0)
+        .env("RESULTS", results.0.path())
         .env("JOBS", "1")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -59,15 +51,13 @@ fn script(results: &Results, args: &[&str]) -> Child {
         .expect("sh runs")
 }
 
-fn finished(child: Child) -> (i32, String) {
-    let Output { status, stdout, .. } = child.wait_with_output().unwrap();
-    (
-        status.code().expect("exits"),
-        String::from_utf8(stdout).unwrap(),
-    )
+/// What the script gave: its exit code, stdout and stderr.
+fn finished(child: Child) -> Output {
+    let args = ["(deploy/shard.sh)"];
+    Output::new(&args, child.wait_with_output().unwrap())
 }
 
-fn run(results: &Results, args: &[&str]) -> (i32, String) {
+fn run(results: &Results, args: &[&str]) -> Output {
     finished(script(results, args))
 }
 
@@ -133,12 +123,11 @@ fn one_machine(results: &Results, shard: Option<&str>) -> (Vec<String>, Vec<Valu
     if let Some(shard) = shard {
         args.extend(["--shard", shard]);
     }
-    let (code, out, err) = fencesim(&args);
+    let (code, out, err) = fencesim(&args).into_parts();
     assert_eq!(code, 1, "{err}");
-    std::fs::create_dir_all(&results.0).unwrap();
     let file = results.file("one-machine.jsonl");
     std::fs::write(&file, out).unwrap();
-    let (code, merged, err) = fencesim(&["merge", "--json", file.to_str().unwrap()]);
+    let (code, merged, err) = fencesim(&["merge", "--json", file.to_str().unwrap()]).into_parts();
     assert_eq!(code, 1, "{err}");
     result(&merged)
 }
@@ -151,7 +140,7 @@ fn a_shard_stopped_by_sigterm_to_the_script_resumes_and_the_merge_is_the_whole_s
     let child = script(&results, &["run", "1"]);
     wait_for(&results.file("shard-1-of-4.tmp"), "\"seed\"");
     signal("-TERM", child.id());
-    let (code, out) = finished(child);
+    let (code, out, _) = finished(child).into_parts();
     assert_eq!(code, 143, "{out}");
     assert!(
         out.contains("stopped (exit 143), partial output kept"),
@@ -165,7 +154,7 @@ fn a_shard_stopped_by_sigterm_to_the_script_resumes_and_the_merge_is_the_whole_s
     );
 
     // The merge so far: shard 1 partial, the others not started.
-    let (code, _) = run(&results, &["merge"]);
+    let (code, _, _) = run(&results, &["merge"]).into_parts();
     assert_eq!(code, 0, "seeds that ran violate: a result");
     let merged = results.read("merged.jsonl");
     let last: Value = serde_json::from_str(merged.lines().last().unwrap()).unwrap();
@@ -177,18 +166,18 @@ fn a_shard_stopped_by_sigterm_to_the_script_resumes_and_the_merge_is_the_whole_s
         last["gaps"]
     );
 
-    let (code, out) = run(&results, &["run", "1"]);
+    let (code, out, _) = run(&results, &["run", "1"]).into_parts();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("resuming from"), "{out}");
     for k in ["0", "2", "3"] {
-        let (code, out) = run(&results, &["run", k]);
+        let (code, out, _) = run(&results, &["run", k]).into_parts();
         assert_eq!(code, 0, "{out}");
     }
     // A shard whose output is complete does not run again.
-    let (code, out) = run(&results, &["run", "2"]);
+    let (code, out, _) = run(&results, &["run", "2"]).into_parts();
     assert_eq!(code, 0);
     assert!(out.contains("already complete"), "{out}");
-    let (code, out) = run(&results, &["merge"]);
+    let (code, out, _) = run(&results, &["merge"]).into_parts();
     assert_eq!(code, 0, "{out}");
     assert!(
         out.contains("complete  every seed of every shard ran"),
@@ -233,17 +222,17 @@ fn a_shard_killed_outright_resumes_from_its_last_checkpoint_twice() {
         // fencesim first: the script sees it killed, and must keep its
         // lines (it may be killed right after).
         signal("-KILL", fencesim);
-        let (code, out) = finished(child);
+        let (code, out, _) = finished(child).into_parts();
         assert_eq!(code, 137, "{out}");
         assert!(
             !results.file("shard-3-of-4.jsonl").exists(),
             "killed too late"
         );
     }
-    let (code, out) = run(&results, &["run", "3"]);
+    let (code, out, _) = run(&results, &["run", "3"]).into_parts();
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("resuming from"), "{out}");
-    let (code, out) = run(&results, &["merge"]);
+    let (code, out, _) = run(&results, &["merge"]).into_parts();
     assert_eq!(code, 0, "{out}");
     let merged = result(&results.read("merged.jsonl"));
     assert!(merged.0.len() > 50, "the demo fails often");

@@ -5,8 +5,8 @@ use fencesim::explore::depth::{self, Depth};
 use fencesim::scenario::Trigger;
 use serde_json::Value;
 
-use crate::cli::{fencesim, UNFENCED};
-use crate::{bundled, figure_without_pause};
+use crate::cli::UNFENCED;
+use crate::{bundled, fencesim, figure_without_pause};
 
 #[test]
 fn depth_never_draws_more_than_d_faults_and_places_the_rest_at_change_points() {
@@ -57,7 +57,8 @@ fn change_points_are_the_events_of_the_scenarios_own_run() {
 fn failing(jobs: &str) -> Vec<Value> {
     let (code, out, err) = fencesim(&[
         "explore", UNFENCED, "--depth", "2", "--seeds", "0..80", "--json", "--jobs", jobs,
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 1, "{out}{err}");
     out.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -86,11 +87,11 @@ fn a_depth_failing_seed_replays_alone_and_jobs_do_not_change_the_seeds() {
         assert!(line["faults"].as_u64().unwrap() <= 2);
         let mut args: Vec<&str> = repro.split(' ').skip(1).collect();
         args.push("--json");
-        let (_, out, err) = fencesim(&args);
+        let (_, out, err) = fencesim(&args).into_parts();
         let replay: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
         assert_eq!(replay["trace_hash"], line["trace_hash"], "seed {seed}");
     }
-    let (code, _, err) = fencesim(&["run", UNFENCED, "--faults", "depth"]);
+    let (code, _, err) = fencesim(&["run", UNFENCED, "--faults", "depth"]).into_parts();
     assert_eq!(code, 2);
     assert!(err.contains("--depth"), "{err}");
 }

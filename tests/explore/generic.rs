@@ -188,7 +188,7 @@ fn the_fixed_twins_stay_clean_of_what_they_fix() {
 
 #[test]
 fn explore_generic_counts_the_seeds_that_reproduce_the_mechanism_and_they_replay_alone() {
-    use crate::cli::fencesim;
+    use crate::fencesim;
     let file = "scenarios/figure-9-6-unfenced.toml";
     let (code, out, err) = fencesim(&[
         "explore",
@@ -199,7 +199,8 @@ fn explore_generic_counts_the_seeds_that_reproduce_the_mechanism_and_they_replay
         "--json",
         "--jobs",
         "2",
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 1, "{out}{err}");
     let lines: Vec<serde_json::Value> = out
         .lines()
@@ -237,7 +238,8 @@ fn explore_generic_counts_the_seeds_that_reproduce_the_mechanism_and_they_replay
         "random",
         "--generic",
         "--json",
-    ]);
+    ])
+    .into_parts();
     let run: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(run["trace_hash"], line["trace_hash"]);
     // `[expect]` is kept: this seed shows the file's own story, so its
@@ -245,11 +247,13 @@ fn explore_generic_counts_the_seeds_that_reproduce_the_mechanism_and_they_replay
     assert_eq!(run["verdict"], "violation");
     assert_eq!((code, &run["expectations_met"]), (0, &true.into()));
     // Without --generic the file's own pause runs too: another run.
-    let (_, out, _) = fencesim(&["run", file, "--seed", "91", "--faults", "random", "--json"]);
+    let (_, out, _) =
+        fencesim(&["run", file, "--seed", "91", "--faults", "random", "--json"]).into_parts();
     let scripted: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_ne!(scripted["trace_hash"], line["trace_hash"]);
     // --generic with only the scenario's faults would run none.
-    let (code, _, err) = fencesim(&["explore", file, "--generic", "--faults", "scenario"]);
+    let (code, _, err) =
+        fencesim(&["explore", file, "--generic", "--faults", "scenario"]).into_parts();
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--generic"), "{err}");
 }

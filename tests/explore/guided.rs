@@ -3,23 +3,14 @@
 //! seeds alone.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
 use fencesim::explore::guided::{self, Corpus};
 use fencesim::explore::random;
 use fencesim::explore::sweep::{FaultMode, SweepOptions};
 use serde_json::Value;
 
-use crate::bundled;
-use crate::cli::{fencesim, UNFENCED};
-
-/// A path in a fresh temporary directory of this test.
-fn temp(test: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fencesim-guided-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
-}
+use crate::cli::UNFENCED;
+use crate::{bundled, fencesim, TempDir};
 
 fn options(seeds: std::ops::Range<u64>, jobs: usize) -> SweepOptions {
     SweepOptions {
@@ -39,7 +30,7 @@ fn guided_lines(corpus: &str, out: Option<&str>, seeds: &str, jobs: &str) -> Vec
     if let Some(out) = out {
         args.extend(["--corpus-out", out]);
     }
-    let (code, stdout, err) = fencesim(&args);
+    let (code, stdout, err) = fencesim(&args).into_parts();
     assert_eq!(code, 1, "{stdout}{err}");
     stdout
         .lines()
@@ -62,7 +53,8 @@ fn failing(lines: &[Value]) -> Vec<(u64, String)> {
 
 #[test]
 fn a_guided_failing_seed_replays_alone_from_its_repro_command() {
-    let path = temp("replay", "corpus.toml");
+    let tmp = TempDir::new("replay");
+    let path = tmp.join("corpus.toml");
     let corpus = path.to_str().unwrap();
     // The first sweep starts from no corpus and writes one; the second
     // draws mutations from it, and appends to the same file.
@@ -92,21 +84,21 @@ fn a_guided_failing_seed_replays_alone_from_its_repro_command() {
         // sweep drew from.
         let mut args: Vec<&str> = repro.split(' ').skip(1).collect();
         args.push("--json");
-        let (_, out, err) = fencesim(&args);
+        let (_, out, err) = fencesim(&args).into_parts();
         let replay: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
         assert_eq!(replay["trace_hash"], line["trace_hash"], "seed {seed}");
         assert_eq!(replay["verdict"], "violation", "seed {seed}");
     }
     assert!(mutated > 0, "no failing seed ran a mutated schedule");
-    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
 #[test]
 fn guided_sweeps_find_the_same_seeds_and_write_the_same_corpus_with_one_job_or_two() {
-    let path = temp("jobs", "corpus.toml");
+    let tmp = TempDir::new("jobs");
+    let path = tmp.join("corpus.toml");
     let corpus = path.to_str().unwrap();
     guided_lines(corpus, None, "0..50", "2");
-    let dir = path.parent().unwrap();
+    let dir = tmp.path();
     let (one, two) = (dir.join("one.toml"), dir.join("two.toml"));
     let a = guided_lines(corpus, Some(one.to_str().unwrap()), "50..130", "1");
     let b = guided_lines(corpus, Some(two.to_str().unwrap()), "50..130", "2");
@@ -122,7 +114,6 @@ fn guided_sweeps_find_the_same_seeds_and_write_the_same_corpus_with_one_job_or_t
     let entries = |t: &str| t.split("\n[[entries]]").skip(1).count();
     assert!(one.contains(loaded.split_once("\n[[entries]]").unwrap().1));
     assert!(entries(&one) >= entries(&loaded));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -186,7 +177,8 @@ fn guided_search_reaches_at_least_as_many_milestone_combinations_as_random() {
 
 #[test]
 fn a_bad_corpus_file_is_exit_2_with_its_line() {
-    let path = temp("bad", "corpus.toml");
+    let tmp = TempDir::new("bad");
+    let path = tmp.join("corpus.toml");
     std::fs::write(
         &path,
         "[[entries]]\nseed = 1\nfaults = [\n  { kind = \"pause\", node = \"client9\", duration = \"1s\", at = \"1s\" },\n]\n",
@@ -199,12 +191,12 @@ fn a_bad_corpus_file_is_exit_2_with_its_line() {
         ],
         vec!["run", UNFENCED, "--faults", "guided", "--corpus", corpus],
     ] {
-        let (code, out, err) = fencesim(&args);
+        let (code, out, err) = fencesim(&args).into_parts();
         assert_eq!(code, 2, "{out}{err}");
         assert!(err.contains(&format!("{corpus}:4:")), "{err}");
         assert!(err.contains("client9"), "{err}");
     }
-    let (code, _, err) = fencesim(&["run", UNFENCED, "--faults", "guided"]);
+    let (code, _, err) = fencesim(&["run", UNFENCED, "--faults", "guided"]).into_parts();
     assert_eq!(code, 2);
     assert!(err.contains("--corpus"), "{err}");
     let (code, _, err) = fencesim(&[
@@ -216,10 +208,10 @@ fn a_bad_corpus_file_is_exit_2_with_its_line() {
         corpus,
         "--corpus-entries",
         "0",
-    ]);
+    ])
+    .into_parts();
     assert_eq!(
         code, 2,
         "the entries are read even when none is used: {err}"
     );
-    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }

@@ -9,34 +9,16 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
+use crate::{fencesim, TempDir};
+
 const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
 const CROWD: &str = "tests/fixtures/thousand-clients.toml";
-
-fn fencesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CARGO")
-        .output()
-        .expect("fencesim runs");
-    (
-        out.status.code().expect("exits"),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn temp(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("fencesim-{}-interrupt-{name}", std::process::id()))
-}
 
 /// Starts `args`, sends `signal` once its first checkpoint line is out,
 /// and returns what it wrote and its exit code (`None`: killed).
 fn interrupted(args: &[&str], signal: &str) -> (String, Option<i32>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+    let mut child = crate::support::command(crate::support::crate_root())
         .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CARGO")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -97,7 +79,7 @@ fn essence(out: &str) -> (Vec<String>, Value) {
 /// both give the same; `reset` runs before each (a guided sweep's corpus).
 fn resumes_exactly(args: &[&str], signal: &str, reset: &dyn Fn()) {
     reset();
-    let (code, whole, err) = fencesim(args);
+    let (code, whole, err) = fencesim(args).into_parts();
     assert_eq!(code, 1, "{err}");
     reset();
     let (stopped, code) = interrupted(args, signal);
@@ -107,10 +89,11 @@ fn resumes_exactly(args: &[&str], signal: &str, reset: &dyn Fn()) {
         _ => None,
     };
     assert_eq!(code, expected, "{args:?} {signal}");
-    let file = temp(&format!("{}{signal}.jsonl", args[2].replace('-', "")));
+    let tmp = TempDir::new("interrupt");
+    let file = tmp.join(&format!("{}{signal}.jsonl", args[2].replace('-', "")));
     std::fs::write(&file, &stopped).unwrap();
-    let (code, resumed, err) = fencesim(&["explore", args[1], "--resume", file.to_str().unwrap()]);
-    std::fs::remove_file(&file).unwrap();
+    let (code, resumed, err) =
+        fencesim(&["explore", args[1], "--resume", file.to_str().unwrap()]).into_parts();
     assert_eq!(code, 1, "{err}");
     let (a, b) = (essence(&resumed), essence(&whole));
     assert!(!b.0.is_empty(), "the sweep finds failing seeds");
@@ -155,7 +138,8 @@ fn a_generic_sweep_resumes_exactly_after_sigterm() {
 
 #[test]
 fn a_guided_sweep_resumes_exactly_with_the_same_corpus() {
-    let corpus = temp("corpus.toml");
+    let tmp = TempDir::new("interrupt");
+    let corpus = tmp.join("corpus.toml");
     let path = corpus.to_str().unwrap().to_owned();
     let reset = || {
         let _ = std::fs::remove_file(&corpus);
@@ -166,7 +150,7 @@ fn a_guided_sweep_resumes_exactly_with_the_same_corpus() {
     ];
     for signal in ["-TERM", "-KILL"] {
         reset();
-        let (code, _, err) = fencesim(&args);
+        let (code, _, err) = fencesim(&args).into_parts();
         assert_eq!(code, 1, "{err}");
         let whole = std::fs::read_to_string(&corpus).unwrap();
         resumes_exactly(&args, signal, &reset);
@@ -210,12 +194,13 @@ fn a_resumed_summary_counts_time_and_mechanism_exactly() {
     let args = [
         "explore", UNFENCED, "--seeds", "0..4000", "--json", "--jobs", "2",
     ];
-    let (_, whole, _) = fencesim(&args);
+    let (_, whole, _) = fencesim(&args).into_parts();
     let (stopped, _) = interrupted(&args, "-KILL");
-    let first = temp("first.jsonl");
+    let tmp = TempDir::new("interrupt");
+    let first = tmp.join("first.jsonl");
     std::fs::write(&first, &stopped).unwrap();
-    let (_, resumed, _) = fencesim(&["explore", UNFENCED, "--resume", first.to_str().unwrap()]);
-    std::fs::remove_file(&first).unwrap();
+    let (_, resumed, _) =
+        fencesim(&["explore", UNFENCED, "--resume", first.to_str().unwrap()]).into_parts();
     let (w, r) = (essence(&whole).1, essence(&resumed).1);
     assert_eq!(r["sim_ns"], w["sim_ns"]);
     assert_eq!(r["sim_ms"], w["sim_ms"]);
@@ -229,11 +214,12 @@ fn a_resumed_summary_counts_time_and_mechanism_exactly() {
     let last = forged.last_mut().unwrap();
     last["mechanism_seeds"] = 12_345.into();
     last["first_mechanism_seed"] = 0.into();
-    let file = temp("forged.jsonl");
+    let tmp = TempDir::new("interrupt");
+    let file = tmp.join("forged.jsonl");
     let text: String = forged.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&file, text).unwrap();
-    let (_, out, err) = fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]);
-    std::fs::remove_file(&file).unwrap();
+    let (_, out, err) =
+        fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]).into_parts();
     let s = essence(&out).1;
     let new = w["mechanism_seeds"].as_u64().unwrap();
     assert!(
@@ -251,7 +237,7 @@ fn a_resumed_summary_counts_time_and_mechanism_exactly() {
 fn a_resumed_file_s_failing_lines_are_written_in_seed_order_when_nothing_new_fails() {
     // A stopped part that holds every failing seed: the whole range done
     // but one seed at the end.
-    let (_, out, _) = fencesim(&["explore", UNFENCED, "--seeds", "0..300", "--json"]);
+    let (_, out, _) = fencesim(&["explore", UNFENCED, "--seeds", "0..300", "--json"]).into_parts();
     let mut all = lines(&out);
     let mut last = all.pop().unwrap();
     let failing: Vec<u64> = all.iter().map(|l| l["seed"].as_u64().unwrap()).collect();
@@ -261,11 +247,12 @@ fn a_resumed_file_s_failing_lines_are_written_in_seed_order_when_nothing_new_fai
     map.insert("progress".into(), true.into());
     map.insert("range".into(), "0..301".into());
     all.push(last);
-    let file = temp("all-but-one.jsonl");
+    let tmp = TempDir::new("interrupt");
+    let file = tmp.join("all-but-one.jsonl");
     let text: String = all.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&file, text).unwrap();
-    let (_, resumed, err) = fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]);
-    std::fs::remove_file(&file).unwrap();
+    let (_, resumed, err) =
+        fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]).into_parts();
     let written: Vec<u64> = lines(&resumed)
         .iter()
         .filter_map(|l| l.get("seed").and_then(Value::as_u64))
@@ -284,7 +271,7 @@ fn a_resumed_file_s_failing_lines_are_written_in_seed_order_when_nothing_new_fai
 fn exhaustive_on_a_crowd_is_refused_from_its_size_before_any_menu() {
     for depth in ["1", "2"] {
         let started = std::time::Instant::now();
-        let (code, out, err) = fencesim(&["explore", CROWD, "--exhaustive", depth]);
+        let (code, out, err) = fencesim(&["explore", CROWD, "--exhaustive", depth]).into_parts();
         assert_eq!(code, 2, "{out}{err}");
         assert!(err.contains("injections makes"), "{err}");
         assert!(
@@ -298,7 +285,7 @@ fn exhaustive_on_a_crowd_is_refused_from_its_size_before_any_menu() {
 
 #[test]
 fn margin_and_report_on_a_crowd_say_what_they_would_cost_and_refuse() {
-    let (code, out, err) = fencesim(&["margin", CROWD]);
+    let (code, out, err) = fencesim(&["margin", CROWD]).into_parts();
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.is_empty());
     assert!(
@@ -306,19 +293,20 @@ fn margin_and_report_on_a_crowd_say_what_they_would_cost_and_refuse() {
         "{err}"
     );
     assert!(err.contains("probes"), "{err}");
-    let (code, _, err) = fencesim(&["margin", "scenarios/figure-9-6.toml", "--max-runs", "10"]);
+    let (code, _, err) =
+        fencesim(&["margin", "scenarios/figure-9-6.toml", "--max-runs", "10"]).into_parts();
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--max-runs"), "{err}");
 
-    let dir = temp("crowd-report");
-    let (code, _, err) = fencesim(&["report", CROWD, "--out", dir.to_str().unwrap()]);
+    let tmp = TempDir::new("interrupt");
+    let dir = tmp.join("crowd-report");
+    let (code, _, err) = fencesim(&["report", CROWD, "--out", dir.to_str().unwrap()]).into_parts();
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("1000 clients") && err.contains("more than 20000000"),
         "{err}"
     );
     assert!(!dir.join("thousand-clients.html").exists());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -331,13 +319,15 @@ fn a_corpus_that_is_not_a_regular_file_is_refused() {
         "/dev/zero",
         "--seeds",
         "0..2",
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("corpus") && err.contains("regular file"),
         "{err}"
     );
-    let link = temp("corpus-link.toml");
+    let tmp = TempDir::new("interrupt");
+    let link = tmp.join("corpus-link.toml");
     std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
     let (code, _, err) = fencesim(&[
         "explore",
@@ -347,8 +337,8 @@ fn a_corpus_that_is_not_a_regular_file_is_refused() {
         link.to_str().unwrap(),
         "--seeds",
         "0..2",
-    ]);
-    std::fs::remove_file(&link).unwrap();
+    ])
+    .into_parts();
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("symbolic link"), "{err}");
 }
@@ -387,7 +377,8 @@ fn every_mode_resumes_exactly_after_the_signals_the_tests_above_leave_out() {
         resumes_exactly(&args, signal, &|| {});
     }
     // Guided, under SIGINT, with its corpus.
-    let corpus = temp("corpus-int.toml");
+    let tmp = TempDir::new("interrupt");
+    let corpus = tmp.join("corpus-int.toml");
     let path = corpus.to_str().unwrap().to_owned();
     let reset = || {
         let _ = std::fs::remove_file(&corpus);

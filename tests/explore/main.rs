@@ -23,8 +23,13 @@ mod until;
 mod verdicts;
 mod write;
 
+#[path = "../support/mod.rs"]
+mod support;
+
 use fencesim::design::catalog::Registry;
 use fencesim::scenario::{self, Scenario};
+
+pub use support::{arg, fencesim, Output, TempDir};
 
 /// A bundled scenario by file stem.
 pub fn bundled(stem: &str) -> Scenario {

@@ -9,8 +9,8 @@ use fencesim::runner;
 use fencesim::scenario::{Fault, FaultSpec, Scenario, Trigger};
 use sim::fault::Pause;
 
-use super::cli::fencesim;
 use super::{bundled, figure_without_pause};
+use crate::{arg, fencesim, TempDir};
 
 const UNFENCED: &str = "scenarios/figure-9-6-unfenced.toml";
 
@@ -145,7 +145,7 @@ fn margins_are_deterministic() {
 
 #[test]
 fn margin_json_has_one_object_per_row_with_its_threshold() {
-    let (code, out, err) = fencesim(&["margin", UNFENCED, "--json"]);
+    let (code, out, err) = fencesim(&["margin", UNFENCED, "--json"]).into_parts();
     assert_eq!(code, 0, "{err}");
     let rows: Vec<serde_json::Value> = out
         .lines()
@@ -178,7 +178,7 @@ fn margin_json_has_one_object_per_row_with_its_threshold() {
     assert_eq!(pause["scripted_line"], 33);
     assert_eq!(pause["timeouts"]["ttl_ms"], 10_000);
 
-    let (code, human, _) = fencesim(&["margin", UNFENCED]);
+    let (code, human, _) = fencesim(&["margin", UNFENCED]).into_parts();
     assert_eq!(code, 0);
     assert!(
         human.contains(&format!(
@@ -191,15 +191,12 @@ fn margin_json_has_one_object_per_row_with_its_threshold() {
 
 #[test]
 fn margin_of_a_bad_file_exits_2_naming_the_place() {
-    let dir = std::env::temp_dir().join(format!("fencesim-margin-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("bad.toml");
-    std::fs::write(&path, "name = \"x\"\nseed = \"one\"\n").unwrap();
-    let (code, out, err) = fencesim(&["margin", path.to_str().unwrap()]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    let dir = TempDir::new("margin");
+    let path = dir.write("bad.toml", "name = \"x\"\nseed = \"one\"\n");
+    let (code, out, err) = fencesim(&["margin", arg(&path)]).into_parts();
     assert_eq!(code, 2, "{out}");
     assert!(err.contains("bad.toml:2:8"), "{err}");
-    let (code, _, err) = fencesim(&["margin", UNFENCED, "--seed", "x"]);
+    let (code, _, err) = fencesim(&["margin", UNFENCED, "--seed", "x"]).into_parts();
     assert_eq!(code, 2);
     assert!(err.contains("--seed"), "{err}");
 }

@@ -4,37 +4,16 @@
 //! not one sweep's output are refused with `file:line:column`.
 
 use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use serde_json::{json, Value};
 
-use crate::cli::{fencesim, UNFENCED};
+use crate::cli::UNFENCED;
+use crate::{fencesim, TempDir};
 
-/// A fresh directory for one test's files.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let path =
-            std::env::temp_dir().join(format!("fencesim-merge-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        Dir(path)
-    }
-
-    /// Writes `text` to `name` in the directory; returns its path.
-    fn write(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.display().to_string()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// Writes `text` to `name` in `dir`; returns its path, as an argument.
+fn write(dir: &TempDir, name: &str, text: &str) -> String {
+    dir.write(name, text).display().to_string()
 }
 
 fn json_lines(out: &str) -> Vec<Value> {
@@ -75,23 +54,26 @@ const COUNTS: [&str; 12] = [
 ];
 
 /// `explore --json` of one shard of `range`, as the shard's file.
-fn shard(dir: &Dir, file: &str, range: &str, shard: &str) -> String {
+fn shard(dir: &TempDir, file: &str, range: &str, shard: &str) -> String {
     let (code, out, err) = fencesim(&[
         "explore", file, "--seeds", range, "--shard", shard, "--jobs", "1", "--json",
-    ]);
+    ])
+    .into_parts();
     assert!(code == 0 || code == 1, "shard {shard} exited {code}: {err}");
-    dir.write(&format!("shard-{}.jsonl", shard.replace('/', "-of-")), &out)
+    write(
+        dir,
+        &format!("shard-{}.jsonl", shard.replace('/', "-of-")),
+        &out,
+    )
 }
 
 /// Shard `K/N` of `range` stopped by SIGTERM once its first line is out:
 /// its output, as the partial file a stopped task leaves.
 fn stopped_shard(range: &str, shard: &str) -> String {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+    let mut child = crate::support::command(crate::support::crate_root())
         .args([
             "explore", UNFENCED, "--seeds", range, "--shard", shard, "--jobs", "1", "--json",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CARGO")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -117,20 +99,21 @@ fn stopped_shard(range: &str, shard: &str) -> String {
 fn merge(files: &[&str]) -> (i32, Vec<Value>, String) {
     let mut args = vec!["merge", "--json"];
     args.extend_from_slice(files);
-    let (code, out, err) = fencesim(&args);
+    let (code, out, err) = fencesim(&args).into_parts();
     (code, json_lines(&out), err)
 }
 
 #[test]
 fn four_shards_merge_into_the_one_machine_sweep() {
-    let dir = Dir::new("four");
+    let dir = TempDir::new("four");
     let files: Vec<String> = (0..4)
         .map(|k| shard(&dir, UNFENCED, "0..400", &format!("{k}/4")))
         .collect();
     let files: Vec<&str> = files.iter().map(String::as_str).collect();
     let (code, merged, err) = merge(&files);
     assert_eq!(code, 1, "violations found: {err}");
-    let (whole_code, whole, _) = fencesim(&["explore", UNFENCED, "--seeds", "0..400", "--json"]);
+    let (whole_code, whole, _) =
+        fencesim(&["explore", UNFENCED, "--seeds", "0..400", "--json"]).into_parts();
     assert_eq!(whole_code, 1);
     let whole = json_lines(&whole);
     assert!(failing(&merged).len() > 10, "the demo fails often");
@@ -153,7 +136,7 @@ fn four_shards_merge_into_the_one_machine_sweep() {
 
     let mut args = vec!["merge"];
     args.extend_from_slice(&files);
-    let (code, human, _) = fencesim(&args);
+    let (code, human, _) = fencesim(&args).into_parts();
     assert_eq!(code, 1);
     let first = w["first_failing_seed"].as_u64().unwrap();
     for line in [
@@ -171,7 +154,7 @@ fn four_shards_merge_into_the_one_machine_sweep() {
 
 #[test]
 fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
-    let dir = Dir::new("stopped");
+    let dir = TempDir::new("stopped");
     let range = "0..2000";
     let mut files: Vec<String> = (0..4)
         .map(|k| shard(&dir, UNFENCED, range, &format!("{k}/4")))
@@ -181,7 +164,7 @@ fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
     let done = stopped.last().unwrap()["completed_ranges"].clone();
     let end = done[0][1].as_u64().unwrap();
     assert!(end < 2000, "{done}");
-    files[1] = dir.write("shard-1-of-4.partial.jsonl", &partial);
+    files[1] = write(&dir, "shard-1-of-4.partial.jsonl", &partial);
     let (code, merged, err) = merge(&files.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 1, "the seeds that ran violate: {err}");
     let summary = merged.last().unwrap();
@@ -191,7 +174,7 @@ fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
         summary["gaps"],
         json!([{"shard": "1/4", "missing": [[end, 2000]]}])
     );
-    let (_, whole, _) = fencesim(&["explore", UNFENCED, "--seeds", range, "--json"]);
+    let (_, whole, _) = fencesim(&["explore", UNFENCED, "--seeds", range, "--json"]).into_parts();
     let whole = json_lines(&whole);
     // The failing seeds are the whole sweep's, less those of the gap.
     let expected: Vec<_> = failing(&whole)
@@ -199,16 +182,17 @@ fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
         .filter(|(s, _, _)| !(s % 4 == 1 && *s >= end))
         .collect();
     assert_eq!(failing(&merged), expected);
-    let (_, human, _) = fencesim(&["merge", &files[0], &files[1], &files[2], &files[3]]);
+    let (_, human, _) =
+        fencesim(&["merge", &files[0], &files[1], &files[2], &files[3]]).into_parts();
     assert!(
         human.contains(&format!("gaps      shard 1/4 has not run {end}..2000;")),
         "{human}"
     );
 
     // Given with its resumed output, the shard's seeds are in twice.
-    let (code, resumed, err) = fencesim(&["explore", UNFENCED, "--resume", &files[1]]);
+    let (code, resumed, err) = fencesim(&["explore", UNFENCED, "--resume", &files[1]]).into_parts();
     assert_eq!(code, 1, "{err}");
-    let resumed = dir.write("shard-1-of-4.jsonl", &resumed);
+    let resumed = write(&dir, "shard-1-of-4.jsonl", &resumed);
     let (code, _, err) = merge(&[&files[0], &files[1], &resumed, &files[2], &files[3]]);
     assert_eq!(code, 2);
     assert!(
@@ -230,7 +214,7 @@ fn a_stopped_shard_leaves_a_gap_that_its_resumed_output_closes() {
 
 #[test]
 fn a_shard_killed_while_writing_misses_what_its_last_whole_line_does_not_cover() {
-    let dir = Dir::new("killed");
+    let dir = TempDir::new("killed");
     let range = "0..2000";
     let partial = stopped_shard(range, "2/4");
     // Killed in the middle of writing its first checkpoint (or summary):
@@ -242,9 +226,9 @@ fn a_shard_killed_while_writing_misses_what_its_last_whole_line_does_not_cover()
     let files = [
         shard(&dir, UNFENCED, range, "0/4"),
         shard(&dir, UNFENCED, range, "1/4"),
-        dir.write("shard-2-of-4.tmp", cut),
+        write(&dir, "shard-2-of-4.tmp", cut),
         // Killed before its first line.
-        dir.write("shard-3-of-4.tmp", ""),
+        write(&dir, "shard-3-of-4.tmp", ""),
     ];
     let (code, merged, err) = merge(&files.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(code, 1, "{err}");
@@ -263,7 +247,7 @@ fn a_shard_killed_while_writing_misses_what_its_last_whole_line_does_not_cover()
 
 #[test]
 fn gaps_without_a_violation_are_inconclusive_and_a_whole_safe_sweep_is_not() {
-    let dir = Dir::new("fenced");
+    let dir = TempDir::new("fenced");
     let fenced = "scenarios/explore-lease-fenced.toml";
     let a = shard(&dir, fenced, "0..100", "0/2");
     let (code, merged, _) = merge(&[&a]);
@@ -277,14 +261,14 @@ fn gaps_without_a_violation_are_inconclusive_and_a_whole_safe_sweep_is_not() {
     assert_eq!(code, 0);
     assert_eq!(merged.len(), 1, "no failing seed, one summary");
     assert_eq!(merged[0]["seeds"], 100);
-    let (code, human, _) = fencesim(&["merge", &a, &b]);
+    let (code, human, _) = fencesim(&["merge", &a, &b]).into_parts();
     assert_eq!(code, 0);
     assert!(human.contains("verdict   no violation"), "{human}");
 }
 
 #[test]
 fn files_that_are_not_one_sweeps_output_exit_2_naming_file_line_and_column() {
-    let dir = Dir::new("bad");
+    let dir = TempDir::new("bad");
     let good = shard(&dir, UNFENCED, "0..40", "0/2");
     let summary = std::fs::read_to_string(&good)
         .unwrap()
@@ -294,21 +278,24 @@ fn files_that_are_not_one_sweeps_output_exit_2_naming_file_line_and_column() {
         .to_owned();
     let cases: Vec<(String, String)> = vec![
         (
-            dir.write(
+            write(
+                &dir,
                 "not-json.jsonl",
                 &format!("{{\"seed\": 3}}\n{{\"seed\": 4,,}}\n{summary}\n"),
             ),
             ":2:12: not a JSON line of `explore --json`".to_owned(),
         ),
         (
-            dir.write(
+            write(
+                &dir,
                 "neither.jsonl",
                 &format!("{summary}\n{{\"verdict\": \"violation\"}}\n"),
             ),
             ":2:1: neither a failing seed's line".to_owned(),
         ),
         (
-            dir.write(
+            write(
+                &dir,
                 "bad-ranges.jsonl",
                 &summary.replace(
                     "\"completed_ranges\":[[0,40]]",
@@ -318,24 +305,26 @@ fn files_that_are_not_one_sweeps_output_exit_2_naming_file_line_and_column() {
             ":1:1: completed_ranges is not a list of [start, end] pairs".to_owned(),
         ),
         (
-            dir.write("bad-shard.jsonl", &summary.replace("\"0/2\"", "\"2/2\"")),
+            write(
+                &dir,
+                "bad-shard.jsonl",
+                &summary.replace("\"0/2\"", "\"2/2\""),
+            ),
             ":1:1: invalid shard \"2/2\"".to_owned(),
         ),
         (
-            dir.write(
+            write(
+                &dir,
                 "other-range.jsonl",
                 &summary.replace("0..40", "0..80").replace("0/2", "1/2"),
             ),
             format!(":1:1: range 0..80, but {good}:"),
         ),
         (
-            dir.write("empty.jsonl", ""),
+            write(&dir, "empty.jsonl", ""),
             "no checkpoint or summary line in any file".to_owned(),
         ),
-        (
-            dir.0.join("missing.jsonl").display().to_string(),
-            "cannot read".to_owned(),
-        ),
+        (dir.arg("missing.jsonl"), "cannot read".to_owned()),
     ];
     for (file, message) in &cases {
         // The odd file alone, and after a good shard.
@@ -347,7 +336,7 @@ fn files_that_are_not_one_sweeps_output_exit_2_naming_file_line_and_column() {
         };
         let mut args = vec!["merge"];
         args.extend_from_slice(&files);
-        let (code, out, err) = fencesim(&args);
+        let (code, out, err) = fencesim(&args).into_parts();
         assert_eq!(code, 2, "{file}: {out}{err}");
         assert!(out.is_empty(), "{file}: {out}");
         assert!(!err.contains("panicked"), "{err}");
@@ -358,6 +347,6 @@ fn files_that_are_not_one_sweeps_output_exit_2_naming_file_line_and_column() {
         };
         assert!(err.contains(&at), "{file}: expected {at:?} in {err}");
     }
-    let (code, _, err) = fencesim(&["merge"]);
+    let (code, _, err) = fencesim(&["merge"]).into_parts();
     assert_eq!(code, 2, "{err}");
 }

@@ -3,13 +3,15 @@
 
 use serde_json::Value;
 
-use crate::cli::{fencesim, UNFENCED};
+use crate::cli::UNFENCED;
+use crate::{fencesim, TempDir};
 
 /// The failing seeds' lines of `explore --json` over `seeds`.
 fn failing_lines(seeds: &str, jobs: &str) -> Vec<Value> {
     let (code, out, err) = fencesim(&[
         "explore", UNFENCED, "--seeds", seeds, "--json", "--jobs", jobs,
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 1, "{out}{err}");
     out.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -18,7 +20,7 @@ fn failing_lines(seeds: &str, jobs: &str) -> Vec<Value> {
 }
 
 fn run_json(args: &[&str]) -> Value {
-    let (_, out, err) = fencesim(args);
+    let (_, out, err) = fencesim(args).into_parts();
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"))
 }
 
@@ -50,7 +52,8 @@ fn run_with_random_faults_gives_the_sweeps_trace_hash_for_every_failing_seed() {
 fn step_with_random_faults_walks_the_swept_run() {
     let line = &failing_lines("0..12", "1")[0];
     let seed = line["seed"].as_u64().unwrap().to_string();
-    let (code, out, err) = fencesim(&["step", UNFENCED, "--seed", &seed, "--faults", "random"]);
+    let (code, out, err) =
+        fencesim(&["step", UNFENCED, "--seed", &seed, "--faults", "random"]).into_parts();
     assert_eq!(code, 1, "{out}{err}");
     // Piped, one numbered line per event of the journal: the sweep's count.
     let steps = out
@@ -70,7 +73,7 @@ fn step_with_random_faults_walks_the_swept_run() {
         "{out}"
     );
     // The default is the scenario's own faults: a different, safe run.
-    let (code, out, _) = fencesim(&["step", UNFENCED, "--seed", &seed]);
+    let (code, out, _) = fencesim(&["step", UNFENCED, "--seed", &seed]).into_parts();
     assert_eq!(code, 0, "{out}");
 }
 
@@ -78,9 +81,9 @@ fn step_with_random_faults_walks_the_swept_run() {
 fn report_with_random_faults_writes_the_swept_journal() {
     let line = &failing_lines("0..12", "1")[0];
     let seed = line["seed"].as_u64().unwrap().to_string();
-    let dir = std::env::temp_dir().join(format!("fencesim-replay-{}", std::process::id()));
+    let tmp = TempDir::new("replay");
+    let dir = tmp.path();
     let trace = dir.join("run.jsonl");
-    std::fs::create_dir_all(&dir).unwrap();
     let (code, out, err) = fencesim(&[
         "report",
         UNFENCED,
@@ -90,7 +93,8 @@ fn report_with_random_faults_writes_the_swept_journal() {
         "random",
         "--out",
         dir.to_str().unwrap(),
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 1, "{out}{err}");
     let (code, _, _) = fencesim(&[
         "run",
@@ -101,13 +105,13 @@ fn report_with_random_faults_writes_the_swept_journal() {
         "random",
         "--trace",
         trace.to_str().unwrap(),
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 1);
     let reported = std::fs::read_to_string(dir.join("explore-lease-unfenced.jsonl")).unwrap();
     let ran = std::fs::read_to_string(&trace).unwrap();
     let page = std::fs::read_to_string(dir.join("explore-lease-unfenced.md")).unwrap();
     let index = std::fs::read_to_string(dir.join("index.md")).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(reported, ran);
     assert_eq!(
         reported.lines().count() as u64,

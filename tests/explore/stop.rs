@@ -7,21 +7,9 @@ use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
+use crate::{fencesim, TempDir};
 
-fn fencesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CARGO")
-        .output()
-        .expect("fencesim runs");
-    (
-        out.status.code().expect("exits"),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+const UNFENCED: &str = "scenarios/explore-lease-unfenced.toml";
 
 fn json_lines(out: &str) -> Vec<Value> {
     out.lines()
@@ -44,19 +32,13 @@ fn failing(lines: &[Value]) -> Vec<(u64, String)> {
         .collect()
 }
 
-fn temp(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("fencesim-{}-{name}", std::process::id()))
-}
-
 #[test]
 fn sigterm_stops_a_sweep_cleanly_and_resume_finishes_it() {
     // Interrupt once the first failing seed is out.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+    let mut child = crate::support::command(crate::support::crate_root())
         .args([
             "explore", UNFENCED, "--seeds", "0..1000", "--json", "--jobs", "2",
         ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CARGO")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -97,12 +79,14 @@ fn sigterm_stops_a_sweep_cleanly_and_resume_finishes_it() {
         stopped["failing_seeds"].as_u64().unwrap()
     );
 
-    let file = temp("stopped.jsonl");
+    let tmp = TempDir::new("stop");
+    let file = tmp.join("stopped.jsonl");
     std::fs::write(&file, &out).unwrap();
-    let (code, resumed, err) = fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]);
-    std::fs::remove_file(&file).unwrap();
+    let (code, resumed, err) =
+        fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]).into_parts();
     assert_eq!(code, 1, "{err}");
-    let (code, whole, _) = fencesim(&["explore", UNFENCED, "--seeds", "0..1000", "--json"]);
+    let (code, whole, _) =
+        fencesim(&["explore", UNFENCED, "--seeds", "0..1000", "--json"]).into_parts();
     assert_eq!(code, 1);
     let (resumed, whole) = (json_lines(&resumed), json_lines(&whole));
     assert_eq!(failing(&resumed), failing(&whole));
@@ -127,10 +111,8 @@ fn sigterm_stops_a_sweep_cleanly_and_resume_finishes_it() {
 
 #[test]
 fn sigint_stops_a_human_sweep_with_what_it_completed() {
-    let child = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+    let child = crate::support::command(crate::support::crate_root())
         .args(["explore", UNFENCED, "--seeds", "0..1000000"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("CARGO")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -152,14 +134,16 @@ fn sigint_stops_a_human_sweep_with_what_it_completed() {
 
 #[test]
 fn resume_refuses_other_settings_and_files_without_a_checkpoint() {
-    let file = temp("other.jsonl");
+    let tmp = TempDir::new("stop");
+    let file = tmp.join("other.jsonl");
     std::fs::write(
         &file,
         r#"{"progress": true, "completed_ranges": [[0, 10]], "seeds": 10, "range": "0..20", "shard": "0/1", "faults": "random", "scenario": "explore-lease-unfenced"}"#,
     )
     .unwrap();
     let path = file.to_str().unwrap();
-    let (code, _, err) = fencesim(&["explore", UNFENCED, "--resume", path, "--seeds", "0..30"]);
+    let (code, _, err) =
+        fencesim(&["explore", UNFENCED, "--resume", path, "--seeds", "0..30"]).into_parts();
     assert_eq!(code, 2);
     assert!(err.contains("--seeds 0..20"), "{err}");
     let (code, _, err) = fencesim(&[
@@ -167,12 +151,12 @@ fn resume_refuses_other_settings_and_files_without_a_checkpoint() {
         "scenarios/explore-lease-fenced.toml",
         "--resume",
         path,
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 2);
     assert!(err.contains("explore-lease-unfenced"), "{err}");
     std::fs::write(&file, "{\"seed\": 3}\nnot json\n{\"seed\": 4}\n").unwrap();
-    let (code, _, err) = fencesim(&["explore", UNFENCED, "--resume", path]);
-    std::fs::remove_file(&file).unwrap();
+    let (code, _, err) = fencesim(&["explore", UNFENCED, "--resume", path]).into_parts();
     assert_eq!(code, 2);
     assert!(err.contains(&format!("{path}:2:")), "{err}");
 }
@@ -187,10 +171,11 @@ fn the_summary_says_when_the_failing_seed_list_was_cut() {
         text += &format!("{{\"seed\": {seed}, \"verdict\": \"violation\"}}\n");
     }
     text += r#"{"summary": true, "completed_ranges": [[0, 10000]], "seeds": 10000, "violations": 10000, "failing_seeds": 10000, "failing_seeds_truncated": false, "range": "0..10100", "shard": "0/1", "faults": "random", "scenario": "explore-lease-unfenced"}"#;
-    let file = temp("cap.jsonl");
+    let tmp = TempDir::new("stop");
+    let file = tmp.join("cap.jsonl");
     std::fs::write(&file, text).unwrap();
-    let (code, out, err) = fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]);
-    std::fs::remove_file(&file).unwrap();
+    let (code, out, err) =
+        fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]).into_parts();
     assert_eq!(code, 1, "{err}");
     let lines = json_lines(&out);
     let s = summary(&lines);
@@ -204,7 +189,8 @@ fn the_summary_says_when_the_failing_seed_list_was_cut() {
 fn exhaustive_pairs_are_counted_before_they_run_and_capped() {
     // Two clients, a hundred rounds each: thousands of injections, millions
     // of pairs.
-    let file = temp("busy.toml");
+    let tmp = TempDir::new("stop");
+    let file = tmp.join("busy.toml");
     std::fs::write(
         &file,
         r#"name = "busy"
@@ -224,8 +210,7 @@ rounds = 100
     )
     .unwrap();
     let path = file.to_str().unwrap();
-    let (code, out, err) = fencesim(&["explore", path, "--exhaustive", "2"]);
-    std::fs::remove_file(&file).unwrap();
+    let (code, out, err) = fencesim(&["explore", path, "--exhaustive", "2"]).into_parts();
     assert_eq!(code, 2, "{out}{err}");
     assert!(
         err.contains("more than 10000:") && err.contains("--max-runs"),
@@ -236,7 +221,8 @@ rounds = 100
 
 #[test]
 fn shrink_refuses_a_seed_a_scenario_file_cannot_hold() {
-    let out_file = temp("big-seed.toml");
+    let tmp = TempDir::new("stop");
+    let out_file = tmp.join("big-seed.toml");
     let (code, _, err) = fencesim(&[
         "shrink",
         UNFENCED,
@@ -246,7 +232,8 @@ fn shrink_refuses_a_seed_a_scenario_file_cannot_hold() {
         "scenario",
         "--out",
         out_file.to_str().unwrap(),
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("9223372036854775807"), "{err}");
     assert!(!out_file.exists());
@@ -283,18 +270,18 @@ fn resume_refuses_a_forged_file_with_the_line_that_does_not_fit() {
             "it counts 0 failing seeds in completed_ranges, but the file has 1",
         ),
     ];
-    let file = temp("forged.jsonl");
+    let tmp = TempDir::new("stop");
+    let file = tmp.join("forged.jsonl");
     let path = file.to_str().unwrap().to_owned();
     for (text, needle) in forged {
         std::fs::write(&file, &text).unwrap();
-        let (code, out, err) = fencesim(&["explore", UNFENCED, "--resume", &path]);
+        let (code, out, err) = fencesim(&["explore", UNFENCED, "--resume", &path]).into_parts();
         assert_eq!(code, 2, "{text}: {err}");
         assert!(out.is_empty(), "nothing runs: {out}");
         assert!(err.contains(&format!("{path}:2:1: {needle}")), "{err}");
     }
-    std::fs::remove_file(&file).unwrap();
     // Not a regular file: refused before anything is read.
-    let (code, _, err) = fencesim(&["explore", UNFENCED, "--resume", "/dev/zero"]);
+    let (code, _, err) = fencesim(&["explore", UNFENCED, "--resume", "/dev/zero"]).into_parts();
     assert_eq!(code, 2);
     assert!(err.contains("not a regular file"), "{err}");
 }
@@ -311,7 +298,7 @@ fn a_stopped_generic_sweep_resumes_as_a_generic_one() {
     };
     let run = |args: Vec<String>| {
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        fencesim(&refs)
+        fencesim(&refs).into_parts()
     };
     let (_, whole, _) = run(args("0..600"));
     let (_, half, _) = run(args("0..300"));
@@ -322,11 +309,12 @@ fn a_stopped_generic_sweep_resumes_as_a_generic_one() {
     map.insert("progress".into(), true.into());
     map.insert("range".into(), "0..600".into());
     lines.push(last);
-    let file = temp("generic-half.jsonl");
+    let tmp = TempDir::new("stop");
+    let file = tmp.join("generic-half.jsonl");
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
     std::fs::write(&file, text).unwrap();
-    let (code, out, err) = fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]);
-    std::fs::remove_file(&file).unwrap();
+    let (code, out, err) =
+        fencesim(&["explore", UNFENCED, "--resume", file.to_str().unwrap()]).into_parts();
     assert_eq!(code, 1, "{err}");
     let key = |l: &serde_json::Value| {
         (

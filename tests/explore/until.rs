@@ -8,8 +8,8 @@ use fencesim::explore::sweep::{
 };
 use serde_json::Value;
 
-use crate::bundled;
-use crate::cli::{fencesim, UNFENCED};
+use crate::cli::UNFENCED;
+use crate::{bundled, fencesim};
 
 fn options(seeds: std::ops::Range<u64>, jobs: usize) -> SweepOptions {
     SweepOptions {
@@ -108,7 +108,8 @@ fn explore_until_prints_the_same_seeds_with_one_job_or_two() {
     let run = |jobs: &str| {
         let (code, out, err) = fencesim(&[
             "explore", UNFENCED, "--seeds", "0..200", "--until", "3", "--json", "--jobs", jobs,
-        ]);
+        ])
+        .into_parts();
         assert_eq!(code, 1, "{out}{err}");
         let lines = json_lines(&out);
         let seeds: Vec<(u64, String)> = lines
@@ -136,7 +137,8 @@ fn explore_until_prints_the_same_seeds_with_one_job_or_two() {
     assert_eq!(s1["stopped_by"], "until");
     assert_eq!(s1["seeds"], one[2].0 + 1);
 
-    let (code, out, _) = fencesim(&["explore", UNFENCED, "--seeds", "0..200", "--until", "3"]);
+    let (code, out, _) =
+        fencesim(&["explore", UNFENCED, "--seeds", "0..200", "--until", "3"]).into_parts();
     assert_eq!(code, 1);
     assert!(out.contains("stopped   by --until 3"), "{out}");
     assert!(out.contains("found     3 failing seeds in"), "{out}");
@@ -164,7 +166,7 @@ fn bad_until_and_time_values_exit_2_with_the_reason() {
     ] {
         let mut all = vec!["explore", UNFENCED];
         all.extend_from_slice(args);
-        let (code, out, err) = fencesim(&all);
+        let (code, out, err) = fencesim(&all).into_parts();
         assert_eq!(code, 2, "{args:?}: {out}{err}");
         assert!(err.contains(says), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{err}");

@@ -2,13 +2,11 @@
 //! scenario fault unfired are counted apart from the passes, and the
 //! summary says which dangerous situations the seeds reached.
 
-use std::process::Command;
-
 use fencesim::explore::shard::Shard;
 use fencesim::explore::sweep::{run_seed, sweep, FaultMode, SweepOptions};
 use fencesim::scenario::{self, Fault, FaultSpec, Scenario, Trigger};
 
-use crate::{bundled, figure_without_pause};
+use crate::{arg, bundled, fencesim, figure_without_pause, TempDir};
 
 fn options(seeds: std::ops::Range<u64>, faults: FaultMode) -> SweepOptions {
     SweepOptions {
@@ -21,22 +19,12 @@ fn options(seeds: std::ops::Range<u64>, faults: FaultMode) -> SweepOptions {
 
 /// `fencesim explore` on `s`, written to a temp file: (exit code, stdout).
 fn explore(s: &Scenario, test: &str, args: &[&str]) -> (i32, String) {
-    let dir = std::env::temp_dir().join(format!("fencesim-explore-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("s.toml");
-    std::fs::write(&file, scenario::to_toml(s)).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
-        .arg("explore")
-        .arg(&file)
-        .args(args)
-        .env_remove("CARGO")
-        .output()
-        .expect("fencesim runs");
-    let _ = std::fs::remove_dir_all(&dir);
-    (
-        out.status.code().expect("exits"),
-        String::from_utf8(out.stdout).unwrap(),
-    )
+    let dir = TempDir::new(test);
+    let file = dir.write("s.toml", scenario::to_toml(s));
+    let mut all = vec!["explore", arg(&file)];
+    all.extend_from_slice(args);
+    let (code, stdout, _) = fencesim(&all).into_parts();
+    (code, stdout)
 }
 
 /// Figure 9-6 (fenced, no pause) ending at 500 ms: client1's write, due at

@@ -9,12 +9,16 @@ mod commands;
 mod design_msg;
 mod library;
 
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "../support/mod.rs"]
+mod support;
+
+use std::path::PathBuf;
 
 use fencesim::cli::Status;
 use fencesim::design::catalog::Registry;
 use fencesim::scenario::{self, Scenario};
+
+pub use support::TempDir;
 
 #[path = "../../examples/custom_lock.rs"]
 #[allow(dead_code)] // its `main`: the example's own entry point
@@ -27,7 +31,7 @@ pub fn registry() -> Registry {
 
 /// A file of the crate, by its path from the crate root.
 pub fn crate_file(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(path)
+    support::crate_root().join(path)
 }
 
 /// `examples/grace-lease.toml` (unfenced) or its fenced twin, as a path.
@@ -48,36 +52,4 @@ pub fn load(fenced: bool) -> Scenario {
 pub fn fencesim(args: &[&str]) -> Status {
     let argv = std::iter::once("fencesim").chain(args.iter().copied());
     fencesim::cli::run_args(&registry(), argv)
-}
-
-/// A directory of its own under the system's temp dir, removed on drop.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(test: &str) -> TempDir {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "fencesim-registry-{}-{n}-{test}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create the test's temp dir");
-        TempDir(dir)
-    }
-
-    /// `name` in this directory, as a command-line argument.
-    pub fn arg(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

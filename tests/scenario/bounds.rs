@@ -193,7 +193,7 @@ fn run_refuses_a_zero_ttl_with_exit_2_and_the_location() {
     for design in ["lease", "etcd", "zookeeper"] {
         let file = dir.write(
             &format!("{design}.toml"),
-            &with_lock(&format!("design = \"{design}\"\nttl = \"0s\"")),
+            with_lock(&format!("design = \"{design}\"\nttl = \"0s\"")),
         );
         let file = file.to_str().unwrap();
         for json in [false, true] {
@@ -201,7 +201,7 @@ fn run_refuses_a_zero_ttl_with_exit_2_and_the_location() {
             if json {
                 args.push("--json");
             }
-            let (code, stdout, stderr) = fencesim(&args);
+            let (code, stdout, stderr) = fencesim(&args).into_parts();
             assert_eq!(code, 2, "{design}: {stdout}{stderr}");
             assert!(stderr.contains(&format!("{file}:4:7")), "{stderr}");
             assert!(stderr.contains("`ttl`: 0s is out of range"), "{stderr}");
@@ -212,7 +212,7 @@ fn run_refuses_a_zero_ttl_with_exit_2_and_the_location() {
 
 #[test]
 fn designs_shows_the_ranges() {
-    let (code, stdout, _) = fencesim(&["designs"]);
+    let (code, stdout, _) = fencesim(&["designs"]).into_parts();
     assert_eq!(code, 0);
     let line = |key: &str, design: &str| {
         let header = match design {

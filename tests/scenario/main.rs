@@ -9,11 +9,12 @@ mod fuzz;
 mod sandbox;
 mod valid;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "../support/mod.rs"]
+mod support;
 
 use fencesim::design::catalog::Registry;
 use fencesim::scenario::{load_str, Scenario, ScenarioError};
+use support::{fencesim, TempDir};
 
 /// The example of the format's contract, verbatim.
 const FIGURE_9_6: &str = include_str!("figure-9-6.toml");
@@ -49,47 +50,4 @@ fn assert_error(text: &str, location: &str, needle: &str) -> ScenarioError {
         "message lacks {needle:?}: {error}"
     );
     error
-}
-
-/// Runs the `fencesim` binary: its exit code, stdout and stderr.
-fn fencesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
-        .args(args)
-        .output()
-        .expect("fencesim runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A fresh directory under the system's temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(test: &str) -> TempDir {
-        let path =
-            std::env::temp_dir().join(format!("fencesim-scenario-{test}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    /// Writes `text` to `name` in the directory and returns its path.
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).expect("write scenario");
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

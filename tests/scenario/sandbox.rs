@@ -3,7 +3,7 @@
 //! runs it inside SQLite's sandbox. It never writes a file, never hangs and
 //! never wraps a token.
 
-use super::{fencesim, TempDir};
+use super::{fencesim, support, TempDir};
 
 /// Figure 9-6 against the `sql` storage running `update` (line 9), with
 /// the lock's `first_token` on line 6.
@@ -37,7 +37,7 @@ duration = "15s"
 fn assert_refused(dir: &TempDir, text: &str, line: usize, col: usize, needle: &str) {
     let file = dir.write("sandbox.toml", text);
     let file = file.to_str().unwrap();
-    let (code, stdout, stderr) = fencesim(&["run", file, "--json"]);
+    let (code, stdout, stderr) = fencesim(&["run", file, "--json"]).into_parts();
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stderr.contains(&format!("{file}:{line}:{col}")), "{stderr}");
     assert!(stderr.contains(needle), "{stderr}");
@@ -130,8 +130,8 @@ fn tokens_that_do_not_fit_sqlite_are_refused() {
         "`first_token`: 9223372036854775807 is out of range: expected 0..=1000000000000000000",
     );
     // The largest first token runs, and fences: no wrap to a negative token.
-    let file = dir.write("fits.toml", &scenario(update, 1_000_000_000_000_000_000));
-    let (code, stdout, stderr) = fencesim(&["run", file.to_str().unwrap(), "--json"]);
+    let file = dir.write("fits.toml", scenario(update, 1_000_000_000_000_000_000));
+    let (code, stdout, stderr) = fencesim(&["run", file.to_str().unwrap(), "--json"]).into_parts();
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(stdout.contains("\"accepted_writes\":1"), "{stdout}");
     assert!(stdout.contains("\"rejected_writes\":1"), "{stdout}");
@@ -141,20 +141,14 @@ fn tokens_that_do_not_fit_sqlite_are_refused() {
 /// any file kills it with SIGXFSZ) and SQLite's temporary directory in
 /// `tmp`: its exit code, stdout and stderr.
 fn fencesim_writing_no_file(tmp: &TempDir, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new("sh")
+    let mut command = std::process::Command::new("sh");
+    command
         .arg("-c")
         .arg("ulimit -f 0; exec \"$0\" \"$@\"")
         .arg(env!("CARGO_BIN_EXE_fencesim"))
-        .args(args)
         .env("SQLITE_TMPDIR", tmp.path())
-        .env("TMPDIR", tmp.path())
-        .output()
-        .expect("sh runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .env("TMPDIR", tmp.path());
+    support::run(command, args).into_parts()
 }
 
 /// A fencing UPDATE that also groups `rows` strings of about 4 000 bytes.
@@ -172,11 +166,11 @@ fn a_sort_stays_in_memory_and_one_too_big_for_it_is_refused() {
     let dir = TempDir::new("sort-scenario");
     let tmp = TempDir::new("sort-tmp");
     // 32 MB of sort: SQLite's default spills this to a temporary file.
-    let file = dir.write("sort.toml", &scenario(&group_by(8_000), 33));
+    let file = dir.write("sort.toml", scenario(&group_by(8_000), 33));
     let (code, stdout, stderr) = fencesim_writing_no_file(&tmp, &["run", file.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     // 80 MB is past the statement's memory budget: refused at load.
-    let file = dir.write("sort.toml", &scenario(&group_by(20_000), 33));
+    let file = dir.write("sort.toml", scenario(&group_by(20_000), 33));
     let (code, stdout, stderr) = fencesim_writing_no_file(&tmp, &["run", file.to_str().unwrap()]);
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(
@@ -204,7 +198,7 @@ fn a_trial_that_would_take_minutes_stops_at_its_wall_clock_budget() {
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) \
                   UPDATE kv SET value = (SELECT sum(instr(printf('%.*c', 4000, 'a'), \
                   printf('%.*c', 2000, 'a') || x)) FROM c) WHERE key = :key";
-    let file = dir.write("slow.toml", &scenario(update, 33));
+    let file = dir.write("slow.toml", scenario(update, 33));
     let started = std::time::Instant::now();
     let (code, stdout, stderr) = fencesim(&[
         "run",
@@ -212,7 +206,8 @@ fn a_trial_that_would_take_minutes_stops_at_its_wall_clock_budget() {
         "--run-timeout",
         "1s",
         "--json",
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(
         stderr.contains("trial ran past its budget of 1s of wall-clock time"),
@@ -259,17 +254,15 @@ fn a_date_function_that_reads_the_host_is_refused_however_it_is_spelled() {
     // Dates of the data, and modifiers that read nothing, run the same
     // under any time zone.
     let pure = set("strftime('%H', :token * 3600, 'unixepoch', '+1 day', 'start of month')");
-    let file = dir.write("pure.toml", &scenario(&pure, 33));
+    let file = dir.write("pure.toml", scenario(&pure, 33));
     let hashes: Vec<String> = ["UTC", "Europe/Paris", "Asia/Kolkata"]
         .into_iter()
         .map(|tz| {
-            let out = std::process::Command::new(env!("CARGO_BIN_EXE_fencesim"))
-                .args(["run", file.to_str().unwrap(), "--json"])
-                .env("TZ", tz)
-                .output()
-                .unwrap();
-            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-            assert_eq!(out.status.code(), Some(0), "{tz}: {stdout}");
+            let mut command = support::command(support::crate_root());
+            command.env("TZ", tz);
+            let (code, stdout, _) =
+                support::run(command, &["run", file.to_str().unwrap(), "--json"]).into_parts();
+            assert_eq!(code, 0, "{tz}: {stdout}");
             let json: serde_json::Value = serde_json::from_str(&stdout).unwrap();
             json["trace_hash"].as_str().unwrap().to_owned()
         })

@@ -56,7 +56,7 @@ fn named_by_step(step: &Step) -> (Vec<&str>, usize) {
 
 #[test]
 fn a_thousand_clients_report_in_pages_that_grow_with_the_events() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("a_thousand_clients_report_in_pages_that_grow_with_the_events");
     let file = dir.path().join("crowd-zookeeper-1000.toml");
     let text = crowd("zookeeper", 1000);
     std::fs::write(&file, &text).unwrap();
@@ -166,7 +166,7 @@ fn a_thousand_clients_report_in_pages_that_grow_with_the_events() {
 
 #[test]
 fn report_finishes_on_a_crowd_and_names_its_shared_lane() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("report_finishes_on_a_crowd_and_names_its_shared_lane");
     let file = dir.path().join("crowd-redis-100.toml");
     std::fs::write(&file, crowd("redis", 100)).unwrap();
     let out = dir.path().join("out");
@@ -175,7 +175,8 @@ fn report_finishes_on_a_crowd_and_names_its_shared_lane() {
         file.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 0, "{stdout}{stderr}");
     let read = |ext: &str| std::fs::read_to_string(out.join(format!("crowd-redis-100.{ext}")));
     let events = read("jsonl").unwrap().lines().count();

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{crate_root, fencesim, TempDir};
+use crate::{crate_root, fencesim, support, TempDir};
 
 /// Escape sequences a hostile file may carry: a screen clear, a window
 /// title, an OSC 52 clipboard write, a C1 CSI, a right-to-left override.
@@ -41,12 +41,12 @@ fn raw_controls(text: &str) -> Vec<char> {
 
 #[test]
 fn a_description_cannot_forge_the_verdict_of_the_markdown_report() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("a_description_cannot_forge_the_verdict_of_the_markdown_report");
     let forged = "Harmless.\\n\\n**Verdict:** SAFE: the storage accepted no stale write \
                   <!-- the rest is hidden\\n\\n```mermaid\\nsequenceDiagram\\n```\\n\\n# Fine";
     let file = write(&dir, "forged.toml", &unfenced_as("forged", forged));
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = fencesim(&["report", arg(&file), "--out", arg(&out)]);
+    let (code, stdout, stderr) = fencesim(&["report", arg(&file), "--out", arg(&out)]).into_parts();
     assert_eq!(code, 0, "{stdout}{stderr}");
     let md = std::fs::read_to_string(out.join("forged.md")).unwrap();
     let lines: Vec<&str> = md.lines().collect();
@@ -75,7 +75,7 @@ fn a_description_cannot_forge_the_verdict_of_the_markdown_report() {
 
 #[test]
 fn no_control_character_reaches_the_terminal() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("no_control_character_reaches_the_terminal");
     let file = write(
         &dir,
         "nasty.toml",
@@ -97,7 +97,7 @@ fn no_control_character_reaches_the_terminal() {
         ],
     ];
     for args in runs {
-        let (code, stdout, stderr) = fencesim(args);
+        let (code, stdout, stderr) = fencesim(args).into_parts();
         assert_eq!(code, i32::from(args[0] == "explore"), "{args:?}: {stderr}");
         // Shown, in the terminal's form or JSON's.
         let shown = if args.contains(&"--json") {
@@ -115,21 +115,21 @@ fn no_control_character_reaches_the_terminal() {
         "bad.toml",
         &format!("\"key{NASTY}\" = 1\n{}", unfenced_as("bad", "")),
     );
-    let (code, stdout, stderr) = fencesim(&["run", arg(&bad)]);
+    let (code, stdout, stderr) = fencesim(&["run", arg(&bad)]).into_parts();
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("bad.toml:1:1"), "{stderr}");
     assert!(stderr.contains("key\\x1b[2J"), "{stderr}");
     assert_eq!(raw_controls(&stdout), []);
     assert_eq!(raw_controls(&stderr), [], "{stderr:?}");
     // So do the command line's errors, which quote the argument.
-    let (code, _, stderr) = fencesim(&["run", arg(&file), "--seed", "1\x07\u{9b}2J"]);
+    let (code, _, stderr) = fencesim(&["run", arg(&file), "--seed", "1\x07\u{9b}2J"]).into_parts();
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(raw_controls(&stderr), [], "{stderr:?}");
 }
 
 #[test]
 fn a_symbolic_link_as_output_is_not_followed() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("a_symbolic_link_as_output_is_not_followed");
     let victim = write(&dir, "victim.txt", "precious\n");
     let link = |name: &str| {
         let path = dir.path().join(name);
@@ -139,23 +139,25 @@ fn a_symbolic_link_as_output_is_not_followed() {
     let scenario = "scenarios/figure-9-6-unfenced.toml";
 
     let trace = link("trace.jsonl");
-    let (code, _, stderr) = fencesim(&["run", scenario, "--trace", arg(&trace)]);
+    let (code, _, stderr) = fencesim(&["run", scenario, "--trace", arg(&trace)]).into_parts();
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("symbolic link"), "{stderr}");
 
     let shrunk = link("shrunk.toml");
-    let (code, _, stderr) = fencesim(&["shrink", scenario, "--seed", "1", "--out", arg(&shrunk)]);
+    let (code, _, stderr) =
+        fencesim(&["shrink", scenario, "--seed", "1", "--out", arg(&shrunk)]).into_parts();
     assert_eq!(code, 2, "{stderr}");
 
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::os::unix::fs::symlink(&victim, out.join("figure-9-6-unfenced.md")).unwrap();
-    let (code, _, stderr) = fencesim(&["report", scenario, "--out", arg(&out)]);
+    let (code, _, stderr) = fencesim(&["report", scenario, "--out", arg(&out)]).into_parts();
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
 
     // --force replaces the link itself, never what it points to.
-    let (code, _, stderr) = fencesim(&["run", scenario, "--trace", arg(&trace), "--force"]);
+    let (code, _, stderr) =
+        fencesim(&["run", scenario, "--trace", arg(&trace), "--force"]).into_parts();
     assert_eq!(code, 0, "{stderr}");
     assert!(!std::fs::symlink_metadata(&trace)
         .unwrap()
@@ -169,14 +171,14 @@ fn a_symbolic_link_as_output_is_not_followed() {
 
 #[test]
 fn report_does_not_replace_a_readme_nor_its_index_with_a_scenario() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("report_does_not_replace_a_readme_nor_its_index_with_a_scenario");
     let readme = write(&dir, "readme.toml", &unfenced_as("README", "a readme"));
     let index = write(&dir, "index.toml", &unfenced_as("index", "an index"));
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("README.md"), "# my project\n").unwrap();
     let (code, stdout, stderr) =
-        fencesim(&["report", arg(&readme), arg(&index), "--out", arg(&out)]);
+        fencesim(&["report", arg(&readme), arg(&index), "--out", arg(&out)]).into_parts();
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stderr.contains("README.md already exists"), "{stderr}");
     assert_eq!(
@@ -192,14 +194,15 @@ fn report_does_not_replace_a_readme_nor_its_index_with_a_scenario() {
 
     // Its own earlier output is replaced; a file it did not write is kept.
     std::fs::write(out.join("notes.md"), "mine\n").unwrap();
-    let (code, _, stderr) = fencesim(&["report", arg(&index), "--out", arg(&out)]);
+    let (code, _, stderr) = fencesim(&["report", arg(&index), "--out", arg(&out)]).into_parts();
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         std::fs::read_to_string(out.join("notes.md")).unwrap(),
         "mine\n"
     );
     // And with --force, what the user says goes.
-    let (code, _, stderr) = fencesim(&["report", arg(&readme), "--out", arg(&out), "--force"]);
+    let (code, _, stderr) =
+        fencesim(&["report", arg(&readme), "--out", arg(&out), "--force"]).into_parts();
     assert_eq!(code, 0, "{stderr}");
     assert!(std::fs::read_to_string(out.join("README.md"))
         .unwrap()
@@ -208,7 +211,7 @@ fn report_does_not_replace_a_readme_nor_its_index_with_a_scenario() {
 
 #[test]
 fn shrink_replaces_only_its_own_scenario_file() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("shrink_replaces_only_its_own_scenario_file");
     let scenario = "scenarios/figure-9-6-unfenced.toml";
     let out = write(&dir, "shrunk.toml", "# my notes\n");
     let args = [
@@ -221,12 +224,12 @@ fn shrink_replaces_only_its_own_scenario_file() {
         "--out",
         arg(&out),
     ];
-    let (code, _, stderr) = fencesim(&args);
+    let (code, _, stderr) = fencesim(&args).into_parts();
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "# my notes\n");
     std::fs::remove_file(&out).unwrap();
     for _ in 0..2 {
-        let (code, stdout, stderr) = fencesim(&args);
+        let (code, stdout, stderr) = fencesim(&args).into_parts();
         assert_eq!(code, 0, "{stdout}{stderr}");
     }
     assert!(std::fs::read_to_string(&out)
@@ -236,11 +239,11 @@ fn shrink_replaces_only_its_own_scenario_file() {
 
 #[test]
 fn run_caps_its_lanes_for_a_long_journal() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("run_caps_its_lanes_for_a_long_journal");
     let text =
         unfenced_as("long", "many rounds").replace("work = \"1s\"", "work = \"1s\"\nrounds = 60");
     let file = write(&dir, "long.toml", &text);
-    let (_, stdout, stderr) = fencesim(&["run", arg(&file)]);
+    let (_, stdout, stderr) = fencesim(&["run", arg(&file)]).into_parts();
     assert!(stdout.contains("rows not shown"), "{stdout}{stderr}");
     let lanes = stdout.lines().filter(|l| l.contains('│')).count();
     assert!(lanes <= 400, "{lanes} lane rows");
@@ -249,7 +252,7 @@ fn run_caps_its_lanes_for_a_long_journal() {
 
 #[test]
 fn report_does_not_write_through_a_link_spelled_as_a_directory() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("report_does_not_write_through_a_link_spelled_as_a_directory");
     let target = dir.path().join("elsewhere");
     std::fs::create_dir(&target).unwrap();
     std::fs::create_dir(target.join("sub")).unwrap();
@@ -269,13 +272,9 @@ fn report_does_not_write_through_a_link_spelled_as_a_directory() {
         ("linkdir/sub".to_owned(), dir.path()),
         ("linkdir/sub/..".to_owned(), dir.path()),
     ] {
-        let run = std::process::Command::new(env!("CARGO_BIN_EXE_fencesim"))
-            .args(["report", arg(&scenario), "--out", &out])
-            .current_dir(from)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&run.stderr);
-        assert_eq!(run.status.code(), Some(2), "{out}: {stderr}");
+        let (code, _, stderr) =
+            support::fencesim_in(from, &["report", arg(&scenario), "--out", &out]).into_parts();
+        assert_eq!(code, 2, "{out}: {stderr}");
         assert!(stderr.contains("symbolic link"), "{out}: {stderr}");
         let written: Vec<_> = std::fs::read_dir(&target)
             .unwrap()
@@ -289,7 +288,7 @@ fn report_does_not_write_through_a_link_spelled_as_a_directory() {
 
 #[test]
 fn run_refuses_an_existing_trace_file_before_running() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("run_refuses_an_existing_trace_file_before_running");
     let trace = write(&dir, "trace.jsonl", "mine\n");
     // Quick on the load-time trial's key, minutes on the run's key "x": a
     // run would take far longer than the refusal.
@@ -303,7 +302,8 @@ fn run_refuses_an_existing_trace_file_before_running() {
     assert!(slow.contains("design = \"sql\""), "{slow}");
     let file = write(&dir, "slow.toml", &slow);
     let started = std::time::Instant::now();
-    let (code, stdout, stderr) = fencesim(&["run", arg(&file), "--trace", arg(&trace)]);
+    let (code, stdout, stderr) =
+        fencesim(&["run", arg(&file), "--trace", arg(&trace)]).into_parts();
     assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(stderr.contains("--trace:"), "{stderr}");
     assert!(stderr.contains("already exists"), "{stderr}");
@@ -314,7 +314,7 @@ fn run_refuses_an_existing_trace_file_before_running() {
 
 #[test]
 fn shrink_keeps_a_file_edited_by_hand_under_its_header() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("shrink_keeps_a_file_edited_by_hand_under_its_header");
     let out = dir.path().join("shrunk.toml");
     let args = [
         "shrink",
@@ -326,12 +326,12 @@ fn shrink_keeps_a_file_edited_by_hand_under_its_header() {
         "--out",
         arg(&out),
     ];
-    let (code, stdout, stderr) = fencesim(&args);
+    let (code, stdout, stderr) = fencesim(&args).into_parts();
     assert_eq!(code, 0, "{stdout}{stderr}");
     // Shrink's header kept, a body edited by hand: the file is the user's.
     let edited = std::fs::read_to_string(&out).unwrap() + "# my note: try ttl = \"30s\"\n";
     std::fs::write(&out, &edited).unwrap();
-    let (code, _, stderr) = fencesim(&args);
+    let (code, _, stderr) = fencesim(&args).into_parts();
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("already exists"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&out).unwrap(), edited);
@@ -339,13 +339,13 @@ fn shrink_keeps_a_file_edited_by_hand_under_its_header() {
 
 #[test]
 fn a_name_or_description_cannot_link_or_head_the_markdown_report() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("a_name_or_description_cannot_link_or_head_the_markdown_report");
     let name = "SAFE: the storage accepted no stale write";
     let description = "Ask ops@example.com, see https://evil.example/x|y or \
                        WWW.example.com and mailto:a@b.c; plain words stay plain: a_b.";
     let file = write(&dir, "named.toml", &unfenced_as(name, description));
     let out = dir.path().join("out");
-    let (code, stdout, stderr) = fencesim(&["report", arg(&file), "--out", arg(&out)]);
+    let (code, stdout, stderr) = fencesim(&["report", arg(&file), "--out", arg(&out)]).into_parts();
     assert_eq!(code, 0, "{stdout}{stderr}");
     let page = std::fs::read_dir(&out)
         .unwrap()

@@ -15,9 +15,8 @@ mod sentences;
 mod step;
 mod svg;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
+#[path = "../support/mod.rs"]
+mod support;
 
 use fencesim::design::catalog::Registry;
 use fencesim::report::lanes::LanesOptions;
@@ -25,10 +24,7 @@ use fencesim::report::step::Walk;
 use fencesim::runner::{self, ScenarioRun};
 use fencesim::scenario::{self, Scenario};
 
-/// The crate root: where `scenarios/` is.
-pub fn crate_root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+pub use support::{crate_root, fencesim, TempDir};
 
 /// A bundled scenario (`scenarios/NAME.toml`), loaded with its path
 /// relative to the crate root, as a user in a checkout names it, and run
@@ -53,51 +49,4 @@ pub fn walk(name: &str) -> Walk {
         &LanesOptions::default(),
         &format!("fencesim run {} --seed {}", s.file, s.seed),
     )
-}
-
-/// Runs the binary from the crate root; returns (exit code, stdout, stderr).
-pub fn fencesim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fencesim"))
-        .args(args)
-        .current_dir(crate_root())
-        .env_remove("CARGO")
-        .output()
-        .expect("run fencesim");
-    (
-        out.status.code().expect("exited"),
-        String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        String::from_utf8(out.stderr).expect("utf-8 stderr"),
-    )
-}
-
-/// A fresh directory under the system temp dir, removed on drop.
-pub struct TempDir(PathBuf);
-
-impl Default for TempDir {
-    fn default() -> TempDir {
-        TempDir::new()
-    }
-}
-
-impl TempDir {
-    pub fn new() -> TempDir {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let path = std::env::temp_dir().join(format!(
-            "fencesim-teach-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&path).expect("create temp dir");
-        TempDir(path)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

@@ -33,10 +33,13 @@ fn files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
 
 #[test]
 fn report_writes_four_files_per_scenario_and_an_index_byte_for_byte_twice() {
-    let (a, b) = (TempDir::new(), TempDir::new());
+    let (a, b) = (
+        TempDir::new("report_writes_four_files_per_scenario_and_an_index_byte_for_byte_twice"),
+        TempDir::new("report_writes_four_files_per_scenario_and_an_index_byte_for_byte_twice"),
+    );
     for dir in [&a, &b] {
         let out = dir.path().to_str().unwrap();
-        let (code, stdout, stderr) = fencesim(&["report", "scenarios", "--out", out]);
+        let (code, stdout, stderr) = fencesim(&["report", "scenarios", "--out", out]).into_parts();
         assert_eq!(code, 0, "{stdout}{stderr}");
         // One line per scenario as it is written, the verdicts in one
         // column however long the names.
@@ -107,17 +110,19 @@ fn report_writes_four_files_per_scenario_and_an_index_byte_for_byte_twice() {
 
 #[test]
 fn the_journal_file_is_the_run_trace() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("the_journal_file_is_the_run_trace");
     let out = dir.path().to_str().unwrap();
     let trace = dir.path().join("run-trace.jsonl");
-    let (code, _, _) = fencesim(&["report", "scenarios/figure-9-6.toml", "--out", out]);
+    let (code, _, _) =
+        fencesim(&["report", "scenarios/figure-9-6.toml", "--out", out]).into_parts();
     assert_eq!(code, 0);
     let (code, _, _) = fencesim(&[
         "run",
         "scenarios/figure-9-6.toml",
         "--trace",
         trace.to_str().unwrap(),
-    ]);
+    ])
+    .into_parts();
     assert_eq!(code, 0);
     assert_eq!(
         std::fs::read(dir.path().join("figure-9-6.jsonl")).unwrap(),
@@ -127,35 +132,26 @@ fn the_journal_file_is_the_run_trace() {
 
 #[test]
 fn report_exit_codes_follow_the_contract() {
-    let dir = TempDir::new();
+    let dir = TempDir::new("report_exit_codes_follow_the_contract");
     let out = dir.path().to_str().unwrap();
-    let (code, _, stderr) = fencesim(&["report", "scenarios/nope.toml", "--out", out]);
+    let (code, _, stderr) = fencesim(&["report", "scenarios/nope.toml", "--out", out]).into_parts();
     assert_eq!(code, 2, "{stderr}");
-    let (code, _, _) = fencesim(&["report", "scenarios"]);
+    let (code, _, _) = fencesim(&["report", "scenarios"]).into_parts();
     assert_eq!(code, 2, "--out is required");
 }
 
 #[test]
 fn report_of_one_scenario_says_what_it_wrote_in_the_singular_and_how_to_redo_it() {
-    let dir = TempDir::new();
+    let dir = TempDir::new(
+        "report_of_one_scenario_says_what_it_wrote_in_the_singular_and_how_to_redo_it",
+    );
     let out = dir.path().join("out");
     std::fs::create_dir_all(&out).unwrap();
-    let run = |args: &[&str]| {
-        let status = std::process::Command::new(env!("CARGO_BIN_EXE_fencesim"))
-            .args(args)
-            .current_dir(dir.path())
-            .env_remove("CARGO")
-            .output()
-            .unwrap();
-        (
-            status.status.code(),
-            String::from_utf8(status.stdout).unwrap(),
-        )
-    };
     let file = crate::crate_root().join("scenarios/figure-9-6.toml");
     std::fs::copy(&file, dir.path().join("f.toml")).unwrap();
-    let (code, stdout) = run(&["report", "f.toml", "--seed", "3", "--out", "out"]);
-    assert_eq!(code, Some(0), "{stdout}");
+    let args = ["report", "f.toml", "--seed", "3", "--out", "out"];
+    let (code, stdout, _) = crate::support::fencesim_in(dir.path(), &args).into_parts();
+    assert_eq!(code, 0, "{stdout}");
     assert_eq!(
         stdout.lines().last(),
         Some("wrote 1 scenario to out"),

@@ -9,7 +9,7 @@ use crate::{bundled, fencesim, walk};
 
 #[test]
 fn piped_step_lists_every_event_of_figure_9_6_then_the_verdict() {
-    let (code, stdout, stderr) = fencesim(&["step", "scenarios/figure-9-6.toml"]);
+    let (code, stdout, stderr) = fencesim(&["step", "scenarios/figure-9-6.toml"]).into_parts();
     assert_eq!(code, 0, "stderr: {stderr}");
     insta::assert_snapshot!("figure_9_6_piped", stdout);
     // One numbered line per event, between the title and the verdict.
@@ -66,7 +66,7 @@ fn the_resume_step_says_what_client1_believes_and_what_is_true() {
 #[test]
 fn piped_step_of_a_violation_marks_the_event() {
     // The file expects the violation: expectations met, exit 0.
-    let (code, stdout, _) = fencesim(&["step", "scenarios/figure-9-6-unfenced.toml"]);
+    let (code, stdout, _) = fencesim(&["step", "scenarios/figure-9-6-unfenced.toml"]).into_parts();
     assert_eq!(code, 0);
     let marked: Vec<&str> = stdout
         .lines()
@@ -80,7 +80,8 @@ fn piped_step_of_a_violation_marks_the_event() {
 fn a_lock_crash_ends_only_the_grants_its_restart_says_it_lost() {
     // Persistence: client1's key survives the crash, so client1 still holds
     // the lock while it is down and after it is back.
-    let (_, durable, _) = fencesim(&["step", "scenarios/redis-restart-with-persistence.toml"]);
+    let (_, durable, _) =
+        fencesim(&["step", "scenarios/redis-restart-with-persistence.toml"]).into_parts();
     let line = |out: &str, what: &str| {
         out.lines()
             .find(|l| l.contains(what))
@@ -101,7 +102,8 @@ fn a_lock_crash_ends_only_the_grants_its_restart_says_it_lost() {
     assert!(!durable.contains("back without"), "{durable}");
     // Without persistence the restart journals the lost grant, and from
     // there the lock is free while client1 still believes.
-    let (_, volatile, _) = fencesim(&["step", "scenarios/redis-restart-without-persistence.toml"]);
+    let (_, volatile, _) =
+        fencesim(&["step", "scenarios/redis-restart-without-persistence.toml"]).into_parts();
     let lost = line(&volatile, "back without lease 1 of client1");
     assert!(lost.ends_with("lock: free"), "{lost}");
     assert!(lost.contains("client1 believes lease 1"), "{lost}");
@@ -109,7 +111,7 @@ fn a_lock_crash_ends_only_the_grants_its_restart_says_it_lost() {
 
 #[test]
 fn step_with_a_bad_file_exits_2() {
-    let (code, _, stderr) = fencesim(&["step", "scenarios/no-such-file.toml"]);
+    let (code, _, stderr) = fencesim(&["step", "scenarios/no-such-file.toml"]).into_parts();
     assert_eq!(code, 2);
     assert!(stderr.contains("no-such-file.toml"), "{stderr}");
 }
@@ -174,7 +176,7 @@ fn g_n_and_a_bare_n_jump_to_the_journal_event_the_listing_numbers() {
     assert_eq!(positions, [0, 27, 5, 31, 31]);
     assert!(out.contains("(no event #99: events are #0–#39)"), "{out}");
     // Event #27 is the resume: the same event the piped listing numbers 27.
-    let (_, piped, _) = fencesim(&["step", "scenarios/figure-9-6.toml"]);
+    let (_, piped, _) = fencesim(&["step", "scenarios/figure-9-6.toml"]).into_parts();
     let line27 = piped.lines().find(|l| l.starts_with("27 ")).unwrap();
     assert!(line27.contains("client1 resumes after 15.000s"), "{line27}");
     let screen27 = out.split("— event #27 of").nth(1).unwrap();
@@ -359,7 +361,8 @@ fn step_beliefs_follow_each_renewal() {
         expired.sentence
     );
     // The piped listing says the same.
-    let (code, stdout, _) = fencesim(&["step", "scenarios/renewal-outlived-by-a-pause.toml"]);
+    let (code, stdout, _) =
+        fencesim(&["step", "scenarios/renewal-outlived-by-a-pause.toml"]).into_parts();
     assert_eq!(code, 0);
     let line = stdout
         .lines()
@@ -370,7 +373,7 @@ fn step_beliefs_follow_each_renewal() {
 
 #[test]
 fn step_help_lists_the_walks_keys() {
-    let (code, stdout, _) = fencesim(&["step", "--help"]);
+    let (code, stdout, _) = fencesim(&["step", "--help"]).into_parts();
     assert_eq!(code, 0);
     let keys = stdout
         .split("Keys on a terminal")
@@ -389,11 +392,10 @@ fn step_help_lists_the_walks_keys() {
 fn a_closed_pipe_ends_step_quietly() {
     use std::io::{BufRead, BufReader};
     use std::os::unix::process::ExitStatusExt;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fencesim"))
+    let mut child = crate::support::command(crate::crate_root())
         .args(["step", "scenarios/jepsen-etcd-lock.toml"])
-        .current_dir(crate::crate_root())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
