@@ -25,14 +25,13 @@ pub use crate::design::client::CLIENT_KEYS;
 pub use crate::design::etcd::ETCD;
 pub use crate::design::hazelcast::HAZELCAST;
 pub use crate::design::lease::LEASE;
-pub use crate::design::params::Value;
 use crate::design::params::{ParamValue, Params};
 pub use crate::design::redis::REDIS;
 pub use crate::design::redlock::REDLOCK;
 pub use crate::design::sql::SQL;
 pub use crate::design::storage::{CAS, FENCED, UNCHECKED};
 pub use crate::design::zookeeper::ZOOKEEPER;
-use crate::design::{LockDesign, StorageDesign};
+use crate::design::{DynLockDesign, DynStorageDesign, LockDesign, StorageDesign};
 
 /// Which part of the system a design plays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -165,7 +164,7 @@ impl KeyKind {
             (KeyKind::F64 { min, max }, ParamValue::F64(x)) => {
                 Err(format!("{x} is out of range: expected {min}..={max}"))
             }
-            (KeyKind::Choice(choices), ParamValue::Str(s)) if choices.contains(&s.as_str()) => {
+            (KeyKind::Choice(choices), ParamValue::Str(s)) if choices.contains(&s.as_ref()) => {
                 Ok(())
             }
             (KeyKind::Choice(choices), ParamValue::Str(s)) => Err(format!(
@@ -275,27 +274,31 @@ pub const FIRST_TOKEN: KeyKind = KeyKind::U64 {
 ///
 /// ```
 /// use std::time::Duration;
-/// use fencesim::design::catalog::{KeySpec, Value, TTL};
+/// use fencesim::design::catalog::{KeySpec, TTL};
+/// use fencesim::design::params::ParamValue;
 ///
 /// const TTL_KEY: KeySpec = KeySpec {
 ///     name: "ttl",
 ///     kind: TTL,
-///     default: Some(Value::Duration(Duration::from_secs(10))),
+///     default: Some(ParamValue::Duration(Duration::from_secs(10))),
 ///     doc: "how long a grant lasts on the lock's clock",
 /// };
 /// assert_eq!(TTL_KEY.default.unwrap().to_string(), "\"10s\"");
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// A design writes none by hand: its
+/// [`design_config!`](crate::design_config) struct makes them.
+#[derive(Clone, Debug, PartialEq)]
 pub struct KeySpec {
     /// The key as written in the scenario file.
     pub name: &'static str,
     /// Its type and bounds.
     pub kind: KeyKind,
-    /// The default, typed (`Value::Duration(Duration::from_secs(10))`,
-    /// `Value::Bool(true)`, `Value::Str("global")`); `None` makes the key
+    /// The default, typed (`ParamValue::Duration(Duration::from_secs(10))`,
+    /// `ParamValue::Bool(true)`, `ParamValue::text("global")`); `None` makes the key
     /// required. It must satisfy the key's own kind ([`KeyKind::check`]);
     /// [`Registry::add`] refuses a design whose default does not.
-    pub default: Option<Value>,
+    pub default: Option<ParamValue>,
     /// One line for `fencesim designs`.
     pub doc: &'static str,
 }
@@ -314,6 +317,31 @@ pub struct DesignInfo {
 }
 
 impl DesignInfo {
+    /// A lock design's name, summary and keys (its config's
+    /// [`DesignConfig::KEYS`](crate::design::DesignConfig::KEYS)).
+    pub const fn lock(name: &'static str, summary: &'static str, keys: &'static [KeySpec]) -> Self {
+        DesignInfo {
+            name,
+            role: Role::Lock,
+            summary,
+            keys,
+        }
+    }
+
+    /// A storage design's name, summary and keys.
+    pub const fn storage(
+        name: &'static str,
+        summary: &'static str,
+        keys: &'static [KeySpec],
+    ) -> Self {
+        DesignInfo {
+            name,
+            role: Role::Storage,
+            summary,
+            keys,
+        }
+    }
+
     /// The key named `name`, if the design takes it.
     pub fn key(&self, name: &str) -> Option<&KeySpec> {
         self.keys.iter().find(|key| key.name == name)
@@ -334,9 +362,9 @@ impl DesignInfo {
 #[derive(Clone)]
 pub enum Resolved {
     /// A lock design added with [`Registry::add_lock`].
-    Lock(Arc<dyn LockDesign>),
+    Lock(Arc<dyn DynLockDesign>),
     /// A storage design added with [`Registry::add_storage`].
-    Storage(Arc<dyn StorageDesign>),
+    Storage(Arc<dyn DynStorageDesign>),
     /// A design added as metadata only ([`Registry::add`]): a scenario naming
     /// it loads, but no run can build it.
     Unbuilt(DesignInfo),
@@ -353,7 +381,7 @@ impl Resolved {
     }
 
     /// The lock design, if this is a buildable one.
-    pub fn lock(&self) -> Option<&Arc<dyn LockDesign>> {
+    pub fn lock(&self) -> Option<&Arc<dyn DynLockDesign>> {
         match self {
             Resolved::Lock(design) => Some(design),
             _ => None,
@@ -361,7 +389,7 @@ impl Resolved {
     }
 
     /// The storage design, if this is a buildable one.
-    pub fn storage(&self) -> Option<&Arc<dyn StorageDesign>> {
+    pub fn storage(&self) -> Option<&Arc<dyn DynStorageDesign>> {
         match self {
             Resolved::Storage(design) => Some(design),
             _ => None,
@@ -391,8 +419,8 @@ impl fmt::Debug for Resolved {
 #[derive(Clone)]
 pub struct Registry {
     designs: Vec<DesignInfo>,
-    locks: Vec<Arc<dyn LockDesign>>,
-    storages: Vec<Arc<dyn StorageDesign>>,
+    locks: Vec<Arc<dyn DynLockDesign>>,
+    storages: Vec<Arc<dyn DynStorageDesign>>,
 }
 
 impl fmt::Debug for Registry {
@@ -474,13 +502,13 @@ impl Registry {
 
     /// The lock design called `name`, if one was added with
     /// [`Registry::add_lock`].
-    pub fn lock(&self, name: &str) -> Option<Arc<dyn LockDesign>> {
+    pub fn lock(&self, name: &str) -> Option<Arc<dyn DynLockDesign>> {
         self.locks.iter().find(|d| d.info().name == name).cloned()
     }
 
     /// The storage design called `name`, if one was added with
     /// [`Registry::add_storage`].
-    pub fn storage(&self, name: &str) -> Option<Arc<dyn StorageDesign>> {
+    pub fn storage(&self, name: &str) -> Option<Arc<dyn DynStorageDesign>> {
         self.storages
             .iter()
             .find(|d| d.info().name == name)
@@ -547,7 +575,7 @@ impl Registry {
                     below
                 );
             }
-            if let Some(Err(message)) = key.default.map(|d| key.kind.check(&d.into())) {
+            if let Some(Err(message)) = key.default.as_ref().map(|d| key.kind.check(d)) {
                 panic!(
                     "design `{}`: default of key `{}`: {message}",
                     info.name, key.name
@@ -620,8 +648,9 @@ mod tests {
             for key in keys {
                 let default = key
                     .default
+                    .as_ref()
                     .unwrap_or_else(|| panic!("{design}: key `{}` has no default", key.name));
-                if let Err(e) = key.kind.check(&default.into()) {
+                if let Err(e) = key.kind.check(default) {
                     panic!("{design}: default of `{}`: {e}", key.name);
                 }
             }
@@ -673,7 +702,7 @@ mod tests {
         const KEYS: &[KeySpec] = &[KeySpec {
             name: "heartbeat",
             kind: heartbeat("ttl / 3"),
-            default: Some(Value::Duration(Duration::ZERO)),
+            default: Some(ParamValue::Duration(Duration::ZERO)),
             doc: "",
         }];
         Registry::empty().add(DesignInfo {
@@ -706,7 +735,7 @@ mod tests {
         let keys: &'static [KeySpec] = &[KeySpec {
             name: "ttl",
             kind: KeyKind::Duration,
-            default: Some(Value::U64(10)),
+            default: Some(ParamValue::U64(10)),
             doc: "",
         }];
         Registry::empty().add(DesignInfo {

@@ -40,10 +40,10 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{KeyKind, KeySpec, Value, ANY_DURATION, INTERVAL};
+use crate::design::catalog::{KeyKind, KeySpec, ANY_DURATION, INTERVAL};
 use crate::design::lock_client::{Grant, LockClient, LockEvent, SingleServer, PROTOCOL_TAG};
 use crate::design::node_named;
-use crate::design::params::Params;
+use crate::design::params::{ParamValue, Params};
 use crate::events;
 use crate::protocol::{Msg, Op};
 
@@ -121,7 +121,7 @@ pub const CLIENT_KEYS: &[KeySpec] = &[
     KeySpec {
         name: "start",
         kind: ANY_DURATION,
-        default: Some(Value::Duration(Duration::ZERO)),
+        default: Some(ParamValue::Duration(Duration::ZERO)),
         doc: "when it first tries to acquire, on its own clock",
     },
     KeySpec {
@@ -130,55 +130,55 @@ pub const CLIENT_KEYS: &[KeySpec] = &[
             min: 1,
             max: 100_000,
         },
-        default: Some(Value::U64(1)),
+        default: Some(ParamValue::U64(1)),
         doc: "acquire → work → write → release cycles",
     },
     KeySpec {
         name: "work",
         kind: ANY_DURATION,
-        default: Some(Value::Duration(Duration::from_secs(1))),
+        default: Some(ParamValue::Duration(Duration::from_secs(1))),
         doc: "time in the critical section before the write",
     },
     KeySpec {
         name: "workload",
         kind: KeyKind::Choice(&["write", "increment"]),
-        default: Some(Value::Str("write")),
+        default: Some(ParamValue::text("write")),
         doc: "write: a blind write; increment: read, add one, write back",
     },
     KeySpec {
         name: "retry",
         kind: INTERVAL,
-        default: Some(Value::Duration(Duration::from_millis(500))),
+        default: Some(ParamValue::Duration(Duration::from_millis(500))),
         doc: "wait after a denial before asking again",
     },
     KeySpec {
         name: "timeout",
         kind: INTERVAL,
-        default: Some(Value::Duration(Duration::from_secs(5))),
+        default: Some(ParamValue::Duration(Duration::from_secs(5))),
         doc: "how long to wait for any answer",
     },
     KeySpec {
         name: "check_lease",
         kind: KeyKind::Bool,
-        default: Some(Value::Bool(false)),
+        default: Some(ParamValue::Bool(false)),
         doc: "check the lease on its own clock before writing (check-then-act)",
     },
     KeySpec {
         name: "renew",
         kind: KeyKind::Bool,
-        default: Some(Value::Bool(false)),
+        default: Some(ParamValue::Bool(false)),
         doc: "renew the lease every half ttl while holding it (keep-alive)",
     },
     KeySpec {
         name: "fence_on_acquire",
         kind: KeyKind::Bool,
-        default: Some(Value::Bool(false)),
+        default: Some(ParamValue::Bool(false)),
         doc: "send a token-only write right after acquiring",
     },
     KeySpec {
         name: "precondition",
         kind: KeyKind::Choice(&["read", "none"]),
-        default: Some(Value::Str("read")),
+        default: Some(ParamValue::text("read")),
         doc: "read: an increment's write names the version it read (If-Match); \
               none: a plain write carrying only its token",
     },

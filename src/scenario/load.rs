@@ -182,9 +182,9 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
 
     let mut params = Vec::new();
     for key in info.keys {
-        let value = match (table.get(key.name), key.default) {
+        let value = match (table.get(key.name), &key.default) {
             (Some(field), _) => param_value(&key.kind, &field)?,
-            (None, Some(default)) => default.into(),
+            (None, Some(default)) => default.clone(),
             (None, None) => {
                 return Err(table.error(format!(
                     "missing required key `{}` in {} ({}, {})",
@@ -269,8 +269,8 @@ fn param_value(kind: &KeyKind, field: &Field<'_>) -> Result<ParamValue> {
         KeyKind::Bool => ParamValue::Bool(field.bool()?),
         KeyKind::U64 { min, max } => ParamValue::U64(field.u64_in(min, max)?),
         KeyKind::F64 { .. } => in_range(kind, field, ParamValue::F64(field.f64()?))?,
-        KeyKind::Choice(choices) => ParamValue::Str(choice(field, choices)?.to_string()),
-        KeyKind::Text => ParamValue::Str(field.str()?.to_string()),
+        KeyKind::Choice(choices) => ParamValue::Str(choice(field, choices)?.to_string().into()),
+        KeyKind::Text => ParamValue::Str(field.str()?.to_string().into()),
     })
 }
 
