@@ -11,6 +11,7 @@
 mod audit;
 mod check;
 mod compare;
+mod designs;
 mod explore;
 mod files;
 mod margin;
@@ -159,7 +160,7 @@ enum Command {
     /// NAME.jsonl, index.
     Report(report::ReportArgs),
     /// List the designs and their keys.
-    Designs,
+    Designs(designs::DesignsArgs),
     /// Create a crate to write your own design in: Cargo.toml,
     /// .cargo/config.toml, a design, its command line, two scenarios, a
     /// test and a README.
@@ -394,7 +395,7 @@ where
         }
     };
     sim::run::set_default_run_timeout(cli.run_timeout.0);
-    let status = match cli.command {
+    match cli.command {
         Command::Run(args) => run::run(registry, args),
         Command::Explore(args) => explore::explore(registry, args),
         Command::Shrink(args) => shrink::shrink(registry, args),
@@ -402,22 +403,24 @@ where
         Command::Check(args) => check::check(registry, args),
         Command::Step(args) => step::step(registry, args),
         Command::Report(args) => report::report(registry, args),
-        Command::Designs => {
-            print!("{}", output::designs(registry));
-            Status::Ok
-        }
+        Command::Designs(args) => designs::designs(registry, &args),
         Command::Margin(args) => margin::margin(registry, args),
         Command::Compare(args) => compare::compare(registry, &args),
         Command::Audit(args) => audit::audit(args),
         Command::New(args) => new::new(registry, &args),
-    };
-    status
+    }
 }
 
 /// What `designs` prints for `registry`: every design, by role, with its
 /// keys.
 pub fn designs_text(registry: &Registry) -> String {
     output::designs(registry)
+}
+
+/// What `designs --markdown` prints for `registry`: the design and client
+/// tables of docs/format.md.
+pub fn designs_markdown(registry: &Registry) -> String {
+    designs::markdown(registry)
 }
 
 /// Loads a scenario; on failure prints the error (file, line, column and
