@@ -19,26 +19,50 @@
 //! table against the keys, and `fencesim designs` prints them.
 
 pub mod catalog;
-pub mod chubby;
 pub mod client;
 pub mod config;
-pub mod epoch;
-pub mod etcd;
 pub mod grants;
-pub mod hazelcast;
-pub mod lease;
 pub mod lock_client;
 pub mod object_store;
 pub mod params;
-pub mod postgres;
-pub mod redis;
-pub mod redlock;
 pub mod session;
 pub mod session_client;
 pub mod session_server;
-pub mod sql;
-pub mod storage;
-pub mod zookeeper;
+
+/// The bundled designs, one line each, in the order `fencesim designs`
+/// lists them: `lock module::{Design};` declares the design's module and
+/// registers the design in [`catalog::Registry::builtin`]. A bundled design
+/// is its file and its line here.
+macro_rules! bundled {
+    ($( $role:ident $module:ident :: { $($design:ident),+ } ; )*) => {
+        $( pub mod $module; )*
+
+        /// Adds the bundled designs to `registry`, in their order.
+        pub(crate) fn add_bundled(registry: &mut catalog::Registry) {
+            $( $( bundled!(@add registry $role $module::$design); )+ )*
+        }
+    };
+    (@add $registry:ident lock $design:path) => {
+        $registry.add_lock($design)
+    };
+    (@add $registry:ident storage $design:path) => {
+        $registry.add_storage($design)
+    };
+}
+
+bundled! {
+    lock lease::{Lease};
+    lock redis::{Redis};
+    lock redlock::{Redlock};
+    lock etcd::{Etcd};
+    lock zookeeper::{ZooKeeper};
+    lock chubby::{Chubby};
+    lock hazelcast::{Hazelcast};
+    lock postgres::{Postgres};
+    lock epoch::{Epoch};
+    storage storage::{UncheckedDesign, FencedDesign, CasDesign};
+    storage sql::{SqlDesign};
+}
 
 use sim::Actor;
 
