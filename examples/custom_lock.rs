@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! cargo run --example custom_lock -- designs
-//! cargo run --example custom_lock -- check examples/
+//! cargo run --example custom_lock -- check examples/grace-lease*.toml
 //! cargo run --release --example custom_lock -- explore examples/grace-lease.toml
 //! cargo run --release --example custom_lock -- explore examples/grace-lease-fenced.toml
 //! ```

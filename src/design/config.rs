@@ -289,15 +289,21 @@ pub mod key {
         duration(catalog::heartbeat(zero), Duration::ZERO)
     }
 
-    /// `timeout`: how long to wait for answers, shorter than `ttl`; 50 ms.
-    pub const fn timeout() -> Key<Duration> {
+    /// A period or wait of at least [`MIN_INTERVAL`], shorter than the
+    /// duration key `key` of the same table (checked when a scenario loads).
+    pub const fn shorter_than(key: &'static str, default: Duration) -> Key<Duration> {
         let kind = KeyKind::DurationIn {
             min: MIN_INTERVAL,
             max: MAX_DURATION,
             zero: None,
-            below: Some("ttl"),
+            below: Some(key),
         };
-        duration(kind, Duration::from_millis(50))
+        duration(kind, default)
+    }
+
+    /// `timeout`: how long to wait for answers, shorter than `ttl`; 50 ms.
+    pub const fn timeout() -> Key<Duration> {
+        shorter_than("ttl", Duration::from_millis(50))
     }
 
     /// `drift_factor`: clock drift allowed per unit of ttl, 0 to 0.5; 0.01.
