@@ -13,7 +13,7 @@
 //!
 //! ```text
 //! cargo run --example custom_lock -- designs
-//! cargo run --example custom_lock -- check examples/
+//! cargo run --example custom_lock -- check examples/grace-lease*.toml
 //! cargo run --release --example custom_lock -- explore examples/grace-lease.toml
 //! cargo run --release --example custom_lock -- explore examples/grace-lease-fenced.toml
 //! ```
@@ -25,70 +25,23 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use fencesim::design::catalog::{
-    DesignInfo, KeyKind, KeySpec, Registry, Role, Value, ANY_DURATION, TTL,
-};
+use fencesim::design::catalog::{DesignInfo, Registry, ANY_DURATION};
+use fencesim::design::config::{key, DesignConfig};
 use fencesim::design::grants::Grants;
 use fencesim::design::lock_client::{LockClient, SingleServer};
-use fencesim::design::params::Params;
 use fencesim::design::LockDesign;
 use fencesim::protocol::Msg;
 use fencesim::sim::{Actor, Context, NodeId, TimerId};
 
-/// The catalog entry: what `design = "grace_lease"` takes, each key with its
-/// kind and typed default (`fencesim designs` prints them).
-const GRACE_LEASE: DesignInfo = DesignInfo {
-    name: "grace_lease",
-    role: Role::Lock,
-    summary: "TTL lease that waits ttl + grace before re-granting",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
-            doc: "the lease the holder is told",
-        },
-        KeySpec {
-            name: "grace",
-            kind: ANY_DURATION,
-            default: Some(Value::Duration(Duration::from_secs(2))),
-            doc: "how much longer the server waits before re-granting",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "hand out fencing tokens",
-        },
-    ],
-};
-
-/// The design's settings, read once from its loaded keys.
-#[derive(Clone, Debug, PartialEq)]
-pub struct GraceConfig {
-    /// The lease the holder is told.
-    pub ttl: Duration,
-    /// How much longer the server waits before re-granting.
-    pub grace: Duration,
-    /// Whether grants carry fencing tokens.
-    pub tokens: bool,
-}
-
-impl GraceConfig {
-    /// The settings [`GRACE_LEASE`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        GraceConfig {
-            ttl: p.duration("ttl"),
-            grace: p.duration("grace"),
-            tokens: p.bool("tokens"),
-        }
-    }
-}
-
-impl Default for GraceConfig {
-    /// The declared defaults: written once, in [`GRACE_LEASE`].
-    fn default() -> Self {
-        GraceConfig::from_params(&GRACE_LEASE.defaults())
+fencesim::design_config! {
+    /// The design's settings: each field a key of `[lock]`, with its kind,
+    /// default and the line `fencesim designs` prints.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct GraceConfig {
+        ttl: Duration = key::ttl(), "the lease the holder is told";
+        grace: Duration = key::duration(ANY_DURATION, Duration::from_secs(2)),
+            "how much longer the server waits before re-granting";
+        tokens: bool = key::tokens(true), "hand out fencing tokens";
     }
 }
 
@@ -96,12 +49,17 @@ impl Default for GraceConfig {
 struct GraceLease;
 
 impl LockDesign for GraceLease {
+    type Config = GraceConfig;
+
     fn info(&self) -> DesignInfo {
-        GRACE_LEASE
+        DesignInfo::lock(
+            "grace_lease",
+            "TTL lease that waits ttl + grace before re-granting",
+            GraceConfig::KEYS,
+        )
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        let config = GraceConfig::from_params(p);
+    fn server(&self, config: &GraceConfig, _index: usize) -> Box<dyn Actor<Msg>> {
         Box::new(GraceServer {
             ttl: config.ttl,
             grace: config.grace,
@@ -113,7 +71,7 @@ impl LockDesign for GraceLease {
         })
     }
 
-    fn client(&self, _p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, _: &GraceConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
         // Acquire/Granted/Denied/Release: the bundled single-server protocol.
         Box::new(SingleServer::new(lock_nodes[0].clone()))
     }

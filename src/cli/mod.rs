@@ -12,6 +12,7 @@
 mod audit;
 mod check;
 mod compare;
+mod designs;
 mod explore;
 // Half of what `files` does is for `report` (its manifest, its file names).
 #[cfg_attr(not(feature = "report"), allow(dead_code, unused_imports))]
@@ -164,7 +165,7 @@ enum Command {
     #[cfg(feature = "report")]
     Report(report::ReportArgs),
     /// List the designs and their keys.
-    Designs,
+    Designs(designs::DesignsArgs),
     /// Create a crate to write your own design in: Cargo.toml,
     /// .cargo/config.toml, a design, its command line, two scenarios, a
     /// test and a README.
@@ -400,7 +401,7 @@ where
         }
     };
     sim::run::set_default_run_timeout(cli.run_timeout.0);
-    let status = match cli.command {
+    match cli.command {
         Command::Run(args) => run::run(registry, args),
         Command::Explore(args) => explore::explore(registry, args),
         Command::Shrink(args) => shrink::shrink(registry, args),
@@ -409,23 +410,25 @@ where
         Command::Step(args) => step::step(registry, args),
         #[cfg(feature = "report")]
         Command::Report(args) => report::report(registry, args),
-        Command::Designs => {
-            print!("{}", output::designs(registry));
-            Status::Ok
-        }
+        Command::Designs(args) => designs::designs(registry, &args),
         Command::Margin(args) => margin::margin(registry, args),
         Command::Compare(args) => compare::compare(registry, &args),
         #[cfg(feature = "audit")]
         Command::Audit(args) => audit::audit(args),
         Command::New(args) => new::new(registry, &args),
-    };
-    status
+    }
 }
 
 /// What `designs` prints for `registry`: every design, by role, with its
 /// keys.
 pub fn designs_text(registry: &Registry) -> String {
     output::designs(registry)
+}
+
+/// What `designs --markdown` prints for `registry`: the design and client
+/// tables of docs/format.md.
+pub fn designs_markdown(registry: &Registry) -> String {
+    designs::markdown(registry)
 }
 
 /// Loads a scenario; on failure prints the error (file, line, column and

@@ -319,6 +319,7 @@ pub(crate) fn designs(registry: &Registry) -> String {
 /// A key's default as a scenario file writes it, or `(required)`.
 fn shown_default(key: &KeySpec) -> String {
     key.default
+        .as_ref()
         .map_or_else(|| "(required)".to_owned(), |d| d.to_string())
 }
 
@@ -382,6 +383,8 @@ mod tests {
     }
 
     impl StorageDesign for Panics {
+        type Config = ();
+
         fn info(&self) -> DesignInfo {
             DesignInfo {
                 name: "panics",
@@ -390,7 +393,7 @@ mod tests {
                 keys: &[],
             }
         }
-        fn server(&self, _: &crate::scenario::Params) -> Box<dyn Actor<Msg>> {
+        fn server(&self, _: &()) -> Box<dyn Actor<Msg>> {
             Box::new(PanickingServer)
         }
     }

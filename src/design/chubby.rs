@@ -30,9 +30,9 @@ use std::time::Duration;
 
 use sim::{Actor, NodeId};
 
-use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
+use crate::design::catalog::{DesignInfo, KeyKind};
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::lock_client::LockClient;
-use crate::design::params::Params;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
@@ -43,89 +43,47 @@ use crate::protocol::Msg;
 pub struct Chubby;
 
 impl LockDesign for Chubby {
+    type Config = ChubbyConfig;
+
     fn info(&self) -> DesignInfo {
         CHUBBY
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(ChubbyLock::new(ChubbyConfig::from_params(p)))
+    fn server(&self, config: &ChubbyConfig, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(ChubbyLock::new(config.clone()))
     }
 
-    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let config = ChubbyConfig::from_params(p);
+    fn client(&self, config: &ChubbyConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
         let (heartbeat, ttl) = (config.heartbeat, config.ttl);
         SessionLockClient::for_design(lock_nodes, heartbeat, ttl, 3, LossNotice::OnSessionExpiry)
     }
 }
 
 /// Lock service: Chubby's lock with sequencers and lock-delay.
-pub const CHUBBY: DesignInfo = DesignInfo {
-    name: "chubby",
-    role: Role::Lock,
-    summary: "Chubby lock: sessions kept by keep-alives, sequencer generation numbers, lock-delay",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
-            doc: "session lease on the server's clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "grants carry the lock's generation number (sequencer)",
-        },
-        KeySpec {
-            name: "lock_delay",
-            kind: KeyKind::DurationIn {
-                min: Duration::ZERO,
-                max: Duration::from_secs(60),
-                zero: None,
-                below: None,
-            },
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "after a holder's session is lost, nobody gets the lock for this long \
-                  (Chubby caps it at one minute)",
-        },
-        KeySpec {
-            name: "heartbeat",
-            kind: heartbeat("ttl / 3"),
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "client keep-alive interval; 0s means ttl / 3",
-        },
-    ],
+pub const CHUBBY: DesignInfo = DesignInfo::lock(
+    "chubby",
+    "Chubby lock: sessions kept by keep-alives, sequencer generation numbers, lock-delay",
+    ChubbyConfig::KEYS,
+);
+
+/// Chubby's lock-delay: none up to one minute.
+const LOCK_DELAY: KeyKind = KeyKind::DurationIn {
+    min: Duration::ZERO,
+    max: Duration::from_secs(60),
+    zero: None,
+    below: None,
 };
 
-/// Settings of the `chubby` design: its server and its clients' keep-alive.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ChubbyConfig {
-    /// Session lease on the server's clock.
-    pub ttl: Duration,
-    /// Whether grants carry the generation number (sequencer).
-    pub tokens: bool,
-    /// How long a lock whose holder's session was lost stays unavailable.
-    pub lock_delay: Duration,
-    /// The clients' keep-alive interval; zero means `ttl / 3`.
-    pub heartbeat: Duration,
-}
-
-impl ChubbyConfig {
-    /// The settings [`CHUBBY`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        ChubbyConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-            lock_delay: p.duration("lock_delay"),
-            heartbeat: p.duration("heartbeat"),
-        }
-    }
-}
-
-impl Default for ChubbyConfig {
-    /// [`CHUBBY`]'s declared defaults.
-    fn default() -> Self {
-        ChubbyConfig::from_params(&CHUBBY.defaults())
+crate::design_config! {
+    /// Settings of the `chubby` design: its server and its clients' keep-alive.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct ChubbyConfig {
+        ttl: Duration = key::ttl(), "session lease on the server's clock";
+        tokens: bool = key::tokens(true), "grants carry the lock's generation number (sequencer)";
+        lock_delay: Duration = key::duration(LOCK_DELAY, Duration::ZERO),
+            "after a holder's session is lost, nobody gets the lock for this long \
+             (Chubby caps it at one minute)";
+        heartbeat: Duration = key::heartbeat("ttl / 3"), "client keep-alive interval; 0s means ttl / 3";
     }
 }
 

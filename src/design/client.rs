@@ -40,7 +40,8 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{KeyKind, KeySpec, Value, ANY_DURATION, INTERVAL};
+use crate::design::catalog::{KeySpec, ANY_DURATION, INTERVAL};
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::lock_client::{Grant, LockClient, LockEvent, SingleServer, PROTOCOL_TAG};
 use crate::design::node_named;
 use crate::design::params::Params;
@@ -87,22 +88,27 @@ impl ClientConfig {
     /// The settings a `[[clients]]` table's [`CLIENT_KEYS`] describe; it
     /// writes key `x` on node `storage`.
     pub fn from_params(p: &Params) -> Self {
+        ClientConfig::from_keys(&ClientKeys::from_params(p))
+    }
+
+    /// The settings of a client whose table set `keys`.
+    pub fn from_keys(keys: &ClientKeys) -> Self {
         ClientConfig {
-            start: p.duration("start"),
-            rounds: p.u64("rounds"),
-            work: p.duration("work"),
-            op: match p.str("workload") {
-                "increment" => Op::Increment,
-                _ => Op::Put,
+            start: keys.start,
+            rounds: keys.rounds,
+            work: keys.work,
+            op: match keys.workload {
+                Workload::Increment => Op::Increment,
+                Workload::Write => Op::Put,
             },
-            retry: p.duration("retry"),
-            timeout: p.duration("timeout"),
+            retry: keys.retry,
+            timeout: keys.timeout,
             key: ClientConfig::KEY.into(),
             storage: ClientConfig::STORAGE.into(),
-            check_lease: p.bool("check_lease"),
-            renew: p.bool("renew"),
-            fence_on_acquire: p.bool("fence_on_acquire"),
-            conditional: p.str("precondition") == "read",
+            check_lease: keys.check_lease,
+            renew: keys.renew,
+            fence_on_acquire: keys.fence_on_acquire,
+            conditional: keys.precondition == Precondition::Read,
         }
     }
 }
@@ -110,79 +116,60 @@ impl ClientConfig {
 impl Default for ClientConfig {
     /// The declared defaults of [`CLIENT_KEYS`].
     fn default() -> Self {
-        ClientConfig::from_params(&Params::defaults(CLIENT_KEYS))
+        ClientConfig::from_keys(&ClientKeys::default())
+    }
+}
+
+crate::design_choice! {
+    /// What a client's write does.
+    pub enum Workload {
+        /// `"write"`: a blind put of a new value.
+        Write = "write",
+        /// `"increment"`: read, add one, write back (lost updates show up here).
+        Increment = "increment",
+    }
+}
+
+crate::design_choice! {
+    /// What an increment's write names besides its token.
+    pub enum Precondition {
+        /// The version it read (If-Match).
+        Read = "read",
+        /// Nothing: a plain write.
+        None = "none",
+    }
+}
+
+crate::design_config! {
+    /// The keys of a `[[clients]]` table besides its required `name`, in
+    /// documentation order, as a client's table set them.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct ClientKeys {
+        start: Duration = key::duration(ANY_DURATION, Duration::ZERO),
+            "when it first tries to acquire, on its own clock";
+        rounds: u64 = key::integer(1, 100_000, 1), "acquire → work → write → release cycles";
+        work: Duration = key::duration(ANY_DURATION, Duration::from_secs(1)),
+            "time in the critical section before the write";
+        workload: Workload = Workload::key(Workload::Write),
+            "write: a blind write; increment: read, add one, write back";
+        retry: Duration = key::duration(INTERVAL, Duration::from_millis(500)),
+            "wait after a denial before asking again";
+        timeout: Duration = key::duration(INTERVAL, Duration::from_secs(5)),
+            "how long to wait for any answer";
+        check_lease: bool = key::flag(false),
+            "check the lease on its own clock before writing (check-then-act)";
+        renew: bool = key::flag(false), "renew the lease every half ttl while holding it (keep-alive)";
+        fence_on_acquire: bool = key::flag(false), "send a token-only write right after acquiring";
+        precondition: Precondition = Precondition::key(Precondition::Read),
+            "read: an increment's write names the version it read (If-Match); \
+             none: a plain write carrying only its token";
     }
 }
 
 /// The keys of a `[[clients]]` table besides its required `name`, in
 /// documentation order: the one list the scenario loader validates against
 /// (and takes defaults from) and `fencesim designs` prints.
-pub const CLIENT_KEYS: &[KeySpec] = &[
-    KeySpec {
-        name: "start",
-        kind: ANY_DURATION,
-        default: Some(Value::Duration(Duration::ZERO)),
-        doc: "when it first tries to acquire, on its own clock",
-    },
-    KeySpec {
-        name: "rounds",
-        kind: KeyKind::U64 {
-            min: 1,
-            max: 100_000,
-        },
-        default: Some(Value::U64(1)),
-        doc: "acquire → work → write → release cycles",
-    },
-    KeySpec {
-        name: "work",
-        kind: ANY_DURATION,
-        default: Some(Value::Duration(Duration::from_secs(1))),
-        doc: "time in the critical section before the write",
-    },
-    KeySpec {
-        name: "workload",
-        kind: KeyKind::Choice(&["write", "increment"]),
-        default: Some(Value::Str("write")),
-        doc: "write: a blind write; increment: read, add one, write back",
-    },
-    KeySpec {
-        name: "retry",
-        kind: INTERVAL,
-        default: Some(Value::Duration(Duration::from_millis(500))),
-        doc: "wait after a denial before asking again",
-    },
-    KeySpec {
-        name: "timeout",
-        kind: INTERVAL,
-        default: Some(Value::Duration(Duration::from_secs(5))),
-        doc: "how long to wait for any answer",
-    },
-    KeySpec {
-        name: "check_lease",
-        kind: KeyKind::Bool,
-        default: Some(Value::Bool(false)),
-        doc: "check the lease on its own clock before writing (check-then-act)",
-    },
-    KeySpec {
-        name: "renew",
-        kind: KeyKind::Bool,
-        default: Some(Value::Bool(false)),
-        doc: "renew the lease every half ttl while holding it (keep-alive)",
-    },
-    KeySpec {
-        name: "fence_on_acquire",
-        kind: KeyKind::Bool,
-        default: Some(Value::Bool(false)),
-        doc: "send a token-only write right after acquiring",
-    },
-    KeySpec {
-        name: "precondition",
-        kind: KeyKind::Choice(&["read", "none"]),
-        default: Some(Value::Str("read")),
-        doc: "read: an increment's write names the version it read (If-Match); \
-              none: a plain write carrying only its token",
-    },
-];
+pub const CLIENT_KEYS: &[KeySpec] = ClientKeys::KEYS;
 
 const TAG_ACQUIRE: u64 = 0;
 const TAG_WORK: u64 = 1;

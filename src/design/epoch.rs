@@ -56,12 +56,9 @@ use std::time::Duration;
 
 use sim::Actor;
 
-use crate::design::catalog::{
-    heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, MAX_DURATION, MIN_INTERVAL, TTL,
-};
-use crate::design::grants::{STONITH_KEY, STONITH_RESTART_KEY};
+use crate::design::catalog::DesignInfo;
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::lock_client::LockClient;
-use crate::design::params::Params;
 use crate::design::LockDesign;
 use crate::protocol::{Msg, Payload};
 
@@ -76,123 +73,55 @@ pub use voter::Voter;
 pub struct Epoch;
 
 impl LockDesign for Epoch {
+    type Config = EpochConfig;
+
     fn info(&self) -> DesignInfo {
         EPOCH
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(Voter::new(EpochConfig::from_params(p)))
+    fn server(&self, config: &EpochConfig, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(Voter::new(config.clone()))
     }
 
-    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        Box::new(EpochClient::new(
-            EpochConfig::from_params(p),
-            lock_nodes.to_vec(),
-        ))
+    fn client(&self, config: &EpochConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        Box::new(EpochClient::new(config.clone(), lock_nodes.to_vec()))
     }
 }
 
 /// Lock service: a leader elected for a term by a majority of voters.
-pub const EPOCH: DesignInfo = DesignInfo {
-    name: "epoch",
-    role: Role::Lock,
-    summary: "leader election: a majority of N voters elects a leader for a term (Raft, Kafka epochs); token = term",
-    keys: &[
-        KeySpec {
-            name: "nodes",
-            kind: KeyKind::U64 { min: 1, max: 15 },
-            default: Some(Value::U64(3)),
-            doc: "how many voters (lock1 … lockN)",
-        },
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
-            doc: "leader lease: how long a voter backs a leader without a heartbeat, on the voter's clock",
-        },
-        KeySpec {
-            name: "heartbeat",
-            kind: heartbeat("ttl / 3"),
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "the leader's heartbeat interval; 0s means ttl / 3",
-        },
-        KeySpec {
-            name: "timeout",
-            kind: KeyKind::DurationIn {
-                min: MIN_INTERVAL,
-                max: MAX_DURATION,
-                zero: None,
-                below: Some("ttl"),
-            },
-            default: Some(Value::Duration(Duration::from_millis(50))),
-            doc: "how long a candidate waits for votes before it counts them",
-        },
-        KeySpec {
-            name: "drift_factor",
-            kind: KeyKind::F64 { min: 0.0, max: 0.5 },
-            default: Some(Value::F64(0.01)),
-            doc: "clock drift the leader allows for per unit of ttl when it counts its lease",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "hand out the term as the fencing token (the leader's epoch)",
-        },
-        KeySpec {
-            name: "durable",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "does a voter's term survive a crash (Raft persists it; without, it may vote twice in a term)",
-        },
-        STONITH_KEY,
-        STONITH_RESTART_KEY,
-    ],
-};
+pub const EPOCH: DesignInfo = DesignInfo::lock(
+    "epoch",
+    "leader election: a majority of N voters elects a leader for a term (Raft, Kafka epochs); token = term",
+    EpochConfig::KEYS,
+);
 
-/// Settings of an `epoch` deployment: its voters and the candidates'
-/// algorithm.
-#[derive(Clone, Debug, PartialEq)]
-pub struct EpochConfig {
-    /// How many voters (`lock1` … `lockN`).
-    pub nodes: u64,
-    /// The leader lease, on each voter's clock.
-    pub ttl: Duration,
-    /// The leader's heartbeat interval.
-    pub heartbeat: Duration,
-    /// How long a candidate waits for votes.
-    pub timeout: Duration,
-    /// The clock drift allowed per unit of `ttl`.
-    pub drift_factor: f64,
-    /// Whether a vote carries the term as a fencing token.
-    pub tokens: bool,
-    /// Whether a voter's term survives a crash.
-    pub durable: bool,
-    /// Whether a voter powers off the leader whose lease ran out before it
-    /// votes for another.
-    pub stonith: bool,
-    /// How long a powered-off leader stays down (zero: for good).
-    pub stonith_restart: Duration,
+crate::design_config! {
+    /// Settings of an `epoch` deployment: its voters and the candidates'
+    /// algorithm.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct EpochConfig {
+        nodes: u64 = key::nodes(3), "how many voters (lock1 … lockN)";
+        ttl: Duration = key::ttl(),
+            "leader lease: how long a voter backs a leader without a heartbeat, on the voter's clock";
+        heartbeat: Duration = key::heartbeat("ttl / 3"),
+            "the leader's heartbeat interval; 0s means ttl / 3";
+        timeout: Duration = key::timeout(), "how long a candidate waits for votes before it counts them";
+        drift_factor: f64 = key::drift_factor(),
+            "clock drift the leader allows for per unit of ttl when it counts its lease";
+        tokens: bool = key::tokens(true), "hand out the term as the fencing token (the leader's epoch)";
+        durable: bool = key::durable(),
+            "does a voter's term survive a crash (Raft persists it; without, it may vote twice in a term)";
+        stonith: bool = key::STONITH;
+        stonith_restart: Duration = key::STONITH_RESTART;
+    }
 }
 
 impl EpochConfig {
-    /// The settings [`EPOCH`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        let ttl = p.duration("ttl");
-        let heartbeat = match p.duration("heartbeat") {
-            Duration::ZERO => ttl / 3,
+    /// The leader's heartbeat interval: `heartbeat`, or `ttl / 3` for zero.
+    pub fn heartbeat_interval(&self) -> Duration {
+        match self.heartbeat {
+            Duration::ZERO => self.ttl / 3,
             d => d,
-        };
-        EpochConfig {
-            nodes: p.u64("nodes"),
-            ttl,
-            heartbeat,
-            timeout: p.duration("timeout"),
-            drift_factor: p.f64("drift_factor"),
-            tokens: p.bool("tokens"),
-            durable: p.bool("durable"),
-            stonith: p.bool("stonith"),
-            stonith_restart: p.duration("stonith_restart"),
         }
     }
 
@@ -209,13 +138,6 @@ impl EpochConfig {
             .checked_sub(elapsed)?
             .checked_sub(self.drift())
             .filter(|v| !v.is_zero())
-    }
-}
-
-impl Default for EpochConfig {
-    /// [`EPOCH`]'s declared defaults.
-    fn default() -> Self {
-        EpochConfig::from_params(&EPOCH.defaults())
     }
 }
 

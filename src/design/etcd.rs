@@ -47,10 +47,10 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
+use crate::design::catalog::DesignInfo;
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::grants::Grants;
 use crate::design::lock_client::{KeepAlive, LockClient, LockEvent, SingleServer};
-use crate::design::params::Params;
 use crate::design::LockDesign;
 use crate::protocol::Msg;
 
@@ -59,84 +59,50 @@ use crate::protocol::Msg;
 pub struct Etcd;
 
 impl LockDesign for Etcd {
+    type Config = EtcdConfig;
+
     fn info(&self) -> DesignInfo {
         ETCD
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        let config = EtcdConfig::from_params(p);
+    fn server(&self, config: &EtcdConfig, _index: usize) -> Box<dyn Actor<Msg>> {
         Box::new(EtcdServer::new(config.ttl, config.tokens))
     }
 
-    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let keepalive = EtcdConfig::from_params(p).keepalive_interval();
+    fn client(&self, config: &EtcdConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        let keepalive = config.keepalive_interval();
         Box::new(EtcdClient::new(lock_nodes[0].clone(), keepalive))
     }
 }
 
 /// Lock service: an etcd lease with a lock key; the key's revision is the token.
-pub const ETCD: DesignInfo = DesignInfo {
-    name: "etcd",
-    role: Role::Lock,
-    summary: "etcd concurrency.Mutex: a lease kept alive by the client, a lock key \
-              on it; the lowest create revision holds, and is the token",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
-            doc: "the lease's time to live on the server's clock",
-        },
-        KeySpec {
-            name: "keepalive",
-            kind: heartbeat("ttl / 3"),
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "how often the client refreshes its lease; 0s means ttl/3",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "hand out the lock key's create revision as a fencing token",
-        },
-    ],
-};
+pub const ETCD: DesignInfo = DesignInfo::lock(
+    "etcd",
+    "etcd concurrency.Mutex: a lease kept alive by the client, a lock key \
+     on it; the lowest create revision holds, and is the token",
+    EtcdConfig::KEYS,
+);
 
-/// Settings of the `etcd` design: the server's leases and the client's
-/// keep-alive.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct EtcdConfig {
-    /// The lease's time to live on the server's clock.
-    pub ttl: Duration,
-    /// How often the client refreshes its lease; zero means `ttl / 3`.
-    pub keepalive: Duration,
-    /// Whether grants carry the lock key's create revision as a token.
-    pub tokens: bool,
+crate::design_config! {
+    /// Settings of the `etcd` design: the server's leases and the client's
+    /// keep-alive.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct EtcdConfig {
+        ttl: Duration = key::ttl(), "the lease's time to live on the server's clock";
+        keepalive: Duration = key::heartbeat("ttl / 3"),
+            "how often the client refreshes its lease; 0s means ttl/3";
+        tokens: bool = key::tokens(true),
+            "hand out the lock key's create revision as a fencing token";
+    }
 }
 
 impl EtcdConfig {
-    /// The settings [`ETCD`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        EtcdConfig {
-            ttl: p.duration("ttl"),
-            keepalive: p.duration("keepalive"),
-            tokens: p.bool("tokens"),
-        }
-    }
-
     /// The client's keep-alive period: `keepalive`, or `ttl / 3` for zero.
     pub fn keepalive_interval(&self) -> Duration {
         match self.keepalive {
             Duration::ZERO => self.ttl / 3,
             every => every,
         }
-    }
-}
-
-impl Default for EtcdConfig {
-    /// [`ETCD`]'s declared defaults.
-    fn default() -> Self {
-        EtcdConfig::from_params(&ETCD.defaults())
     }
 }
 

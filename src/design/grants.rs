@@ -85,28 +85,8 @@ use std::time::Duration;
 
 use sim::{Context, NodeId};
 
-use crate::design::catalog::{KeyKind, KeySpec, Value, ANY_DURATION};
 use crate::events;
 use crate::protocol::Msg;
-
-/// The `stonith` key, for any lock design that answers through a
-/// [`Grants`] ledger: declare it among the design's keys and build the
-/// ledger with [`Grants::with_stonith`].
-pub const STONITH_KEY: KeySpec = KeySpec {
-    name: "stonith",
-    kind: KeyKind::Bool,
-    default: Some(Value::Bool(false)),
-    doc: "power off a holder whose lease ran out before granting to another (STONITH)",
-};
-
-/// The `stonith_restart` key, beside [`STONITH_KEY`]: how long a powered-off
-/// node stays down ([`Grants::restarting_after`]).
-pub const STONITH_RESTART_KEY: KeySpec = KeySpec {
-    name: "stonith_restart",
-    kind: ANY_DURATION,
-    default: Some(Value::Duration(Duration::ZERO)),
-    doc: "with stonith, restart the powered-off node after this long; 0s: it stays down",
-};
 
 /// The grants a lock server has handed out and not yet seen end.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

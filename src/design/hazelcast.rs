@@ -32,9 +32,9 @@ use std::time::Duration;
 
 use sim::{Actor, NodeId};
 
-use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
+use crate::design::catalog::DesignInfo;
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::lock_client::LockClient;
-use crate::design::params::Params;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
@@ -45,75 +45,37 @@ use crate::protocol::Msg;
 pub struct Hazelcast;
 
 impl LockDesign for Hazelcast {
+    type Config = HazelcastConfig;
+
     fn info(&self) -> DesignInfo {
         HAZELCAST
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(FencedLock::new(HazelcastConfig::from_params(p)))
+    fn server(&self, config: &HazelcastConfig, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(FencedLock::new(config.clone()))
     }
 
-    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let config = HazelcastConfig::from_params(p);
+    fn client(&self, config: &HazelcastConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
         let (heartbeat, ttl) = (config.heartbeat, config.ttl);
         SessionLockClient::for_design(lock_nodes, heartbeat, ttl, 5, LossNotice::OnNextLockCall)
     }
 }
 
 /// Lock service: Hazelcast's FencedLock on CP sessions.
-pub const HAZELCAST: DesignInfo = DesignInfo {
-    name: "hazelcast",
-    role: Role::Lock,
-    summary: "Hazelcast FencedLock on CP sessions: reentrant, fence grows per free-to-acquired transition",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
-            doc: "CP session TTL on the server's clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "grants carry the fence (Hazelcast always has one)",
-        },
-        KeySpec {
-            name: "heartbeat",
-            kind: heartbeat("ttl / 5"),
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "CP session heartbeat interval; 0s means ttl / 5",
-        },
-    ],
-};
+pub const HAZELCAST: DesignInfo = DesignInfo::lock(
+    "hazelcast",
+    "Hazelcast FencedLock on CP sessions: reentrant, fence grows per free-to-acquired transition",
+    HazelcastConfig::KEYS,
+);
 
-/// Settings of the `hazelcast` design: its server and its clients'
-/// heartbeat.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HazelcastConfig {
-    /// CP session TTL on the server's clock.
-    pub ttl: Duration,
-    /// Whether grants carry the fence as a token.
-    pub tokens: bool,
-    /// The clients' CP session heartbeat interval; zero means `ttl / 5`.
-    pub heartbeat: Duration,
-}
-
-impl HazelcastConfig {
-    /// The settings [`HAZELCAST`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        HazelcastConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-            heartbeat: p.duration("heartbeat"),
-        }
-    }
-}
-
-impl Default for HazelcastConfig {
-    /// [`HAZELCAST`]'s declared defaults.
-    fn default() -> Self {
-        HazelcastConfig::from_params(&HAZELCAST.defaults())
+crate::design_config! {
+    /// Settings of the `hazelcast` design: its server and its clients'
+    /// heartbeat.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct HazelcastConfig {
+        ttl: Duration = key::ttl(), "CP session TTL on the server's clock";
+        tokens: bool = key::tokens(true), "grants carry the fence (Hazelcast always has one)";
+        heartbeat: Duration = key::heartbeat("ttl / 5"), "CP session heartbeat interval; 0s means ttl / 5";
     }
 }
 

@@ -26,10 +26,10 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, TTL};
-use crate::design::grants::{Grants, STONITH_KEY, STONITH_RESTART_KEY};
+use crate::design::catalog::DesignInfo;
+use crate::design::config::{key, DesignConfig as _};
+use crate::design::grants::Grants;
 use crate::design::lock_client::{LockClient, SingleServer};
-use crate::design::params::Params;
 use crate::design::LockDesign;
 use crate::protocol::Msg;
 
@@ -38,101 +38,42 @@ use crate::protocol::Msg;
 pub struct Lease;
 
 impl LockDesign for Lease {
+    type Config = LeaseConfig;
+
     fn info(&self) -> DesignInfo {
         LEASE
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(LeaseLock::new(LeaseConfig::from_params(p)))
+    fn server(&self, config: &LeaseConfig, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(LeaseLock::new(config.clone()))
     }
 
-    fn client(&self, _params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, _: &LeaseConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
         Box::new(SingleServer::new(lock_nodes[0].clone()))
     }
 }
 
 /// Lock service: a TTL lease with optional fencing tokens.
-pub const LEASE: DesignInfo = DesignInfo {
-    name: "lease",
-    role: Role::Lock,
-    summary: "single server TTL lease, optionally handing out fencing tokens",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
-            doc: "how long a grant lasts on the lock's clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "hand out fencing tokens with each grant",
-        },
-        KeySpec {
-            name: "first_token",
-            kind: FIRST_TOKEN,
-            default: Some(Value::U64(1)),
-            doc: "the token of the first grant (tokens stay within a signed 64-bit integer)",
-        },
-        KeySpec {
-            name: "durable",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "does the token counter survive a crash",
-        },
-        STONITH_KEY,
-        STONITH_RESTART_KEY,
-        KeySpec {
-            name: "renew_rearms",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "a renewal re-arms the expiry timer; false leaves the first one armed, \
-                  so the lease ends before the end the renewal promised (a bug)",
-        },
-    ],
-};
+pub const LEASE: DesignInfo = DesignInfo::lock(
+    "lease",
+    "single server TTL lease, optionally handing out fencing tokens",
+    LeaseConfig::KEYS,
+);
 
-/// Settings of the `lease` lock service.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaseConfig {
-    /// Lease duration on the lock's clock.
-    pub ttl: Duration,
-    /// Whether grants carry fencing tokens.
-    pub tokens: bool,
-    /// The first token handed out.
-    pub first_token: u64,
-    /// Whether the token counter survives a crash.
-    pub durable: bool,
-    /// Whether a holder whose lease ran out is powered off before the next
-    /// grant (STONITH).
-    pub stonith: bool,
-    /// How long a powered-off holder stays down (zero: for good).
-    pub stonith_restart: Duration,
-    /// Whether a renewal re-arms the expiry timer (otherwise the first
-    /// timer stays armed and ends the lease early).
-    pub renew_rearms: bool,
-}
-
-impl LeaseConfig {
-    /// The settings [`LEASE`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        LeaseConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-            first_token: p.u64("first_token"),
-            durable: p.bool("durable"),
-            stonith: p.bool("stonith"),
-            stonith_restart: p.duration("stonith_restart"),
-            renew_rearms: p.bool("renew_rearms"),
-        }
-    }
-}
-
-impl Default for LeaseConfig {
-    /// [`LEASE`]'s declared defaults.
-    fn default() -> Self {
-        LeaseConfig::from_params(&LEASE.defaults())
+crate::design_config! {
+    /// Settings of the `lease` lock service.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct LeaseConfig {
+        ttl: Duration = key::ttl(), "how long a grant lasts on the lock's clock";
+        tokens: bool = key::tokens(true), "hand out fencing tokens with each grant";
+        first_token: u64 = key::first_token(),
+            "the token of the first grant (tokens stay within a signed 64-bit integer)";
+        durable: bool = key::durable(), "does the token counter survive a crash";
+        stonith: bool = key::STONITH;
+        stonith_restart: Duration = key::STONITH_RESTART;
+        renew_rearms: bool = key::flag(true),
+            "a renewal re-arms the expiry timer; false leaves the first one armed, \
+             so the lease ends before the end the renewal promised (a bug)";
     }
 }
 

@@ -10,39 +10,66 @@
 //! [`session_server::SessionServer`]), a storage is a
 //! [`storage::StorageNode`].
 //!
-//! Each design owns its configuration, in its own file: a
-//! [`DesignInfo`] listing its keys (kind, bounds,
-//! typed default, one line of documentation) and a typed config built from
-//! the loaded [`Params`] by one `from_params`, whose `Default` is the
-//! declared defaults ([`lease::LEASE`] and [`lease::LeaseConfig`]). This
+//! Each design owns its configuration, in its own file: a struct declared
+//! with [`design_config!`](crate::design_config) whose fields are its keys
+//! (kind, bounds, typed default, one line of documentation), from which
+//! come the [`DesignInfo`]'s keys, the parser from the loaded [`Params`] and
+//! a `Default` of the declared defaults ([`lease::LeaseConfig`]). This
 //! layer knows nothing of scenario files: the loader in `scenario` reads a
 //! table against the keys, and `fencesim designs` prints them.
 
 pub mod catalog;
-pub mod chubby;
 pub mod client;
-pub mod epoch;
-pub mod etcd;
+pub mod config;
 pub mod grants;
-pub mod hazelcast;
-pub mod lease;
 pub mod lock_client;
 pub mod object_store;
 pub mod params;
-pub mod postgres;
-pub mod redis;
-pub mod redlock;
 pub mod session;
 pub mod session_client;
 pub mod session_server;
-#[cfg(feature = "sql")]
-pub mod sql;
-pub mod storage;
-pub mod zookeeper;
+
+/// The bundled designs, one line each, in the order `fencesim designs`
+/// lists them: `lock module::{Design};` declares the design's module and
+/// registers the design in [`catalog::Registry::builtin`]. A bundled design
+/// is its file and its line here.
+macro_rules! bundled {
+    ($( $(#[$cfg:meta])* $role:ident $module:ident :: { $($design:ident),+ } ; )*) => {
+        $( $(#[$cfg])* pub mod $module; )*
+
+        /// Adds the bundled designs to `registry`, in their order.
+        pub(crate) fn add_bundled(registry: &mut catalog::Registry) {
+            $( $(#[$cfg])* { $( bundled!(@add registry $role $module::$design); )+ } )*
+        }
+    };
+    (@add $registry:ident lock $design:path) => {
+        $registry.add_lock($design)
+    };
+    (@add $registry:ident storage $design:path) => {
+        $registry.add_storage($design)
+    };
+}
+
+bundled! {
+    lock lease::{Lease};
+    lock redis::{Redis};
+    lock redlock::{Redlock};
+    lock etcd::{Etcd};
+    lock zookeeper::{ZooKeeper};
+    lock chubby::{Chubby};
+    lock hazelcast::{Hazelcast};
+    lock postgres::{Postgres};
+    lock epoch::{Epoch};
+    storage storage::{UncheckedDesign, FencedDesign, CasDesign};
+    // A bundled SQLite: a feature of its own.
+    #[cfg(feature = "sql")]
+    storage sql::{SqlDesign};
+}
 
 use sim::Actor;
 
 use crate::design::catalog::DesignInfo;
+pub use crate::design::config::DesignConfig;
 use crate::design::lock_client::LockClient;
 pub use crate::design::params::{ParamValue, Params};
 use crate::protocol::Msg;
@@ -54,14 +81,13 @@ use crate::protocol::Msg;
 /// loaded with that registry carries the design, and every run of it builds
 /// its actors from it.
 ///
-/// Configuration: [`LockDesign::info`] declares the keys of the `[lock]`
-/// table, each with its kind and bounds ([`catalog::KeyKind`]) and a typed
-/// default ([`catalog::Value`]; `None` makes the key required). The loader
-/// checks a file's values against them and fills in the defaults, so
-/// [`LockDesign::server`] and [`LockDesign::client`] get every declared key
-/// with a value of its kind: read them once into the design's typed config
-/// (`MyConfig::from_params(params)`), whose `Default` is
-/// `MyConfig::from_params(&MY_INFO.defaults())`.
+/// Configuration: [`LockDesign::Config`] is a struct declared with
+/// [`design_config!`](crate::design_config), one field per key of the
+/// `[lock]` table with its kind, bounds, default and documentation; `info`
+/// lists its [`DesignConfig::KEYS`]. The loader checks a file's values
+/// against them and fills in the defaults, and the design is handed the
+/// parsed struct: [`LockDesign::server`] and [`LockDesign::client`] read
+/// fields, never strings.
 ///
 /// Contract for the server actor: it answers acquires, releases and
 /// renewals through a [`grants::Grants`] ledger (or is a
@@ -80,21 +106,21 @@ use crate::protocol::Msg;
 /// (`now()` for leases, `wall_ns()` if the real system uses the wall clock)
 /// and randomness only from `ctx.rng()`.
 pub trait LockDesign: Send + Sync + 'static {
-    /// Name, summary and keys, each key with its kind, bounds and typed
-    /// default: what the loader checks a `[lock]` table against and
-    /// `fencesim designs` prints.
+    /// The design's settings, one field per key of its `[lock]` table
+    /// (`()` for none).
+    type Config: DesignConfig;
+    /// Name, summary and keys (`Self::Config::KEYS`): what the loader
+    /// checks a `[lock]` table against and `fencesim designs` prints.
     fn info(&self) -> DesignInfo;
     /// The server actor of lock node `index` (0-based; designs with a
-    /// `nodes` key have several, named `lock1` … `lockN`), given every key
-    /// of [`LockDesign::info`] as loaded, defaults filled in.
-    fn server(&self, params: &Params, index: usize) -> Box<dyn Actor<Msg>>;
-    /// The protocol one client speaks to the lock nodes, given their names
-    /// and the same parameters.
-    fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient>;
-    /// Checks parameters beyond their kinds and bounds when a scenario is
+    /// `nodes` key have several, named `lock1` … `lockN`).
+    fn server(&self, config: &Self::Config, index: usize) -> Box<dyn Actor<Msg>>;
+    /// The protocol one client speaks to the lock nodes, given their names.
+    fn client(&self, config: &Self::Config, lock_nodes: &[String]) -> Box<dyn LockClient>;
+    /// Checks the settings beyond their kinds and bounds when a scenario is
     /// loaded (Redlock's `quorum` must not exceed its `nodes`), so a bad
     /// value is an error at its key, with its file, line and column.
-    fn validate(&self, _params: &Params) -> Result<(), ParamError> {
+    fn validate(&self, _config: &Self::Config) -> Result<(), ParamError> {
         Ok(())
     }
 }
@@ -106,24 +132,74 @@ pub trait LockDesign: Send + Sync + 'static {
 /// [`Msg::Write`] with a [`Msg::WriteReply`]. Register one with
 /// [`Registry::add_storage`](catalog::Registry::add_storage).
 ///
-/// Configuration works as for a [`LockDesign`]: [`StorageDesign::info`]
-/// declares the `[storage]` keys with typed defaults, and the server reads
-/// the loaded [`Params`] into the design's typed config
-/// ([`storage::FencedConfig::from_params`]).
+/// Configuration works as for a [`LockDesign`]: [`StorageDesign::Config`]
+/// declares the `[storage]` keys, and the server is handed it parsed.
 pub trait StorageDesign: Send + Sync + 'static {
-    /// Name, summary and keys, each key with its kind, bounds and typed
-    /// default: what the loader checks a `[storage]` table against and
-    /// `fencesim designs` prints.
+    /// The design's settings, one field per key of its `[storage]` table
+    /// (`()` for none).
+    type Config: DesignConfig;
+    /// Name, summary and keys (`Self::Config::KEYS`): what the loader
+    /// checks a `[storage]` table against and `fencesim designs` prints.
     fn info(&self) -> DesignInfo;
-    /// The storage node's actor, given every key of
-    /// [`StorageDesign::info`] as loaded, defaults filled in.
-    fn server(&self, params: &Params) -> Box<dyn Actor<Msg>>;
-    /// Checks parameters beyond their kinds and bounds when a scenario is
+    /// The storage node's actor.
+    fn server(&self, config: &Self::Config) -> Box<dyn Actor<Msg>>;
+    /// Checks the settings beyond their kinds and bounds when a scenario is
     /// loaded (the `sql` storage prepares its statement), so a bad value is
     /// an error at its key, with its file, line and column, rather than a
     /// panic at run time.
-    fn validate(&self, _params: &Params) -> Result<(), ParamError> {
+    fn validate(&self, _config: &Self::Config) -> Result<(), ParamError> {
         Ok(())
+    }
+}
+
+/// A [`LockDesign`] as the registry keeps it: its config parsed from the
+/// loaded [`Params`] on the way in, so one list holds designs of every
+/// config type.
+pub trait DynLockDesign: Send + Sync + 'static {
+    /// [`LockDesign::info`].
+    fn info(&self) -> DesignInfo;
+    /// [`LockDesign::server`], given the loaded table.
+    fn server(&self, params: &Params, index: usize) -> Box<dyn Actor<Msg>>;
+    /// [`LockDesign::client`], given the loaded table.
+    fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient>;
+    /// [`LockDesign::validate`], given the loaded table.
+    fn validate(&self, params: &Params) -> Result<(), ParamError>;
+}
+
+impl<D: LockDesign> DynLockDesign for D {
+    fn info(&self) -> DesignInfo {
+        LockDesign::info(self)
+    }
+    fn server(&self, params: &Params, index: usize) -> Box<dyn Actor<Msg>> {
+        LockDesign::server(self, &D::Config::from_params(params), index)
+    }
+    fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        LockDesign::client(self, &D::Config::from_params(params), lock_nodes)
+    }
+    fn validate(&self, params: &Params) -> Result<(), ParamError> {
+        LockDesign::validate(self, &D::Config::from_params(params))
+    }
+}
+
+/// A [`StorageDesign`] as the registry keeps it (see [`DynLockDesign`]).
+pub trait DynStorageDesign: Send + Sync + 'static {
+    /// [`StorageDesign::info`].
+    fn info(&self) -> DesignInfo;
+    /// [`StorageDesign::server`], given the loaded table.
+    fn server(&self, params: &Params) -> Box<dyn Actor<Msg>>;
+    /// [`StorageDesign::validate`], given the loaded table.
+    fn validate(&self, params: &Params) -> Result<(), ParamError>;
+}
+
+impl<D: StorageDesign> DynStorageDesign for D {
+    fn info(&self) -> DesignInfo {
+        StorageDesign::info(self)
+    }
+    fn server(&self, params: &Params) -> Box<dyn Actor<Msg>> {
+        StorageDesign::server(self, &D::Config::from_params(params))
+    }
+    fn validate(&self, params: &Params) -> Result<(), ParamError> {
+        StorageDesign::validate(self, &D::Config::from_params(params))
     }
 }
 

@@ -1,16 +1,19 @@
 //! A design's parameters: the typed values of the keys of its `[lock]` or
 //! `[storage]` table, and the defaults a design declares for them.
 //!
-//! This layer knows nothing of TOML. A design declares its keys once, each
-//! with its kind, bounds and typed default ([`KeySpec`]); the scenario loader
-//! reads a table into [`Params`] against them (file:line:col errors, defaults
-//! filled in); the design turns those into its own typed config with one
-//! `from_params`, whose `Default` reads the same declared defaults.
+//! This layer knows nothing of TOML. A design declares its keys once, as
+//! the fields of its config struct, each with its kind, bounds and typed
+//! default ([`KeySpec`]); the scenario loader reads a table into [`Params`]
+//! against them (file:line:col errors, defaults filled in); the registry
+//! parses those into the design's config
+//! ([`DesignConfig::from_params`](crate::design::DesignConfig::from_params)),
+//! whose `Default` is the same declared defaults.
 //!
 //! ```
 //! use std::time::Duration;
 //! use fencesim::design::lease::{LeaseConfig, LEASE};
 //! use fencesim::design::params::ParamValue;
+//! use fencesim::design::DesignConfig;
 //!
 //! let params = LEASE
 //!     .defaults()
@@ -20,6 +23,7 @@
 //! assert_eq!(config.first_token, LeaseConfig::default().first_token);
 //! ```
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
@@ -34,7 +38,12 @@ use crate::design::catalog::{show_duration, KeySpec};
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Params(BTreeMap<String, ParamValue>);
 
-/// One parameter's value, typed by its key's kind.
+/// One parameter's value, typed by its key's kind: a value loaded from a
+/// scenario file, and a key's declared default ([`KeySpec::default`]),
+/// which can be written in a `const` next to the design's code.
+///
+/// It displays as a scenario file would write it: `"10s"`, `true`, `1`,
+/// `0.01`, `"global"`.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamValue {
     /// From a duration key.
@@ -45,49 +54,26 @@ pub enum ParamValue {
     U64(u64),
     /// From a float key.
     F64(f64),
-    /// From a choice or string key.
-    Str(String),
+    /// From a choice or string key (borrowed when it is a declared default).
+    Str(Cow<'static, str>),
 }
 
-/// A key's declared default ([`KeySpec::default`]): a [`ParamValue`] that
-/// can be written in a `const`, next to the design's code.
-///
-/// It displays as a scenario file would write it: `"10s"`, `true`, `1`,
-/// `0.01`, `"global"`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Value {
-    /// For a duration key.
-    Duration(Duration),
-    /// For a bool key.
-    Bool(bool),
-    /// For an integer key.
-    U64(u64),
-    /// For a float key.
-    F64(f64),
-    /// For a choice or string key.
-    Str(&'static str),
-}
-
-impl From<Value> for ParamValue {
-    fn from(value: Value) -> ParamValue {
-        match value {
-            Value::Duration(d) => ParamValue::Duration(d),
-            Value::Bool(b) => ParamValue::Bool(b),
-            Value::U64(n) => ParamValue::U64(n),
-            Value::F64(f) => ParamValue::F64(f),
-            Value::Str(s) => ParamValue::Str(s.to_owned()),
-        }
+impl ParamValue {
+    /// A string value written in a `const`: a choice's or text key's
+    /// declared default.
+    pub const fn text(s: &'static str) -> ParamValue {
+        ParamValue::Str(Cow::Borrowed(s))
     }
 }
 
-impl fmt::Display for Value {
+impl fmt::Display for ParamValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Value::Duration(d) => write!(f, "\"{}\"", show_duration(*d)),
-            Value::Bool(b) => write!(f, "{b}"),
-            Value::U64(n) => write!(f, "{n}"),
-            Value::F64(x) => write!(f, "{x}"),
-            Value::Str(s) => quoted(f, s),
+            ParamValue::Duration(d) => write!(f, "\"{}\"", show_duration(*d)),
+            ParamValue::Bool(b) => write!(f, "{b}"),
+            ParamValue::U64(n) => write!(f, "{n}"),
+            ParamValue::F64(x) => write!(f, "{x}"),
+            ParamValue::Str(s) => quoted(f, s),
         }
     }
 }
@@ -120,7 +106,7 @@ impl Params {
     pub fn defaults(keys: &[KeySpec]) -> Params {
         let defaults = keys
             .iter()
-            .filter_map(|key| Some((key.name.to_owned(), key.default?.into())));
+            .filter_map(|key| Some((key.name.to_owned(), key.default.clone()?)));
         Params::new(defaults)
     }
 
@@ -198,17 +184,17 @@ mod tests {
 
     #[test]
     fn defaults_display_as_a_scenario_file_writes_them() {
-        let shown = |v: Value| v.to_string();
+        let shown = |v: ParamValue| v.to_string();
         assert_eq!(
-            shown(Value::Duration(Duration::from_millis(50))),
+            shown(ParamValue::Duration(Duration::from_millis(50))),
             "\"50ms\""
         );
-        assert_eq!(shown(Value::Bool(true)), "true");
-        assert_eq!(shown(Value::U64(5)), "5");
-        assert_eq!(shown(Value::F64(0.01)), "0.01");
-        assert_eq!(shown(Value::Str("global")), "\"global\"");
+        assert_eq!(shown(ParamValue::Bool(true)), "true");
+        assert_eq!(shown(ParamValue::U64(5)), "5");
+        assert_eq!(shown(ParamValue::F64(0.01)), "0.01");
+        assert_eq!(shown(ParamValue::text("global")), "\"global\"");
         assert_eq!(
-            shown(Value::Str("a \"b\" \\ \u{1b}")),
+            shown(ParamValue::text("a \"b\" \\ \u{1b}")),
             r#""a \"b\" \\ \u001B""#
         );
     }
@@ -218,7 +204,7 @@ mod tests {
         const KEYS: &[KeySpec] = &[KeySpec {
             name: "ttl",
             kind: crate::design::catalog::TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
+            default: Some(ParamValue::Duration(Duration::from_secs(10))),
             doc: "",
         }];
         let params = Params::defaults(KEYS);

@@ -96,11 +96,9 @@ use std::time::Duration;
 
 use sim::Actor;
 
-use crate::design::catalog::{
-    DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, MAX_DURATION, MIN_INTERVAL,
-};
+use crate::design::catalog::{DesignInfo, KeyKind, MAX_DURATION, MIN_INTERVAL};
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::lock_client::LockClient;
-use crate::design::params::Params;
 use crate::design::LockDesign;
 use crate::protocol::{Msg, Payload};
 
@@ -112,15 +110,17 @@ pub use server::PgServer;
 pub struct Postgres;
 
 impl LockDesign for Postgres {
+    type Config = PostgresConfig;
+
     fn info(&self) -> DesignInfo {
         POSTGRES
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(PgServer::new(PostgresConfig::from_params(p)))
+    fn server(&self, config: &PostgresConfig, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(PgServer::new(config.clone()))
     }
 
-    fn client(&self, _p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, _: &PostgresConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
         Box::new(PgClient::new(lock_nodes[0].clone()))
     }
 }
@@ -151,132 +151,72 @@ const TIMEOUT: KeyKind = KeyKind::DurationIn {
 };
 
 /// Lock service: PostgreSQL's session-level advisory lock.
-pub const POSTGRES: DesignInfo = DesignInfo {
-    name: "postgres",
-    role: Role::Lock,
-    summary: "PostgreSQL session-level advisory lock: held by a server session, released when the server \
-              ends it (keepalive, idle timeouts, crash); nextval tokens, PgBouncer pooling",
-    keys: &[
-        KeySpec {
-            name: "tcp_keepalives_idle",
-            kind: KEEPALIVE_SECONDS,
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "silence before the server's first keepalive probe; 0s: the OS default (Linux: 2h)",
-        },
-        KeySpec {
-            name: "tcp_keepalives_interval",
-            kind: KEEPALIVE_SECONDS,
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "time between unanswered probes; 0s: the OS default (Linux: 75s)",
-        },
-        KeySpec {
-            name: "tcp_keepalives_count",
-            kind: KeyKind::U64 { min: 0, max: 100 },
-            default: Some(Value::U64(0)),
-            doc: "unanswered probes that end the connection and its session; 0: the OS default (Linux: 9)",
-        },
-        KeySpec {
-            name: "idle_session_timeout",
-            kind: TIMEOUT,
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "a session idle outside a transaction this long is terminated; 0s: disabled",
-        },
-        KeySpec {
-            name: "idle_in_transaction_session_timeout",
-            kind: TIMEOUT,
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "a session idle inside a transaction this long is terminated; 0s: disabled",
-        },
-        KeySpec {
-            name: "in_transaction",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(false)),
-            doc: "the client holds the lock inside BEGIN … COMMIT (the in-transaction timeout applies)",
-        },
-        KeySpec {
-            name: "pooler",
-            kind: KeyKind::Choice(&["none", "session", "transaction"]),
-            default: Some(Value::Str("none")),
-            doc: "PgBouncer between clients and server: none, session or transaction pooling",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(false)),
-            doc: "each grant takes nextval of a sequence as its fencing token",
-        },
-        KeySpec {
-            name: "first_token",
-            kind: FIRST_TOKEN,
-            default: Some(Value::U64(1)),
-            doc: "the sequence's START value",
-        },
-    ],
-};
+pub const POSTGRES: DesignInfo = DesignInfo::lock(
+    "postgres",
+    "PostgreSQL session-level advisory lock: held by a server session, released when the server \
+     ends it (keepalive, idle timeouts, crash); nextval tokens, PgBouncer pooling",
+    PostgresConfig::KEYS,
+);
 
-/// How clients reach the server.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pooler {
-    /// Each client connection is a server session.
-    None,
-    /// PgBouncer session pooling: a server connection per connected client.
-    Session,
-    /// PgBouncer transaction pooling: a server connection per transaction.
-    Transaction,
+crate::design_choice! {
+    /// How clients reach the server.
+    pub enum Pooler {
+        /// Each client connection is a server session.
+        None = "none",
+        /// PgBouncer session pooling: a server connection per connected client.
+        Session = "session",
+        /// PgBouncer transaction pooling: a server connection per transaction.
+        Transaction = "transaction",
+    }
 }
 
-/// Settings of the `postgres` design, operating-system defaults resolved.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PostgresConfig {
-    /// Silence before the first keepalive probe.
-    pub keepalive_idle: Duration,
-    /// Time between probes.
-    pub keepalive_interval: Duration,
-    /// Unanswered probes that end the connection.
-    pub keepalive_count: u64,
-    /// `idle_session_timeout`; zero: disabled.
-    pub idle_session_timeout: Duration,
-    /// `idle_in_transaction_session_timeout`; zero: disabled.
-    pub idle_in_transaction_session_timeout: Duration,
-    /// The client holds the lock inside an open transaction.
-    pub in_transaction: bool,
-    /// The pooler between clients and server.
-    pub pooler: Pooler,
-    /// Grants carry a `nextval` token.
-    pub tokens: bool,
-    /// The sequence's first value.
-    pub first_token: u64,
+crate::design_config! {
+    /// Settings of the `postgres` design, as PostgreSQL names them.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct PostgresConfig {
+        tcp_keepalives_idle: Duration = key::duration(KEEPALIVE_SECONDS, Duration::ZERO),
+            "silence before the server's first keepalive probe; 0s: the OS default (Linux: 2h)";
+        tcp_keepalives_interval: Duration = key::duration(KEEPALIVE_SECONDS, Duration::ZERO),
+            "time between unanswered probes; 0s: the OS default (Linux: 75s)";
+        tcp_keepalives_count: u64 = key::integer(0, 100, 0),
+            "unanswered probes that end the connection and its session; 0: the OS default (Linux: 9)";
+        idle_session_timeout: Duration = key::duration(TIMEOUT, Duration::ZERO),
+            "a session idle outside a transaction this long is terminated; 0s: disabled";
+        idle_in_transaction_session_timeout: Duration = key::duration(TIMEOUT, Duration::ZERO),
+            "a session idle inside a transaction this long is terminated; 0s: disabled";
+        in_transaction: bool = key::flag(false),
+            "the client holds the lock inside BEGIN … COMMIT (the in-transaction timeout applies)";
+        pooler: Pooler = Pooler::key(Pooler::None),
+            "PgBouncer between clients and server: none, session or transaction pooling";
+        tokens: bool = key::tokens(false), "each grant takes nextval of a sequence as its fencing token";
+        first_token: u64 = key::first_token(), "the sequence's START value";
+    }
 }
 
 impl PostgresConfig {
-    /// The settings [`POSTGRES`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        let or = |d: Duration, default: Duration| if d.is_zero() { default } else { d };
-        PostgresConfig {
-            keepalive_idle: or(p.duration("tcp_keepalives_idle"), OS_KEEPALIVE_IDLE),
-            keepalive_interval: or(p.duration("tcp_keepalives_interval"), OS_KEEPALIVE_INTERVAL),
-            keepalive_count: match p.u64("tcp_keepalives_count") {
-                0 => OS_KEEPALIVE_COUNT,
-                n => n,
-            },
-            idle_session_timeout: p.duration("idle_session_timeout"),
-            idle_in_transaction_session_timeout: p.duration("idle_in_transaction_session_timeout"),
-            in_transaction: p.bool("in_transaction"),
-            pooler: match p.str("pooler") {
-                "session" => Pooler::Session,
-                "transaction" => Pooler::Transaction,
-                _ => Pooler::None,
-            },
-            tokens: p.bool("tokens"),
-            first_token: p.u64("first_token"),
+    /// Silence before the first keepalive probe, the OS default resolved.
+    pub fn keepalive_idle(&self) -> Duration {
+        or_default(self.tcp_keepalives_idle, OS_KEEPALIVE_IDLE)
+    }
+
+    /// Time between probes, the OS default resolved.
+    pub fn keepalive_interval(&self) -> Duration {
+        or_default(self.tcp_keepalives_interval, OS_KEEPALIVE_INTERVAL)
+    }
+
+    /// Unanswered probes that end the connection, the OS default resolved.
+    pub fn keepalive_count(&self) -> u64 {
+        match self.tcp_keepalives_count {
+            0 => OS_KEEPALIVE_COUNT,
+            n => n,
         }
     }
 
     /// How long a connection may be silent before the keepalive ends it:
     /// `idle + interval × count`.
     pub fn keepalive_budget(&self) -> Duration {
-        let probes = u32::try_from(self.keepalive_count).unwrap_or(u32::MAX);
-        self.keepalive_idle + self.keepalive_interval * probes
+        let probes = u32::try_from(self.keepalive_count()).unwrap_or(u32::MAX);
+        self.keepalive_idle() + self.keepalive_interval() * probes
     }
 
     /// The idle timeout that applies to a session holding the lock (zero:
@@ -299,10 +239,12 @@ impl PostgresConfig {
     }
 }
 
-impl Default for PostgresConfig {
-    /// [`POSTGRES`]'s declared defaults.
-    fn default() -> Self {
-        PostgresConfig::from_params(&POSTGRES.defaults())
+/// `d`, or `default` for zero.
+fn or_default(d: Duration, default: Duration) -> Duration {
+    if d.is_zero() {
+        default
+    } else {
+        d
     }
 }
 

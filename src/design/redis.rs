@@ -39,10 +39,10 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value, FIRST_TOKEN, TTL};
+use crate::design::catalog::DesignInfo;
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::grants::Grants;
 use crate::design::lock_client::{LockClient, SingleServer};
-use crate::design::params::Params;
 use crate::design::LockDesign;
 use crate::protocol::Msg;
 
@@ -55,96 +55,50 @@ pub const EXPIRE_CYCLE: Duration = Duration::from_millis(100);
 pub struct Redis;
 
 impl LockDesign for Redis {
+    type Config = RedisConfig;
+
     fn info(&self) -> DesignInfo {
         REDIS
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(RedisLock::new(RedisConfig::from_params(p)))
+    fn server(&self, config: &RedisConfig, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(RedisLock::new(config.clone()))
     }
 
-    fn client(&self, _params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, _: &RedisConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
         Box::new(SingleServer::new(lock_nodes[0].clone()))
     }
 }
 
 /// Lock service: one Redis node, `SET NX PX` on its wall clock.
-pub const REDIS: DesignInfo = DesignInfo {
-    name: "redis",
-    role: Role::Lock,
-    summary: "one Redis node: SET NX PX with the key's expiry on the node's wall clock",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
-            doc: "the key's PX, on the node's wall clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(false)),
-            doc: "take a token from an INCR counter with each grant",
-        },
-        KeySpec {
-            name: "first_token",
-            kind: FIRST_TOKEN,
-            default: Some(Value::U64(1)),
-            doc: "the counter's first token (tokens stay within a signed 64-bit integer)",
-        },
-        KeySpec {
-            name: "durable",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "persistence: do the key and the counter survive a crash",
-        },
-        RELEASE_KEY,
-    ],
-};
+pub const REDIS: DesignInfo = DesignInfo::lock(
+    "redis",
+    "one Redis node: SET NX PX with the key's expiry on the node's wall clock",
+    RedisConfig::KEYS,
+);
 
-/// How a release deletes the key: `"compare"` (the compare-and-delete
-/// script) or `"del"` (a plain `DEL`, which frees anyone's key).
-pub const RELEASE_KEY: KeySpec = KeySpec {
-    name: "release",
-    kind: KeyKind::Choice(&["compare", "del"]),
-    default: Some(Value::Str("compare")),
-    doc: "compare: delete the key only if it holds the releasing client's value; \
-          del: a plain DEL, which frees whoever holds the key (a bug)",
-};
-
-/// Settings of one Redis lock node.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RedisConfig {
-    /// `PX`: how long the key lives, on the node's wall clock.
-    pub ttl: Duration,
-    /// Whether each grant takes a token from an `INCR` counter.
-    pub tokens: bool,
-    /// The counter's first value.
-    pub first_token: u64,
-    /// Whether the key and the counter survive a crash.
-    pub durable: bool,
-    /// Whether a release is a plain `DEL` (frees anyone's key) rather than
-    /// the compare-and-delete script.
-    pub plain_del: bool,
-}
-
-impl RedisConfig {
-    /// The settings [`REDIS`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        RedisConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-            first_token: p.u64("first_token"),
-            durable: p.bool("durable"),
-            plain_del: p.str("release") == "del",
-        }
+crate::design_choice! {
+    /// How a release deletes the key.
+    pub enum Release {
+        /// The compare-and-delete script: only the releasing client's key.
+        Compare = "compare",
+        /// A plain `DEL`, which frees anyone's key.
+        Del = "del",
     }
 }
 
-impl Default for RedisConfig {
-    /// [`REDIS`]'s declared defaults.
-    fn default() -> Self {
-        RedisConfig::from_params(&REDIS.defaults())
+crate::design_config! {
+    /// Settings of one Redis lock node.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct RedisConfig {
+        ttl: Duration = key::ttl(), "the key's PX, on the node's wall clock";
+        tokens: bool = key::tokens(false), "take a token from an INCR counter with each grant";
+        first_token: u64 = key::first_token(),
+            "the counter's first token (tokens stay within a signed 64-bit integer)";
+        durable: bool = key::durable(), "persistence: do the key and the counter survive a crash";
+        release: Release = Release::key(Release::Compare),
+            "compare: delete the key only if it holds the releasing client's value; \
+             del: a plain DEL, which frees whoever holds the key (a bug)";
     }
 }
 
@@ -231,7 +185,7 @@ impl RedisLock {
     /// The compare-and-delete script: `DEL` only if the key still holds the
     /// releasing client's value (or, with `release = "del"`, a plain `DEL`).
     fn release(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, lease: u64) {
-        let plain_del = self.config.plain_del;
+        let plain_del = self.config.release == Release::Del;
         self.key
             .take_if(|key| plain_del || (key.client == client && key.lease == lease));
         self.grants.release(ctx, client, lease).send(ctx);
@@ -406,7 +360,7 @@ mod tests {
     #[test]
     fn a_plain_del_frees_anyones_key_and_the_next_acquire_is_granted() {
         let mut r = RedisLock::new(RedisConfig {
-            plain_del: true,
+            release: Release::Del,
             ..RedisConfig::default()
         });
         let mut h = harness();

@@ -49,13 +49,11 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId};
 
-use crate::design::catalog::{
-    DesignInfo, KeyKind, KeySpec, Role, Value, MAX_DURATION, MIN_INTERVAL, TTL,
-};
+use crate::design::catalog::DesignInfo;
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
 use crate::design::node_named;
-use crate::design::params::Params;
-use crate::design::redis::{RedisConfig, RedisLock};
+use crate::design::redis::{RedisConfig, RedisLock, Release};
 use crate::design::{LockDesign, ParamError};
 use crate::protocol::Msg;
 
@@ -67,23 +65,21 @@ pub const DRIFT_ALLOWANCE: Duration = Duration::from_millis(2);
 pub struct Redlock;
 
 impl LockDesign for Redlock {
+    type Config = RedlockConfig;
+
     fn info(&self) -> DesignInfo {
         REDLOCK
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(RedisLock::new(RedlockConfig::from_params(p).node()))
+    fn server(&self, config: &RedlockConfig, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(RedisLock::new(config.node()))
     }
 
-    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        Box::new(RedlockClient::new(
-            RedlockConfig::from_params(p),
-            lock_nodes.to_vec(),
-        ))
+    fn client(&self, config: &RedlockConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
+        Box::new(RedlockClient::new(config.clone(), lock_nodes.to_vec()))
     }
 
-    fn validate(&self, p: &Params) -> Result<(), ParamError> {
-        let config = RedlockConfig::from_params(p);
+    fn validate(&self, config: &RedlockConfig) -> Result<(), ParamError> {
         if config.quorum > config.nodes {
             return Err(ParamError {
                 key: "quorum",
@@ -98,96 +94,32 @@ impl LockDesign for Redlock {
 }
 
 /// Lock service: Redlock over N independent Redis nodes.
-pub const REDLOCK: DesignInfo = DesignInfo {
-    name: "redlock",
-    role: Role::Lock,
-    summary: "Redlock: a majority of N Redis nodes, validity = ttl - elapsed - drift",
-    keys: &[
-        KeySpec {
-            name: "nodes",
-            kind: KeyKind::U64 { min: 1, max: 15 },
-            default: Some(Value::U64(5)),
-            doc: "how many Redis nodes (lock1 … lockN)",
-        },
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
-            doc: "the keys' PX, on each node's wall clock",
-        },
-        KeySpec {
-            name: "timeout",
-            kind: KeyKind::DurationIn {
-                min: MIN_INTERVAL,
-                max: MAX_DURATION,
-                zero: None,
-                below: Some("ttl"),
-            },
-            default: Some(Value::Duration(Duration::from_millis(50))),
-            doc: "how long the client waits for the nodes' answers (Redlock: much less than ttl)",
-        },
-        KeySpec {
-            name: "drift_factor",
-            kind: KeyKind::F64 { min: 0.0, max: 0.5 },
-            default: Some(Value::F64(0.01)),
-            doc: "clock drift allowed per unit of ttl (plus 2 ms)",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(false)),
-            doc: "INCR counter per node; the token is the majority's largest (not a fence)",
-        },
-        KeySpec {
-            name: "durable",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "persistence: do each node's key and counter survive a crash",
-        },
-        KeySpec {
-            name: "quorum",
-            kind: KeyKind::U64 { min: 0, max: 15 },
-            default: Some(Value::U64(0)),
-            doc: "how many nodes' grants make an acquisition: 0 is a majority (nodes / 2 + 1); \
-                  fewer is a misconfiguration two clients can both win",
-        },
-    ],
-};
+pub const REDLOCK: DesignInfo = DesignInfo::lock(
+    "redlock",
+    "Redlock: a majority of N Redis nodes, validity = ttl - elapsed - drift",
+    RedlockConfig::KEYS,
+);
 
-/// Settings of a Redlock deployment: its nodes and the client's algorithm.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RedlockConfig {
-    /// How many Redis nodes (`lock1` … `lockN`).
-    pub nodes: u64,
-    /// The keys' time to live on every node.
-    pub ttl: Duration,
-    /// How long to wait for the nodes' answers.
-    pub timeout: Duration,
-    /// The clock drift allowed per unit of `ttl`.
-    pub drift_factor: f64,
-    /// Whether each node takes a token from its own `INCR` counter.
-    pub tokens: bool,
-    /// Whether each node's key and counter survive a crash.
-    pub durable: bool,
-    /// How many grants the client counts as an acquisition (0: a majority
-    /// of the nodes, ⌊N/2⌋ + 1).
-    pub quorum: u64,
+crate::design_config! {
+    /// Settings of a Redlock deployment: its nodes and the client's
+    /// algorithm.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct RedlockConfig {
+        nodes: u64 = key::nodes(5), "how many Redis nodes (lock1 … lockN)";
+        ttl: Duration = key::ttl(), "the keys' PX, on each node's wall clock";
+        timeout: Duration = key::timeout(),
+            "how long the client waits for the nodes' answers (Redlock: much less than ttl)";
+        drift_factor: f64 = key::drift_factor(), "clock drift allowed per unit of ttl (plus 2 ms)";
+        tokens: bool = key::tokens(false),
+            "INCR counter per node; the token is the majority's largest (not a fence)";
+        durable: bool = key::durable(), "persistence: do each node's key and counter survive a crash";
+        quorum: u64 = key::integer(0, 15, 0),
+            "how many nodes' grants make an acquisition: 0 is a majority (nodes / 2 + 1); \
+             fewer is a misconfiguration two clients can both win";
+    }
 }
 
 impl RedlockConfig {
-    /// The settings [`REDLOCK`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        RedlockConfig {
-            nodes: p.u64("nodes"),
-            ttl: p.duration("ttl"),
-            timeout: p.duration("timeout"),
-            drift_factor: p.f64("drift_factor"),
-            tokens: p.bool("tokens"),
-            durable: p.bool("durable"),
-            quorum: p.u64("quorum"),
-        }
-    }
-
     /// The settings of each of its Redis nodes (counters start at 1).
     pub fn node(&self) -> RedisConfig {
         RedisConfig {
@@ -195,15 +127,8 @@ impl RedlockConfig {
             tokens: self.tokens,
             first_token: 1,
             durable: self.durable,
-            plain_del: false,
+            release: Release::Compare,
         }
-    }
-}
-
-impl Default for RedlockConfig {
-    /// [`REDLOCK`]'s declared defaults.
-    fn default() -> Self {
-        RedlockConfig::from_params(&REDLOCK.defaults())
     }
 }
 

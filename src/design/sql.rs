@@ -83,8 +83,8 @@
 use rusqlite::{Connection, Statement};
 use sim::Actor;
 
-use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value};
-use crate::design::params::Params;
+use crate::design::catalog::DesignInfo;
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::storage::{Decision, StorageNode, StoragePolicy, WriteRequest};
 use crate::design::{ParamError, StorageDesign};
 use crate::protocol::{Msg, Op};
@@ -110,18 +110,20 @@ const READ: &str = "SELECT value FROM kv WHERE key = ?1";
 pub struct SqlDesign;
 
 impl StorageDesign for SqlDesign {
+    type Config = SqlConfig;
+
     fn info(&self) -> DesignInfo {
         SQL
     }
 
-    fn server(&self, params: &Params) -> Box<dyn Actor<Msg>> {
-        let sql = Sql::new(&SqlConfig::from_params(params).update)
+    fn server(&self, config: &SqlConfig) -> Box<dyn Actor<Msg>> {
+        let sql = Sql::new(&config.update)
             .unwrap_or_else(|e| panic!("sql storage: invalid `update` statement: {e}"));
         Box::new(StorageNode::new(sql))
     }
 
-    fn validate(&self, params: &Params) -> Result<(), ParamError> {
-        Sql::check(&SqlConfig::from_params(params).update).map_err(|message| ParamError {
+    fn validate(&self, config: &SqlConfig) -> Result<(), ParamError> {
+        Sql::check(&config.update).map_err(|message| ParamError {
             key: "update",
             message,
         })
@@ -129,43 +131,22 @@ impl StorageDesign for SqlDesign {
 }
 
 /// Storage: a real SQLite running the user's conditional UPDATE.
-pub const SQL: DesignInfo = DesignInfo {
-    name: "sql",
-    role: Role::Storage,
-    summary: "an in-memory SQLite table kv(key, value, lock_token) written by your own \
-              UPDATE; a write is accepted when it changes a row",
-    keys: &[KeySpec {
-        name: "update",
-        kind: KeyKind::Text,
-        default: Some(Value::Str(
+pub const SQL: DesignInfo = DesignInfo::storage(
+    "sql",
+    "an in-memory SQLite table kv(key, value, lock_token) written by your own \
+     UPDATE; a write is accepted when it changes a row",
+    SqlConfig::KEYS,
+);
+
+crate::design_config! {
+    /// Settings of the `sql` storage; the default is the fencing `UPDATE`.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct SqlConfig {
+        update: String = key::text(
             "UPDATE kv SET value = :value, lock_token = :token \
              WHERE key = :key AND lock_token <= :token",
-        )),
-        doc: "the statement run for each write, with :key, :value, :token, :version",
-    }],
-};
-
-/// Settings of the `sql` storage.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SqlConfig {
-    /// The `UPDATE` run for each write, with `:key`, `:value`, `:token` and
-    /// `:version`.
-    pub update: String,
-}
-
-impl SqlConfig {
-    /// The settings [`SQL`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        SqlConfig {
-            update: p.str("update").to_owned(),
-        }
-    }
-}
-
-impl Default for SqlConfig {
-    /// [`SQL`]'s declared defaults: the fencing `UPDATE`.
-    fn default() -> Self {
-        SqlConfig::from_params(&SQL.defaults())
+        ),
+            "the statement run for each write, with :key, :value, :token, :version";
     }
 }
 

@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::{DesignInfo, KeyKind, KeySpec, Role, Value};
+use crate::design::catalog::DesignInfo;
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::object_store::{ObjectApi, ObjectStore};
-use crate::design::params::Params;
 use crate::design::StorageDesign;
 use crate::events;
 use crate::protocol::{Msg, Op};
@@ -29,11 +29,13 @@ use crate::protocol::{Msg, Op};
 pub struct UncheckedDesign;
 
 impl StorageDesign for UncheckedDesign {
+    type Config = ();
+
     fn info(&self) -> DesignInfo {
         UNCHECKED
     }
 
-    fn server(&self, _params: &Params) -> Box<dyn Actor<Msg>> {
+    fn server(&self, _: &()) -> Box<dyn Actor<Msg>> {
         Box::new(StorageNode::new(Unchecked))
     }
 }
@@ -43,16 +45,16 @@ impl StorageDesign for UncheckedDesign {
 pub struct FencedDesign;
 
 impl StorageDesign for FencedDesign {
+    type Config = FencedConfig;
+
     fn info(&self) -> DesignInfo {
         FENCED
     }
 
-    fn server(&self, params: &Params) -> Box<dyn Actor<Msg>> {
-        let config = FencedConfig::from_params(params);
-        let fenced = if config.per_key {
-            Fenced::per_key(config.durable)
-        } else {
-            Fenced::new(config.durable)
+    fn server(&self, config: &FencedConfig) -> Box<dyn Actor<Msg>> {
+        let fenced = match config.scope {
+            FenceScope::Key => Fenced::per_key(config.durable),
+            FenceScope::Global => Fenced::new(config.durable),
         };
         Box::new(StorageNode::new(fenced))
     }
@@ -63,12 +65,14 @@ impl StorageDesign for FencedDesign {
 pub struct CasDesign;
 
 impl StorageDesign for CasDesign {
+    type Config = CasConfig;
+
     fn info(&self) -> DesignInfo {
         CAS
     }
 
-    fn server(&self, params: &Params) -> Box<dyn Actor<Msg>> {
-        match ObjectApi::from_name(params.str("api")) {
+    fn server(&self, config: &CasConfig) -> Box<dyn Actor<Msg>> {
+        match ObjectApi::from_name(config.api.as_str()) {
             Some(api) => Box::new(StorageNode::new(ObjectStore::new(api))),
             None => Box::new(StorageNode::new(Cas)),
         }
@@ -76,75 +80,66 @@ impl StorageDesign for CasDesign {
 }
 
 /// Storage: no check at all, the baseline that shows why fencing matters.
-pub const UNCHECKED: DesignInfo = DesignInfo {
-    name: "unchecked",
-    role: Role::Storage,
-    summary: "accepts every write",
-    keys: &[],
-};
+pub const UNCHECKED: DesignInfo = DesignInfo::storage("unchecked", "accepts every write", &[]);
 
 /// Storage: rejects writes whose token is below the highest seen.
-pub const FENCED: DesignInfo = DesignInfo {
-    name: "fenced",
-    role: Role::Storage,
-    summary: "rejects a write whose token is lower than the highest it has seen",
-    keys: &[
-        KeySpec {
-            name: "durable",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "does the highest token survive a crash",
-        },
-        KeySpec {
-            name: "scope",
-            kind: KeyKind::Choice(&["global", "key"]),
-            default: Some(Value::Str("global")),
-            doc: "one highest token for the whole store, or one per key",
-        },
-    ],
-};
+pub const FENCED: DesignInfo = DesignInfo::storage(
+    "fenced",
+    "rejects a write whose token is lower than the highest it has seen",
+    FencedConfig::KEYS,
+);
 
-/// Settings of the `fenced` storage.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FencedConfig {
-    /// Whether the highest token survives a crash.
-    pub durable: bool,
-    /// One highest token per key (`scope = "key"`) instead of one for the
-    /// whole store (`"global"`).
-    pub per_key: bool,
-}
-
-impl FencedConfig {
-    /// The settings [`FENCED`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        FencedConfig {
-            durable: p.bool("durable"),
-            per_key: p.str("scope") == "key",
-        }
+crate::design_choice! {
+    /// What one highest token covers in a `fenced` storage.
+    pub enum FenceScope {
+        /// The whole store.
+        Global = "global",
+        /// Each key apart.
+        Key = "key",
     }
 }
 
-impl Default for FencedConfig {
-    /// [`FENCED`]'s declared defaults.
-    fn default() -> Self {
-        FencedConfig::from_params(&FENCED.defaults())
+crate::design_config! {
+    /// Settings of the `fenced` storage.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct FencedConfig {
+        durable: bool = key::durable(), "does the highest token survive a crash";
+        scope: FenceScope = FenceScope::key(FenceScope::Global),
+            "one highest token for the whole store, or one per key";
     }
 }
 
 /// Storage: a conditional write on the key's version (S3 If-Match).
-pub const CAS: DesignInfo = DesignInfo {
-    name: "cas",
-    role: Role::Storage,
-    summary: "applies a write only if the key is still at the version the writer read \
-              (S3 If-Match, GCS ifGenerationMatch); blind writes pass",
-    keys: &[KeySpec {
-        name: "api",
-        kind: KeyKind::Choice(&["version", "s3", "gcs", "azure"]),
-        default: Some(Value::Str("version")),
-        doc: "version: a bare version number; s3, gcs, azure: that object store's \
-              preconditions and answers",
-    }],
-};
+pub const CAS: DesignInfo = DesignInfo::storage(
+    "cas",
+    "applies a write only if the key is still at the version the writer read \
+     (S3 If-Match, GCS ifGenerationMatch); blind writes pass",
+    CasConfig::KEYS,
+);
+
+crate::design_choice! {
+    /// Whose conditional writes a `cas` storage speaks.
+    pub enum CasApi {
+        /// A bare version number.
+        Version = "version",
+        /// Amazon S3's ETags.
+        S3 = "s3",
+        /// Google Cloud Storage's generations.
+        Gcs = "gcs",
+        /// Azure Blob Storage's ETags.
+        Azure = "azure",
+    }
+}
+
+crate::design_config! {
+    /// Settings of the `cas` storage.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct CasConfig {
+        api: CasApi = CasApi::key(CasApi::Version),
+            "version: a bare version number; s3, gcs, azure: that object store's \
+             preconditions and answers";
+    }
+}
 
 /// A write as the storage sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -505,7 +500,7 @@ mod tests {
             let params = CAS
                 .defaults()
                 .with("api", crate::design::ParamValue::Str(api.into()));
-            let mut s = CasDesign.server(&params);
+            let mut s = CasDesign.server(&CasConfig::from_params(&params));
             // Two writers that both found no object.
             h.message(s.as_mut(), 1, write_to("x", "a", None, Some(0)));
             let step = h.message(s.as_mut(), 1, write_to("x", "b", None, Some(0)));

@@ -33,10 +33,10 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId};
 
-use crate::design::catalog::{heartbeat, DesignInfo, KeyKind, KeySpec, Role, Value, TTL};
+use crate::design::catalog::DesignInfo;
+use crate::design::config::{key, DesignConfig as _};
 use crate::design::grants::Grants;
 use crate::design::lock_client::LockClient;
-use crate::design::params::Params;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::design::LockDesign;
@@ -47,74 +47,36 @@ use crate::protocol::Msg;
 pub struct ZooKeeper;
 
 impl LockDesign for ZooKeeper {
+    type Config = ZooKeeperConfig;
+
     fn info(&self) -> DesignInfo {
         ZOOKEEPER
     }
 
-    fn server(&self, p: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(ZooKeeperLock::new(ZooKeeperConfig::from_params(p)))
+    fn server(&self, config: &ZooKeeperConfig, _index: usize) -> Box<dyn Actor<Msg>> {
+        Box::new(ZooKeeperLock::new(config.clone()))
     }
 
-    fn client(&self, p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let config = ZooKeeperConfig::from_params(p);
+    fn client(&self, config: &ZooKeeperConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
         let (heartbeat, ttl) = (config.heartbeat, config.ttl);
         SessionLockClient::for_design(lock_nodes, heartbeat, ttl, 3, LossNotice::OnSessionExpiry)
     }
 }
 
 /// Lock service: ZooKeeper's lock recipe (sessions, ephemeral sequential znodes).
-pub const ZOOKEEPER: DesignInfo = DesignInfo {
-    name: "zookeeper",
-    role: Role::Lock,
-    summary: "ZooKeeper lock recipe: sessions kept by heartbeats, ephemeral sequential znodes, zxid as token",
-    keys: &[
-        KeySpec {
-            name: "ttl",
-            kind: TTL,
-            default: Some(Value::Duration(Duration::from_secs(10))),
-            doc: "session timeout on the server's clock",
-        },
-        KeySpec {
-            name: "tokens",
-            kind: KeyKind::Bool,
-            default: Some(Value::Bool(true)),
-            doc: "grants carry the lock node's zxid as a fencing token",
-        },
-        KeySpec {
-            name: "heartbeat",
-            kind: heartbeat("ttl / 3"),
-            default: Some(Value::Duration(Duration::ZERO)),
-            doc: "client heartbeat interval; 0s means ttl / 3",
-        },
-    ],
-};
+pub const ZOOKEEPER: DesignInfo = DesignInfo::lock(
+    "zookeeper",
+    "ZooKeeper lock recipe: sessions kept by heartbeats, ephemeral sequential znodes, zxid as token",
+    ZooKeeperConfig::KEYS,
+);
 
-/// Settings of the `zookeeper` design: its server and its clients' heartbeat.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ZooKeeperConfig {
-    /// Session timeout on the server's clock.
-    pub ttl: Duration,
-    /// Whether grants carry the lock node's zxid as a fencing token.
-    pub tokens: bool,
-    /// The clients' heartbeat interval; zero means `ttl / 3`.
-    pub heartbeat: Duration,
-}
-
-impl ZooKeeperConfig {
-    /// The settings [`ZOOKEEPER`]'s keys describe.
-    pub fn from_params(p: &Params) -> Self {
-        ZooKeeperConfig {
-            ttl: p.duration("ttl"),
-            tokens: p.bool("tokens"),
-            heartbeat: p.duration("heartbeat"),
-        }
-    }
-}
-
-impl Default for ZooKeeperConfig {
-    /// [`ZOOKEEPER`]'s declared defaults.
-    fn default() -> Self {
-        ZooKeeperConfig::from_params(&ZOOKEEPER.defaults())
+crate::design_config! {
+    /// Settings of the `zookeeper` design: its server and its clients' heartbeat.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct ZooKeeperConfig {
+        ttl: Duration = key::ttl(), "session timeout on the server's clock";
+        tokens: bool = key::tokens(true), "grants carry the lock node's zxid as a fencing token";
+        heartbeat: Duration = key::heartbeat("ttl / 3"), "client heartbeat interval; 0s means ttl / 3";
     }
 }
 

@@ -5,10 +5,12 @@ use std::time::Duration;
 use super::faults;
 use super::model::{
     ClientSpec, DesignSpec, Expect, LinkSpec, NetworkSpec, ParamValue, Params, Scenario, Verdict,
-    Workload, EXPECT_OUTCOMES,
+    EXPECT_OUTCOMES,
 };
 use super::reader::{did_you_mean, Field, Result, Source, Table};
 use crate::design::catalog::{show_duration, DesignInfo, KeyKind, Registry, Role, CLIENT_KEYS};
+use crate::design::client::{ClientKeys, Precondition};
+use crate::design::DesignConfig as _;
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -182,9 +184,9 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
 
     let mut params = Vec::new();
     for key in info.keys {
-        let value = match (table.get(key.name), key.default) {
+        let value = match (table.get(key.name), &key.default) {
             (Some(field), _) => param_value(&key.kind, &field)?,
-            (None, Some(default)) => default.into(),
+            (None, Some(default)) => default.clone(),
             (None, None) => {
                 return Err(table.error(format!(
                     "missing required key `{}` in {} ({}, {})",
@@ -269,8 +271,8 @@ fn param_value(kind: &KeyKind, field: &Field<'_>) -> Result<ParamValue> {
         KeyKind::Bool => ParamValue::Bool(field.bool()?),
         KeyKind::U64 { min, max } => ParamValue::U64(field.u64_in(min, max)?),
         KeyKind::F64 { .. } => in_range(kind, field, ParamValue::F64(field.f64()?))?,
-        KeyKind::Choice(choices) => ParamValue::Str(choice(field, choices)?.to_string()),
-        KeyKind::Text => ParamValue::Str(field.str()?.to_string()),
+        KeyKind::Choice(choices) => ParamValue::Str(choice(field, choices)?.to_string().into()),
+        KeyKind::Text => ParamValue::Str(field.str()?.to_string().into()),
     })
 }
 
@@ -406,21 +408,19 @@ fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
             p = p.with(key.name, param_value(&key.kind, &field)?);
         }
     }
+    let keys = ClientKeys::from_params(&p);
     let spec = ClientSpec {
         name: name.to_string(),
-        start: p.duration("start"),
-        rounds: p.u64("rounds"),
-        work: p.duration("work"),
-        workload: match p.str("workload") {
-            "increment" => Workload::Increment,
-            _ => Workload::Write,
-        },
-        retry: p.duration("retry"),
-        timeout: p.duration("timeout"),
-        check_lease: p.bool("check_lease"),
-        renew: p.bool("renew"),
-        fence_on_acquire: p.bool("fence_on_acquire"),
-        conditional: p.str("precondition") == "read",
+        start: keys.start,
+        rounds: keys.rounds,
+        work: keys.work,
+        workload: keys.workload,
+        retry: keys.retry,
+        timeout: keys.timeout,
+        check_lease: keys.check_lease,
+        renew: keys.renew,
+        fence_on_acquire: keys.fence_on_acquire,
+        conditional: keys.precondition == Precondition::Read,
     };
     table.finish()?;
     Ok(spec)

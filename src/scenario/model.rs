@@ -155,14 +155,8 @@ pub struct ClientSpec {
     pub conditional: bool,
 }
 
-/// What a client's write does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Workload {
-    /// `"write"`: a blind put of a new value.
-    Write,
-    /// `"increment"`: read, add one, write back (lost updates show up here).
-    Increment,
-}
+/// What a client's write does: `"write"` or `"increment"`.
+pub use crate::design::client::Workload;
 
 /// `[[faults]]`: one fault and when it fires, in the simulator's own terms:
 /// the loader reads a table straight into a [`Fault`] and a [`Trigger`], and

@@ -134,6 +134,8 @@ impl fencesim::design::storage::StoragePolicy for Crash {
 }
 
 impl fencesim::design::StorageDesign for Crash {
+    type Config = ();
+
     fn info(&self) -> fencesim::design::catalog::DesignInfo {
         fencesim::design::catalog::DesignInfo {
             name: "crash",
@@ -142,10 +144,7 @@ impl fencesim::design::StorageDesign for Crash {
             keys: &[],
         }
     }
-    fn server(
-        &self,
-        _: &fencesim::scenario::Params,
-    ) -> Box<dyn sim::Actor<fencesim::protocol::Msg>> {
+    fn server(&self, _: &()) -> Box<dyn sim::Actor<fencesim::protocol::Msg>> {
         Box::new(fencesim::design::storage::StorageNode::new(Crash))
     }
 }

@@ -35,6 +35,7 @@
 
 mod catalogue;
 mod cli;
+mod designs;
 mod oracle;
 mod transcripts;
 

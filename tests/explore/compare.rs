@@ -113,23 +113,23 @@ fn compare_lists_every_lock_design_with_the_same_seeds() {
 fn the_terminal_table_shows_names_as_written() {
     use fencesim::design::catalog::DesignInfo;
     use fencesim::design::lock_client::LockClient;
-    use fencesim::design::params::Params;
     use fencesim::design::LockDesign;
     use fencesim::protocol::Msg;
 
     struct Renamed;
     impl LockDesign for Renamed {
+        type Config = fencesim::design::lease::LeaseConfig;
         fn info(&self) -> DesignInfo {
             DesignInfo {
                 name: "k8s_lease",
                 ..fencesim::design::lease::Lease.info()
             }
         }
-        fn server(&self, p: &Params, index: usize) -> Box<dyn fencesim::sim::Actor<Msg>> {
-            fencesim::design::lease::Lease.server(p, index)
+        fn server(&self, c: &Self::Config, index: usize) -> Box<dyn fencesim::sim::Actor<Msg>> {
+            fencesim::design::lease::Lease.server(c, index)
         }
-        fn client(&self, p: &Params, nodes: &[String]) -> Box<dyn LockClient> {
-            fencesim::design::lease::Lease.client(p, nodes)
+        fn client(&self, c: &Self::Config, nodes: &[String]) -> Box<dyn LockClient> {
+            fencesim::design::lease::Lease.client(c, nodes)
         }
     }
     let mut registry = Registry::builtin();

@@ -248,6 +248,8 @@ impl fencesim::design::storage::StoragePolicy for Spin {
 }
 
 impl fencesim::design::StorageDesign for Spin {
+    type Config = ();
+
     fn info(&self) -> fencesim::design::catalog::DesignInfo {
         fencesim::design::catalog::DesignInfo {
             name: "spin",
@@ -256,10 +258,7 @@ impl fencesim::design::StorageDesign for Spin {
             keys: &[],
         }
     }
-    fn server(
-        &self,
-        _: &fencesim::scenario::Params,
-    ) -> Box<dyn sim::Actor<fencesim::protocol::Msg>> {
+    fn server(&self, _: &()) -> Box<dyn sim::Actor<fencesim::protocol::Msg>> {
         Box::new(fencesim::design::storage::StorageNode::new(Spin))
     }
 }

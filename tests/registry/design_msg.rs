@@ -13,7 +13,6 @@ use fencesim::design::lock_client::{Grant, LockClient, LockEvent};
 use fencesim::design::{node_named, LockDesign};
 use fencesim::oracle::Verdict;
 use fencesim::protocol::{Msg, Payload};
-use fencesim::scenario::Params;
 use fencesim::testkit::ScenarioBuilder;
 use sim::{Actor, Context, NodeId, TimerId};
 
@@ -41,6 +40,8 @@ const TTL: Duration = Duration::from_secs(10);
 struct TicketDesign;
 
 impl LockDesign for TicketDesign {
+    type Config = ();
+
     fn info(&self) -> DesignInfo {
         DesignInfo {
             name: "ticket",
@@ -50,7 +51,7 @@ impl LockDesign for TicketDesign {
         }
     }
 
-    fn server(&self, _: &Params, _index: usize) -> Box<dyn Actor<Msg>> {
+    fn server(&self, _: &(), _index: usize) -> Box<dyn Actor<Msg>> {
         Box::new(TicketServer {
             holder: None,
             grants: Grants::new(),
@@ -58,7 +59,7 @@ impl LockDesign for TicketDesign {
         })
     }
 
-    fn client(&self, _: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, _: &(), lock_nodes: &[String]) -> Box<dyn LockClient> {
         Box::new(TicketClient {
             lock: lock_nodes[0].clone(),
             req: 0,

@@ -131,6 +131,8 @@ fn the_exhaustive_search_runs_the_user_design() {
 struct GracelessLease;
 
 impl LockDesign for GracelessLease {
+    type Config = Params;
+
     fn info(&self) -> DesignInfo {
         *crate::registry()
             .get(Role::Lock, "grace_lease")

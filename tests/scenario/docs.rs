@@ -199,6 +199,7 @@ fn the_page_names_every_key_the_loader_accepts() {
 fn row(key: &KeySpec) -> String {
     let default = key
         .default
+        .as_ref()
         .map_or("required".to_owned(), |d| format!("`{d}`"));
     let kind = key.kind.to_string().replace('|', "\\|");
     format!("| `{}` | {kind} | {default} | {} |", key.name, key.doc)

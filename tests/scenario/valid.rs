@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role, Value};
+use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role};
 use fencesim::scenario::*;
 use sim::fault::{ClockChange, Crash, Delay, Drop, Duplicate, Partition, Pause};
 
@@ -300,19 +300,19 @@ fn user_registry() -> Registry {
         KeySpec {
             name: "nodes",
             kind: KeyKind::U64 { min: 1, max: 9 },
-            default: Some(Value::U64(3)),
+            default: Some(ParamValue::U64(3)),
             doc: "servers",
         },
         KeySpec {
             name: "drift",
             kind: KeyKind::F64 { min: 0.0, max: 1.0 },
-            default: Some(Value::F64(0.01)),
+            default: Some(ParamValue::F64(0.01)),
             doc: "",
         },
         KeySpec {
             name: "clock",
             kind: KeyKind::Choice(&["wall", "monotonic"]),
-            default: Some(Value::Str("wall")),
+            default: Some(ParamValue::text("wall")),
             doc: "",
         },
         KeySpec {

@@ -133,7 +133,7 @@ impl EpochClient {
     /// Schedules the next heartbeat; only the latest one scheduled beats.
     fn next_heartbeat(&mut self, ctx: &mut Context<'_, Msg>) {
         self.beats += 1;
-        ctx.set_timer(self.config.heartbeat, BEAT_TAG + self.beats);
+        ctx.set_timer(self.config.heartbeat_interval(), BEAT_TAG + self.beats);
     }
 
     fn heartbeat(&mut self, ctx: &mut Context<'_, Msg>) {

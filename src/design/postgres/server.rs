@@ -211,7 +211,7 @@ impl PgServer {
             Pooler::None | Pooler::Session => Some(self.new_backend(ctx, Some(conn))),
             Pooler::Transaction => None,
         };
-        let keepalive = ctx.set_timer(self.config.keepalive_idle, KEEPALIVE_TAG + conn);
+        let keepalive = ctx.set_timer(self.config.keepalive_idle(), KEEPALIVE_TAG + conn);
         let c = Conn {
             node: from,
             backend,
@@ -321,9 +321,9 @@ impl PgServer {
     /// The keepalive timer of `conn` fired: probe, or declare it dead.
     fn keepalive(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, conn: u64) {
         let (idle, interval, count) = (
-            self.config.keepalive_idle,
-            self.config.keepalive_interval,
-            self.config.keepalive_count,
+            self.config.keepalive_idle(),
+            self.config.keepalive_interval(),
+            self.config.keepalive_count(),
         );
         let Some(c) = self.conns.get_mut(&conn).filter(|c| c.keepalive == id) else {
             return;
@@ -558,9 +558,9 @@ mod tests {
     #[test]
     fn a_silent_client_loses_its_session_after_idle_plus_interval_times_count() {
         let mut s = Server::new(config(|c| {
-            c.keepalive_idle = 10 * SECOND;
-            c.keepalive_interval = 2 * SECOND;
-            c.keepalive_count = 3;
+            c.tcp_keepalives_idle = 10 * SECOND;
+            c.tcp_keepalives_interval = 2 * SECOND;
+            c.tcp_keepalives_count = 3;
         }));
         let conn = s.connect(CLIENT1);
         assert!(granted(&s.lock(CLIENT1, conn, 1)).is_some());
@@ -586,9 +586,9 @@ mod tests {
     #[test]
     fn a_client_whose_kernel_answers_the_probes_keeps_its_session() {
         let mut s = Server::new(config(|c| {
-            c.keepalive_idle = 10 * SECOND;
-            c.keepalive_interval = 2 * SECOND;
-            c.keepalive_count = 3;
+            c.tcp_keepalives_idle = 10 * SECOND;
+            c.tcp_keepalives_interval = 2 * SECOND;
+            c.tcp_keepalives_count = 3;
         }));
         let conn = s.connect(CLIENT1);
         s.lock(CLIENT1, conn, 1);
