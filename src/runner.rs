@@ -9,8 +9,10 @@
 //! assert!(run.expectations_met);
 //! ```
 
+use std::borrow::Cow;
 use std::time::Duration;
 
+use serde::Serialize;
 use sim::fault::ScheduledFault;
 use sim::{Actor, Limits, LinkConfig, NetConfig, Outcome, RunResult, WorldBuilder};
 
@@ -94,6 +96,36 @@ pub fn is_cut_short(outcome: &Outcome) -> bool {
         outcome,
         Outcome::Stalled | Outcome::TimeLimit | Outcome::EventLimit
     )
+}
+
+/// The `crash` field of `run --json` and of explore's per-seed lines: the
+/// node and panic of a crashed run; for a run that outlived its wall-clock
+/// budget, no node and the outcome in words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Crash<'a> {
+    /// The node whose handler panicked (`None`: outside a handler, or a
+    /// run that timed out).
+    pub node: Option<&'a str>,
+    /// The panic message and location, or why the run timed out.
+    pub message: Cow<'a, str>,
+}
+
+impl<'a> Crash<'a> {
+    /// The crash of a run that ended `outcome`; `None` unless it crashed or
+    /// timed out.
+    pub fn of(outcome: &'a Outcome) -> Option<Crash<'a>> {
+        match outcome {
+            Outcome::Crashed { node, message } => Some(Crash {
+                node: node.as_deref(),
+                message: Cow::Borrowed(message),
+            }),
+            Outcome::TimedOut { .. } => Some(Crash {
+                node: None,
+                message: Cow::Owned(outcome.to_string()),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// What a judged run amounts to, most severe first.

@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::json;
 use sim::Outcome;
 
@@ -41,8 +42,8 @@ use super::exhaustive;
 use super::guided::{self, Corpus};
 use super::random;
 use super::shard::Shard;
-use crate::oracle::{milestones, Milestones, Verdict, ViolationKind};
-use crate::runner::{self, ScenarioRun};
+use crate::oracle::{milestones, Counters, Milestones, Verdict, ViolationKind};
+use crate::runner::{self, Crash, ScenarioRun};
 use crate::scenario::Scenario;
 
 /// At most this many failing seeds are kept in a summary; further ones are
@@ -181,26 +182,8 @@ pub struct SeedReport {
     pub verdict: Verdict,
     /// How the run ended (`crashed` carries the panic).
     pub outcome: Outcome,
-    /// Stale writes found.
-    pub stale_writes: u64,
-    /// Zombie writes found.
-    pub zombie_writes: u64,
-    /// Late writes found (never a violation).
-    pub late_writes: u64,
-    /// Writes accepted.
-    pub accepted_writes: u64,
-    /// Writes rejected.
-    pub rejected_writes: u64,
-    /// Token regressions found.
-    pub token_regressions: u64,
-    /// Lost updates found.
-    pub lost_updates: u64,
-    /// Double grants found.
-    pub double_grants: u64,
-    /// Early expiries found.
-    pub early_expiries: u64,
-    /// Minority acquisitions found.
-    pub minority_acquires: u64,
+    /// The findings and writes counted, as the run's report counts them.
+    pub counters: Counters,
     /// Kinds of the findings that count toward the verdict, deduplicated.
     pub kinds: Vec<ViolationKind>,
     /// Journal length.
@@ -257,16 +240,7 @@ impl SeedReport {
             seed: run.result.seed,
             verdict: r.verdict,
             outcome: run.result.outcome.clone(),
-            stale_writes: r.stale_writes,
-            zombie_writes: r.zombie_writes,
-            late_writes: r.late_writes,
-            accepted_writes: r.accepted_writes,
-            rejected_writes: r.rejected_writes,
-            token_regressions: r.token_regressions,
-            lost_updates: r.lost_updates,
-            double_grants: r.double_grants,
-            early_expiries: r.early_expiries,
-            minority_acquires: r.minority_acquires,
+            counters: r.counters,
             kinds,
             events: run.result.journal.len() as u64,
             sim_time: run.result.sim_time,
@@ -325,37 +299,47 @@ impl SeedReport {
 
     /// The JSON line of `--json`.
     pub fn json(&self, repro: &str) -> serde_json::Value {
-        json!({
-            "seed": self.seed,
-            "verdict": self.verdict.as_str(),
-            "outcome": self.outcome.as_str(),
-            "crash": match &self.outcome {
-                Outcome::Crashed { node, message } => json!({"node": node, "message": message}),
-                Outcome::TimedOut { .. } => json!({"node": null, "message": self.outcome.to_string()}),
-                _ => serde_json::Value::Null,
-            },
-            "kinds": self.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
-            "findings": self.findings,
-            "broken": self.broken,
-            "stale_writes": self.stale_writes,
-            "zombie_writes": self.zombie_writes,
-            "late_writes": self.late_writes,
-            "accepted_writes": self.accepted_writes,
-            "rejected_writes": self.rejected_writes,
-            "token_regressions": self.token_regressions,
-            "lost_updates": self.lost_updates,
-            "double_grants": self.double_grants,
-            "early_expiries": self.early_expiries,
-            "minority_acquires": self.minority_acquires,
-            "events": self.events,
-            "sim_time_ms": self.sim_time.as_millis() as u64,
-            "faults": self.faults,
-            "unfired_faults": self.unfired_faults,
-            "milestones": self.milestones,
-            "trace_hash": self.trace_hash,
-            "repro": repro,
+        serde_json::to_value(SeedLine {
+            seed: self.seed,
+            verdict: self.verdict,
+            outcome: self.outcome.as_str(),
+            crash: Crash::of(&self.outcome),
+            kinds: &self.kinds,
+            findings: &self.findings,
+            broken: &self.broken,
+            counters: &self.counters,
+            events: self.events,
+            sim_time_ms: self.sim_time.as_millis() as u64,
+            faults: self.faults,
+            unfired_faults: self.unfired_faults,
+            milestones: &self.milestones,
+            trace_hash: &self.trace_hash,
+            repro,
         })
+        .expect("a seed's line is plain data")
     }
+}
+
+/// A seed's line of `explore --json`: its verdict and [`Counters`] (the
+/// same fields as `run --json`'s), how the run ended, and its repro.
+#[derive(Serialize)]
+struct SeedLine<'a> {
+    seed: u64,
+    verdict: Verdict,
+    outcome: &'static str,
+    crash: Option<Crash<'a>>,
+    kinds: &'a [ViolationKind],
+    findings: &'a [String],
+    broken: &'a [&'static str],
+    #[serde(flatten)]
+    counters: &'a Counters,
+    events: u64,
+    sim_time_ms: u64,
+    faults: usize,
+    unfired_faults: u64,
+    milestones: &'a Milestones,
+    trace_hash: &'a str,
+    repro: &'a str,
 }
 
 /// What a sweep found.
