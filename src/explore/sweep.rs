@@ -2,7 +2,7 @@
 //! threads pulling seed indices from one atomic counter.
 //!
 //! Each worker runs its seeds one after the other on its own thread, a
-//! fresh madsim runtime each ([`crate::runner::run_here`]): a seed's trace
+//! fresh madsim runtime each ([`RunConfig::here`]): a seed's trace
 //! is the same in a sweep, whatever ran before it on that thread, as alone
 //! (`sim::run` says why). Workers share nothing but the counter. The
 //! calling thread watches each run's wall-clock budget: a run that outlives
@@ -43,7 +43,7 @@ use super::guided::{self, Corpus};
 use super::random;
 use super::shard::Shard;
 use crate::oracle::{milestones, Counters, Milestones, Verdict, ViolationKind};
-use crate::runner::{self, Crash, ScenarioRun};
+use crate::runner::{self, Crash, RunConfig, ScenarioRun};
 use crate::scenario::Scenario;
 
 /// At most this many failing seeds are kept in a summary; further ones are
@@ -572,21 +572,34 @@ pub struct Runs {
 }
 
 impl Default for Runs {
-    /// The process's default budget (`sim::run::default_run_timeout`),
-    /// hashes of the reported seeds only.
+    /// No budget, hashes of the reported seeds only.
     fn default() -> Self {
         Runs {
-            budget: sim::run::default_run_timeout(),
+            budget: None,
             trace_hashes: false,
         }
     }
 }
 
 impl Runs {
+    /// Runs of `budget` (`--run-timeout`), hashes of the reported seeds
+    /// only.
+    pub fn within(budget: Option<Duration>) -> Runs {
+        Runs {
+            budget,
+            ..Runs::default()
+        }
+    }
+
+    /// The configuration of a run with `seed` and this budget.
+    pub fn config(&self, seed: u64) -> RunConfig {
+        RunConfig::new(seed).budget(self.budget)
+    }
+
     /// Runs `scenario` (all of whose faults are its own) with `seed` and
     /// judges it.
     pub fn run(&self, scenario: &Scenario, seed: u64) -> ScenarioRun {
-        runner::run_within(scenario, seed, scenario.faults.len(), self.budget)
+        self.config(seed).run(scenario)
     }
 
     /// A sweep worker's seed: run on the calling thread (the sweep watches
@@ -596,7 +609,10 @@ impl Runs {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
             mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode.clone())),
         };
-        let run = runner::run_here(&s, mode.run_seed(seed), scenario.faults.len());
+        let run = RunConfig::new(mode.run_seed(seed))
+            .scripted(scenario.faults.len())
+            .here()
+            .run(&s);
         let mut report = SeedReport::new(&run, &s);
         // Numbered as the sweep took it (an exhaustive search's set).
         report.seed = seed;
@@ -624,7 +640,10 @@ pub fn run_seed_with(
         FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
         mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode)),
     };
-    let run = runner::run_within(&s, mode_seed, scenario.faults.len(), runs.budget);
+    let run = runs
+        .config(mode_seed)
+        .scripted(scenario.faults.len())
+        .run(&s);
     let mut report = SeedReport::new(&run, &s);
     report.seed = seed;
     (run, report)
@@ -833,8 +852,8 @@ impl Shared {
         self.time.is_some_and(|t| self.started.elapsed() >= t)
     }
 
-    /// The report of a seed whose run outlived `budget`: what
-    /// `runner::run_within` gives such a run (no journal, no hash).
+    /// The report of a seed whose run outlived `budget`: what a run with a
+    /// [budget](RunConfig::budget) gives such a run (no journal, no hash).
     fn timed_out(&self, seed: u64, budget: Duration) -> SeedReport {
         let s = match &self.mode {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(&self.scenario),
@@ -848,7 +867,9 @@ impl Shared {
             wall_time: budget,
             faults_fired: Vec::new(),
         };
-        let run = runner::judge_scripted(&s, result, self.scenario.faults.len());
+        let run = RunConfig::new(seed)
+            .scripted(self.scenario.faults.len())
+            .judge(&s, result);
         SeedReport::new(&run, &s)
     }
 }
@@ -934,7 +955,7 @@ fn watch_wait(slots: &[Arc<Slot>], budget: Option<Duration>) -> Duration {
 const POLL: Duration = Duration::from_millis(20);
 
 /// Starts a worker: it takes seeds one after the other and runs each on its
-/// own thread (`runner::run_here`: one madsim runtime per seed, one thread
+/// own thread ([`RunConfig::here`]: one madsim runtime per seed, one thread
 /// for them all), until the work is done or the sweep halts.
 fn spawn_worker(shared: &Arc<Shared>, sender: &mpsc::Sender<Done>) -> Arc<Slot> {
     let slot = Arc::new(Slot::default());

@@ -114,7 +114,7 @@ pub enum Verdict {
     /// No violation, but the run judged nothing: no write reached the
     /// storage, so "no stale write was accepted" would be vacuous.
     /// [`check`] judges a journal and says `safe`; the runner
-    /// (`runner::judge`) says `inconclusive` for a run whose report
+    /// (`runner::RunConfig::judge`) says `inconclusive` for a run whose report
     /// [judged nothing](Report::judged_nothing).
     Inconclusive,
     /// The run crashed (a panic in a design or in the world): whatever its
