@@ -461,39 +461,39 @@ impl SweepSummary {
 
     /// The last line of `--json`.
     pub fn json(&self, options: &SweepOptions) -> serde_json::Value {
-        json!({
-            "summary": true,
-            "seeds": self.seeds,
-            "violations": self.violations,
-            "crashed": self.crashed,
-            "timed_out": self.timed_out,
-            "failing_seeds": self.failing_seeds,
-            "failing_seeds_truncated": self.failures_truncated(),
-            "first_failing_seed": self.first_failing_seed,
-            "seeds_per_sec": (self.seeds_per_sec() * 10.0).round() / 10.0,
-            "wall_ms": self.wall.as_millis() as u64,
-            "sim_ms": self.sim_time.as_millis() as u64,
-            // Exact, so that a resumed sweep's and shards' sums are too.
-            "sim_ns": self.sim_time.as_nanos() as u64,
-            "by_kind": self.by_kind,
-            "by_property": self.by_property,
-            "outcomes": self.outcomes,
-            "inconclusive": self.inconclusive,
-            "cut_short": self.cut_short,
-            "unfired": self.unfired,
-            "milestones": self.milestone_counts(),
-            "range": format!("{}..{}", options.seeds.start, options.seeds.end),
-            "shard": options.shard.to_string(),
-            "faults": options.faults.as_str(),
-            "jobs": options.jobs,
-            "completed_ranges": ranges_json(&self.completed),
-            "complete": self.is_complete(options),
-            "stopped": self.stopped,
-            "stopped_by": self.stopped_by.map(StoppedBy::as_str),
-            "seeds_per_failure": self.seeds_per_failure().map(|r| (r * 10.0).round() / 10.0),
-            "until": self.rules.until,
-            "time_ms": self.rules.time.map(|t| t.as_millis() as u64),
+        serde_json::to_value(SummaryLine {
+            summary: true,
+            seeds: self.seeds,
+            violations: self.violations,
+            crashed: self.crashed,
+            timed_out: self.timed_out,
+            failing_seeds: self.failing_seeds,
+            failing_seeds_truncated: self.failures_truncated(),
+            first_failing_seed: self.first_failing_seed,
+            seeds_per_sec: (self.seeds_per_sec() * 10.0).round() / 10.0,
+            wall_ms: self.wall.as_millis() as u64,
+            sim_ms: self.sim_time.as_millis() as u64,
+            sim_ns: self.sim_time.as_nanos() as u64,
+            by_kind: &self.by_kind,
+            by_property: &self.by_property,
+            outcomes: &self.outcomes,
+            inconclusive: self.inconclusive,
+            cut_short: self.cut_short,
+            unfired: self.unfired,
+            milestones: self.milestone_counts(),
+            range: format!("{}..{}", options.seeds.start, options.seeds.end),
+            shard: options.shard.to_string(),
+            faults: options.faults.as_str(),
+            jobs: options.jobs,
+            completed_ranges: self.completed.iter().map(|r| [r.start, r.end]).collect(),
+            complete: self.is_complete(options),
+            stopped: self.stopped,
+            stopped_by: self.stopped_by.map(StoppedBy::as_str),
+            seeds_per_failure: self.seeds_per_failure().map(|r| (r * 10.0).round() / 10.0),
+            until: self.rules.until,
+            time_ms: self.rules.time.map(|t| t.as_millis() as u64),
         })
+        .expect("a summary is plain data")
     }
 
     /// A `--json` progress line: the summary so far, marked
@@ -507,6 +507,43 @@ impl SweepSummary {
         out.extend(std::mem::take(map));
         out.into()
     }
+}
+
+/// The summary line of `explore --json` (see [`SweepSummary::json`]).
+#[derive(Serialize)]
+struct SummaryLine<'a> {
+    summary: bool,
+    seeds: u64,
+    violations: u64,
+    crashed: u64,
+    timed_out: u64,
+    failing_seeds: u64,
+    failing_seeds_truncated: bool,
+    first_failing_seed: Option<u64>,
+    seeds_per_sec: f64,
+    wall_ms: u64,
+    sim_ms: u64,
+    /// Exact, so that a resumed sweep's and shards' sums are too.
+    sim_ns: u64,
+    by_kind: &'a BTreeMap<&'static str, u64>,
+    by_property: &'a BTreeMap<&'static str, u64>,
+    outcomes: &'a BTreeMap<&'static str, u64>,
+    inconclusive: u64,
+    cut_short: u64,
+    unfired: u64,
+    milestones: BTreeMap<&'static str, u64>,
+    range: String,
+    shard: String,
+    faults: &'static str,
+    jobs: usize,
+    /// Half-open, `[[a, b], …]`.
+    completed_ranges: Vec<[u64; 2]>,
+    complete: bool,
+    stopped: bool,
+    stopped_by: Option<&'static str>,
+    seeds_per_failure: Option<f64>,
+    until: Option<u64>,
+    time_ms: Option<u64>,
 }
 
 /// Ranges as JSON: `[[a, b], …]`, each half-open.
