@@ -226,17 +226,6 @@ impl RunConfig {
         }
     }
 
-    /// The seed.
-    pub fn seed(&self) -> u64 {
-        self.seed
-    }
-
-    /// The same run with `seed`.
-    pub fn with_seed(mut self, seed: u64) -> RunConfig {
-        self.seed = seed;
-        self
-    }
-
     /// Only the scenario's first `scripted` faults are its own; the others
     /// were added to it (`--faults random`) and may never fire without
     /// making the run inconclusive.

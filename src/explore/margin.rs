@@ -298,7 +298,7 @@ pub fn probes(scenario: &Scenario) -> Vec<Probe> {
 
 /// The pause margin a comparison of designs shows: the first client's
 /// pause right after its first `acquired` (the scenario's own such pause if
-/// it scripts one).
+/// it scripts one). Each run has `runs`' budget.
 pub fn main_pause(runs: &sweep::Runs, scenario: &Scenario, seed: u64) -> Option<Row> {
     let first = scenario.clients.first()?;
     let wanted = acquired(&first.name);
@@ -317,7 +317,8 @@ pub fn margins(scenario: &Scenario, seed: u64) -> Vec<Row> {
 }
 
 /// The margin of each of `probes` (of [`probes`]`(scenario)`), calling
-/// `progress` with the rows done and their number after each.
+/// `progress` with the rows done and their number after each. Each run has
+/// `runs`' budget.
 pub fn margins_with(
     runs: &sweep::Runs,
     scenario: &Scenario,
@@ -359,7 +360,7 @@ fn verdict_of(run: &runner::ScenarioRun) -> Verdict {
 }
 
 /// The search described in the module's documentation. `reference` is the
-/// verdict of the scenario as written.
+/// verdict of the scenario as written. Each run has `runs_with`' budget.
 pub fn search(
     runs_with: &sweep::Runs,
     scenario: &Scenario,
