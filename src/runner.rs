@@ -9,8 +9,10 @@
 //! assert!(run.expectations_met);
 //! ```
 
+use std::borrow::Cow;
 use std::time::Duration;
 
+use serde::Serialize;
 use sim::fault::ScheduledFault;
 use sim::{Actor, Limits, LinkConfig, NetConfig, Outcome, RunResult, WorldBuilder};
 
@@ -96,6 +98,36 @@ pub fn is_cut_short(outcome: &Outcome) -> bool {
     )
 }
 
+/// The `crash` field of `run --json` and of explore's per-seed lines: the
+/// node and panic of a crashed run; for a run that outlived its wall-clock
+/// budget, no node and the outcome in words.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Crash<'a> {
+    /// The node whose handler panicked (`None`: outside a handler, or a
+    /// run that timed out).
+    pub node: Option<&'a str>,
+    /// The panic message and location, or why the run timed out.
+    pub message: Cow<'a, str>,
+}
+
+impl<'a> Crash<'a> {
+    /// The crash of a run that ended `outcome`; `None` unless it crashed or
+    /// timed out.
+    pub fn of(outcome: &'a Outcome) -> Option<Crash<'a>> {
+        match outcome {
+            Outcome::Crashed { node, message } => Some(Crash {
+                node: node.as_deref(),
+                message: Cow::Borrowed(message),
+            }),
+            Outcome::TimedOut { .. } => Some(Crash {
+                node: None,
+                message: Cow::Owned(outcome.to_string()),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// What a judged run amounts to, most severe first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunStatus {
@@ -151,97 +183,139 @@ impl Expectation {
     }
 }
 
-/// Runs `scenario` with `seed` on a fresh thread and judges it. The world
-/// is built from the designs the scenario was loaded with
+/// Runs `scenario` with `seed` on a fresh thread and judges it:
+/// [`RunConfig::new`]`(seed).run(scenario)`. The world is built from the
+/// designs the scenario was loaded with
 /// ([`DesignSpec::resolved`](crate::scenario::DesignSpec::resolved)): a
 /// user's own designs run as they were loaded, with no registry to pass.
 pub fn run(scenario: &Scenario, seed: u64) -> ScenarioRun {
-    run_scripted(scenario, seed, scenario.faults.len())
+    RunConfig::new(seed).run(scenario)
 }
 
-/// Like [`run`], for a scenario whose faults after the first `scripted`
-/// were added to it (`--faults random`): those may never fire without
-/// making the run inconclusive.
-pub fn run_scripted(scenario: &Scenario, seed: u64, scripted: usize) -> ScenarioRun {
-    run_within(scenario, seed, scripted, sim::run::default_run_timeout())
-}
-
-/// [`run_scripted`] within a wall-clock `budget` (`None`: none): a run still
-/// going after it ends as `Outcome::TimedOut` (see `sim::run_within`).
-pub fn run_within(
-    scenario: &Scenario,
+/// How to make and judge one run of a scenario: its seed, how many of the
+/// scenario's faults are its own, the wall-clock budget, and the thread it
+/// runs on. Built with [`RunConfig::new`] and its setters; then
+/// [`RunConfig::run`] makes the run, or [`RunConfig::judge`] judges one
+/// made elsewhere.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use fencesim::design::catalog::Registry;
+/// use fencesim::runner::RunConfig;
+/// let s = fencesim::scenario::load_file(&Registry::builtin(), "scenarios/figure-9-6.toml".as_ref()).unwrap();
+/// let run = RunConfig::new(s.seed).budget(Some(Duration::from_secs(60))).run(&s);
+/// assert!(run.expectations_met);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunConfig {
     seed: u64,
-    scripted: usize,
+    scripted: Option<usize>,
     budget: Option<Duration>,
-) -> ScenarioRun {
-    let s = scenario.clone();
-    let result = sim::run_within(seed, budget, move || world(&s));
-    judge_scripted(scenario, result, scripted)
+    here: bool,
 }
 
-/// [`run_scripted`] on the calling thread, with no wall-clock budget (see
-/// `sim::run_here`): the same run, and a thread can run many of them one
-/// after the other. This is how sweeps run their seeds.
-pub fn run_here(scenario: &Scenario, seed: u64, scripted: usize) -> ScenarioRun {
-    let result = sim::run_here(seed, || world(scenario));
-    judge_scripted(scenario, result, scripted)
-}
-
-/// Judges a finished run of `scenario`.
-pub fn judge(scenario: &Scenario, result: RunResult) -> ScenarioRun {
-    judge_scripted(scenario, result, scenario.faults.len())
-}
-
-/// Judges a finished run of `scenario`, whose first `scripted` faults are
-/// its own (see [`run_scripted`]).
-pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -> ScenarioRun {
-    let config = OracleConfig {
-        strict: scenario.strict,
-        lock_nodes: scenario.lock_nodes().len(),
-    };
-    let (mut report, milestones) = oracle::check_and_count(&result.journal, &config);
-    let crashed = result.outcome.is_error();
-    if crashed {
-        report.verdict = Verdict::Error;
-    } else if report.verdict == Verdict::Safe && report.judged_nothing() {
-        report.verdict = Verdict::Inconclusive;
+impl RunConfig {
+    /// A run with `seed`, on a fresh thread, with no wall-clock budget, in
+    /// which every fault of the scenario is its own.
+    pub fn new(seed: u64) -> RunConfig {
+        RunConfig {
+            seed,
+            scripted: None,
+            budget: None,
+            here: false,
+        }
     }
-    let faults = firings(scenario, &result, scripted);
-    let unfired = faults
-        .iter()
-        .filter(|f| f.scripted && f.fired_at.is_none())
-        .count() as u64;
-    let mut expectations = expectations(scenario, &report, unfired, &result);
-    expectations.extend(mechanism(scenario, &report, &milestones));
-    let inconclusive = inconclusive(scenario, &report, &faults, &result.outcome);
-    // A violation is definite, whatever else the run left untested: it fails
-    // unless `[expect]` asks for it (by its verdict, or by counts alone).
-    let unexpected_violation = report.verdict == Verdict::Violation
-        && match scenario.expect.verdict {
-            Some(v) => v != Verdict::Violation,
-            None => expectations.is_empty(),
+
+    /// Only the scenario's first `scripted` faults are its own; the others
+    /// were added to it (`--faults random`) and may never fire without
+    /// making the run inconclusive.
+    pub fn scripted(mut self, scripted: usize) -> RunConfig {
+        self.scripted = Some(scripted);
+        self
+    }
+
+    /// A run still going after `budget` of wall-clock time (`None`: none)
+    /// ends as `Outcome::TimedOut`, with no journal (see `sim::run_within`).
+    /// A run on the calling thread has none: its caller watches it.
+    pub fn budget(mut self, budget: Option<Duration>) -> RunConfig {
+        self.budget = budget;
+        self
+    }
+
+    /// Runs on the calling thread (see `sim::run_here`), with no budget:
+    /// the same run, and a thread can make many of them one after the
+    /// other. This is how sweeps run their seeds.
+    pub fn here(mut self) -> RunConfig {
+        self.here = true;
+        self
+    }
+
+    fn scripted_of(&self, scenario: &Scenario) -> usize {
+        self.scripted.unwrap_or(scenario.faults.len())
+    }
+
+    /// Runs `scenario` and judges it.
+    pub fn run(&self, scenario: &Scenario) -> ScenarioRun {
+        let result = if self.here {
+            sim::run_here(self.seed, || world(scenario))
+        } else {
+            let s = scenario.clone();
+            sim::run_within(self.seed, self.budget, move || world(&s))
         };
-    let status = if crashed {
-        RunStatus::Error
-    } else if unexpected_violation {
-        RunStatus::Failed
-    } else if !inconclusive.is_empty() {
-        RunStatus::Inconclusive
-    } else if expectations.iter().all(Expectation::met) {
-        RunStatus::Ok
-    } else {
-        RunStatus::Failed
-    };
-    ScenarioRun {
-        nodes: scenario.node_names(),
-        milestones,
-        result,
-        report,
-        expectations,
-        expectations_met: status == RunStatus::Ok,
-        faults,
-        inconclusive,
-        status,
+        self.judge(scenario, result)
+    }
+
+    /// Judges `result`, a finished run of `scenario` (its seed is the
+    /// result's own).
+    pub fn judge(&self, scenario: &Scenario, result: RunResult) -> ScenarioRun {
+        let config = OracleConfig {
+            strict: scenario.strict,
+            lock_nodes: scenario.lock_nodes().len(),
+        };
+        let (mut report, milestones) = oracle::check_and_count(&result.journal, &config);
+        let crashed = result.outcome.is_error();
+        if crashed {
+            report.verdict = Verdict::Error;
+        } else if report.verdict == Verdict::Safe && report.judged_nothing() {
+            report.verdict = Verdict::Inconclusive;
+        }
+        let faults = firings(scenario, &result, self.scripted_of(scenario));
+        let unfired = faults
+            .iter()
+            .filter(|f| f.scripted && f.fired_at.is_none())
+            .count() as u64;
+        let mut expectations = expectations(scenario, &report, unfired, &result);
+        expectations.extend(mechanism(scenario, &report, &milestones));
+        let inconclusive = inconclusive(scenario, &report, &faults, &result.outcome);
+        // A violation is definite, whatever else the run left untested: it fails
+        // unless `[expect]` asks for it (by its verdict, or by counts alone).
+        let unexpected_violation = report.verdict == Verdict::Violation
+            && match scenario.expect.verdict {
+                Some(v) => v != Verdict::Violation,
+                None => expectations.is_empty(),
+            };
+        let status = if crashed {
+            RunStatus::Error
+        } else if unexpected_violation {
+            RunStatus::Failed
+        } else if !inconclusive.is_empty() {
+            RunStatus::Inconclusive
+        } else if expectations.iter().all(Expectation::met) {
+            RunStatus::Ok
+        } else {
+            RunStatus::Failed
+        };
+        ScenarioRun {
+            nodes: scenario.node_names(),
+            milestones,
+            result,
+            report,
+            expectations,
+            expectations_met: status == RunStatus::Ok,
+            faults,
+            inconclusive,
+            status,
+        }
     }
 }
 

@@ -12,8 +12,8 @@
 //! panic inside an actor ends that run as [`Outcome::Crashed`], with the
 //! journal up to the panic, and never the caller.
 //!
-//! A run may also be given a wall-clock budget ([`run_within`], or a process
-//! default set with [`set_default_run_timeout`]). Simulated time and the
+//! A run may also be given a wall-clock budget ([`run_within`]); each
+//! caller passes its own, and the process keeps none. Simulated time and the
 //! event limit bound everything the world schedules, but not an actor that
 //! never returns from a handler (a loop in a user's design, a statement that
 //! never ends): Rust cannot interrupt that thread, so when the budget is
@@ -52,7 +52,6 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Once};
 use std::time::{Duration, Instant};
 
@@ -166,9 +165,8 @@ pub struct RunResult {
     pub faults_fired: Vec<Option<Duration>>,
 }
 
-/// Runs the world that `build` makes with `seed`, on a fresh thread, within
-/// the process's default wall-clock budget (none unless
-/// [`set_default_run_timeout`] set one).
+/// Runs the world that `build` makes with `seed`, on a fresh thread, with
+/// no wall-clock budget ([`run_within`] gives it one).
 ///
 /// `build` runs on that thread, so actors need not be `Send`.
 pub fn run<M, F>(seed: u64, build: F) -> RunResult
@@ -176,7 +174,7 @@ where
     M: Message,
     F: FnOnce() -> WorldBuilder<M> + Send + 'static,
 {
-    run_within(seed, default_run_timeout(), build)
+    run_within(seed, None, build)
 }
 
 /// [`run()`] with a wall-clock `budget`: when the run's thread has not
@@ -231,25 +229,6 @@ where
         sim_time,
         wall_time: started.elapsed(),
         faults_fired,
-    }
-}
-
-/// Nanoseconds of the process's default budget; 0 means none.
-static DEFAULT_RUN_TIMEOUT_NS: AtomicU64 = AtomicU64::new(0);
-
-/// Sets the wall-clock budget that [`run()`] gives every run of this process
-/// (`None`: no budget, the default). The `fencesim` command line sets it
-/// from `--run-timeout`.
-pub fn set_default_run_timeout(budget: Option<Duration>) {
-    let ns = budget.map_or(0, |b| (b.as_nanos() as u64).max(1));
-    DEFAULT_RUN_TIMEOUT_NS.store(ns, Ordering::Relaxed);
-}
-
-/// The budget [`run()`] uses, as set by [`set_default_run_timeout`].
-pub fn default_run_timeout() -> Option<Duration> {
-    match DEFAULT_RUN_TIMEOUT_NS.load(Ordering::Relaxed) {
-        0 => None,
-        ns => Some(Duration::from_nanos(ns)),
     }
 }
 

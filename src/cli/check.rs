@@ -8,7 +8,8 @@ use sim::Outcome;
 use super::{load, repro_command, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
-use crate::runner::{self, ScenarioRun};
+use crate::explore::sweep::Runs;
+use crate::runner::ScenarioRun;
 
 /// `fencesim check`'s flags.
 #[derive(clap::Args, Debug)]
@@ -17,7 +18,7 @@ pub(super) struct CheckArgs {
     paths: Vec<PathBuf>,
 }
 
-pub(super) fn check(registry: &Registry, args: CheckArgs) -> Status {
+pub(super) fn check(registry: &Registry, args: CheckArgs, runs: &Runs) -> Status {
     let paths = &args.paths[..];
     let default = [PathBuf::from("scenarios")];
     let paths = if paths.is_empty() {
@@ -44,8 +45,8 @@ pub(super) fn check(registry: &Registry, args: CheckArgs) -> Status {
             invalid.push(file.display().to_string());
             continue;
         };
-        let first = runner::run(&scenario, scenario.seed);
-        let second = runner::run(&scenario, scenario.seed);
+        let first = runs.run(&scenario, scenario.seed);
+        let second = runs.run(&scenario, scenario.seed);
         let deterministic = first.trace_hash() == second.trace_hash();
         let row_status = row_status(&first, deterministic);
         status = status.max(row_status);

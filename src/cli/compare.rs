@@ -8,7 +8,7 @@ use clap::Args;
 use super::{load, Status};
 use crate::design::catalog::{Registry, Role};
 use crate::explore::compare;
-use crate::explore::sweep::SweepOptions;
+use crate::explore::sweep::{Runs, SweepOptions};
 
 /// The flags of `fencesim compare`.
 #[derive(Args, Debug)]
@@ -32,7 +32,7 @@ pub(super) struct CompareArgs {
     markdown: bool,
 }
 
-pub(super) fn compare(registry: &Registry, args: &CompareArgs) -> Status {
+pub(super) fn compare(registry: &Registry, args: &CompareArgs, runs: &Runs) -> Status {
     let defaults = SweepOptions::default();
     let sweep = SweepOptions {
         seeds: args.seeds.clone().unwrap_or(defaults.seeds.clone()),
@@ -58,7 +58,7 @@ pub(super) fn compare(registry: &Registry, args: &CompareArgs) -> Status {
     let Some(scenario) = load(registry, file) else {
         return Status::Invalid;
     };
-    let rows = compare::compare(registry, &scenario, &designs, &sweep);
+    let rows = compare::compare_with(runs, registry, &scenario, &designs, &sweep);
     if json {
         for row in &rows {
             println!("{}", crate::escape::json_line(&row.json().to_string()));

@@ -238,7 +238,7 @@ struct Given {
     pub faults: bool,
 }
 
-pub(super) fn explore(registry: &Registry, args: ExploreArgs) -> Status {
+pub(super) fn explore(registry: &Registry, args: ExploreArgs, runs: &sweep::Runs) -> Status {
     let (file, mut options) = args.options();
     let file = file.as_path();
     let Some(scenario) = load(registry, file) else {
@@ -275,10 +275,9 @@ pub(super) fn explore(registry: &Registry, args: ExploreArgs) -> Status {
                 }
             },
         };
-        let runs = sweep::Runs::default();
-        return exhaustive(&runs, &scenario, &mut options, resumed);
+        return exhaustive(runs, &scenario, &mut options, resumed);
     }
-    let Some(mode) = options.faults.mode(&scenario) else {
+    let Some(mode) = options.faults.mode(&scenario, runs) else {
         return Status::Invalid;
     };
     options.sweep.faults = mode;
@@ -297,8 +296,7 @@ pub(super) fn explore(registry: &Registry, args: ExploreArgs) -> Status {
         },
     };
     // Every run is made with the designs the scenario was loaded with.
-    let runs = sweep::Runs::default();
-    sweep(&runs, &scenario, &options, resumed)
+    sweep(runs, &scenario, &options, resumed)
 }
 
 fn repro(scenario: &Scenario, seed: u64, mode: &FaultMode, generic: &str) -> String {

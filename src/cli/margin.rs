@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use super::{load, Status};
 use crate::design::catalog::Registry;
 use crate::explore::margin;
+use crate::explore::sweep::Runs;
 use crate::oracle::Verdict;
 
 /// `fencesim margin`'s flags.
@@ -24,7 +25,7 @@ pub(super) struct MarginArgs {
     max_runs: Option<u64>,
 }
 
-pub(super) fn margin(registry: &Registry, args: MarginArgs) -> Status {
+pub(super) fn margin(registry: &Registry, args: MarginArgs, runs: &Runs) -> Status {
     let MarginArgs {
         file,
         seed,
@@ -52,7 +53,7 @@ pub(super) fn margin(registry: &Registry, args: MarginArgs) -> Status {
         return Status::Invalid;
     }
     let terminal = std::io::stderr().is_terminal();
-    let rows = margin::margins_with(&scenario, seed, &probes, &mut |done, total| {
+    let rows = margin::margins_with(runs, &scenario, seed, &probes, &mut |done, total| {
         if terminal {
             eprint!("\rmargin: {done} of {total} probes ");
             if done == total {

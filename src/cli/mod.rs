@@ -33,6 +33,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::design::catalog::Registry;
+use crate::explore::sweep::Runs;
 pub(crate) use crate::repro::{invocation, repro_command, reproducible_command};
 use crate::scenario::{self, Scenario};
 
@@ -280,11 +281,16 @@ impl FaultsChoice {
     /// The mode for `scenario`, or `None` after printing why (exit 2): a
     /// guided mode without `--corpus`, `--corpus` without it, or a bad
     /// corpus file (named with its line and column).
-    pub(super) fn mode(&self, scenario: &Scenario) -> Option<crate::explore::sweep::FaultMode> {
+    pub(super) fn mode(
+        &self,
+        scenario: &Scenario,
+        runs: &Runs,
+    ) -> Option<crate::explore::sweep::FaultMode> {
         use crate::explore::sweep::FaultMode;
         match (self.arg, self.depth) {
             (FaultsArg::Depth, Some(d)) if self.corpus.is_none() => {
-                let depth = crate::explore::depth::Depth::new(scenario, d);
+                let baseline = runs.run(scenario, scenario.seed);
+                let depth = crate::explore::depth::Depth::of_run(&baseline, d);
                 return Some(FaultMode::Depth(std::sync::Arc::new(depth)));
             }
             (FaultsArg::Depth, Some(_)) => {
@@ -400,19 +406,20 @@ where
             return Status::Ok;
         }
     };
-    sim::run::set_default_run_timeout(cli.run_timeout.0);
+    // Every run a command makes has this budget.
+    let runs = &Runs::within(cli.run_timeout.0);
     match cli.command {
-        Command::Run(args) => run::run(registry, args),
-        Command::Explore(args) => explore::explore(registry, args),
-        Command::Shrink(args) => shrink::shrink(registry, args),
+        Command::Run(args) => run::run(registry, args, runs),
+        Command::Explore(args) => explore::explore(registry, args, runs),
+        Command::Shrink(args) => shrink::shrink(registry, args, runs),
         Command::Merge(args) => merge::merge(args),
-        Command::Check(args) => check::check(registry, args),
-        Command::Step(args) => step::step(registry, args),
+        Command::Check(args) => check::check(registry, args, runs),
+        Command::Step(args) => step::step(registry, args, runs),
         #[cfg(feature = "report")]
-        Command::Report(args) => report::report(registry, args),
+        Command::Report(args) => report::report(registry, args, runs),
         Command::Designs(args) => designs::designs(registry, &args),
-        Command::Margin(args) => margin::margin(registry, args),
-        Command::Compare(args) => compare::compare(registry, &args),
+        Command::Margin(args) => margin::margin(registry, args, runs),
+        Command::Compare(args) => compare::compare(registry, &args, runs),
         #[cfg(feature = "audit")]
         Command::Audit(args) => audit::audit(args),
         Command::New(args) => new::new(registry, &args),

@@ -2,14 +2,14 @@
 
 use std::fmt::Write as _;
 
-use serde_json::json;
+use serde::Serialize;
 use sim::journal::seconds;
 
 use crate::design::catalog::{KeySpec, Registry, Role, CLIENT_KEYS};
 use crate::escape;
-use crate::oracle::Verdict;
+use crate::oracle::{Milestones, Report, Verdict};
 use crate::report::lanes::{lanes_limited, LanesOptions};
-use crate::runner::ScenarioRun;
+use crate::runner::{Crash, FaultFiring, ScenarioRun};
 use crate::scenario::Scenario;
 
 /// The most lane rows `run` prints: the first and last halves, with a line
@@ -201,59 +201,132 @@ pub(crate) fn run_human(
 
 /// The `--json` object: the contract's fields, then extras.
 pub(crate) fn run_json(scenario: &Scenario, run: &ScenarioRun, repro: &str) -> String {
-    let rep = &run.report;
-    let result = &run.result;
-    let value = json!({
-        "scenario": scenario.name,
-        "seed": result.seed,
-        "verdict": rep.verdict.as_str(),
-        "stale_writes": rep.stale_writes,
-        "zombie_writes": rep.zombie_writes,
-        "late_writes": rep.late_writes,
-        "accepted_writes": rep.accepted_writes,
-        "rejected_writes": rep.rejected_writes,
-        "token_regressions": rep.token_regressions,
-        "lost_updates": rep.lost_updates,
-        "double_grants": rep.double_grants,
-        "early_expiries": rep.early_expiries,
-        "minority_acquires": rep.minority_acquires,
-        "events": result.journal.len(),
-        "sim_time_ms": result.sim_time.as_millis() as u64,
-        "trace_hash": run.trace_hash(),
-        "expectations_met": run.expectations_met,
-        "file": scenario.file,
-        "outcome": result.outcome.as_str(),
-        "crash": match &result.outcome {
-            sim::Outcome::Crashed { node, message } => json!({"node": node, "message": message}),
-            o @ sim::Outcome::TimedOut { .. } => json!({"node": null, "message": o.to_string()}),
-            _ => serde_json::Value::Null,
-        },
-        "false_rejections": rep.false_rejections,
-        "overlapping_leases": rep.overlapping_leases,
-        "violations": rep.violations,
-        "unfired_faults": run.unfired_faults().map(|f| json!({
-            "kind": f.kind,
-            "nodes": f.nodes,
-            "trigger": f.trigger,
-            "line": f.line,
-            "why": f.why_unfired,
-        })).collect::<Vec<_>>(),
-        "milestones": run.milestones,
-        "faults": run.faults.iter().map(|f| json!({
-            "kind": f.kind,
-            "nodes": f.nodes,
-            "trigger": f.trigger,
-            "line": f.line,
-            "fired_at_ms": f.fired_at.map(|t| t.as_millis() as u64),
-        })).collect::<Vec<_>>(),
-        "cut_short": run.cut_short(),
-        "inconclusive": run.inconclusive,
-        "expectations": run.expectations.iter().map(|e| json!({
-            "key": e.key, "expected": e.expected, "actual": e.actual, "met": e.met(),
-        })).collect::<Vec<_>>(),
-        "repro": repro,
-    });
-    escape::json_line(&value.to_string())
+    escape::json_line(&json_text(&RunLine::new(scenario, run, repro)))
+}
+
+/// `value` as one line of JSON, its keys in serde_json's order (sorted):
+/// the order the outputs have always had, whatever a struct declares.
+pub(crate) fn json_text(value: &impl Serialize) -> String {
+    serde_json::to_value(value)
+        .expect("an output line is plain data")
+        .to_string()
+}
+
+/// The object `run --json` prints: the oracle's report (its verdict,
+/// [`Counters`](crate::oracle::Counters) and findings) flattened among the
+/// run's own fields.
+#[derive(Serialize)]
+struct RunLine<'a> {
+    scenario: &'a str,
+    seed: u64,
+    #[serde(flatten)]
+    report: &'a Report,
+    events: usize,
+    sim_time_ms: u64,
+    trace_hash: String,
+    expectations_met: bool,
+    file: &'a str,
+    outcome: &'static str,
+    crash: Option<Crash<'a>>,
+    unfired_faults: Vec<UnfiredLine<'a>>,
+    milestones: &'a Milestones,
+    faults: Vec<FaultLine<'a>>,
+    cut_short: bool,
+    inconclusive: &'a [String],
+    expectations: Vec<ExpectationLine<'a>>,
+    repro: &'a str,
+}
+
+impl<'a> RunLine<'a> {
+    fn new(scenario: &'a Scenario, run: &'a ScenarioRun, repro: &'a str) -> RunLine<'a> {
+        let result = &run.result;
+        RunLine {
+            scenario: &scenario.name,
+            seed: result.seed,
+            report: &run.report,
+            events: result.journal.len(),
+            sim_time_ms: result.sim_time.as_millis() as u64,
+            trace_hash: run.trace_hash(),
+            expectations_met: run.expectations_met,
+            file: &scenario.file,
+            outcome: result.outcome.as_str(),
+            crash: Crash::of(&result.outcome),
+            unfired_faults: run
+                .unfired_faults()
+                .map(|f| UnfiredLine {
+                    fault: FaultFields::of(f),
+                    why: &f.why_unfired,
+                })
+                .collect(),
+            milestones: &run.milestones,
+            faults: run
+                .faults
+                .iter()
+                .map(|f| FaultLine {
+                    fault: FaultFields::of(f),
+                    fired_at_ms: f.fired_at.map(|t| t.as_millis() as u64),
+                })
+                .collect(),
+            cut_short: run.cut_short(),
+            inconclusive: &run.inconclusive,
+            expectations: run
+                .expectations
+                .iter()
+                .map(|e| ExpectationLine {
+                    key: e.key,
+                    expected: &e.expected,
+                    actual: &e.actual,
+                    met: e.met(),
+                })
+                .collect(),
+            repro,
+        }
+    }
+}
+
+/// What `faults` and `unfired_faults` say of a fault.
+#[derive(Serialize)]
+struct FaultFields<'a> {
+    kind: &'static str,
+    nodes: &'a [String],
+    trigger: &'a str,
+    line: usize,
+}
+
+impl<'a> FaultFields<'a> {
+    fn of(f: &'a FaultFiring) -> FaultFields<'a> {
+        FaultFields {
+            kind: f.kind,
+            nodes: &f.nodes,
+            trigger: &f.trigger,
+            line: f.line,
+        }
+    }
+}
+
+/// An element of `faults`: every fault of the run, and when it fired.
+#[derive(Serialize)]
+struct FaultLine<'a> {
+    #[serde(flatten)]
+    fault: FaultFields<'a>,
+    fired_at_ms: Option<u64>,
+}
+
+/// An element of `unfired_faults`: a scripted fault that never fired, and why.
+#[derive(Serialize)]
+struct UnfiredLine<'a> {
+    #[serde(flatten)]
+    fault: FaultFields<'a>,
+    why: &'a str,
+}
+
+/// An element of `expectations`: an `[expect]` key checked.
+#[derive(Serialize)]
+struct ExpectationLine<'a> {
+    key: &'static str,
+    expected: &'a str,
+    actual: &'a str,
+    met: bool,
 }
 
 /// `label` in the 10-column margin, then `text` wrapped beside it.

@@ -26,7 +26,7 @@ use super::step::replay_command;
 use super::{load, FaultsArg, FaultsChoice, Replay, Status};
 use crate::design::catalog::Registry;
 use crate::escape;
-use crate::explore::sweep::{self, FaultMode};
+use crate::explore::sweep::{self, FaultMode, Runs};
 use crate::report::step::steps;
 use crate::report::{html, markdown, perfetto, svg, Subject};
 use crate::scenario::Scenario;
@@ -75,7 +75,7 @@ pub(super) struct ReportArgs {
     replay: Replay,
 }
 
-pub(super) fn report(registry: &Registry, args: ReportArgs) -> Status {
+pub(super) fn report(registry: &Registry, args: ReportArgs, runs: &Runs) -> Status {
     let ReportArgs {
         paths,
         seed,
@@ -198,12 +198,12 @@ pub(super) fn report(registry: &Registry, args: ReportArgs) -> Status {
     let mut entries: Vec<Entry> = Vec::new();
     for (scenario, name) in planned {
         let seed = seed.unwrap_or(scenario.seed);
-        let Some(faults) = choice.mode(&scenario) else {
+        let Some(faults) = choice.mode(&scenario, runs) else {
             status = status.max(Status::Invalid);
             continue;
         };
         // The run a sweep makes of this seed, random faults and all.
-        let (run, _) = sweep::run_seed(&scenario, seed, faults.clone());
+        let (run, _) = sweep::run_seed_with(runs, &scenario, seed, faults.clone());
         // Checked before anything is rendered: the pages follow every
         // client through every event.
         let (events, clients) = (

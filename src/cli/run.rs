@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use super::files::{self, Replace};
 use super::{load, output, repro_command, FaultsArg, FaultsChoice, Replay, Status};
 use crate::design::catalog::Registry;
+use crate::explore::sweep::Runs;
 use crate::report::lanes::LanesOptions;
-use crate::runner;
 
 /// `fencesim run`'s flags.
 #[derive(clap::Args, Debug)]
@@ -43,7 +43,7 @@ pub(super) struct RunArgs {
     replay: Replay,
 }
 
-pub(super) fn run(registry: &Registry, args: RunArgs) -> Status {
+pub(super) fn run(registry: &Registry, args: RunArgs, runs: &Runs) -> Status {
     let RunArgs {
         file,
         seed,
@@ -61,7 +61,7 @@ pub(super) fn run(registry: &Registry, args: RunArgs) -> Status {
         return Status::Invalid;
     };
     let scenario = faults.scenario(scenario);
-    let Some(mode) = faults.mode(&scenario) else {
+    let Some(mode) = faults.mode(&scenario, runs) else {
         return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
@@ -78,7 +78,7 @@ pub(super) fn run(registry: &Registry, args: RunArgs) -> Status {
     // The seed's random faults may never fire; only the scenario's own must.
     let scripted = scenario.faults.len();
     let scenario = crate::explore::sweep::scenario_for(&scenario, seed, mode.clone());
-    let run = runner::run_scripted(&scenario, seed, scripted);
+    let run = runs.config(seed).scripted(scripted).run(&scenario);
     let repro = repro_command(&scenario.file, seed)
         + &crate::repro::faults_flags(&mode)
         + faults.generic_flag();

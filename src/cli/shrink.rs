@@ -116,7 +116,7 @@ pub(super) fn writable_seed(seed: u64) -> bool {
     i64::try_from(seed).is_ok()
 }
 
-pub(super) fn shrink(registry: &Registry, args: ShrinkArgs) -> Status {
+pub(super) fn shrink(registry: &Registry, args: ShrinkArgs, runs: &Runs) -> Status {
     let ShrinkArgs {
         file,
         seed,
@@ -143,7 +143,7 @@ pub(super) fn shrink(registry: &Registry, args: ShrinkArgs) -> Status {
         return Status::Invalid;
     };
     let scenario = faults.scenario(scenario);
-    let Some(mode) = faults.mode(&scenario) else {
+    let Some(mode) = faults.mode(&scenario, runs) else {
         return Status::Invalid;
     };
     let defaulted = out.is_none();
@@ -163,7 +163,7 @@ pub(super) fn shrink(registry: &Registry, args: ShrinkArgs) -> Status {
         eprintln!("error: --out: {e}");
         return Status::Invalid;
     }
-    let shrunk = match shrink::shrink_with(&Runs::default(), &scenario, seed, mode.clone()) {
+    let shrunk = match shrink::shrink_with(runs, &scenario, seed, mode.clone()) {
         Ok(s) => s,
         Err(NotFailing(report)) => {
             eprintln!(

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 
 use super::{load, output, reproducible_command, FaultsArg, FaultsChoice, Replay, Status};
 use crate::design::catalog::Registry;
-use crate::explore::sweep::{self, FaultMode};
+use crate::explore::sweep::{self, FaultMode, Runs};
 use crate::report::lanes::LanesOptions;
 use crate::report::step::{lane_width, Walk};
 
@@ -50,7 +50,7 @@ pub(super) fn keys() -> String {
     )
 }
 
-pub(super) fn step(registry: &Registry, args: StepArgs) -> Status {
+pub(super) fn step(registry: &Registry, args: StepArgs, runs: &Runs) -> Status {
     let StepArgs {
         file,
         seed,
@@ -64,12 +64,12 @@ pub(super) fn step(registry: &Registry, args: StepArgs) -> Status {
         return Status::Invalid;
     };
     let scenario = choice.scenario(scenario);
-    let Some(faults) = choice.mode(&scenario) else {
+    let Some(faults) = choice.mode(&scenario, runs) else {
         return Status::Invalid;
     };
     let seed = seed.unwrap_or(scenario.seed);
     // The run a sweep makes of this seed, random faults and all.
-    let (run, _) = sweep::run_seed(&scenario, seed, faults.clone());
+    let (run, _) = sweep::run_seed_with(runs, &scenario, seed, faults.clone());
     let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let columns = terminal_columns(terminal);
     let journal = &run.result.journal;

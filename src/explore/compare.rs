@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::margin::{self, Finding};
-use super::sweep::{self, SweepOptions, SweepSummary};
+use super::sweep::{self, Runs, SweepOptions, SweepSummary};
 use crate::design::catalog::{Registry, Role};
 use crate::scenario::{self, DesignSpec, ParamValue, Scenario};
 
@@ -185,23 +185,40 @@ pub fn compare(
     designs: &[&str],
     options: &SweepOptions,
 ) -> Vec<Row> {
+    compare_with(&Runs::default(), registry, scenario, designs, options)
+}
+
+/// [`compare`] with `runs`' budget for every run.
+pub fn compare_with(
+    runs: &Runs,
+    registry: &Registry,
+    scenario: &Scenario,
+    designs: &[&str],
+    options: &SweepOptions,
+) -> Vec<Row> {
     designs
         .iter()
-        .map(|design| row(registry, scenario, design, options))
+        .map(|design| row(runs, registry, scenario, design, options))
         .collect()
 }
 
-fn row(registry: &Registry, scenario: &Scenario, design: &str, options: &SweepOptions) -> Row {
+fn row(
+    runs: &Runs,
+    registry: &Registry,
+    scenario: &Scenario,
+    design: &str,
+    options: &SweepOptions,
+) -> Row {
     let empty = SweepSummary::default();
     let (s, kept, error) = match with_lock(registry, scenario, design) {
         Ok((s, kept)) => (Some(s), kept, None),
         Err(e) => (None, Vec::new(), Some(e)),
     };
     let summary = match &s {
-        Some(s) => sweep::sweep(s, options, &|_| {}),
+        Some(s) => sweep::sweep_streaming(s, options, runs, &[], &|| false, &mut |_| {}),
         None => empty,
     };
-    let main_pause = s.as_ref().and_then(|s| margin::main_pause(s, s.seed));
+    let main_pause = s.as_ref().and_then(|s| margin::main_pause(runs, s, s.seed));
     Row {
         design: design.to_owned(),
         kept,

@@ -44,7 +44,11 @@ impl Depth {
     /// Runs `scenario` with its own faults and seed once, and takes its
     /// journal's events as the change points.
     pub fn new(scenario: &Scenario, d: u32) -> Depth {
-        let run = crate::runner::run_scripted(scenario, scenario.seed, scenario.faults.len());
+        Depth::of_run(&crate::runner::run(scenario, scenario.seed), d)
+    }
+
+    /// The change points of `run`, the scenario's own run with its seed.
+    pub fn of_run(run: &crate::runner::ScenarioRun, d: u32) -> Depth {
         let mut seen = std::collections::BTreeMap::<(&str, &str), u32>::new();
         let points = run
             .result

@@ -38,6 +38,7 @@ use std::time::Duration;
 
 use sim::fault::{ClockChange, Delay, Fault, Pause, Scope, Trigger};
 
+use super::sweep;
 use crate::oracle::Verdict;
 use crate::runner;
 use crate::scenario::{FaultSpec, ParamValue, Scenario};
@@ -297,35 +298,38 @@ pub fn probes(scenario: &Scenario) -> Vec<Probe> {
 
 /// The pause margin a comparison of designs shows: the first client's
 /// pause right after its first `acquired` (the scenario's own such pause if
-/// it scripts one).
-pub fn main_pause(scenario: &Scenario, seed: u64) -> Option<Row> {
+/// it scripts one). Each run has `runs`' budget.
+pub fn main_pause(runs: &sweep::Runs, scenario: &Scenario, seed: u64) -> Option<Row> {
     let first = scenario.clients.first()?;
     let wanted = acquired(&first.name);
     let probe = probes(scenario).into_iter().find(|p| {
         p.fault.trigger == wanted
             && matches!(&p.fault.fault, Fault::Pause(f) if f.node == first.name)
     })?;
-    let reference = verdict_of(&runner::run(scenario, seed));
-    Some(search(scenario, seed, &probe, reference))
+    let reference = verdict_of(&runs.run(scenario, seed));
+    Some(search(runs, scenario, seed, &probe, reference))
 }
 
 /// The margin of every probe of `scenario` with `seed`.
 pub fn margins(scenario: &Scenario, seed: u64) -> Vec<Row> {
-    margins_with(scenario, seed, &probes(scenario), &mut |_, _| {})
+    let runs = sweep::Runs::default();
+    margins_with(&runs, scenario, seed, &probes(scenario), &mut |_, _| {})
 }
 
 /// The margin of each of `probes` (of [`probes`]`(scenario)`), calling
-/// `progress` with the rows done and their number after each.
+/// `progress` with the rows done and their number after each. Each run has
+/// `runs`' budget.
 pub fn margins_with(
+    runs: &sweep::Runs,
     scenario: &Scenario,
     seed: u64,
     probes: &[Probe],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Vec<Row> {
-    let reference = verdict_of(&runner::run(scenario, seed));
+    let reference = verdict_of(&runs.run(scenario, seed));
     let mut rows = Vec::with_capacity(probes.len());
     for p in probes {
-        rows.push(search(scenario, seed, p, reference));
+        rows.push(search(runs, scenario, seed, p, reference));
         progress(rows.len(), probes.len());
     }
     rows
@@ -356,9 +360,16 @@ fn verdict_of(run: &runner::ScenarioRun) -> Verdict {
 }
 
 /// The search described in the module's documentation. `reference` is the
-/// verdict of the scenario as written.
-pub fn search(scenario: &Scenario, seed: u64, probe: &Probe, reference: Verdict) -> Row {
+/// verdict of the scenario as written. Each run has `runs_with`' budget.
+pub fn search(
+    runs_with: &sweep::Runs,
+    scenario: &Scenario,
+    seed: u64,
+    probe: &Probe,
+    reference: Verdict,
+) -> Row {
     let mut runs = Runs {
+        runs_with,
         scenario,
         seed,
         probe,
@@ -435,6 +446,8 @@ pub fn search(scenario: &Scenario, seed: u64, probe: &Probe, reference: Verdict)
 
 /// The runs of one search, each magnitude run once.
 struct Runs<'a> {
+    /// The budget of each run.
+    runs_with: &'a sweep::Runs,
     scenario: &'a Scenario,
     seed: u64,
     probe: &'a Probe,
@@ -447,7 +460,11 @@ impl Runs<'_> {
         let s = self.probe.scenario_at(self.scenario, magnitude);
         // The probe's own fault may never fire without making the run
         // inconclusive: only the scenario's own faults count as scripted.
-        let run = runner::run_scripted(&s, self.seed, self.scenario.faults.len());
+        let run = self
+            .runs_with
+            .config(self.seed)
+            .scripted(self.scenario.faults.len())
+            .run(&s);
         let index = self.probe.index(self.scenario);
         let fired = run.faults.get(index).is_some_and(|f| f.fired_at.is_some());
         let verdict = verdict_of(&run);

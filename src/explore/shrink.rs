@@ -390,7 +390,7 @@ struct Shrinker<'a> {
 impl Shrinker<'_> {
     fn run(&self, s: &Scenario) -> ScenarioRun {
         let runs = self.runs_with;
-        runner::run_within(s, self.seed, s.faults.len(), runs.budget)
+        runs.config(self.seed).run(s)
     }
 
     fn fails(&mut self, faults: &[FaultSpec]) -> bool {

@@ -2,7 +2,7 @@
 //! threads pulling seed indices from one atomic counter.
 //!
 //! Each worker runs its seeds one after the other on its own thread, a
-//! fresh madsim runtime each ([`crate::runner::run_here`]): a seed's trace
+//! fresh madsim runtime each ([`RunConfig::here`]): a seed's trace
 //! is the same in a sweep, whatever ran before it on that thread, as alone
 //! (`sim::run` says why). Workers share nothing but the counter. The
 //! calling thread watches each run's wall-clock budget: a run that outlives
@@ -33,6 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::json;
 use sim::Outcome;
 
@@ -41,8 +42,8 @@ use super::exhaustive;
 use super::guided::{self, Corpus};
 use super::random;
 use super::shard::Shard;
-use crate::oracle::{milestones, Milestones, Verdict, ViolationKind};
-use crate::runner::{self, ScenarioRun};
+use crate::oracle::{milestones, Counters, Milestones, Verdict, ViolationKind};
+use crate::runner::{self, Crash, RunConfig, ScenarioRun};
 use crate::scenario::Scenario;
 
 /// At most this many failing seeds are kept in a summary; further ones are
@@ -181,26 +182,8 @@ pub struct SeedReport {
     pub verdict: Verdict,
     /// How the run ended (`crashed` carries the panic).
     pub outcome: Outcome,
-    /// Stale writes found.
-    pub stale_writes: u64,
-    /// Zombie writes found.
-    pub zombie_writes: u64,
-    /// Late writes found (never a violation).
-    pub late_writes: u64,
-    /// Writes accepted.
-    pub accepted_writes: u64,
-    /// Writes rejected.
-    pub rejected_writes: u64,
-    /// Token regressions found.
-    pub token_regressions: u64,
-    /// Lost updates found.
-    pub lost_updates: u64,
-    /// Double grants found.
-    pub double_grants: u64,
-    /// Early expiries found.
-    pub early_expiries: u64,
-    /// Minority acquisitions found.
-    pub minority_acquires: u64,
+    /// The findings and writes counted, as the run's report counts them.
+    pub counters: Counters,
     /// Kinds of the findings that count toward the verdict, deduplicated.
     pub kinds: Vec<ViolationKind>,
     /// Journal length.
@@ -257,16 +240,7 @@ impl SeedReport {
             seed: run.result.seed,
             verdict: r.verdict,
             outcome: run.result.outcome.clone(),
-            stale_writes: r.stale_writes,
-            zombie_writes: r.zombie_writes,
-            late_writes: r.late_writes,
-            accepted_writes: r.accepted_writes,
-            rejected_writes: r.rejected_writes,
-            token_regressions: r.token_regressions,
-            lost_updates: r.lost_updates,
-            double_grants: r.double_grants,
-            early_expiries: r.early_expiries,
-            minority_acquires: r.minority_acquires,
+            counters: r.counters,
             kinds,
             events: run.result.journal.len() as u64,
             sim_time: run.result.sim_time,
@@ -325,37 +299,47 @@ impl SeedReport {
 
     /// The JSON line of `--json`.
     pub fn json(&self, repro: &str) -> serde_json::Value {
-        json!({
-            "seed": self.seed,
-            "verdict": self.verdict.as_str(),
-            "outcome": self.outcome.as_str(),
-            "crash": match &self.outcome {
-                Outcome::Crashed { node, message } => json!({"node": node, "message": message}),
-                Outcome::TimedOut { .. } => json!({"node": null, "message": self.outcome.to_string()}),
-                _ => serde_json::Value::Null,
-            },
-            "kinds": self.kinds.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
-            "findings": self.findings,
-            "broken": self.broken,
-            "stale_writes": self.stale_writes,
-            "zombie_writes": self.zombie_writes,
-            "late_writes": self.late_writes,
-            "accepted_writes": self.accepted_writes,
-            "rejected_writes": self.rejected_writes,
-            "token_regressions": self.token_regressions,
-            "lost_updates": self.lost_updates,
-            "double_grants": self.double_grants,
-            "early_expiries": self.early_expiries,
-            "minority_acquires": self.minority_acquires,
-            "events": self.events,
-            "sim_time_ms": self.sim_time.as_millis() as u64,
-            "faults": self.faults,
-            "unfired_faults": self.unfired_faults,
-            "milestones": self.milestones,
-            "trace_hash": self.trace_hash,
-            "repro": repro,
+        serde_json::to_value(SeedLine {
+            seed: self.seed,
+            verdict: self.verdict,
+            outcome: self.outcome.as_str(),
+            crash: Crash::of(&self.outcome),
+            kinds: &self.kinds,
+            findings: &self.findings,
+            broken: &self.broken,
+            counters: &self.counters,
+            events: self.events,
+            sim_time_ms: self.sim_time.as_millis() as u64,
+            faults: self.faults,
+            unfired_faults: self.unfired_faults,
+            milestones: &self.milestones,
+            trace_hash: &self.trace_hash,
+            repro,
         })
+        .expect("a seed's line is plain data")
     }
+}
+
+/// A seed's line of `explore --json`: its verdict and [`Counters`] (the
+/// same fields as `run --json`'s), how the run ended, and its repro.
+#[derive(Serialize)]
+struct SeedLine<'a> {
+    seed: u64,
+    verdict: Verdict,
+    outcome: &'static str,
+    crash: Option<Crash<'a>>,
+    kinds: &'a [ViolationKind],
+    findings: &'a [String],
+    broken: &'a [&'static str],
+    #[serde(flatten)]
+    counters: &'a Counters,
+    events: u64,
+    sim_time_ms: u64,
+    faults: usize,
+    unfired_faults: u64,
+    milestones: &'a Milestones,
+    trace_hash: &'a str,
+    repro: &'a str,
 }
 
 /// What a sweep found.
@@ -477,39 +461,39 @@ impl SweepSummary {
 
     /// The last line of `--json`.
     pub fn json(&self, options: &SweepOptions) -> serde_json::Value {
-        json!({
-            "summary": true,
-            "seeds": self.seeds,
-            "violations": self.violations,
-            "crashed": self.crashed,
-            "timed_out": self.timed_out,
-            "failing_seeds": self.failing_seeds,
-            "failing_seeds_truncated": self.failures_truncated(),
-            "first_failing_seed": self.first_failing_seed,
-            "seeds_per_sec": (self.seeds_per_sec() * 10.0).round() / 10.0,
-            "wall_ms": self.wall.as_millis() as u64,
-            "sim_ms": self.sim_time.as_millis() as u64,
-            // Exact, so that a resumed sweep's and shards' sums are too.
-            "sim_ns": self.sim_time.as_nanos() as u64,
-            "by_kind": self.by_kind,
-            "by_property": self.by_property,
-            "outcomes": self.outcomes,
-            "inconclusive": self.inconclusive,
-            "cut_short": self.cut_short,
-            "unfired": self.unfired,
-            "milestones": self.milestone_counts(),
-            "range": format!("{}..{}", options.seeds.start, options.seeds.end),
-            "shard": options.shard.to_string(),
-            "faults": options.faults.as_str(),
-            "jobs": options.jobs,
-            "completed_ranges": ranges_json(&self.completed),
-            "complete": self.is_complete(options),
-            "stopped": self.stopped,
-            "stopped_by": self.stopped_by.map(StoppedBy::as_str),
-            "seeds_per_failure": self.seeds_per_failure().map(|r| (r * 10.0).round() / 10.0),
-            "until": self.rules.until,
-            "time_ms": self.rules.time.map(|t| t.as_millis() as u64),
+        serde_json::to_value(SummaryLine {
+            summary: true,
+            seeds: self.seeds,
+            violations: self.violations,
+            crashed: self.crashed,
+            timed_out: self.timed_out,
+            failing_seeds: self.failing_seeds,
+            failing_seeds_truncated: self.failures_truncated(),
+            first_failing_seed: self.first_failing_seed,
+            seeds_per_sec: (self.seeds_per_sec() * 10.0).round() / 10.0,
+            wall_ms: self.wall.as_millis() as u64,
+            sim_ms: self.sim_time.as_millis() as u64,
+            sim_ns: self.sim_time.as_nanos() as u64,
+            by_kind: &self.by_kind,
+            by_property: &self.by_property,
+            outcomes: &self.outcomes,
+            inconclusive: self.inconclusive,
+            cut_short: self.cut_short,
+            unfired: self.unfired,
+            milestones: self.milestone_counts(),
+            range: format!("{}..{}", options.seeds.start, options.seeds.end),
+            shard: options.shard.to_string(),
+            faults: options.faults.as_str(),
+            jobs: options.jobs,
+            completed_ranges: self.completed.iter().map(|r| [r.start, r.end]).collect(),
+            complete: self.is_complete(options),
+            stopped: self.stopped,
+            stopped_by: self.stopped_by.map(StoppedBy::as_str),
+            seeds_per_failure: self.seeds_per_failure().map(|r| (r * 10.0).round() / 10.0),
+            until: self.rules.until,
+            time_ms: self.rules.time.map(|t| t.as_millis() as u64),
         })
+        .expect("a summary is plain data")
     }
 
     /// A `--json` progress line: the summary so far, marked
@@ -523,6 +507,43 @@ impl SweepSummary {
         out.extend(std::mem::take(map));
         out.into()
     }
+}
+
+/// The summary line of `explore --json` (see [`SweepSummary::json`]).
+#[derive(Serialize)]
+struct SummaryLine<'a> {
+    summary: bool,
+    seeds: u64,
+    violations: u64,
+    crashed: u64,
+    timed_out: u64,
+    failing_seeds: u64,
+    failing_seeds_truncated: bool,
+    first_failing_seed: Option<u64>,
+    seeds_per_sec: f64,
+    wall_ms: u64,
+    sim_ms: u64,
+    /// Exact, so that a resumed sweep's and shards' sums are too.
+    sim_ns: u64,
+    by_kind: &'a BTreeMap<&'static str, u64>,
+    by_property: &'a BTreeMap<&'static str, u64>,
+    outcomes: &'a BTreeMap<&'static str, u64>,
+    inconclusive: u64,
+    cut_short: u64,
+    unfired: u64,
+    milestones: BTreeMap<&'static str, u64>,
+    range: String,
+    shard: String,
+    faults: &'static str,
+    jobs: usize,
+    /// Half-open, `[[a, b], …]`.
+    completed_ranges: Vec<[u64; 2]>,
+    complete: bool,
+    stopped: bool,
+    stopped_by: Option<&'static str>,
+    seeds_per_failure: Option<f64>,
+    until: Option<u64>,
+    time_ms: Option<u64>,
 }
 
 /// Ranges as JSON: `[[a, b], …]`, each half-open.
@@ -588,21 +609,34 @@ pub struct Runs {
 }
 
 impl Default for Runs {
-    /// The process's default budget (`sim::run::default_run_timeout`),
-    /// hashes of the reported seeds only.
+    /// No budget, hashes of the reported seeds only.
     fn default() -> Self {
         Runs {
-            budget: sim::run::default_run_timeout(),
+            budget: None,
             trace_hashes: false,
         }
     }
 }
 
 impl Runs {
+    /// Runs of `budget` (`--run-timeout`), hashes of the reported seeds
+    /// only.
+    pub fn within(budget: Option<Duration>) -> Runs {
+        Runs {
+            budget,
+            ..Runs::default()
+        }
+    }
+
+    /// The configuration of a run with `seed` and this budget.
+    pub fn config(&self, seed: u64) -> RunConfig {
+        RunConfig::new(seed).budget(self.budget)
+    }
+
     /// Runs `scenario` (all of whose faults are its own) with `seed` and
     /// judges it.
     pub fn run(&self, scenario: &Scenario, seed: u64) -> ScenarioRun {
-        runner::run_within(scenario, seed, scenario.faults.len(), self.budget)
+        self.config(seed).run(scenario)
     }
 
     /// A sweep worker's seed: run on the calling thread (the sweep watches
@@ -612,7 +646,10 @@ impl Runs {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
             mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode.clone())),
         };
-        let run = runner::run_here(&s, mode.run_seed(seed), scenario.faults.len());
+        let run = RunConfig::new(mode.run_seed(seed))
+            .scripted(scenario.faults.len())
+            .here()
+            .run(&s);
         let mut report = SeedReport::new(&run, &s);
         // Numbered as the sweep took it (an exhaustive search's set).
         report.seed = seed;
@@ -640,7 +677,10 @@ pub fn run_seed_with(
         FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
         mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode)),
     };
-    let run = runner::run_within(&s, mode_seed, scenario.faults.len(), runs.budget);
+    let run = runs
+        .config(mode_seed)
+        .scripted(scenario.faults.len())
+        .run(&s);
     let mut report = SeedReport::new(&run, &s);
     report.seed = seed;
     (run, report)
@@ -849,8 +889,8 @@ impl Shared {
         self.time.is_some_and(|t| self.started.elapsed() >= t)
     }
 
-    /// The report of a seed whose run outlived `budget`: what
-    /// `runner::run_within` gives such a run (no journal, no hash).
+    /// The report of a seed whose run outlived `budget`: what a run with a
+    /// [budget](RunConfig::budget) gives such a run (no journal, no hash).
     fn timed_out(&self, seed: u64, budget: Duration) -> SeedReport {
         let s = match &self.mode {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(&self.scenario),
@@ -864,7 +904,9 @@ impl Shared {
             wall_time: budget,
             faults_fired: Vec::new(),
         };
-        let run = runner::judge_scripted(&s, result, self.scenario.faults.len());
+        let run = RunConfig::new(seed)
+            .scripted(self.scenario.faults.len())
+            .judge(&s, result);
         SeedReport::new(&run, &s)
     }
 }
@@ -950,7 +992,7 @@ fn watch_wait(slots: &[Arc<Slot>], budget: Option<Duration>) -> Duration {
 const POLL: Duration = Duration::from_millis(20);
 
 /// Starts a worker: it takes seeds one after the other and runs each on its
-/// own thread (`runner::run_here`: one madsim runtime per seed, one thread
+/// own thread ([`RunConfig::here`]: one madsim runtime per seed, one thread
 /// for them all), until the work is done or the sweep halts.
 fn spawn_worker(shared: &Arc<Shared>, sender: &mpsc::Sender<Done>) -> Arc<Slot> {
     let slot = Arc::new(Slot::default());

@@ -87,6 +87,7 @@ mod stale;
 mod tokens;
 mod zombie;
 
+pub use counts::Counters;
 use history::History;
 pub use milestones::Milestones;
 
@@ -113,7 +114,7 @@ pub enum Verdict {
     /// No violation, but the run judged nothing: no write reached the
     /// storage, so "no stale write was accepted" would be vacuous.
     /// [`check`] judges a journal and says `safe`; the runner
-    /// (`runner::judge`) says `inconclusive` for a run whose report
+    /// (`runner::RunConfig::judge`) says `inconclusive` for a run whose report
     /// [judged nothing](Report::judged_nothing).
     Inconclusive,
     /// The run crashed (a panic in a design or in the world): whatever its
@@ -246,31 +247,10 @@ pub struct Report {
     /// ([`Report::judged_nothing`] tells a vacuous `safe`; the runner calls
     /// it `inconclusive`).
     pub verdict: Verdict,
-    /// Acceptances of a write after one made under a newer grant (in the
-    /// lock's order), except acceptances on a precondition.
-    pub stale_writes: u64,
-    /// Acceptances of a write whose grant was no longer current, not stale,
-    /// while another client's newer grant was current at the lock.
-    pub zombie_writes: u64,
-    /// Acceptances of a write whose grant was no longer current, not stale,
-    /// while no other client's newer grant was current: never a violation.
-    pub late_writes: u64,
-    /// Tokens a lock node handed out that were not greater than one it had
-    /// handed out before.
-    pub token_regressions: u64,
-    /// Applied increments missing from the final values.
-    pub lost_updates: u64,
-    /// Grants a lock node made while its grant to another client was live.
-    pub double_grants: u64,
-    /// Grants a lock node ended before the end it had promised them.
-    pub early_expiries: u64,
-    /// Acquisitions a client believed with fewer than a majority of the
-    /// lock nodes' grants.
-    pub minority_acquires: u64,
-    /// Storage `accepted` events.
-    pub accepted_writes: u64,
-    /// Storage `rejected` events.
-    pub rejected_writes: u64,
+    /// The findings and writes counted ([`Counters`]); the report reads as
+    /// them (`report.stale_writes`).
+    #[serde(flatten)]
+    pub counters: Counters,
     /// Rejections of a write whose grant was current (newest and not ended).
     pub false_rejections: u64,
     /// Pairs of grants to different clients where the later one was acquired
@@ -287,6 +267,17 @@ pub struct Report {
     /// on the run's milestones.
     #[serde(skip)]
     pub finding_milestones: BTreeMap<u64, Milestones>,
+}
+
+/// The counters are the report's own fields as much as its verdict is:
+/// `report.stale_writes` reads the count, as every caller (and `[expect]`)
+/// names it.
+impl std::ops::Deref for Report {
+    type Target = Counters;
+
+    fn deref(&self) -> &Counters {
+        &self.counters
+    }
 }
 
 impl Report {
@@ -364,16 +355,18 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
         } else {
             Verdict::Safe
         },
-        stale_writes,
-        zombie_writes,
-        late_writes: untimely.late_writes,
-        token_regressions,
-        lost_updates,
-        double_grants,
-        early_expiries,
-        minority_acquires,
-        accepted_writes: counts.accepted_writes,
-        rejected_writes: counts.rejected_writes,
+        counters: Counters {
+            stale_writes,
+            zombie_writes,
+            late_writes: untimely.late_writes,
+            accepted_writes: counts.accepted_writes,
+            rejected_writes: counts.rejected_writes,
+            token_regressions,
+            lost_updates,
+            double_grants,
+            early_expiries,
+            minority_acquires,
+        },
         false_rejections: counts.false_rejections,
         overlapping_leases: counts.overlapping_leases,
         violations,

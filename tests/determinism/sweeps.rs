@@ -167,7 +167,7 @@ fn a_crashed_run_ends_only_itself_and_leaves_its_thread_as_it_found_it() {
     let normal = scenario("explore-lease-unfenced");
     // One thread: a crash, then a seed of the demo, again and again.
     for seed in 0..40 {
-        let crashed = runner::run_here(&crashing, seed, crashing.faults.len());
+        let crashed = runner::RunConfig::new(seed).here().run(&crashing);
         match &crashed.result.outcome {
             sim::Outcome::Crashed { node, message } => {
                 assert_eq!(node.as_deref(), Some("storage"), "seed {seed}");
@@ -178,7 +178,7 @@ fn a_crashed_run_ends_only_itself_and_leaves_its_thread_as_it_found_it() {
             }
             other => panic!("seed {seed}: the crash storage's run ended {other}"),
         }
-        let here = runner::run_here(&normal, seed, normal.faults.len());
+        let here = runner::RunConfig::new(seed).here().run(&normal);
         let fresh = runner::run(&normal, seed);
         crate::assert_same(
             &format!("seed {seed} after a crash on the same thread"),

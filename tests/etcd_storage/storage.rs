@@ -279,8 +279,12 @@ fn sql_memory_bound_gives_a_seed_the_same_run_alone_or_after_others() {
         let fenced = load_str(&Registry::builtin(), "f.toml", &sql(AT_MOST, true)).unwrap();
         for _ in 0..3 {
             // Other SQL runs on this thread first, as in a sweep.
-            fencesim::runner::run_here(&fenced, fenced.seed, fenced.faults.len());
-            let run = fencesim::runner::run_here(&scenario, scenario.seed, scenario.faults.len());
+            fencesim::runner::RunConfig::new(fenced.seed)
+                .here()
+                .run(&fenced);
+            let run = fencesim::runner::RunConfig::new(scenario.seed)
+                .here()
+                .run(&scenario);
             assert_eq!(run.result.outcome, alone.result.outcome, "{rows} rows");
             assert_eq!(run.trace_hash(), alone.trace_hash(), "{rows} rows");
         }

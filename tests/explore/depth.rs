@@ -45,7 +45,7 @@ fn depth_never_draws_more_than_d_faults_and_places_the_rest_at_change_points() {
 fn change_points_are_the_events_of_the_scenarios_own_run() {
     let s = bundled("explore-lease-unfenced");
     let bound = Depth::new(&s, 3);
-    let run = fencesim::runner::run_scripted(&s, s.seed, s.faults.len());
+    let run = fencesim::runner::run(&s, s.seed);
     assert_eq!(bound.points.len(), run.result.journal.len());
     let first = &run.result.journal.events()[0];
     assert_eq!(

@@ -21,7 +21,7 @@ fn one_injection_breaks_the_unfenced_design_and_none_the_fenced_one() {
     assert!(r
         .breaking
         .iter()
-        .all(|(f, rep)| f.len() == 1 && rep.stale_writes > 0));
+        .all(|(f, rep)| f.len() == 1 && rep.counters.stale_writes > 0));
 
     let fenced = figure_without_pause(true);
     let r = exhaustive(&fenced, 1, 1, 2, Shard::WHOLE, &|_, _| {});

@@ -125,7 +125,9 @@ fn no_flip_is_said_only_when_the_largest_magnitude_keeps_the_verdict() {
         // written.
         let at_max = row.probe.scenario_at(&s, row.probe.max);
         assert_eq!(
-            runner::run_scripted(&at_max, s.seed, s.faults.len())
+            runner::RunConfig::new(s.seed)
+                .scripted(s.faults.len())
+                .run(&at_max)
                 .report
                 .verdict,
             Verdict::Violation

@@ -11,7 +11,7 @@ use async_lock_client::{lead, Config};
 use fencesim::design::catalog::Registry;
 use fencesim::oracle::Verdict;
 use fencesim::process::{Process, SimLock, SimStorage};
-use fencesim::runner::{judge_scripted, world_with, ScenarioRun};
+use fencesim::runner::{world_with, RunConfig, ScenarioRun};
 use fencesim::scenario::{load_file, Scenario};
 
 fn scenario(storage: &str) -> Scenario {
@@ -48,7 +48,7 @@ fn run(s: &Scenario, seed: u64) -> ScenarioRun {
             Some(Box::new(process) as Box<dyn fencesim::sim::Actor<_>>)
         })
     });
-    judge_scripted(s, result, scripted)
+    RunConfig::new(seed).scripted(scripted).judge(s, result)
 }
 
 #[test]

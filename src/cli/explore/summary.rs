@@ -278,9 +278,9 @@ pub(super) fn seed_line(f: &SeedReport) -> String {
         f.seed,
         f.verdict.as_str(),
         f.outcome.as_str(),
-        f.stale_writes,
-        f.accepted_writes,
-        f.rejected_writes,
+        f.counters.stale_writes,
+        f.counters.accepted_writes,
+        f.counters.rejected_writes,
         plural(f.faults, "fault"),
         f.trace_hash,
         if kinds.is_empty() && f.broken.is_empty() {
