@@ -18,8 +18,8 @@ use sim::{Actor, Limits, LinkConfig, NetConfig, Outcome, RunResult, WorldBuilder
 
 use crate::design::client::{Client, ClientConfig};
 use crate::oracle::{self, Milestones, OracleConfig, Report, Verdict};
-use crate::protocol::{Msg, Op};
-use crate::scenario::{write, Scenario, Trigger, Workload};
+use crate::protocol::Msg;
+use crate::scenario::{write, Scenario, Trigger};
 use sim::journal::seconds;
 
 /// One run of a scenario, judged.
@@ -639,27 +639,13 @@ pub fn world_with(
         max_events: s.max_events,
     });
     for c in &s.clients {
-        let config = ClientConfig {
-            start: c.start,
-            rounds: c.rounds,
-            work: c.work,
-            op: match c.workload {
-                Workload::Write => Op::Put,
-                Workload::Increment => Op::Increment,
-            },
-            retry: c.retry,
-            timeout: c.timeout,
-            check_lease: c.check_lease,
-            renew: c.renew,
-            fence_on_acquire: c.fence_on_acquire,
-            conditional: c.conditional,
-            // Not `..ClientConfig::default()`: that parses the declared
-            // defaults into a map, for every client of every seed (a
-            // twentieth of a short sweep).
-            key: ClientConfig::KEY.into(),
-            storage: ClientConfig::STORAGE.into(),
+        let config = c.config();
+        let process = || {
+            c.process
+                .as_ref()
+                .map(|p| Box::new((p.make)(&config, &lock_nodes)) as Box<dyn Actor<Msg>>)
         };
-        match client(&c.name, &config) {
+        match client(&c.name, &config).or_else(process) {
             Some(actor) => w.node(c.name.clone(), Boxed(actor)),
             None => {
                 let protocol = lock.client(&s.lock.params, &lock_nodes);

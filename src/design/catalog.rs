@@ -422,6 +422,45 @@ pub struct Registry {
     designs: Vec<DesignInfo>,
     locks: Vec<Arc<dyn DynLockDesign>>,
     storages: Vec<Arc<dyn DynStorageDesign>>,
+    processes: Vec<ProcessDesign>,
+}
+
+/// What a client's process is made from: its settings (the `[[clients]]`
+/// table's keys) and the names of the lock nodes.
+pub type MakeProcess = dyn Fn(
+        &crate::design::client::ClientConfig,
+        &[String],
+    ) -> crate::process::Process<crate::protocol::Msg>
+    + Send
+    + Sync;
+
+/// A client process a scenario can name (`[[clients]] process = "NAME"`):
+/// async code that runs on the client's node instead of the bundled client.
+#[derive(Clone)]
+pub struct ProcessDesign {
+    /// The name scenarios give it.
+    pub name: &'static str,
+    /// One line on what it does.
+    pub summary: &'static str,
+    /// Makes the process of one client.
+    pub make: Arc<MakeProcess>,
+    /// What it cannot do with a client's settings, said when a scenario
+    /// is loaded (`None`: it takes any).
+    pub refuses: fn(&crate::design::client::ClientConfig) -> Option<String>,
+}
+
+impl fmt::Debug for ProcessDesign {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProcessDesign")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for ProcessDesign {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
 }
 
 impl fmt::Debug for Registry {
@@ -439,6 +478,7 @@ impl Registry {
             designs: Vec::new(),
             locks: Vec::new(),
             storages: Vec::new(),
+            processes: Vec::new(),
         }
     }
 
@@ -454,7 +494,71 @@ impl Registry {
     fn build_builtin() -> Registry {
         let mut registry = Registry::empty();
         crate::design::add_bundled(&mut registry);
+        crate::process::add_bundled(&mut registry);
         registry
+    }
+
+    /// Adds a client process that scenarios can name (`[[clients]] process
+    /// = "NAME"`): `make` builds one client's process from its settings and
+    /// the lock nodes' names.
+    ///
+    /// # Panics
+    /// If a process of that name is already registered.
+    pub fn add_process(
+        &mut self,
+        name: &'static str,
+        summary: &'static str,
+        make: impl Fn(
+                &crate::design::client::ClientConfig,
+                &[String],
+            ) -> crate::process::Process<crate::protocol::Msg>
+            + Send
+            + Sync
+            + 'static,
+    ) {
+        assert!(
+            self.process(name).is_none(),
+            "process `{name}` is registered twice"
+        );
+        self.processes.push(ProcessDesign {
+            name,
+            summary,
+            make: Arc::new(make),
+            refuses: |_| None,
+        });
+    }
+
+    /// [`Registry::add_process`] for a process that takes only some client
+    /// settings: `refuses` says what is wrong with the others, and a
+    /// scenario that sets them is refused when it is loaded.
+    ///
+    /// # Panics
+    /// As [`Registry::add_process`].
+    pub fn add_process_refusing(
+        &mut self,
+        name: &'static str,
+        summary: &'static str,
+        refuses: fn(&crate::design::client::ClientConfig) -> Option<String>,
+        make: impl Fn(
+                &crate::design::client::ClientConfig,
+                &[String],
+            ) -> crate::process::Process<crate::protocol::Msg>
+            + Send
+            + Sync
+            + 'static,
+    ) {
+        self.add_process(name, summary, make);
+        self.processes.last_mut().expect("just added").refuses = refuses;
+    }
+
+    /// The client process called `name`, if one was added.
+    pub fn process(&self, name: &str) -> Option<&ProcessDesign> {
+        self.processes.iter().find(|p| p.name == name)
+    }
+
+    /// Every client process, in the order they were added.
+    pub fn processes(&self) -> &[ProcessDesign] {
+        &self.processes
     }
 
     /// Adds a lock design that scenarios can name and runs can build.

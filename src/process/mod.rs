@@ -24,6 +24,37 @@ pub use storage::SimStorage;
 use crate::design::client::ClientConfig;
 use crate::protocol::{Msg, Op};
 
+/// Registers the bundled client processes.
+pub(crate) fn add_bundled(registry: &mut crate::design::catalog::Registry) {
+    registry.add_process_refusing(
+        "rounds",
+        "the bundled client's rounds (acquire, work, write, release) as async code",
+        refuses,
+        |config, lock_nodes| workload(config.clone(), &lock_nodes[0]),
+    );
+}
+
+/// What [`workload`] does not do.
+fn refuses(config: &ClientConfig) -> Option<String> {
+    let unsupported = [
+        (config.op != Op::Put, "workload = \"increment\""),
+        (config.check_lease, "check_lease"),
+        (config.renew, "renew"),
+        (config.fence_on_acquire, "fence_on_acquire"),
+    ];
+    let set: Vec<&str> = unsupported
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, what)| *what)
+        .collect();
+    (!set.is_empty()).then(|| {
+        format!(
+            "process `rounds` writes blindly and does not do {}: that is the bundled client's",
+            set.join(", ")
+        )
+    })
+}
+
 /// Rounds completed, on the node's disk: a restarted client does not do
 /// them again (the bundled client keeps its count across a crash too).
 const ROUNDS: &str = "client/rounds";
@@ -52,10 +83,9 @@ pub fn workload(config: ClientConfig, lock: &str) -> Process<Msg> {
 }
 
 async fn rounds(h: &Handle<Msg>, config: &ClientConfig, lock: &str) {
-    assert!(
-        config.op == Op::Put && !config.check_lease && !config.renew && !config.fence_on_acquire,
-        "the async workload writes blindly, without check_lease, renew or fence_on_acquire"
-    );
+    if let Some(refused) = refuses(config) {
+        panic!("{refused}");
+    }
     let disk = h.disk();
     let lock = SimLock::new(h, lock, config.timeout);
     let storage = SimStorage::new(h, &config.storage, config.timeout);

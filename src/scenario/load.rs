@@ -60,7 +60,7 @@ pub(crate) const DEFAULT_MAX_EVENTS: u64 = 100_000;
 
 /// The keys of the tables read here, for [`super::accepted_keys`].
 pub(crate) fn table_keys() -> Vec<(String, Vec<&'static str>)> {
-    let mut client = vec!["name"];
+    let mut client = vec!["name", "process"];
     client.extend(CLIENT_KEYS.iter().map(|k| k.name));
     vec![
         ("the top level".to_owned(), TOP_KEYS.to_vec()),
@@ -93,7 +93,7 @@ pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario>
     let lock = design(registry, Role::Lock, &lock_field)?;
     let storage_field = required_table(&mut top, "storage")?;
     let storage = design(registry, Role::Storage, &storage_field)?;
-    let clients = clients(&mut top)?;
+    let clients = clients(registry, &mut top)?;
 
     let mut scenario = Scenario {
         file: src.file.to_string(),
@@ -367,7 +367,7 @@ fn probability(field: &Field<'_>, what: &str) -> Result<f64> {
     Ok(p)
 }
 
-fn clients(top: &mut Table<'_>) -> Result<Vec<ClientSpec>> {
+fn clients(registry: &Registry, top: &mut Table<'_>) -> Result<Vec<ClientSpec>> {
     let field = top
         .get("clients")
         .ok_or_else(|| top.error("missing [[clients]]: a scenario needs at least one client"))?;
@@ -381,14 +381,14 @@ fn clients(top: &mut Table<'_>) -> Result<Vec<ClientSpec>> {
     }
     let mut clients = Vec::with_capacity(tables.len());
     for table in tables {
-        let client = client(table, &clients)?;
+        let client = client(registry, table, &clients)?;
         clients.push(client);
     }
     Ok(clients)
 }
 
-fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
-    let mut accepted = vec!["name"];
+fn client(registry: &Registry, mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
+    let mut accepted = vec!["name", "process"];
     accepted.extend(CLIENT_KEYS.iter().map(|k| k.name));
     table.accept(&accepted)?;
     let name_field = table.require("name")?;
@@ -409,7 +409,7 @@ fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
         }
     }
     let keys = ClientKeys::from_params(&p);
-    let spec = ClientSpec {
+    let mut spec = ClientSpec {
         name: name.to_string(),
         start: keys.start,
         rounds: keys.rounds,
@@ -421,7 +421,26 @@ fn client(mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
         renew: keys.renew,
         fence_on_acquire: keys.fence_on_acquire,
         conditional: keys.precondition == Precondition::Read,
+        process: None,
     };
+    if let Some(field) = table.get("process") {
+        let name = field.str()?;
+        let Some(process) = registry.process(name) else {
+            let known: Vec<&str> = registry.processes().iter().map(|p| p.name).collect();
+            return Err(field.error(format!(
+                "unknown process `{name}`: the processes are {}",
+                if known.is_empty() {
+                    "none".to_owned()
+                } else {
+                    known.join(", ")
+                }
+            )));
+        };
+        if let Some(refused) = (process.refuses)(&spec.config()) {
+            return Err(field.error(refused));
+        }
+        spec.process = Some(process.clone());
+    }
     table.finish()?;
     Ok(spec)
 }

@@ -153,6 +153,38 @@ pub struct ClientSpec {
     /// An increment's write names the version it read (`precondition =
     /// "read"`, default true); false: a plain write (`"none"`).
     pub conditional: bool,
+    /// The registered process the node runs instead of the bundled client
+    /// (`process = "NAME"`), given the settings above.
+    pub process: Option<crate::design::catalog::ProcessDesign>,
+}
+
+impl ClientSpec {
+    /// The settings the client's node runs with: the bundled client's, or
+    /// its process's.
+    pub fn config(&self) -> crate::design::client::ClientConfig {
+        use crate::design::client::ClientConfig;
+        use crate::protocol::Op;
+        ClientConfig {
+            start: self.start,
+            rounds: self.rounds,
+            work: self.work,
+            op: match self.workload {
+                Workload::Write => Op::Put,
+                Workload::Increment => Op::Increment,
+            },
+            retry: self.retry,
+            timeout: self.timeout,
+            check_lease: self.check_lease,
+            renew: self.renew,
+            fence_on_acquire: self.fence_on_acquire,
+            conditional: self.conditional,
+            // Not `..ClientConfig::default()`: that parses the declared
+            // defaults into a map, for every client of every seed (a
+            // twentieth of a short sweep).
+            key: ClientConfig::KEY.into(),
+            storage: ClientConfig::STORAGE.into(),
+        }
+    }
 }
 
 /// What a client's write does: `"write"` or `"increment"`.

@@ -30,6 +30,7 @@ fn client(name: &str, start: Duration) -> ClientSpec {
         renew: false,
         fence_on_acquire: false,
         conditional: true,
+        process: None,
     }
 }
 
