@@ -30,8 +30,10 @@
 
 use std::fmt::{self, Write as _};
 
+pub mod decode;
 mod name;
 
+pub use decode::DecodeError;
 pub use name::Name;
 
 /// A typed field value of an event.
