@@ -212,16 +212,20 @@ pub enum DomainEvent<S> {
     Lost,
     /// Client, [`CHECKED`]: its own clock says its lease has this long left.
     Checked {
-        /// The lease.
-        lease: u64,
+        /// The lease (readers that only need to know the belief ended
+        /// do without it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        lease: Option<u64>,
         /// Time left, on its clock.
         #[serde(skip_serializing_if = "Option::is_none")]
         remaining_ms: Option<u64>,
     },
     /// Client, [`LAPSED`]: its own clock says its lease ran out.
     Lapsed {
-        /// The lease.
-        lease: u64,
+        /// The lease (readers that only need to know the belief ended
+        /// do without it).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        lease: Option<u64>,
         /// How long ago, on its clock.
         #[serde(skip_serializing_if = "Option::is_none")]
         overdue_ms: Option<u64>,
@@ -398,11 +402,11 @@ impl<'a> DomainEvent<&'a str> {
             },
             LOST => D::Lost,
             CHECKED => D::Checked {
-                lease: f.req("lease")?,
+                lease: f.opt("lease")?,
                 remaining_ms: f.opt("remaining_ms")?,
             },
             LAPSED => D::Lapsed {
-                lease: f.req("lease")?,
+                lease: f.opt("lease")?,
                 overdue_ms: f.opt("overdue_ms")?,
             },
             FENCED => D::Fenced {

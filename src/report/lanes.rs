@@ -51,12 +51,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use sim::events as world;
+use sim::events::{self as world, WorldEvent as W};
 use sim::journal::{seconds, Event, Journal, Value};
 
 use crate::escape::terminal;
-use crate::events;
-use crate::report::belief::CLIENT_KINDS;
+use crate::events::{self, decoded, Decoded, DomainEvent, DomainEvent as D};
+use crate::report::belief::client_kind;
 
 /// How [`lanes`] draws.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,7 +103,7 @@ pub(in crate::report) fn crowd_hidden<'a>(
     let clients: BTreeSet<&str> = journal
         .events()
         .iter()
-        .filter(|e| CLIENT_KINDS.contains(&e.kind.as_str()))
+        .filter(|e| client_kind(e))
         .map(|e| e.node.as_str())
         .collect();
     let others = node_lanes.iter().filter(|n| !clients.contains(*n)).count();
@@ -157,7 +157,8 @@ pub fn lanes_limited(
         }
     }
     let hidden = crowd_hidden(journal, &mut node_lanes);
-    let shown = |e: &Event| options.deliveries || e.kind != world::DELIVER;
+    let shown =
+        |e: &Event| options.deliveries || !matches!(W::decode(e), Ok(Some(W::Deliver { .. })));
     let lane_of = |e: &Event| node_lanes.iter().position(|n| *n == e.node);
     let others = crowd_lane_name(hidden.len());
     let mut lane_names = node_lanes.clone();
@@ -271,9 +272,9 @@ pub fn lanes_limited(
 /// Whether the lane's node is paused or down after `e`.
 fn note_out_of_play(out_of_play: &mut [bool], lane: Option<usize>, e: &Event) {
     if let Some(l) = lane {
-        match e.kind.as_str() {
-            world::PAUSE | world::CRASH => out_of_play[l] = true,
-            world::RESUME | world::RESTART => out_of_play[l] = false,
+        match W::decode(e) {
+            Ok(Some(W::Pause { .. } | W::Crash { .. })) => out_of_play[l] = true,
+            Ok(Some(W::Resume | W::Restart)) => out_of_play[l] = false,
             _ => {}
         }
     }
@@ -466,19 +467,29 @@ enum Tone {
 
 impl Tone {
     fn of(e: &Event) -> Tone {
-        match e.kind.as_str() {
-            events::REJECTED | world::CRASH => Tone::Bad,
-            world::PAUSE
-            | world::DROP
-            | world::CLOCK
-            | world::PARTITION
-            | world::LINK
-            | events::EXPIRED
-            | events::DENIED
-            | events::LOST
-            | events::LAPSED => Tone::Warn,
-            events::ACKED if e.bool("ok") == Some(false) => Tone::Warn,
-            events::ACQUIRED | events::GRANTED | events::ACCEPTED | events::RENEWED => Tone::Good,
+        match decoded(e) {
+            Decoded::Domain(D::Rejected { .. }) | Decoded::World(W::Crash { .. }) => Tone::Bad,
+            Decoded::World(
+                W::Pause { .. }
+                | W::Drop { .. }
+                | W::Clock { .. }
+                | W::Partition { .. }
+                | W::Link { .. },
+            )
+            | Decoded::Domain(
+                D::Expired { .. }
+                | D::Denied
+                | D::Lost
+                | D::Lapsed { .. }
+                | D::Acked { ok: false, .. },
+            ) => Tone::Warn,
+            Decoded::Domain(
+                D::Acquired { .. }
+                | D::Granted { .. }
+                | D::Accepted { .. }
+                | D::Renewed { .. }
+                | D::LockRenewed { .. },
+            ) => Tone::Good,
             _ => Tone::Plain,
         }
     }
@@ -510,11 +521,10 @@ impl Fences {
     fn phrase(&mut self, e: &Event) -> (String, Tone) {
         let mut phrase = describe(e);
         let mut tone = Tone::of(e);
-        let token = e.u64("token");
-        match e.kind.as_str() {
-            events::ACQUIRED => self.newest_grant = self.newest_grant.max(token),
-            events::ACCEPTED => {
-                if let (Some(t), Some(write)) = (token, e.str("write")) {
+        match DomainEvent::decode(e) {
+            Ok(Some(D::Acquired { token, .. })) => self.newest_grant = self.newest_grant.max(token),
+            Ok(Some(D::Accepted { token, write, .. })) => {
+                if let Some(t) = token {
                     let accepted = self.highest_accepted.get(e.node.as_str()).copied();
                     if let Some(max) = accepted.filter(|max| t < *max) {
                         phrase = format!("⚠ ACCEPTED {write} (token {t} < {max})");
@@ -526,7 +536,7 @@ impl Fences {
                 }
                 self.note_accepted(&e.node, token);
             }
-            events::REJECTED => self.note_accepted(&e.node, e.u64("max_token")),
+            Ok(Some(D::Rejected { max_token, .. })) => self.note_accepted(&e.node, max_token),
             _ => {}
         }
         (phrase, tone)

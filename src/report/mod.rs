@@ -77,14 +77,15 @@ pub(crate) fn stopped_stretches(
     events: &[sim::journal::Event],
     end_ns: u64,
 ) -> Vec<(&str, u64, u64, &'static str)> {
-    use sim::events as world;
+    use sim::events::WorldEvent as W;
     let mut since: Vec<(&str, u64, &'static str)> = Vec::new();
     let mut stretches = Vec::new();
     for e in events {
-        match e.kind.as_str() {
-            world::PAUSE => since.push((&e.node, e.t_ns, "paused")),
-            world::CRASH => since.push((&e.node, e.t_ns, "down")),
-            world::RESUME | world::RESTART => {
+        let Ok(Some(w)) = W::decode(e) else { continue };
+        match w {
+            W::Pause { .. } => since.push((&e.node, e.t_ns, "paused")),
+            W::Crash { .. } => since.push((&e.node, e.t_ns, "down")),
+            W::Resume | W::Restart => {
                 if let Some(p) = since.iter().position(|(n, _, _)| *n == e.node) {
                     let (n, t0, what) = since.remove(p);
                     stretches.push((n, t0, e.t_ns, what));

@@ -41,7 +41,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
-use sim::events as world;
+use sim::events::WorldEvent as W;
 use sim::journal::Value as FieldValue;
 
 use super::belief::{lease_bars, local_seconds as local, token_text};
@@ -151,10 +151,11 @@ pub fn trace(s: &Subject<'_>) -> String {
         for v in findings.get(&e.seq).into_iter().flatten() {
             args.insert(v.kind.as_str().into(), json!(v.explanation));
         }
-        let message_end = e.kind == world::SEND || e.kind == world::DELIVER;
+        let w = W::decode(e).ok().flatten();
+        let message_end = w.is_some_and(|w| w.is_message_end());
         let mut event = json!({
             "name": describe(e),
-            "cat": e.kind.as_str(),
+            "cat": &*e.kind,
             "ph": if message_end { "X" } else { "i" },
             "ts": micros(e.t_ns),
             "pid": p,
@@ -167,17 +168,12 @@ pub fn trace(s: &Subject<'_>) -> String {
             event["s"] = json!("t");
         }
         out.push(event);
-        match e.kind.as_str() {
-            world::SEND => {
-                if let Some(id) = e.u64(world::field::ID) {
-                    sends.insert(id, (e.t_ns, p));
-                }
+        match w {
+            Some(W::Send { id, .. }) => {
+                sends.insert(id, (e.t_ns, p));
             }
-            world::DELIVER => {
-                if let Some((id, &(sent, from))) = e
-                    .u64(world::field::ID)
-                    .and_then(|id| sends.get_key_value(&id))
-                {
+            Some(W::Deliver { id, .. }) => {
+                if let Some((id, &(sent, from))) = sends.get_key_value(&id) {
                     let copy = copies.entry(*id).or_insert(0);
                     let flow = id + (*copy << 32);
                     *copy += 1;
@@ -189,15 +185,13 @@ pub fn trace(s: &Subject<'_>) -> String {
                     }
                 }
             }
-            world::PAUSE | world::CRASH => {
-                let what = if e.kind == world::PAUSE {
-                    "paused"
-                } else {
-                    "down"
-                };
-                out_since.insert(e.node.to_string(), (e.t_ns, what));
+            Some(W::Pause { .. }) => {
+                out_since.insert(e.node.to_string(), (e.t_ns, "paused"));
             }
-            world::RESUME | world::RESTART => {
+            Some(W::Crash { .. }) => {
+                out_since.insert(e.node.to_string(), (e.t_ns, "down"));
+            }
+            Some(W::Resume | W::Restart) => {
                 if let Some((since, what)) = out_since.remove(e.node.as_str()) {
                     out.push(slice(p, OUT, what, since, e.t_ns, json!({})));
                 }
