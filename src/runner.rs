@@ -516,11 +516,11 @@ pub fn broken_properties(
 pub fn down_at_end(journal: &sim::journal::Journal) -> Vec<&str> {
     let mut down = std::collections::BTreeSet::new();
     for e in journal.events() {
-        match e.kind.as_str() {
-            sim::events::CRASH => {
+        match sim::events::WorldEvent::decode(e) {
+            Ok(Some(sim::events::WorldEvent::Crash { .. })) => {
                 down.insert(e.node.as_str());
             }
-            sim::events::RESTART => {
+            Ok(Some(sim::events::WorldEvent::Restart)) => {
                 down.remove(e.node.as_str());
             }
             _ => {}
