@@ -7,6 +7,14 @@
 //! Fields marked *optional* are absent when they do not apply (for example
 //! `token` when the lock hands out no tokens).
 //!
+//! Designs emit them by these constants; readers never match on a kind's
+//! text: [`decode`] turns an event into a [`DomainEvent`] or a
+//! [`WorldEvent`] (or [`Decoded::Other`], a kind neither knows), and a
+//! missing or mistyped field into a [`DecodeError`] that names the event and
+//! the field. Readers of `checked` and `lapsed` take `lease` as optional,
+//! and a `wrote` without `op` as a put; the other fields below are required
+//! unless marked.
+//!
 //! Client events (`node` = the client's name):
 //! - [`ACQUIRED`] `lease: u64`, `token: u64` *optional*, `ttl_ms: u64`,
 //!   `ends: u64` *optional*: the client now believes it holds the lock. This

@@ -352,7 +352,7 @@ fn why_unfired(trigger: &Trigger, result: &RunResult) -> String {
                 .journal
                 .events()
                 .iter()
-                .filter(|e| e.node == *node && e.kind == *event)
+                .filter(|e| e.is(node, event))
                 .count();
             if seen == 0 {
                 format!("{node} never logged `{event}` in this run")

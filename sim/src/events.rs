@@ -1,8 +1,8 @@
 //! The world's event vocabulary: what the simulator itself writes into the
 //! journal, beside the actors' own events.
 //!
-//! Renderers and checkers match on these constants, never on string
-//! literals. Every event is a [`crate::journal::Event`] whose `node` is the
+//! Renderers and checkers decode these events ([`WorldEvent::decode`]) and
+//! match on the [`WorldEvent`], never on the kind's text. Every event is a [`crate::journal::Event`] whose `node` is the
 //! node named below (or [`WORLD`] for the network as a whole) and whose
 //! `kind` is one of the constants, with the [`field`]s listed. Fields marked
 //! *optional* are absent when they do not apply.
@@ -35,9 +35,11 @@
 //! use sim::events::{self, field};
 //! use sim::Event;
 //! let e = Event::new(0, 0, "client1", 0, events::PAUSE).with(field::DURATION_MS, 15_000u64);
-//! assert_eq!(e.kind, events::PAUSE);
 //! assert_eq!(e.u64(field::DURATION_MS), Some(15_000));
-//! assert!(events::WORLD_EVENTS.contains(&e.kind.as_str()));
+//! assert_eq!(
+//!     events::WorldEvent::decode(&e),
+//!     Ok(Some(events::WorldEvent::Pause { duration_ms: Some(15_000) }))
+//! );
 //! ```
 
 use crate::journal::decode::{Fields, RawEvent};
