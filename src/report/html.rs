@@ -93,7 +93,7 @@ pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
         esc(s.name),
         esc(s.description.trim()),
         esc(&verdict_text(s.report)),
-        esc(&crate::oracle::Milestones::count(s.journal).reached_text()),
+        esc(&s.milestones.reached_text()),
         s.untested
             .iter()
             .map(|line| format!("<p class=\"meta untested\">untested: {}</p>\n", esc(line)))

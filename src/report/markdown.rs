@@ -9,7 +9,7 @@
 //! and note of theirs is led by the client's name.
 //!
 //! ```
-//! use fencesim::oracle::{check, OracleConfig};
+//! use fencesim::oracle::{check_and_count, OracleConfig};
 //! use fencesim::report::{markdown, Subject};
 //! use sim::journal::{Event, Journal};
 //!
@@ -17,10 +17,11 @@
 //!     Event::new(0, 0, "client1", 0, "send").with("id", 0u64).with("to", "lock").with("msg", "acquire"),
 //!     Event::new(0, 2, "lock", 2, "deliver").with("id", 0u64).with("from", "client1").with("msg", "acquire"),
 //! ]);
-//! let report = check(&journal, &OracleConfig::default());
+//! let (report, milestones) = check_and_count(&journal, &OracleConfig::default());
 //! let nodes = ["client1".to_owned(), "lock".to_owned()];
 //! let md = markdown::mermaid(&Subject {
 //!     name: "tiny", description: "", seed: 1, journal: &journal, report: &report,
+//!     milestones: &milestones,
 //!     nodes: &nodes, repro: "fencesim run tiny.toml --seed 1",
 //!     untested: &[],
 //! });
@@ -87,7 +88,7 @@ pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
     writeln!(
         out,
         "**Milestones** (the dangerous situations this run reached): {}\n",
-        crate::oracle::Milestones::count(s.journal).reached_text()
+        s.milestones.reached_text()
     )
     .unwrap();
     for line in s.untested {

@@ -112,6 +112,9 @@ pub struct Subject<'a> {
     pub journal: &'a sim::journal::Journal,
     /// The oracle's report of the journal (for the verdict and findings).
     pub report: &'a crate::oracle::Report,
+    /// The milestones the run reached, as the run counted them
+    /// ([`crate::oracle::check_and_count`]): shown, not counted again.
+    pub milestones: &'a crate::oracle::Milestones,
     /// Node names in lane order.
     pub nodes: &'a [String],
     /// The command that replays the run.

@@ -15,7 +15,7 @@
 //! Timestamps are microseconds of true simulated time.
 //!
 //! ```
-//! use fencesim::oracle::{check, OracleConfig};
+//! use fencesim::oracle::{check_and_count, OracleConfig};
 //! use fencesim::report::{perfetto, Subject};
 //! use sim::journal::{Event, Journal};
 //!
@@ -23,10 +23,11 @@
 //!     Event::new(0, 1_000, "client1", 1_000, "send").with("id", 7u64).with("to", "lock").with("msg", "acquire"),
 //!     Event::new(0, 3_000, "lock", 3_000, "deliver").with("id", 7u64).with("from", "client1").with("msg", "acquire"),
 //! ]);
-//! let report = check(&journal, &OracleConfig::default());
+//! let (report, milestones) = check_and_count(&journal, &OracleConfig::default());
 //! let nodes = ["client1".to_owned(), "lock".to_owned()];
 //! let trace = perfetto::trace(&Subject {
 //!     name: "tiny", description: "", seed: 1, journal: &journal, report: &report,
+//!     milestones: &milestones,
 //!     nodes: &nodes, repro: "fencesim run tiny.toml --seed 1",
 //!     untested: &[],
 //! });

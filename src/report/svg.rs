@@ -14,7 +14,7 @@
 //! that slide software and browsers draw it alike.
 //!
 //! ```
-//! use fencesim::oracle::{check, OracleConfig};
+//! use fencesim::oracle::{check_and_count, OracleConfig};
 //! use fencesim::report::{svg, Subject};
 //! use sim::journal::{Event, Journal};
 //!
@@ -23,7 +23,7 @@
 //!     Event::new(0, 16_000_000_000, "storage", 16_000_000_000, "rejected")
 //!         .with("write", "client1/1").with("token", 33u64).with("max_token", 34u64),
 //! ]);
-//! let report = check(&journal, &OracleConfig::default());
+//! let (report, milestones) = check_and_count(&journal, &OracleConfig::default());
 //! let nodes = ["client1".to_owned(), "lock".to_owned(), "storage".to_owned()];
 //! let figure = svg::figure(&Subject {
 //!     name: "figure-9-6",
@@ -31,6 +31,7 @@
 //!     seed: 1,
 //!     journal: &journal,
 //!     report: &report,
+//!     milestones: &milestones,
 //!     nodes: &nodes,
 //!     repro: "fencesim run figure-9-6.toml --seed 1",
 //!     untested: &[],
