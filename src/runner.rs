@@ -198,6 +198,7 @@ pub fn judge_scripted(scenario: &Scenario, result: RunResult, scripted: usize) -
     let config = OracleConfig {
         strict: scenario.strict,
         lock_nodes: scenario.lock_nodes().len(),
+        roles: oracle::Roles::of(scenario),
     };
     let (mut report, milestones) = oracle::check_and_count(&result.journal, &config);
     let crashed = result.outcome.is_error();

@@ -12,6 +12,7 @@ use sim::journal::{Event, Journal};
 
 use sim::events::WorldEvent;
 
+use super::Roles;
 use crate::events::{decoded, Decoded, DomainEvent as D, Op};
 
 /// How a grant ended at the lock.
@@ -214,6 +215,8 @@ pub(crate) struct Ack<'a> {
 /// The indexes of one journal.
 #[derive(Debug, Default)]
 pub(crate) struct History<'a> {
+    /// Each node's role: the run's topology, else what the journal shows.
+    pub roles: std::borrow::Cow<'a, Roles>,
     pub grants: Vec<Grant<'a>>,
     /// Tokens as the lock nodes handed them out, in journal order.
     pub issued: Vec<Issued<'a>>,
@@ -294,13 +297,19 @@ impl<'a> History<'a> {
         self.ends.get(&seq).copied()
     }
 
-    /// Indexes `journal` in one pass.
-    pub fn index(journal: &'a Journal) -> Self {
+    /// Indexes `journal` in one pass, its nodes' roles `roles` (empty: the
+    /// roles its events show, [`Roles::from_journal`]).
+    pub fn index(journal: &'a Journal, roles: &'a Roles) -> Self {
         let mut indexer = Indexer::default();
         for event in journal.events() {
             indexer.event(event);
         }
         let mut history = indexer.history;
+        history.roles = if roles.is_empty() {
+            std::borrow::Cow::Owned(Roles::from_journal(journal))
+        } else {
+            std::borrow::Cow::Borrowed(roles)
+        };
         supersede(&mut history);
         let mut by_lock: Vec<usize> = (0..history.grants.len()).collect();
         by_lock.sort_by_key(|&i| (history.grants[i].lock_seq, i));

@@ -38,7 +38,7 @@ use sim::journal::{Event, Journal};
 
 use super::history::History;
 
-use crate::events::{decoded, Decoded, DomainEvent as D, Op};
+use crate::events::{decoded, Decoded, DomainEvent as D, Op, Role};
 
 /// How much earlier than promised an end may come and still be on time (a
 /// timer's true wait is rounded to the nanosecond from its clock's rate).
@@ -144,7 +144,13 @@ impl Milestones {
 
     /// Counts the milestones of `journal`, in one pass.
     pub fn count(journal: &Journal) -> Milestones {
-        let history = History::index(journal);
+        Milestones::count_with_roles(journal, &super::Roles::default())
+    }
+
+    /// [`Milestones::count`], the nodes' roles given by the run's topology
+    /// (empty: what the journal shows, [`super::Roles::from_journal`]).
+    pub fn count_with_roles(journal: &Journal, roles: &super::Roles) -> Milestones {
+        let history = History::index(journal, roles);
         let mut findings = Vec::new();
         let stale = super::stale::check(&history, &mut findings);
         let regressed = super::tokens::check(&history, &mut findings);
@@ -321,8 +327,11 @@ impl<'a, 'h> Pass<'a, 'h> {
             Decoded::Domain(D::Wrote { write, .. }) => self.wrote(e, write),
             Decoded::Domain(D::Accepted { write, .. }) => self.storage(e, write, true),
             Decoded::Domain(D::Rejected { write, .. }) => self.storage(e, write, false),
-            Decoded::World(W::Restart) if node == "storage" => self.m.storage_restarted += 1,
-            Decoded::World(W::Restart) if is_lock_node(node) => self.m.lock_restarted += 1,
+            Decoded::World(W::Restart) => match self.history.roles.get(node) {
+                Some(Role::Storage) => self.m.storage_restarted += 1,
+                Some(Role::Lock) => self.m.lock_restarted += 1,
+                _ => {}
+            },
             Decoded::World(W::Clock {
                 rate,
                 offset_ns,
@@ -534,7 +543,7 @@ impl<'a, 'h> Pass<'a, 'h> {
             next.0 = next.0.saturating_add(j);
         }
         self.clocks.insert(node, next);
-        if !is_lock_node(node) {
+        if !self.history.roles.is(node, Role::Lock) {
             return;
         }
         let Some(live) = self.live.get(node).filter(|l| !l.is_empty()) else {
@@ -608,12 +617,6 @@ impl<'a, 'h> Pass<'a, 'h> {
             self.accepted.insert(e.seq, own);
         }
     }
-}
-
-/// `lock` or `lock1` … `lockN`: the scenario's lock node names.
-fn is_lock_node(node: &str) -> bool {
-    node.strip_prefix("lock")
-        .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
