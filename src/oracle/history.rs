@@ -12,6 +12,7 @@ use sim::journal::{Event, Journal};
 
 use sim::events::WorldEvent;
 
+use super::stops::{Stop, Stops};
 use super::Roles;
 use crate::events::{decoded, Decoded, DomainEvent as D, Op};
 
@@ -235,6 +236,9 @@ pub(crate) struct History<'a> {
     /// Every grant (index into `grants`) in the lock's order of making:
     /// by `lock_seq`.
     pub by_lock: Vec<usize>,
+    /// Every stretch a node ran nothing, in the order they ended, then
+    /// those still open at the end of the journal in the order they began.
+    pub stops: Vec<Stop<'a>>,
 }
 
 impl<'a> History<'a> {
@@ -305,6 +309,7 @@ impl<'a> History<'a> {
             indexer.event(event);
         }
         let mut history = indexer.history;
+        history.stops = indexer.stops.finish();
         history.roles = if roles.is_empty() {
             std::borrow::Cow::Owned(Roles::from_journal(journal))
         } else {
@@ -407,6 +412,8 @@ struct Indexer<'a> {
     regranted: BTreeMap<(&'a str, u64, &'a str), u64>,
     /// (storage node, write id) of every acceptance so far.
     applied: std::collections::BTreeSet<(&'a str, &'a str)>,
+    /// Where nodes ran nothing.
+    stops: Stops<'a>,
 }
 
 /// A lock node's `granted` event: (seq, t_ns, node).
@@ -517,8 +524,16 @@ impl<'a> Indexer<'a> {
                 } => self.outcome(e, write, client, key, None, None),
                 _ => {}
             },
-            // A crashed (or powered-off) client believes nothing any more.
-            Decoded::World(WorldEvent::Crash { .. }) => self.client_released(e),
+            Decoded::World(w) => match w {
+                WorldEvent::Crash { .. } => {
+                    // A crashed (or powered-off) client believes nothing any more.
+                    self.client_released(e);
+                    self.stops.open(e, true);
+                }
+                WorldEvent::Pause { .. } => self.stops.open(e, false),
+                WorldEvent::Resume | WorldEvent::Restart => self.stops.close(e),
+                _ => {}
+            },
             _ => {}
         }
     }

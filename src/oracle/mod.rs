@@ -78,13 +78,14 @@ use sim::journal::Journal;
 
 mod counts;
 mod double_grant;
-mod history;
+pub(crate) mod history;
 mod lock_contract;
 mod lost_update;
 pub mod milestones;
-mod roles;
+pub(crate) mod roles;
 pub mod signature;
 mod stale;
+pub(crate) mod stops;
 mod tokens;
 mod zombie;
 

@@ -33,6 +33,11 @@ pub struct Roles {
     nodes: BTreeMap<String, Role>,
 }
 
+/// No roles: a journal judged on its own events.
+pub(crate) static NO_ROLES: Roles = Roles {
+    nodes: BTreeMap::new(),
+};
+
 impl Roles {
     /// The roles of a scenario's nodes: its clients, its lock node(s), and
     /// its storage (every other node it runs).

@@ -37,6 +37,9 @@ mod sentence;
 pub mod step;
 pub mod svg;
 
+use crate::oracle::history::History;
+use crate::oracle::roles::NO_ROLES;
+
 pub use lanes::{describe, lanes, LanesOptions};
 
 /// The nodes of `s` in the order its pages draw them: `s.nodes` as given,
@@ -71,31 +74,25 @@ pub(crate) fn first_finding_at(
 }
 
 /// The stretches in which a node ran nothing: `(node, from, to, "paused")`
-/// from a pause to its resume, `(node, from, to, "down")` from a crash to
+/// from a pause to what ended it, `(node, from, to, "down")` from a crash to
 /// its restart; one still open at the end of the journal ends at `end_ns`.
+/// The journal's history computes them ([`History::stops`]).
 pub(crate) fn stopped_stretches(
-    events: &[sim::journal::Event],
+    journal: &sim::journal::Journal,
     end_ns: u64,
 ) -> Vec<(&str, u64, u64, &'static str)> {
-    use sim::events::WorldEvent as W;
-    let mut since: Vec<(&str, u64, &'static str)> = Vec::new();
-    let mut stretches = Vec::new();
-    for e in events {
-        let Ok(Some(w)) = W::decode(e) else { continue };
-        match w {
-            W::Pause { .. } => since.push((&e.node, e.t_ns, "paused")),
-            W::Crash { .. } => since.push((&e.node, e.t_ns, "down")),
-            W::Resume | W::Restart => {
-                if let Some(p) = since.iter().position(|(n, _, _)| *n == e.node) {
-                    let (n, t0, what) = since.remove(p);
-                    stretches.push((n, t0, e.t_ns, what));
-                }
-            }
-            _ => {}
-        }
-    }
-    stretches.extend(since.into_iter().map(|(n, t0, what)| (n, t0, end_ns, what)));
-    stretches
+    History::index(journal, &NO_ROLES)
+        .stops
+        .iter()
+        .map(|s| {
+            (
+                s.node,
+                s.from_t_ns,
+                s.to.map_or(end_ns, |(_, t)| t),
+                s.what(),
+            )
+        })
+        .collect()
 }
 
 /// What the file renderers ([`markdown`], [`html`], [`perfetto`]) draw: one

@@ -190,7 +190,7 @@ pub fn figure(s: &Subject<'_>) -> String {
         );
     }
     // Pauses and crashes.
-    let bands = super::stopped_stretches(events, end);
+    let bands = super::stopped_stretches(s.journal, end);
     for (node, t0, t1, what) in bands {
         let Some(i) = lane(node) else { continue };
         let line = lanes[i].1;

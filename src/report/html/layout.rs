@@ -333,7 +333,7 @@ impl Layout {
         // the page places them again with the browser's own text widths.
         let mut labels = Labels::new(self.lanes.len());
         // Pause and crash bands.
-        let bands = crate::report::stopped_stretches(events, end);
+        let bands = crate::report::stopped_stretches(s.journal, end);
         for (n, t0, t1, what) in bands {
             if let Some((li, lane)) = self.lane(n) {
                 let (x0, x1) = (self.axis.x(t0), self.axis.x(t1));
