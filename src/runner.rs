@@ -271,6 +271,7 @@ impl RunConfig {
         let config = OracleConfig {
             strict: scenario.strict,
             lock_nodes: scenario.lock_nodes().len(),
+            roles: oracle::Roles::of(scenario),
         };
         let (mut report, milestones) = oracle::check_and_count(&result.journal, &config);
         let crashed = result.outcome.is_error();
@@ -426,7 +427,7 @@ fn why_unfired(trigger: &Trigger, result: &RunResult) -> String {
                 .journal
                 .events()
                 .iter()
-                .filter(|e| e.node == *node && e.kind == *event)
+                .filter(|e| e.is(node, event))
                 .count();
             if seen == 0 {
                 format!("{node} never logged `{event}` in this run")
@@ -590,11 +591,11 @@ pub fn broken_properties(
 pub fn down_at_end(journal: &sim::journal::Journal) -> Vec<&str> {
     let mut down = std::collections::BTreeSet::new();
     for e in journal.events() {
-        match e.kind.as_str() {
-            sim::events::CRASH => {
+        match sim::events::WorldEvent::decode(e) {
+            Ok(Some(sim::events::WorldEvent::Crash { .. })) => {
                 down.insert(e.node.as_str());
             }
-            sim::events::RESTART => {
+            Ok(Some(sim::events::WorldEvent::Restart)) => {
                 down.remove(e.node.as_str());
             }
             _ => {}

@@ -111,11 +111,21 @@ pub(crate) fn run_human(
         )
         .unwrap();
     }
+    use crate::events::DomainEvent;
+    // Each rejection: (the storage node, the writer, the write, when, why).
     let rejections: Vec<_> = result
         .journal
         .events()
         .iter()
-        .filter(|e| e.kind == crate::events::REJECTED)
+        .filter_map(|e| match DomainEvent::decode(e) {
+            Ok(Some(DomainEvent::Rejected {
+                write,
+                client,
+                reason,
+                ..
+            })) => Some((&e.node, client, write, e.t_ns, reason)),
+            _ => None,
+        })
         .collect();
     if rep.violations.is_empty() && !rejections.is_empty() {
         writeln!(out).unwrap();
@@ -127,14 +137,14 @@ pub(crate) fn run_human(
             )
             .unwrap();
         }
-        for e in rejections.into_iter().take(MAX_EXPLAINED) {
+        for (node, client, write, t_ns, reason) in rejections.into_iter().take(MAX_EXPLAINED) {
             let line = format!(
                 "{} rejected {}'s write {} at {}: {}.",
-                t(&e.node),
-                t(e.str("client").unwrap_or("?")),
-                t(e.str("write").unwrap_or("?")),
-                seconds(e.t_ns),
-                t(e.str("reason").unwrap_or("refused")),
+                t(node),
+                t(client.unwrap_or("?")),
+                t(write),
+                seconds(t_ns),
+                t(reason.unwrap_or("refused")),
             );
             writeln!(out, "{line}").unwrap();
         }

@@ -231,6 +231,7 @@ pub(super) fn report(registry: &Registry, args: ReportArgs, runs: &Runs) -> Stat
             seed,
             journal: &run.result.journal,
             report: &run.report,
+            milestones: &run.milestones,
             nodes: &run.nodes,
             repro: &repro,
             untested: &untested,

@@ -75,7 +75,9 @@ fn boundaries(scenario: &Scenario, run: &crate::runner::ScenarioRun) -> Vec<(Str
     let mut seen = std::collections::BTreeMap::<(&str, &str), u32>::new();
     let mut out = Vec::new();
     for e in run.result.journal.events() {
-        if sim::WORLD_EVENTS.contains(&e.kind.as_str()) || !nodes.iter().any(|n| *n == e.node) {
+        // A world kind decodes (or fails to) as a world event; a node's own does not.
+        let world = !matches!(sim::events::WorldEvent::decode(e), Ok(None));
+        if world || !nodes.iter().any(|n| *n == e.node) {
             continue;
         }
         let nth = seen.entry((&e.node, &e.kind)).or_default();

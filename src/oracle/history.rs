@@ -10,9 +10,11 @@ use std::collections::BTreeMap;
 
 use sim::journal::{Event, Journal};
 
-use crate::events::{
-    ACCEPTED, ACKED, ACQUIRED, EXPIRED, FENCED, GRANTED, REJECTED, RELEASED, RENEWED, WROTE,
-};
+use sim::events::WorldEvent;
+
+use super::stops::{Stop, Stops};
+use super::Roles;
+use crate::events::{decoded, Decoded, DomainEvent as D, Op};
 
 /// How a grant ended at the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -147,10 +149,10 @@ pub(crate) enum LockKind {
     Expired,
 }
 
-impl LockEvent<'_> {
+impl<'a> LockEvent<'a> {
     /// Whether this event made a grant.
     pub fn granted(&self) -> bool {
-        self.kind == LockKind::Granted
+        matches!(self.kind, LockKind::Granted)
     }
 
     /// Whether this event ended a grant.
@@ -158,18 +160,44 @@ impl LockEvent<'_> {
         matches!(self.kind, LockKind::Released | LockKind::Expired)
     }
 
-    fn new(e: &Event, kind: LockKind) -> Option<LockEvent<'_>> {
+    /// The lock's own account in a decoded event, if it is one.
+    fn new(e: &'a Event, d: &D<&'a str>) -> Option<LockEvent<'a>> {
+        let (client, lease, kind, ttl_ms, mono_ns, reason) = match *d {
+            D::Granted {
+                client,
+                lease,
+                ttl_ms,
+                mono_ns,
+                ..
+            } => (client, lease, LockKind::Granted, ttl_ms, mono_ns, None),
+            D::LockRenewed {
+                client,
+                lease,
+                ttl_ms,
+                mono_ns,
+            } => (client, lease, LockKind::Renewed, ttl_ms, mono_ns, None),
+            D::LockReleased { client, lease } => {
+                (client, lease, LockKind::Released, None, None, None)
+            }
+            D::Expired {
+                client,
+                lease,
+                reason,
+                mono_ns,
+            } => (client, lease, LockKind::Expired, None, mono_ns, reason),
+            _ => return None,
+        };
         Some(LockEvent {
             seq: e.seq,
             t_ns: e.t_ns,
             local_ns: e.local_ns,
             node: e.node.as_str(),
-            client: e.str("client")?,
-            lease: e.u64("lease")?,
+            client,
+            lease,
             kind,
-            ttl_ms: e.u64("ttl_ms"),
-            mono_ns: e.u64("mono_ns"),
-            reason: e.str("reason"),
+            ttl_ms,
+            mono_ns,
+            reason,
         })
     }
 }
@@ -188,6 +216,8 @@ pub(crate) struct Ack<'a> {
 /// The indexes of one journal.
 #[derive(Debug, Default)]
 pub(crate) struct History<'a> {
+    /// Each node's role: the run's topology, else what the journal shows.
+    pub roles: std::borrow::Cow<'a, Roles>,
     pub grants: Vec<Grant<'a>>,
     /// Tokens as the lock nodes handed them out, in journal order.
     pub issued: Vec<Issued<'a>>,
@@ -206,6 +236,9 @@ pub(crate) struct History<'a> {
     /// Every grant (index into `grants`) in the lock's order of making:
     /// by `lock_seq`.
     pub by_lock: Vec<usize>,
+    /// Every stretch a node ran nothing, in the order they ended, then
+    /// those still open at the end of the journal in the order they began.
+    pub stops: Vec<Stop<'a>>,
 }
 
 impl<'a> History<'a> {
@@ -268,13 +301,20 @@ impl<'a> History<'a> {
         self.ends.get(&seq).copied()
     }
 
-    /// Indexes `journal` in one pass.
-    pub fn index(journal: &'a Journal) -> Self {
+    /// Indexes `journal` in one pass, its nodes' roles `roles` (empty: the
+    /// roles its events show, [`Roles::from_journal`]).
+    pub fn index(journal: &'a Journal, roles: &'a Roles) -> Self {
         let mut indexer = Indexer::default();
         for event in journal.events() {
             indexer.event(event);
         }
         let mut history = indexer.history;
+        history.stops = indexer.stops.finish();
+        history.roles = if roles.is_empty() {
+            std::borrow::Cow::Owned(Roles::from_journal(journal))
+        } else {
+            std::borrow::Cow::Borrowed(roles)
+        };
         supersede(&mut history);
         let mut by_lock: Vec<usize> = (0..history.grants.len()).collect();
         by_lock.sort_by_key(|&i| (history.grants[i].lock_seq, i));
@@ -372,6 +412,8 @@ struct Indexer<'a> {
     regranted: BTreeMap<(&'a str, u64, &'a str), u64>,
     /// (storage node, write id) of every acceptance so far.
     applied: std::collections::BTreeSet<(&'a str, &'a str)>,
+    /// Where nodes ran nothing.
+    stops: Stops<'a>,
 }
 
 /// A lock node's `granted` event: (seq, t_ns, node).
@@ -438,38 +480,71 @@ impl<'a> Newest<'a> {
 
 impl<'a> Indexer<'a> {
     fn event(&mut self, e: &'a Event) {
-        match e.kind.as_str() {
-            ACQUIRED => self.acquired(e),
-            WROTE if e.str("op") == Some("fence") => self.fenced(e),
-            WROTE => self.wrote(e),
-            FENCED => self.fenced(e),
-            ACKED => self.acked(e),
-            // The lock's `released` names the client; the client's own does not.
-            RELEASED if e.get("client").is_some() => self.ended(e, false),
-            RELEASED => self.client_released(e),
-            // A crashed (or powered-off) client believes nothing any more.
-            sim::events::CRASH => self.client_released(e),
-            EXPIRED => self.ended(e, true),
-            GRANTED => self.issued(e),
-            // The lock's `renewed` names the client; the client's own does not.
-            RENEWED => self
-                .history
-                .lock_events
-                .extend(LockEvent::new(e, LockKind::Renewed)),
-            ACCEPTED => self.outcome(e, true),
-            REJECTED => self.outcome(e, false),
+        match decoded(e) {
+            Decoded::Domain(d) => match d {
+                D::Acquired { lease, token, .. } => self.acquired(e, lease, token, d.ends_needed()),
+                D::Wrote {
+                    write,
+                    op: Op::Fence,
+                    ..
+                }
+                | D::Fenced { write, .. } => {
+                    self.history.fences.insert(write);
+                }
+                D::Wrote {
+                    write, token, op, ..
+                } => self.wrote(e, write, token, op == Op::Increment),
+                D::Acked { write, ok, op } => self.history.acks.push(Ack {
+                    seq: e.seq,
+                    t_ns: e.t_ns,
+                    write_id: write,
+                    ok,
+                    increment: op.map(|op| op == Op::Increment),
+                }),
+                D::Released { .. } => self.client_released(e),
+                D::LockReleased { client, lease } => self.ended(e, &d, client, lease, false),
+                D::Expired { client, lease, .. } => self.ended(e, &d, client, lease, true),
+                D::Granted {
+                    client,
+                    lease,
+                    token,
+                    ..
+                } => self.issued(e, &d, client, lease, token),
+                D::LockRenewed { .. } => self.history.lock_events.extend(LockEvent::new(e, &d)),
+                D::Accepted {
+                    write,
+                    client,
+                    key,
+                    value,
+                    precondition,
+                    ..
+                } => self.outcome(e, write, client, key, value, Some(precondition.is_some())),
+                D::Rejected {
+                    write, client, key, ..
+                } => self.outcome(e, write, client, key, None, None),
+                _ => {}
+            },
+            Decoded::World(w) => match w {
+                WorldEvent::Crash { .. } => {
+                    // A crashed (or powered-off) client believes nothing any more.
+                    self.client_released(e);
+                    self.stops.open(e, true);
+                }
+                WorldEvent::Pause { .. } => self.stops.open(e, false),
+                WorldEvent::Resume | WorldEvent::Restart => self.stops.close(e),
+                _ => {}
+            },
             _ => {}
         }
     }
 
-    fn acquired(&mut self, e: &'a Event) {
+    fn acquired(&mut self, e: &'a Event, lease: u64, token: Option<u64>, ends_needed: u64) {
         let client = e.node.as_str();
         let index = self.history.grants.len();
         self.stop_believing(client, e.seq);
-        let lease = e.u64("lease");
-        let ends_needed = e.u64("ends").unwrap_or(1).max(1);
-        let early: Vec<End> = lease
-            .and_then(|l| self.early_ends.remove(&(client, l)))
+        let early: Vec<End> = self
+            .early_ends
+            .remove(&(client, lease))
             .unwrap_or_default()
             .into_iter()
             .map(|(end, _)| end)
@@ -478,15 +553,15 @@ impl<'a> Indexer<'a> {
         // `k` answers ending after `ends` node ends means the grant became a
         // grant at its (k − ends + 1)-th, the majority-th; with one node,
         // the latest.
-        let granted = lease
-            .and_then(|l| self.granted.get(&(client, l)))
+        let granted = self
+            .granted
+            .get(&(client, lease))
             .map_or(&[][..], Vec::as_slice);
         let made = granted
             .len()
             .checked_sub(ends_needed as usize)
             .map(|k| granted[k]);
         let (lock_seq, lock_t_ns) = made.map_or((e.seq, e.t_ns), |(s, t, _)| (s, t));
-        let token = e.u64("token");
         let one_node = granted.iter().all(|g| g.2 == granted[0].2);
         let mut granted_by: Vec<&'a str> = Vec::new();
         for &(_, _, node) in granted {
@@ -510,17 +585,20 @@ impl<'a> Indexer<'a> {
             granted_by,
         });
         self.latest_grant.insert(client, index);
-        if let Some(l) = lease {
-            self.by_lease.insert((client, l), index);
-        }
+        self.by_lease.insert((client, lease), index);
     }
 
-    fn issued(&mut self, e: &'a Event) {
-        if let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) {
+    fn issued(
+        &mut self,
+        e: &'a Event,
+        d: &D<&'a str>,
+        client: &'a str,
+        lease: u64,
+        token: Option<u64>,
+    ) {
+        {
             let node = e.node.as_str();
-            self.history
-                .lock_events
-                .extend(LockEvent::new(e, LockKind::Granted));
+            self.history.lock_events.extend(LockEvent::new(e, d));
             let made = self.granted.entry((client, lease)).or_default();
             // A lock node grants a lease id once per life: the same node
             // granting the same (client, lease) again has restarted and
@@ -536,7 +614,7 @@ impl<'a> Indexer<'a> {
             }
             made.push((e.seq, e.t_ns, node));
         }
-        if let (Some(client), Some(token)) = (e.str("client"), e.u64("token")) {
+        if let Some(token) = token {
             self.history.issued.push(Issued {
                 seq: e.seq,
                 t_ns: e.t_ns,
@@ -560,16 +638,8 @@ impl<'a> Indexer<'a> {
         }
     }
 
-    fn ended(&mut self, e: &'a Event, expired: bool) {
-        let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
-            return;
-        };
-        let kind = if expired {
-            LockKind::Expired
-        } else {
-            LockKind::Released
-        };
-        self.history.lock_events.extend(LockEvent::new(e, kind));
+    fn ended(&mut self, e: &'a Event, d: &D<&'a str>, client: &'a str, lease: u64, expired: bool) {
+        self.history.lock_events.extend(LockEvent::new(e, d));
         let end = End {
             seq: e.seq,
             t_ns: e.t_ns,
@@ -602,15 +672,11 @@ impl<'a> Indexer<'a> {
         }
     }
 
-    fn wrote(&mut self, e: &'a Event) {
-        let Some(id) = e.str("write") else { return };
+    fn wrote(&mut self, e: &'a Event, id: &'a str, token: Option<u64>, increment: bool) {
         let client = e.node.as_str();
         let grant = self.latest_grant.get(client).copied();
-        let increment = e.str("op") == Some("increment");
         self.history.has_increments |= increment;
-        let token = e
-            .u64("token")
-            .or_else(|| grant.and_then(|g| self.history.grants[g].token));
+        let token = token.or_else(|| grant.and_then(|g| self.history.grants[g].token));
         self.history.writes.insert(
             id,
             Write {
@@ -623,31 +689,22 @@ impl<'a> Indexer<'a> {
         );
     }
 
-    fn fenced(&mut self, e: &'a Event) {
-        if let Some(id) = e.str("write") {
-            self.history.fences.insert(id);
-        }
-    }
-
-    fn acked(&mut self, e: &'a Event) {
-        let Some(write_id) = e.str("write") else {
-            return;
-        };
-        self.history.acks.push(Ack {
-            seq: e.seq,
-            t_ns: e.t_ns,
-            write_id,
-            ok: e.bool("ok") == Some(true),
-            increment: e.str("op").map(|op| op == "increment"),
-        });
-    }
-
-    fn outcome(&mut self, e: &'a Event, accepted: bool) {
-        let write_id = e.str("write").unwrap_or("");
+    /// A storage answer: `conditional` is `Some` for an acceptance
+    /// (whether it named a precondition), `None` for a rejection.
+    fn outcome(
+        &mut self,
+        e: &'a Event,
+        write_id: &'a str,
+        writer: Option<&'a str>,
+        key: Option<&'a str>,
+        value: Option<i64>,
+        conditional: Option<bool>,
+    ) {
+        let accepted = conditional.is_some();
         if self.history.fences.contains(write_id) {
             return;
         }
-        let key = e.str("key").unwrap_or("");
+        let key = key.unwrap_or("");
         let node = e.node.as_str();
         let write = self.history.writes.get_mut(write_id);
         let (client, grant) = match write {
@@ -657,7 +714,7 @@ impl<'a> Indexer<'a> {
                 }
                 (w.client, w.grant)
             }
-            None => (e.str("client").unwrap_or("?"), None),
+            None => (writer.unwrap_or("?"), None),
         };
         let index = self.history.outcomes.len();
         let redelivery = accepted && !write_id.is_empty() && !self.applied.insert((node, write_id));
@@ -677,9 +734,9 @@ impl<'a> Indexer<'a> {
             write_id,
             client,
             key,
-            value: e.i64("value"),
+            value,
             grant,
-            conditional: accepted && e.get("precondition").is_some(),
+            conditional: conditional == Some(true),
             redelivery,
             superseding,
         });

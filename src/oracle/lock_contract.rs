@@ -52,12 +52,12 @@ pub(super) fn early_expiries(history: &History<'_>, violations: &mut Vec<Violati
                             local_ns: e.local_ns,
                             mono_ns,
                             ttl_ms,
-                            renewed: e.kind == LockKind::Renewed,
+                            renewed: matches!(e.kind, LockKind::Renewed),
                         },
                     );
                 }
                 // A grant that promises nothing replaces an earlier promise.
-                _ if e.kind == LockKind::Granted => {
+                _ if matches!(e.kind, LockKind::Granted) => {
                     promised.remove(&key);
                 }
                 _ => {}

@@ -33,14 +33,12 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use sim::events as world;
+use sim::events::WorldEvent as W;
 use sim::journal::{Event, Journal};
 
 use super::history::History;
 
-use crate::events::{
-    ACCEPTED, ACQUIRED, EXPIRED, FENCED, GRANTED, LAPSED, LOST, REJECTED, RELEASED, RENEWED, WROTE,
-};
+use crate::events::{decoded, Decoded, DomainEvent as D, Op, Role};
 
 /// How much earlier than promised an end may come and still be on time (a
 /// timer's true wait is rounded to the nanosecond from its clock's rate).
@@ -146,7 +144,13 @@ impl Milestones {
 
     /// Counts the milestones of `journal`, in one pass.
     pub fn count(journal: &Journal) -> Milestones {
-        let history = History::index(journal);
+        Milestones::count_with_roles(journal, &super::Roles::default())
+    }
+
+    /// [`Milestones::count`], the nodes' roles given by the run's topology
+    /// (empty: what the journal shows, [`super::Roles::from_journal`]).
+    pub fn count_with_roles(journal: &Journal, roles: &super::Roles) -> Milestones {
+        let history = History::index(journal, roles);
         let mut findings = Vec::new();
         let stale = super::stale::check(&history, &mut findings);
         let regressed = super::tokens::check(&history, &mut findings);
@@ -278,35 +282,64 @@ impl<'a, 'h> Pass<'a, 'h> {
 
     fn event(&mut self, e: &'a Event) {
         let node = e.node.as_str();
-        // The lock's `expired` and `released` name the client; the client's
-        // own `released` does not.
-        let lock_side = |e: &Event| e.get("client").is_some();
-        match e.kind.as_str() {
-            ACQUIRED => self.acquired(e),
-            GRANTED => self.granted(e),
-            RENEWED if lock_side(e) => self.promise(e),
-            EXPIRED | RELEASED if lock_side(e) => self.lock_end(e),
-            RELEASED | LOST | LAPSED | world::CRASH => {
+        let d = decoded(e);
+        match d {
+            Decoded::Domain(D::Acquired { .. }) => self.acquired(e),
+            Decoded::Domain(D::Granted {
+                client,
+                lease,
+                ttl_ms,
+                mono_ns,
+                ..
+            }) => self.granted(e, client, lease, mono_ns, ttl_ms),
+            Decoded::Domain(D::LockRenewed {
+                client,
+                lease,
+                ttl_ms,
+                mono_ns,
+            }) => self.promise(e, client, lease, mono_ns, ttl_ms),
+            Decoded::Domain(D::Expired {
+                client,
+                lease,
+                reason,
+                mono_ns,
+            }) => self.lock_end(e, client, lease, Some((reason, mono_ns))),
+            Decoded::Domain(D::LockReleased { client, lease }) => {
+                self.lock_end(e, client, lease, None)
+            }
+            Decoded::Domain(D::Released { .. } | D::Lost | D::Lapsed { .. }) => {
                 self.believes.remove(node);
-                if e.kind == world::CRASH {
-                    // A crashed lock node's grants end with it (or outlive it
-                    // in its durable state; either way it runs no clock).
-                    self.live.remove(node);
-                }
             }
-            WROTE => self.wrote(e),
-            FENCED => {
-                if let Some(w) = e.str("write") {
-                    self.fences.insert(w);
-                }
+            Decoded::World(W::Crash { .. }) => {
+                self.believes.remove(node);
+                // A crashed lock node's grants end with it (or outlive it
+                // in its durable state; either way it runs no clock).
+                self.live.remove(node);
             }
-            ACCEPTED | REJECTED => self.storage(e),
-            world::RESTART if node == "storage" => self.m.storage_restarted += 1,
-            world::RESTART if is_lock_node(node) => self.m.lock_restarted += 1,
-            world::CLOCK => self.clock(e),
+            Decoded::Domain(D::Wrote {
+                write,
+                op: Op::Fence,
+                ..
+            })
+            | Decoded::Domain(D::Fenced { write, .. }) => {
+                self.fences.insert(write);
+            }
+            Decoded::Domain(D::Wrote { write, .. }) => self.wrote(e, write),
+            Decoded::Domain(D::Accepted { write, .. }) => self.storage(e, write, true),
+            Decoded::Domain(D::Rejected { write, .. }) => self.storage(e, write, false),
+            Decoded::World(W::Restart) => match self.history.roles.get(node) {
+                Some(Role::Storage) => self.m.storage_restarted += 1,
+                Some(Role::Lock) => self.m.lock_restarted += 1,
+                _ => {}
+            },
+            Decoded::World(W::Clock {
+                rate,
+                offset_ns,
+                jump_ns,
+            }) => self.clock(e, rate, offset_ns, jump_ns),
             _ => {}
         }
-        if e.kind != world::DROP && e.kind != world::CRASH {
+        if !matches!(d, Decoded::World(W::Drop { .. } | W::Crash { .. })) {
             self.came_back(node, e.t_ns);
         }
     }
@@ -367,12 +400,16 @@ impl<'a, 'h> Pass<'a, 'h> {
 
     /// A lock node's grant or renewal: the end it promises, on its own
     /// monotonic clock, if it says so.
-    fn promise(&mut self, e: &'a Event) {
-        let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
-            return;
-        };
+    fn promise(
+        &mut self,
+        e: &'a Event,
+        client: &'a str,
+        lease: u64,
+        mono_ns: Option<u64>,
+        ttl_ms: Option<u64>,
+    ) {
         let key = (e.node.as_str(), client, lease);
-        match (e.u64("mono_ns"), e.u64("ttl_ms")) {
+        match (mono_ns, ttl_ms) {
             (Some(mono), Some(ttl_ms)) => {
                 self.promises
                     .insert(key, (mono, ttl_ms.saturating_mul(1_000_000)));
@@ -383,15 +420,19 @@ impl<'a, 'h> Pass<'a, 'h> {
         }
     }
 
-    fn granted(&mut self, e: &'a Event) {
-        self.promise(e);
-        let to = e.str("client").unwrap_or("");
-        if let Some(lease) = e.u64("lease") {
-            self.live
-                .entry(e.node.as_str())
-                .or_default()
-                .insert((to, lease));
-        }
+    fn granted(
+        &mut self,
+        e: &'a Event,
+        to: &'a str,
+        lease: u64,
+        mono_ns: Option<u64>,
+        ttl_ms: Option<u64>,
+    ) {
+        self.promise(e, to, lease, mono_ns, ttl_ms);
+        self.live
+            .entry(e.node.as_str())
+            .or_default()
+            .insert((to, lease));
         // A lease handed to someone else while a holder still believes in
         // its own: the lock has moved on without that holder.
         let held: Vec<usize> = self
@@ -413,19 +454,24 @@ impl<'a, 'h> Pass<'a, 'h> {
         }
     }
 
-    fn lock_end(&mut self, e: &'a Event) {
-        let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
-            return;
-        };
+    /// A lock node's end of a grant: `expired` is `Some((reason, mono_ns))`
+    /// for an expiry, `None` for a release.
+    fn lock_end(
+        &mut self,
+        e: &'a Event,
+        client: &'a str,
+        lease: u64,
+        expired: Option<(Option<&str>, Option<u64>)>,
+    ) {
         if let Some(live) = self.live.get_mut(e.node.as_str()) {
             live.remove(&(client, lease));
         }
         let key = (e.node.as_str(), client, lease);
         let promise = self.promises.remove(&key);
-        if self.wall_moved.remove(&key) && e.kind == EXPIRED && e.get("reason").is_none() {
+        if let (true, Some((None, mono_ns))) = (self.wall_moved.remove(&key), expired) {
             // Ended before its promise on the monotonic clock: the lock's
             // expiry followed the wall clock that moved ahead.
-            let early = match (promise, e.u64("mono_ns")) {
+            let early = match (promise, mono_ns) {
                 (Some((from, ttl)), Some(now)) => now.saturating_sub(from) + ROUNDING_NS < ttl,
                 _ => false,
             };
@@ -440,7 +486,7 @@ impl<'a, 'h> Pass<'a, 'h> {
             return;
         };
         grant.ended_ns = Some(e.t_ns);
-        if e.kind == EXPIRED && self.believes.get(client).is_some_and(|b| b.grant == g) {
+        if expired.is_some() && self.believes.get(client).is_some_and(|b| b.grant == g) {
             self.held_lost(g);
         }
     }
@@ -452,12 +498,7 @@ impl<'a, 'h> Pass<'a, 'h> {
             || self.history.newer_grant_before(g, seq).is_some()
     }
 
-    fn wrote(&mut self, e: &'a Event) {
-        let Some(write) = e.str("write") else { return };
-        if e.str("op") == Some("fence") {
-            self.fences.insert(write);
-            return;
-        }
+    fn wrote(&mut self, e: &'a Event, write: &'a str) {
         let Some(g) = self.believes.get(e.node.as_str()).map(|b| b.grant) else {
             return;
         };
@@ -478,25 +519,31 @@ impl<'a, 'h> Pass<'a, 'h> {
     /// rate) on a lock node that has a live grant can end that grant early:
     /// a faster rate counts at once; a wall clock moving ahead counts once
     /// the lock ends a grant before its monotonic promise because of it.
-    fn clock(&mut self, e: &'a Event) {
+    fn clock(
+        &mut self,
+        e: &'a Event,
+        new_rate: Option<f64>,
+        offset_ns: Option<i64>,
+        jump_ns: Option<i64>,
+    ) {
         let node = e.node.as_str();
         let (offset, rate) = self.clocks.get(node).copied().unwrap_or((0, 1.0));
         let (mut faster, mut wall_ahead) = (false, false);
         let mut next = (offset, rate);
-        if let Some(r) = e.get(world::field::RATE).and_then(rate_of) {
+        if let Some(r) = new_rate {
             faster |= r > rate;
             next.1 = r;
         }
-        if let Some(o) = e.i64(world::field::OFFSET_NS) {
+        if let Some(o) = offset_ns {
             wall_ahead |= o > next.0;
             next.0 = o;
         }
-        if let Some(j) = e.i64(world::field::JUMP_NS) {
+        if let Some(j) = jump_ns {
             wall_ahead |= j > 0;
             next.0 = next.0.saturating_add(j);
         }
         self.clocks.insert(node, next);
-        if !is_lock_node(node) {
+        if !self.history.roles.is(node, Role::Lock) {
             return;
         }
         let Some(live) = self.live.get(node).filter(|l| !l.is_empty()) else {
@@ -527,8 +574,7 @@ impl<'a, 'h> Pass<'a, 'h> {
         self.m.lock_clock_forward += u64::from(unknown);
     }
 
-    fn storage(&mut self, e: &'a Event) {
-        let Some(write) = e.str("write") else { return };
+    fn storage(&mut self, e: &'a Event, write: &'a str, accepted: bool) {
         if self.fences.contains(write) {
             return;
         }
@@ -537,7 +583,7 @@ impl<'a, 'h> Pass<'a, 'h> {
         };
         let g = sent.grant;
         let superseded = self.superseded(g, e.seq);
-        if e.kind == REJECTED && superseded {
+        if !accepted && superseded {
             self.m.stale_write_rejected += 1;
         }
         if sent.current && superseded && !sent.outlived {
@@ -549,7 +595,7 @@ impl<'a, 'h> Pass<'a, 'h> {
             self.writes.insert(write, outlived);
             self.m.write_outlived_grant += 1;
         }
-        if e.kind == ACCEPTED {
+        if accepted {
             let grant = &self.grants[g];
             let paused = grant.counted_paused && !grant.arrived_ended;
             let own = Milestones {
@@ -571,19 +617,6 @@ impl<'a, 'h> Pass<'a, 'h> {
             self.accepted.insert(e.seq, own);
         }
     }
-}
-
-fn rate_of(v: &sim::journal::Value) -> Option<f64> {
-    match v {
-        sim::journal::Value::F64(r) => Some(*r),
-        _ => None,
-    }
-}
-
-/// `lock` or `lock1` … `lockN`: the scenario's lock node names.
-fn is_lock_node(node: &str) -> bool {
-    node.strip_prefix("lock")
-        .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]

@@ -78,18 +78,21 @@ use sim::journal::Journal;
 
 mod counts;
 mod double_grant;
-mod history;
+pub(crate) mod history;
 mod lock_contract;
 mod lost_update;
 pub mod milestones;
+pub(crate) mod roles;
 pub mod signature;
 mod stale;
+pub(crate) mod stops;
 mod tokens;
 mod zombie;
 
 pub use counts::Counters;
 use history::History;
 pub use milestones::Milestones;
+pub use roles::Roles;
 
 /// How strictly to judge.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -101,6 +104,9 @@ pub struct OracleConfig {
     /// acquisition: `minority_acquire`); 0: the lock nodes that appear in
     /// the journal.
     pub lock_nodes: usize,
+    /// Each node's role, from the run's topology ([`Roles::of`]); empty:
+    /// the roles the journal's own events show ([`Roles::from_journal`]).
+    pub roles: Roles,
 }
 
 /// The judgement of one run.
@@ -311,7 +317,7 @@ pub fn check(journal: &Journal, config: &OracleConfig) -> Report {
 /// assert_eq!(milestones, Milestones::count(&journal));
 /// ```
 pub fn check_and_count(journal: &Journal, config: &OracleConfig) -> (Report, Milestones) {
-    let history = History::index(journal);
+    let history = History::index(journal, &config.roles);
     let mut report = judge_indexed(&history, config);
     let (milestones, accepted) = Milestones::count_with_findings(
         journal,

@@ -109,7 +109,8 @@ impl fmt::Display for Signature {
 /// The signature of every finding in `journal`, in journal order (as
 /// [`super::Report::violations`] lists them), zombie writes included.
 pub fn signatures(journal: &Journal) -> Vec<Signature> {
-    let history = History::index(journal);
+    let roles = super::Roles::default();
+    let history = History::index(journal, &roles);
     let report = check(
         journal,
         &OracleConfig {

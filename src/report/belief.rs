@@ -43,10 +43,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sim::events as world;
+use sim::events::{self as world, WorldEvent as W};
 use sim::journal::{Event, Journal};
 
-use crate::events;
+use crate::events::{decoded, Decoded, DomainEvent, DomainEvent as D};
 
 /// A client's belief that it holds a lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,18 +180,25 @@ pub(crate) struct View<'a> {
 /// hold a lease, and counts the others.
 const SUMMARY_CLIENTS: usize = 8;
 
-/// The events only a client journals: what makes a node a client.
-pub(crate) const CLIENT_KINDS: &[&str] = &[
-    events::ACQUIRED,
-    events::DENIED,
-    events::READ,
-    events::WROTE,
-    events::ACKED,
-    events::LOST,
-    events::CHECKED,
-    events::LAPSED,
-    events::FENCED,
-];
+/// Whether `e` is one of the events only a client journals: what makes a
+/// node a client.
+pub(crate) fn client_kind(e: &Event) -> bool {
+    use crate::events::DomainEvent as D;
+    matches!(
+        DomainEvent::decode(e),
+        Ok(Some(
+            D::Acquired { .. }
+                | D::Denied
+                | D::Read { .. }
+                | D::Wrote { .. }
+                | D::Acked { .. }
+                | D::Lost
+                | D::Checked { .. }
+                | D::Lapsed { .. }
+                | D::Fenced { .. }
+        ))
+    )
+}
 
 impl Beliefs {
     /// Empty beliefs for `journal`: it is scanned once for the roles of its
@@ -202,11 +209,12 @@ impl Beliefs {
         let mut states: Vec<(String, NodeState)> = Vec::new();
         let mut index: BTreeMap<String, Roles> = BTreeMap::new();
         for e in journal.events() {
-            let is_client = CLIENT_KINDS.contains(&e.kind.as_str())
-                || (e.kind == events::RELEASED && e.get("client").is_none());
-            let is_lock = e.kind == events::GRANTED
-                || e.kind == events::EXPIRED
-                || (e.kind == events::RELEASED && e.get("client").is_some());
+            let d = DomainEvent::decode(e).ok().flatten();
+            let is_client = client_kind(e) || matches!(d, Some(D::Released { .. }));
+            let is_lock = matches!(
+                d,
+                Some(D::Granted { .. } | D::Expired { .. } | D::LockReleased { .. })
+            );
             let node = e.node.as_str();
             if !is_client && !is_lock && (node == world::WORLD || index.contains_key(node)) {
                 continue;
@@ -263,9 +271,11 @@ impl Beliefs {
     }
 
     fn apply_to_node(&mut self, e: &Event) {
-        match e.kind.as_str() {
-            world::PAUSE => self.set_state(&e.node, NodeState::Paused(e.t_ns)),
-            world::CRASH => {
+        let d = match decoded(e) {
+            Decoded::World(W::Pause { .. }) => {
+                return self.set_state(&e.node, NodeState::Paused(e.t_ns));
+            }
+            Decoded::World(W::Crash { .. }) => {
                 self.set_state(&e.node, NodeState::Down(e.t_ns));
                 // A client's belief lives in memory. A lock's grants may
                 // survive on disk: the lock journals the ones it lost
@@ -273,14 +283,26 @@ impl Beliefs {
                 if let Some(b) = self.belief_mut(&e.node) {
                     *b = None;
                 }
+                return;
             }
-            world::RESUME | world::RESTART => self.set_state(&e.node, NodeState::Up),
-            events::ACQUIRED => {
-                if let (Some(lease), Some(b)) = (e.u64("lease"), self.belief_mut(&e.node)) {
-                    let ttl_ms = e.u64("ttl_ms").unwrap_or(0);
+            Decoded::World(W::Resume | W::Restart) => {
+                return self.set_state(&e.node, NodeState::Up);
+            }
+            Decoded::Domain(d) => d,
+            _ => return,
+        };
+        match d {
+            D::Acquired {
+                lease,
+                token,
+                ttl_ms,
+                ..
+            } => {
+                if let Some(b) = self.belief_mut(&e.node) {
+                    let ttl_ms = ttl_ms.unwrap_or(0);
                     *b = Some(Believed {
                         lease,
-                        token: e.u64("token"),
+                        token,
                         ttl_ms,
                         since_t_ns: e.t_ns,
                         since_local_ns: e.local_ns,
@@ -293,12 +315,15 @@ impl Beliefs {
             // The lock extended the lease: the client now believes it
             // until it asked plus the TTL granted (`asked_ago_ns` before
             // this event on its own clock).
-            events::RENEWED if e.get("client").is_none() => {
-                let lease = e.u64("lease");
-                let ttl_ms = e.u64("ttl_ms").unwrap_or(0);
-                let asked_ago = i64::try_from(e.u64("asked_ago_ns").unwrap_or(0)).unwrap_or(0);
+            D::Renewed {
+                lease,
+                ttl_ms,
+                asked_ago_ns,
+            } => {
+                let ttl_ms = ttl_ms.unwrap_or(0);
+                let asked_ago = i64::try_from(asked_ago_ns.unwrap_or(0)).unwrap_or(0);
                 if let Some(Some(b)) = self.belief_mut(&e.node) {
-                    if Some(b.lease) == lease {
+                    if b.lease == lease {
                         b.ttl_ms = ttl_ms;
                         b.until_local_ns = e.local_ns.saturating_sub(asked_ago).saturating_add(
                             i64::try_from(ttl_ms).unwrap_or(i64::MAX / 1_000_000) * 1_000_000,
@@ -308,27 +333,29 @@ impl Beliefs {
             }
             // Told it lost the lock, or its own check found the lease run
             // out: the client no longer believes it holds it.
-            events::LOST | events::LAPSED => {
+            D::Lost | D::Lapsed { .. } => {
                 if let Some(b) = self.belief_mut(&e.node) {
                     *b = None;
                 }
             }
-            events::RELEASED if e.get("client").is_none() => {
+            D::Released { lease } => {
                 if let Some(b) = self.belief_mut(&e.node) {
-                    if b.as_ref().map(|b| b.lease) == e.u64("lease") {
+                    if b.as_ref().map(|b| b.lease) == Some(lease) {
                         *b = None;
                     }
                 }
             }
-            events::GRANTED => {
-                let (Some(client), Some(lease)) = (e.str("client"), e.u64("lease")) else {
-                    return;
-                };
+            D::Granted {
+                client,
+                lease,
+                token,
+                ..
+            } => {
                 self.end_at(&e.node, "superseded", e.t_ns);
                 let held = Held {
                     client: client.to_owned(),
                     lease,
-                    token: e.u64("token"),
+                    token,
                     since_t_ns: e.t_ns,
                 };
                 self.grants.push((e.node.to_string(), held.clone()));
@@ -336,15 +363,16 @@ impl Beliefs {
                     *h = Some(held);
                 }
             }
-            events::EXPIRED | events::RELEASED => {
-                let matches = |h: &Held| {
-                    Some(h.client.as_str()) == e.str("client") && Some(h.lease) == e.u64("lease")
-                };
+            D::Expired { client, lease, .. } | D::LockReleased { client, lease } => {
+                let matches = |h: &Held| h.client == client && h.lease == lease;
                 let current = self.holder(&e.node).is_some_and(matches);
                 if current {
-                    let how = match (e.kind.as_str(), e.str("reason")) {
-                        (events::EXPIRED, Some("restart")) => "lost in a crash",
-                        (events::EXPIRED, _) => "expired",
+                    let how = match d {
+                        D::Expired {
+                            reason: Some("restart"),
+                            ..
+                        } => "lost in a crash",
+                        D::Expired { .. } => "expired",
                         _ => "released",
                     };
                     self.end_at(&e.node, how, e.t_ns);
@@ -775,11 +803,11 @@ pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
         } else if before != after && beliefs.is_client(&e.node) {
             if let Some(i) = open_belief.remove(e.node.as_str()) {
                 bars[i].end_t_ns = e.t_ns;
-                bars[i].how = match e.kind.as_str() {
-                    world::CRASH => "forgotten in a crash".to_owned(),
-                    events::ACQUIRED => "replaced by a new grant".to_owned(),
-                    events::LOST => "lost: the lock service said so".to_owned(),
-                    events::LAPSED => "lapsed on its own clock".to_owned(),
+                bars[i].how = match decoded(e) {
+                    Decoded::World(W::Crash { .. }) => "forgotten in a crash".to_owned(),
+                    Decoded::Domain(D::Acquired { .. }) => "replaced by a new grant".to_owned(),
+                    Decoded::Domain(D::Lost) => "lost: the lock service said so".to_owned(),
+                    Decoded::Domain(D::Lapsed { .. }) => "lapsed on its own clock".to_owned(),
                     _ => "released".to_owned(),
                 };
             }
@@ -806,7 +834,7 @@ pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
             }
         }
         ended_seen = beliefs.ended.len();
-        if e.kind == events::GRANTED {
+        if let Ok(Some(D::Granted { .. })) = DomainEvent::decode(e) {
             if let Some(h) = beliefs.holder(&e.node) {
                 open_true.push((e.node.to_string(), bars.len()));
                 bars.push(LeaseBar {

@@ -43,7 +43,7 @@
 
 use std::fmt::Write as _;
 
-use sim::events as world;
+use sim::events::WorldEvent as W;
 
 use super::belief::{local_seconds, seconds, token_text, Beliefs, Believed};
 use super::step::{steps, verdict_text, Step};
@@ -93,7 +93,7 @@ pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
         esc(s.name),
         esc(s.description.trim()),
         esc(&verdict_text(s.report)),
-        esc(&crate::oracle::Milestones::count(s.journal).reached_text()),
+        esc(&s.milestones.reached_text()),
         s.untested
             .iter()
             .map(|line| format!("<p class=\"meta untested\">untested: {}</p>\n", esc(line)))
@@ -184,10 +184,9 @@ fn data(out: &mut String, s: &Subject<'_>, layout: &Layout, steps: &[Step]) {
     let mut beliefs = Beliefs::new(s.journal);
     for (i, (step, e)) in steps.iter().zip(s.journal.events()).enumerate() {
         beliefs.apply(e);
-        let msg = if e.kind == world::SEND || e.kind == world::DELIVER || e.kind == world::DROP {
-            e.u64(world::field::ID)
-        } else {
-            None
+        let msg = match W::decode(e) {
+            Ok(Some(W::Send { id, .. } | W::Deliver { id, .. } | W::Drop { id, .. })) => Some(id),
+            _ => None,
         };
         // The keys in serde_json's order (sorted), as `json!` wrote them.
         chunk.clear();

@@ -51,12 +51,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use sim::events as world;
+use sim::events::{self as world, WorldEvent as W};
 use sim::journal::{seconds, Event, Journal, Value};
 
 use crate::escape::terminal;
-use crate::events;
-use crate::report::belief::CLIENT_KINDS;
+use crate::events::{decoded, Decoded, DomainEvent, DomainEvent as D, Op};
+use crate::report::belief::client_kind;
 
 /// How [`lanes`] draws.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,7 +103,7 @@ pub(in crate::report) fn crowd_hidden<'a>(
     let clients: BTreeSet<&str> = journal
         .events()
         .iter()
-        .filter(|e| CLIENT_KINDS.contains(&e.kind.as_str()))
+        .filter(|e| client_kind(e))
         .map(|e| e.node.as_str())
         .collect();
     let others = node_lanes.iter().filter(|n| !clients.contains(*n)).count();
@@ -157,7 +157,8 @@ pub fn lanes_limited(
         }
     }
     let hidden = crowd_hidden(journal, &mut node_lanes);
-    let shown = |e: &Event| options.deliveries || e.kind != world::DELIVER;
+    let shown =
+        |e: &Event| options.deliveries || !matches!(W::decode(e), Ok(Some(W::Deliver { .. })));
     let lane_of = |e: &Event| node_lanes.iter().position(|n| *n == e.node);
     let others = crowd_lane_name(hidden.len());
     let mut lane_names = node_lanes.clone();
@@ -271,9 +272,9 @@ pub fn lanes_limited(
 /// Whether the lane's node is paused or down after `e`.
 fn note_out_of_play(out_of_play: &mut [bool], lane: Option<usize>, e: &Event) {
     if let Some(l) = lane {
-        match e.kind.as_str() {
-            world::PAUSE | world::CRASH => out_of_play[l] = true,
-            world::RESUME | world::RESTART => out_of_play[l] = false,
+        match W::decode(e) {
+            Ok(Some(W::Pause { .. } | W::Crash { .. })) => out_of_play[l] = true,
+            Ok(Some(W::Resume | W::Restart)) => out_of_play[l] = false,
             _ => {}
         }
     }
@@ -299,38 +300,34 @@ pub fn describe(event: &Event) -> String {
 /// known kind missing a field it needs) so that [`describe`] falls back to
 /// the generic form.
 fn known_phrase(e: &Event) -> Option<String> {
-    let token = e.u64("token");
     let text = |name: &str| e.get(name).map(Value::to_string);
-    Some(match e.kind.as_str() {
-        world::SEND => format!("→ {}: {}", e.str(world::field::TO)?, message(e)?),
-        world::DELIVER => format!("← {}: {}", e.str(world::field::FROM)?, message(e)?),
-        world::DROP => {
-            let mut s = format!(
-                "✂ dropped msg {} to {}",
-                e.u64(world::field::ID)?,
-                e.str(world::field::TO)?
-            );
-            if let Some(reason) = e.str(world::field::REASON) {
+    let w = match decoded(e) {
+        Decoded::Domain(d) => return domain_phrase(d),
+        Decoded::World(w) => w,
+        Decoded::Other => return None,
+    };
+    Some(match w {
+        W::Send { to, msg, .. } => format!("→ {to}: {msg}"),
+        W::Deliver { from, msg, .. } => format!("← {from}: {msg}"),
+        W::Drop { id, to, reason, .. } => {
+            let mut s = format!("✂ dropped msg {id} to {to}");
+            if let Some(reason) = reason {
                 write!(s, " ({reason})").unwrap();
             }
             s
         }
-        world::DUPLICATE => format!(
-            "duplicated msg {} to {}",
-            e.u64(world::field::ID)?,
-            e.str(world::field::TO)?
-        ),
-        world::PAUSE => match e.u64(world::field::DURATION_MS) {
+        W::Duplicate { id, to } => format!("duplicated msg {id} to {to}"),
+        W::Pause { .. } => match e.u64(world::field::DURATION_MS) {
             Some(ms) => format!("⏸ paused {}", seconds_ms(ms)),
             None => "⏸ paused".to_owned(),
         },
-        world::RESUME => "▶ resumed".to_owned(),
-        world::CRASH => match e.str(world::field::BY) {
+        W::Resume => "▶ resumed".to_owned(),
+        W::Crash { .. } => match e.str(world::field::BY) {
             Some(by) => format!("✗ powered off by {by}"),
             None => "✗ crashed".to_owned(),
         },
-        world::RESTART => "↻ restarted".to_owned(),
-        world::CLOCK => {
+        W::Restart => "↻ restarted".to_owned(),
+        W::Clock { .. } => {
             let mut parts = Vec::new();
             if let Some(ns) = e.i64(world::field::OFFSET_NS) {
                 parts.push(format!("offset {}", signed_seconds(ns)));
@@ -346,12 +343,12 @@ fn known_phrase(e: &Event) -> Option<String> {
             }
             format!("clock {}", parts.join(", "))
         }
-        world::PARTITION => format!("✂ partition {}", text(world::field::GROUPS)?),
-        world::HEAL => match text(world::field::GROUPS) {
+        W::Partition { .. } => format!("✂ partition {}", text(world::field::GROUPS)?),
+        W::Heal { .. } => match text(world::field::GROUPS) {
             Some(groups) => format!("healed {groups}"),
             None => "healed".to_owned(),
         },
-        world::LINK => {
+        W::Link { .. } => {
             let mut s = format!(
                 "⚑ link → {}: {}",
                 e.str(world::field::TO)?,
@@ -379,73 +376,73 @@ fn known_phrase(e: &Event) -> Option<String> {
             }
             s
         }
-        events::ACQUIRED => match token {
-            Some(t) => format!("acquired lease {}, token {t}", e.u64("lease")?),
-            None => format!("acquired lease {}", e.u64("lease")?),
+    })
+}
+
+/// The phrase of a domain event (`None`: a check or lapse that names no
+/// lease, which reads by its fields).
+fn domain_phrase(d: DomainEvent<&str>) -> Option<String> {
+    let token = d.token();
+    Some(match d {
+        D::Acquired { lease, .. } => match token {
+            Some(t) => format!("acquired lease {lease}, token {t}"),
+            None => format!("acquired lease {lease}"),
         },
-        events::DENIED => "denied".to_owned(),
-        events::READ => match e.u64("version") {
-            Some(v) => format!("read value {} (version {v})", text("value")?),
-            None => format!("read value {}", text("value")?),
+        D::Denied => "denied".to_owned(),
+        D::Read { value, version } => match version {
+            Some(v) => format!("read value {value} (version {v})"),
+            None => format!("read value {value}"),
         },
-        events::WROTE => {
-            let verb = if e.str("op") == Some("increment") {
+        D::Wrote { write, op, .. } => {
+            let verb = if op == Op::Increment {
                 "incremented"
             } else {
                 "wrote"
             };
-            with_token(format!("{verb} {}", e.str("write")?), token)
+            with_token(format!("{verb} {write}"), token)
         }
-        events::ACKED => {
-            let verdict = if e.bool("ok")? { "ok" } else { "REFUSED" };
-            format!("ack {} {verdict}", e.str("write")?)
+        D::Acked { write, ok, .. } => {
+            let verdict = if ok { "ok" } else { "REFUSED" };
+            format!("ack {write} {verdict}")
         }
-        events::RELEASED => match e.str("client") {
-            Some(client) => format!("lease {} of {client} released", e.u64("lease")?),
-            None => format!("released lease {}", e.u64("lease")?),
+        D::LockReleased { client, lease } => format!("lease {lease} of {client} released"),
+        D::Released { lease } => format!("released lease {lease}"),
+        D::Granted { client, lease, .. } => match token {
+            Some(t) => format!("granted {client} token {t}"),
+            None => format!("granted {client} lease {lease}"),
         },
-        events::GRANTED => match token {
-            Some(t) => format!("granted {} token {t}", e.str("client")?),
-            None => format!("granted {} lease {}", e.str("client")?, e.u64("lease")?),
+        D::Expired { client, lease, .. } => format!("lease {lease} of {client} expired"),
+        D::LockRenewed { client, lease, .. } => format!("renewed lease {lease} of {client}"),
+        D::Renewed { lease, ttl_ms, .. } => match ttl_ms {
+            Some(ms) => format!("renewed lease {lease} (+{})", seconds_ms(ms)),
+            None => format!("renewed lease {lease}"),
         },
-        events::EXPIRED => format!("lease {} of {} expired", e.u64("lease")?, e.str("client")?),
-        events::RENEWED => match e.str("client") {
-            Some(client) => format!("renewed lease {} of {client}", e.u64("lease")?),
-            None => match e.u64("ttl_ms") {
-                Some(ms) => format!("renewed lease {} (+{})", e.u64("lease")?, seconds_ms(ms)),
-                None => format!("renewed lease {}", e.u64("lease")?),
-            },
+        D::Lost => "lost the lock".to_owned(),
+        D::Checked {
+            lease,
+            remaining_ms,
+        } => match remaining_ms {
+            Some(ms) => format!("checked lease {}: {} left", lease?, seconds_ms(ms)),
+            None => format!("checked lease {}", lease?),
         },
-        events::LOST => "lost the lock".to_owned(),
-        events::CHECKED => match e.u64("remaining_ms") {
-            Some(ms) => format!("checked lease {}: {} left", e.u64("lease")?, seconds_ms(ms)),
-            None => format!("checked lease {}", e.u64("lease")?),
+        D::Lapsed { lease, overdue_ms } => match overdue_ms {
+            Some(ms) => format!("lease {} lapsed {} ago", lease?, seconds_ms(ms)),
+            None => format!("lease {} lapsed", lease?),
         },
-        events::LAPSED => match e.u64("overdue_ms") {
-            Some(ms) => format!("lease {} lapsed {} ago", e.u64("lease")?, seconds_ms(ms)),
-            None => format!("lease {} lapsed", e.u64("lease")?),
+        D::Fenced { write, .. } => with_token(format!("fenced {write}"), token),
+        D::Accepted { write, .. } => with_token(format!("accepted {write}"), token),
+        D::Rejected {
+            write,
+            max_token,
+            reason,
+            ..
+        } => match (token, max_token, reason) {
+            (Some(t), Some(max), _) => format!("REJECTED {write} (token {t} < {max})"),
+            (Some(t), None, _) => format!("REJECTED {write} (token {t})"),
+            (None, _, Some(reason)) => format!("REJECTED {write} ({reason})"),
+            (None, _, None) => format!("REJECTED {write}"),
         },
-        events::FENCED => with_token(format!("fenced {}", e.str("write")?), token),
-        events::ACCEPTED => with_token(format!("accepted {}", e.str("write")?), token),
-        events::REJECTED => {
-            let write = e.str("write")?;
-            match (token, e.u64("max_token"), e.str("reason")) {
-                (Some(t), Some(max), _) => format!("REJECTED {write} (token {t} < {max})"),
-                (Some(t), None, _) => format!("REJECTED {write} (token {t})"),
-                (None, _, Some(reason)) => format!("REJECTED {write} ({reason})"),
-                (None, _, None) => format!("REJECTED {write}"),
-            }
-        }
-        _ => return None,
     })
-}
-
-fn message(e: &Event) -> Option<String> {
-    match (e.str(world::field::MSG), e.u64(world::field::ID)) {
-        (Some(msg), _) => Some(msg.to_owned()),
-        (None, Some(id)) => Some(format!("msg {id}")),
-        (None, None) => None,
-    }
 }
 
 fn with_token(s: String, token: Option<u64>) -> String {
@@ -466,19 +463,29 @@ enum Tone {
 
 impl Tone {
     fn of(e: &Event) -> Tone {
-        match e.kind.as_str() {
-            events::REJECTED | world::CRASH => Tone::Bad,
-            world::PAUSE
-            | world::DROP
-            | world::CLOCK
-            | world::PARTITION
-            | world::LINK
-            | events::EXPIRED
-            | events::DENIED
-            | events::LOST
-            | events::LAPSED => Tone::Warn,
-            events::ACKED if e.bool("ok") == Some(false) => Tone::Warn,
-            events::ACQUIRED | events::GRANTED | events::ACCEPTED | events::RENEWED => Tone::Good,
+        match decoded(e) {
+            Decoded::Domain(D::Rejected { .. }) | Decoded::World(W::Crash { .. }) => Tone::Bad,
+            Decoded::World(
+                W::Pause { .. }
+                | W::Drop { .. }
+                | W::Clock { .. }
+                | W::Partition { .. }
+                | W::Link { .. },
+            )
+            | Decoded::Domain(
+                D::Expired { .. }
+                | D::Denied
+                | D::Lost
+                | D::Lapsed { .. }
+                | D::Acked { ok: false, .. },
+            ) => Tone::Warn,
+            Decoded::Domain(
+                D::Acquired { .. }
+                | D::Granted { .. }
+                | D::Accepted { .. }
+                | D::Renewed { .. }
+                | D::LockRenewed { .. },
+            ) => Tone::Good,
             _ => Tone::Plain,
         }
     }
@@ -510,11 +517,10 @@ impl Fences {
     fn phrase(&mut self, e: &Event) -> (String, Tone) {
         let mut phrase = describe(e);
         let mut tone = Tone::of(e);
-        let token = e.u64("token");
-        match e.kind.as_str() {
-            events::ACQUIRED => self.newest_grant = self.newest_grant.max(token),
-            events::ACCEPTED => {
-                if let (Some(t), Some(write)) = (token, e.str("write")) {
+        match DomainEvent::decode(e) {
+            Ok(Some(D::Acquired { token, .. })) => self.newest_grant = self.newest_grant.max(token),
+            Ok(Some(D::Accepted { token, write, .. })) => {
+                if let Some(t) = token {
                     let accepted = self.highest_accepted.get(e.node.as_str()).copied();
                     if let Some(max) = accepted.filter(|max| t < *max) {
                         phrase = format!("⚠ ACCEPTED {write} (token {t} < {max})");
@@ -526,7 +532,7 @@ impl Fences {
                 }
                 self.note_accepted(&e.node, token);
             }
-            events::REJECTED => self.note_accepted(&e.node, e.u64("max_token")),
+            Ok(Some(D::Rejected { max_token, .. })) => self.note_accepted(&e.node, max_token),
             _ => {}
         }
         (phrase, tone)

@@ -9,7 +9,7 @@
 //! and note of theirs is led by the client's name.
 //!
 //! ```
-//! use fencesim::oracle::{check, OracleConfig};
+//! use fencesim::oracle::{check_and_count, OracleConfig};
 //! use fencesim::report::{markdown, Subject};
 //! use sim::journal::{Event, Journal};
 //!
@@ -17,10 +17,11 @@
 //!     Event::new(0, 0, "client1", 0, "send").with("id", 0u64).with("to", "lock").with("msg", "acquire"),
 //!     Event::new(0, 2, "lock", 2, "deliver").with("id", 0u64).with("from", "client1").with("msg", "acquire"),
 //! ]);
-//! let report = check(&journal, &OracleConfig::default());
+//! let (report, milestones) = check_and_count(&journal, &OracleConfig::default());
 //! let nodes = ["client1".to_owned(), "lock".to_owned()];
 //! let md = markdown::mermaid(&Subject {
 //!     name: "tiny", description: "", seed: 1, journal: &journal, report: &report,
+//!     milestones: &milestones,
 //!     nodes: &nodes, repro: "fencesim run tiny.toml --seed 1",
 //!     untested: &[],
 //! });
@@ -31,15 +32,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use sim::events as world;
-use sim::journal::Event;
+use sim::events::{self as world, WorldEvent as W};
 
 use super::belief::seconds;
 use super::lanes::{crowd_hidden, crowd_lane_name, describe, lanes_limited, LanesOptions};
 use super::step::{steps, verdict_text, Step};
 use super::{node_order, Subject};
 use crate::escape;
-use crate::events;
+use crate::events::{decoded, Decoded, DomainEvent};
 
 /// The line fencesim writes right before the page's diagram: what CI looks
 /// for to render the diagram fencesim wrote (text from the scenario cannot
@@ -88,7 +88,7 @@ pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
     writeln!(
         out,
         "**Milestones** (the dangerous situations this run reached): {}\n",
-        crate::oracle::Milestones::count(s.journal).reached_text()
+        s.milestones.reached_text()
     )
     .unwrap();
     for line in s.untested {
@@ -124,19 +124,22 @@ pub fn page_with_steps(s: &Subject<'_>, steps: &[Step]) -> String {
         )
         .unwrap();
     }
-    for e in s
-        .journal
-        .events()
-        .iter()
-        .filter(|e| e.kind == events::REJECTED)
-    {
+    for e in s.journal.events() {
+        let Decoded::Domain(DomainEvent::Rejected {
+            write,
+            client,
+            reason,
+            ..
+        }) = decoded(e)
+        else {
+            continue;
+        };
         let line = format!(
-            "{} rejected {}'s write {} at {}: {}.",
+            "{} rejected {}'s write {write} at {}: {}.",
             e.node,
-            e.str("client").unwrap_or("?"),
-            e.str("write").unwrap_or("?"),
+            client.unwrap_or("?"),
             seconds(e.t_ns),
-            e.str("reason").unwrap_or("refused")
+            reason.unwrap_or("refused")
         );
         writeln!(out, "- {}", escape::markdown(&line)).unwrap();
     }
@@ -237,51 +240,49 @@ pub fn mermaid(s: &Subject<'_>) -> String {
         n => Some(format!("n0,n{}", n - 1)),
     };
     let mut ended: BTreeSet<u64> = BTreeSet::new();
-    let mut sends: Vec<&Event> = Vec::new();
-    let mut first_send: BTreeMap<u64, &Event> = BTreeMap::new();
+    // Each message sent: (sender, id, receiver, summary).
+    let mut sends: Vec<(&str, u64, &str, &str)> = Vec::new();
+    let mut first_send: BTreeMap<u64, &str> = BTreeMap::new();
     for e in s.journal.events() {
-        let msg_id = e.u64(world::field::ID);
-        let line = match e.kind.as_str() {
-            world::SEND => {
-                sends.push(e);
-                if let Some(m) = msg_id {
-                    first_send.entry(m).or_insert(e);
-                }
+        let note = || {
+            id(&e.node).map(|n| {
+                format!(
+                    "Note over {n}: {} {}",
+                    seconds(e.t_ns),
+                    escape::mermaid(&whose([&e.node, &e.node], describe(e)))
+                )
+            })
+        };
+        let line = match decoded(e) {
+            Decoded::World(W::Send { id: m, to, msg }) => {
+                sends.push((e.node.as_str(), m, to, msg));
+                first_send.entry(m).or_insert(msg);
                 None
             }
-            world::DELIVER => {
-                let copy = msg_id.is_some_and(|m| !ended.insert(m));
-                let sender = e.str(world::field::FROM).unwrap_or("");
-                match (id(sender), id(&e.node)) {
-                    (Some(from), Some(to)) => Some(format!(
-                        "{from}->>{to}: {}{}",
-                        escape::mermaid(&whose(
-                            [sender, &e.node],
-                            e.str(world::field::MSG).unwrap_or("").to_owned()
-                        )),
+            Decoded::World(W::Deliver { id: m, from, msg }) => {
+                let copy = !ended.insert(m);
+                match (id(from), id(&e.node)) {
+                    (Some(from_id), Some(to)) => Some(format!(
+                        "{from_id}->>{to}: {}{}",
+                        escape::mermaid(&whose([from, &e.node], msg.to_owned())),
                         if copy { " (duplicate)" } else { "" }
                     )),
                     _ => None,
                 }
             }
-            world::DROP => {
-                if let Some(m) = msg_id {
-                    ended.insert(m);
-                }
-                let msg = e
-                    .str(world::field::MSG)
-                    .or_else(|| {
-                        msg_id
-                            .and_then(|m| first_send.get(&m))
-                            .and_then(|x| x.str(world::field::MSG))
-                    })
+            Decoded::World(W::Drop {
+                id: m,
+                to: receiver,
+                msg,
+                reason,
+            }) => {
+                ended.insert(m);
+                let msg = msg
+                    .or_else(|| first_send.get(&m).copied())
                     .unwrap_or("message");
-                let receiver = e.str(world::field::TO).unwrap_or("");
                 match (id(&e.node), id(receiver)) {
                     (Some(from), Some(to)) => {
-                        let reason = e
-                            .str(world::field::REASON)
-                            .map_or(String::new(), |r| format!(": {r}"));
+                        let reason = reason.map_or(String::new(), |r| format!(": {r}"));
                         Some(format!(
                             "{from}-x{to}: {}",
                             escape::mermaid(&whose(
@@ -293,24 +294,22 @@ pub fn mermaid(s: &Subject<'_>) -> String {
                     _ => None,
                 }
             }
-            world::PAUSE
-            | world::RESUME
-            | world::CRASH
-            | world::RESTART
-            | world::CLOCK
-            | world::LINK
-            | events::GRANTED
-            | events::ACQUIRED
-            | events::EXPIRED
-            | events::ACCEPTED
-            | events::REJECTED => id(&e.node).map(|n| {
-                format!(
-                    "Note over {n}: {} {}",
-                    seconds(e.t_ns),
-                    escape::mermaid(&whose([&e.node, &e.node], describe(e)))
-                )
-            }),
-            world::PARTITION | world::HEAL => all.as_ref().map(|n| {
+            Decoded::World(
+                W::Pause { .. }
+                | W::Resume
+                | W::Crash { .. }
+                | W::Restart
+                | W::Clock { .. }
+                | W::Link { .. },
+            )
+            | Decoded::Domain(
+                DomainEvent::Granted { .. }
+                | DomainEvent::Acquired { .. }
+                | DomainEvent::Expired { .. }
+                | DomainEvent::Accepted { .. }
+                | DomainEvent::Rejected { .. },
+            ) => note(),
+            Decoded::World(W::Partition { .. } | W::Heal { .. }) => all.as_ref().map(|n| {
                 format!(
                     "Note over {n}: {} {}",
                     seconds(e.t_ns),
@@ -329,17 +328,13 @@ pub fn mermaid(s: &Subject<'_>) -> String {
             }
         }
     }
-    for e in sends {
-        if e.u64(world::field::ID).is_some_and(|m| !ended.contains(&m)) {
-            let receiver = e.str(world::field::TO).unwrap_or("");
-            if let (Some(from), Some(to)) = (id(&e.node), id(receiver)) {
+    for (sender, m, receiver, msg) in sends {
+        if !ended.contains(&m) {
+            if let (Some(from), Some(to)) = (id(sender), id(receiver)) {
                 writeln!(
                     out,
                     "    {from}-x{to}: {} (never delivered)",
-                    escape::mermaid(&whose(
-                        [&e.node, receiver],
-                        e.str(world::field::MSG).unwrap_or("").to_owned()
-                    ))
+                    escape::mermaid(&whose([sender, receiver], msg.to_owned()))
                 )
                 .unwrap();
             }

@@ -41,6 +41,11 @@ pub mod step;
 #[cfg(feature = "report")]
 pub mod svg;
 
+#[cfg(feature = "report")]
+use crate::oracle::history::History;
+#[cfg(feature = "report")]
+use crate::oracle::roles::NO_ROLES;
+
 pub use lanes::{describe, lanes, LanesOptions};
 
 /// The nodes of `s` in the order its pages draw them: `s.nodes` as given,
@@ -77,31 +82,26 @@ pub(crate) fn first_finding_at(
 }
 
 /// The stretches in which a node ran nothing: `(node, from, to, "paused")`
-/// from a pause to its resume, `(node, from, to, "down")` from a crash to
+/// from a pause to what ended it, `(node, from, to, "down")` from a crash to
 /// its restart; one still open at the end of the journal ends at `end_ns`.
+/// The journal's history computes them ([`History::stops`]).
 #[cfg(feature = "report")]
 pub(crate) fn stopped_stretches(
-    events: &[sim::journal::Event],
+    journal: &sim::journal::Journal,
     end_ns: u64,
 ) -> Vec<(&str, u64, u64, &'static str)> {
-    use sim::events as world;
-    let mut since: Vec<(&str, u64, &'static str)> = Vec::new();
-    let mut stretches = Vec::new();
-    for e in events {
-        match e.kind.as_str() {
-            world::PAUSE => since.push((&e.node, e.t_ns, "paused")),
-            world::CRASH => since.push((&e.node, e.t_ns, "down")),
-            world::RESUME | world::RESTART => {
-                if let Some(p) = since.iter().position(|(n, _, _)| *n == e.node) {
-                    let (n, t0, what) = since.remove(p);
-                    stretches.push((n, t0, e.t_ns, what));
-                }
-            }
-            _ => {}
-        }
-    }
-    stretches.extend(since.into_iter().map(|(n, t0, what)| (n, t0, end_ns, what)));
-    stretches
+    History::index(journal, &NO_ROLES)
+        .stops
+        .iter()
+        .map(|s| {
+            (
+                s.node,
+                s.from_t_ns,
+                s.to.map_or(end_ns, |(_, t)| t),
+                s.what(),
+            )
+        })
+        .collect()
 }
 
 /// What the file renderers ([`markdown`], [`html`], [`perfetto`]) draw: one
@@ -118,6 +118,9 @@ pub struct Subject<'a> {
     pub journal: &'a sim::journal::Journal,
     /// The oracle's report of the journal (for the verdict and findings).
     pub report: &'a crate::oracle::Report,
+    /// The milestones the run reached, as the run counted them
+    /// ([`crate::oracle::check_and_count`]): shown, not counted again.
+    pub milestones: &'a crate::oracle::Milestones,
     /// Node names in lane order.
     pub nodes: &'a [String],
     /// The command that replays the run.

@@ -15,7 +15,7 @@
 //! Timestamps are microseconds of true simulated time.
 //!
 //! ```
-//! use fencesim::oracle::{check, OracleConfig};
+//! use fencesim::oracle::{check_and_count, OracleConfig};
 //! use fencesim::report::{perfetto, Subject};
 //! use sim::journal::{Event, Journal};
 //!
@@ -23,10 +23,11 @@
 //!     Event::new(0, 1_000, "client1", 1_000, "send").with("id", 7u64).with("to", "lock").with("msg", "acquire"),
 //!     Event::new(0, 3_000, "lock", 3_000, "deliver").with("id", 7u64).with("from", "client1").with("msg", "acquire"),
 //! ]);
-//! let report = check(&journal, &OracleConfig::default());
+//! let (report, milestones) = check_and_count(&journal, &OracleConfig::default());
 //! let nodes = ["client1".to_owned(), "lock".to_owned()];
 //! let trace = perfetto::trace(&Subject {
 //!     name: "tiny", description: "", seed: 1, journal: &journal, report: &report,
+//!     milestones: &milestones,
 //!     nodes: &nodes, repro: "fencesim run tiny.toml --seed 1",
 //!     untested: &[],
 //! });
@@ -41,7 +42,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use serde_json::{json, Map, Value};
-use sim::events as world;
+use sim::events::WorldEvent as W;
 use sim::journal::Value as FieldValue;
 
 use super::belief::{lease_bars, local_seconds as local, token_text};
@@ -151,10 +152,11 @@ pub fn trace(s: &Subject<'_>) -> String {
         for v in findings.get(&e.seq).into_iter().flatten() {
             args.insert(v.kind.as_str().into(), json!(v.explanation));
         }
-        let message_end = e.kind == world::SEND || e.kind == world::DELIVER;
+        let w = W::decode(e).ok().flatten();
+        let message_end = w.is_some_and(|w| w.is_message_end());
         let mut event = json!({
             "name": describe(e),
-            "cat": e.kind.as_str(),
+            "cat": &*e.kind,
             "ph": if message_end { "X" } else { "i" },
             "ts": micros(e.t_ns),
             "pid": p,
@@ -167,17 +169,12 @@ pub fn trace(s: &Subject<'_>) -> String {
             event["s"] = json!("t");
         }
         out.push(event);
-        match e.kind.as_str() {
-            world::SEND => {
-                if let Some(id) = e.u64(world::field::ID) {
-                    sends.insert(id, (e.t_ns, p));
-                }
+        match w {
+            Some(W::Send { id, .. }) => {
+                sends.insert(id, (e.t_ns, p));
             }
-            world::DELIVER => {
-                if let Some((id, &(sent, from))) = e
-                    .u64(world::field::ID)
-                    .and_then(|id| sends.get_key_value(&id))
-                {
+            Some(W::Deliver { id, .. }) => {
+                if let Some((id, &(sent, from))) = sends.get_key_value(&id) {
                     let copy = copies.entry(*id).or_insert(0);
                     let flow = id + (*copy << 32);
                     *copy += 1;
@@ -189,15 +186,13 @@ pub fn trace(s: &Subject<'_>) -> String {
                     }
                 }
             }
-            world::PAUSE | world::CRASH => {
-                let what = if e.kind == world::PAUSE {
-                    "paused"
-                } else {
-                    "down"
-                };
-                out_since.insert(e.node.to_string(), (e.t_ns, what));
+            Some(W::Pause { .. }) => {
+                out_since.insert(e.node.to_string(), (e.t_ns, "paused"));
             }
-            world::RESUME | world::RESTART => {
+            Some(W::Crash { .. }) => {
+                out_since.insert(e.node.to_string(), (e.t_ns, "down"));
+            }
+            Some(W::Resume | W::Restart) => {
                 if let Some((since, what)) = out_since.remove(e.node.as_str()) {
                     out.push(slice(p, OUT, what, since, e.t_ns, json!({})));
                 }

@@ -6,12 +6,12 @@
 
 use std::collections::BTreeMap;
 
-use sim::events as world;
+use sim::events::{self as world, WorldEvent as W};
 use sim::journal::Event;
 
 use super::belief::{local_seconds, seconds, token_text, NodeState, View};
 use super::lanes::describe;
-use crate::events;
+use crate::events::{decoded, Decoded, DomainEvent as D, Op};
 
 /// The sentence for `e`, given the beliefs just before and just after it.
 pub(super) fn sentence(
@@ -23,14 +23,14 @@ pub(super) fn sentence(
     let node = e.node.as_str();
     let token = e.u64("token");
     let field = |name: &str| e.get(name).map(|v| v.to_string()).unwrap_or_default();
-    let s = match e.kind.as_str() {
-        world::SEND => format!(
+    let s = match decoded(e) {
+        Decoded::World(W::Send { .. }) => format!(
             "{node} sends “{}” to {} (message {}).",
             field(world::field::MSG),
             field(world::field::TO),
             field(world::field::ID)
         ),
-        world::DELIVER => {
+        Decoded::World(W::Deliver { .. }) => {
             let mut s = format!(
                 "{node} receives “{}” from {}",
                 field(world::field::MSG),
@@ -45,19 +45,19 @@ pub(super) fn sentence(
             }
             s + "."
         }
-        world::DROP => format!(
+        Decoded::World(W::Drop { .. }) => format!(
             "The network loses message {} from {node} to {}{}.",
             field(world::field::ID),
             field(world::field::TO),
             e.str(world::field::REASON)
                 .map_or(String::new(), |r| format!(" ({r})"))
         ),
-        world::DUPLICATE => format!(
+        Decoded::World(W::Duplicate { .. }) => format!(
             "The network duplicates message {} from {node} to {}: it will arrive twice.",
             field(world::field::ID),
             field(world::field::TO)
         ),
-        world::PAUSE => {
+        Decoded::World(W::Pause { .. }) => {
             let mut s = format!(
                 "{node} pauses{} (a stop-the-world GC pause, say): it runs nothing while \
                  time goes on for everyone else",
@@ -77,8 +77,8 @@ pub(super) fn sentence(
             }
             s + "."
         }
-        world::RESUME => resume_sentence(e, before),
-        world::CRASH => {
+        Decoded::World(W::Resume) => resume_sentence(e, before),
+        Decoded::World(W::Crash { .. }) => {
             let by = e.str(world::field::BY);
             let mut s = match by {
                 Some(by) => format!(
@@ -105,14 +105,14 @@ pub(super) fn sentence(
             }
             s + "."
         }
-        world::RESTART => format!("{node} restarts, with only what it kept on disk."),
-        world::CLOCK => format!(
+        Decoded::World(W::Restart) => format!("{node} restarts, with only what it kept on disk."),
+        Decoded::World(W::Clock { .. }) => format!(
             "{node}'s clock changes ({}): it now reads {} while the true time is {}.",
             describe(e).trim_start_matches("clock "),
             local_seconds(e.local_ns),
             seconds(e.t_ns)
         ),
-        world::PARTITION => format!(
+        Decoded::World(W::Partition { .. }) => format!(
             "The network is partitioned ({}){}: messages across the cut are lost.",
             field(world::field::GROUPS),
             e.u64(world::field::DURATION_MS)
@@ -121,9 +121,11 @@ pub(super) fn sentence(
                     seconds(ms.saturating_mul(1_000_000))
                 ))
         ),
-        world::HEAL => "The partition heals: every node can reach every other again.".to_owned(),
-        world::LINK => link_sentence(e),
-        events::ACQUIRED => {
+        Decoded::World(W::Heal { .. }) => {
+            "The partition heals: every node can reach every other again.".to_owned()
+        }
+        Decoded::World(W::Link { .. }) => link_sentence(e),
+        Decoded::Domain(D::Acquired { .. }) => {
             let mut s = match after.believed(node) {
                 Some(b) => format!(
                     "{node} now believes it holds lease {}{} until {} on its own clock \
@@ -145,11 +147,17 @@ pub(super) fn sentence(
             }
             s + "."
         }
-        events::DENIED => format!("{node} is told the lock is taken; it will ask again."),
-        events::READ => format!("{node} reads value {}.", field("value")),
-        events::WROTE => wrote_sentence(e, after),
-        events::ACKED if e.str("op") == Some("fence") => {
-            if e.bool("ok") == Some(true) {
+        Decoded::Domain(D::Denied) => {
+            format!("{node} is told the lock is taken; it will ask again.")
+        }
+        Decoded::Domain(D::Read { .. }) => format!("{node} reads value {}.", field("value")),
+        Decoded::Domain(D::Wrote { .. }) => wrote_sentence(e, after),
+        Decoded::Domain(D::Acked {
+            ok,
+            op: Some(Op::Fence),
+            ..
+        }) => {
+            if ok {
                 format!(
                     "{node} learns the storage took its token with {}: older tokens are fenced off now.",
                     field("write")
@@ -161,14 +169,14 @@ pub(super) fn sentence(
                 )
             }
         }
-        events::ACKED if e.bool("ok") == Some(true) => {
+        Decoded::Domain(D::Acked { ok: true, .. }) => {
             format!("{node} learns its write {} was applied.", field("write"))
         }
-        events::ACKED => format!(
+        Decoded::Domain(D::Acked { .. }) => format!(
             "{node} learns its write {} was refused: it has been fenced off.",
             field("write")
         ),
-        events::RELEASED if e.get("client").is_none() => {
+        Decoded::Domain(D::Released { .. }) => {
             if before.believed(node).is_some() {
                 format!(
                     "{node} is done and gives up lease {}: it no longer believes it holds the lock.",
@@ -181,8 +189,8 @@ pub(super) fn sentence(
                 )
             }
         }
-        events::RENEWED if e.get("client").is_none() => renewed_sentence(e, before, after),
-        events::RENEWED => {
+        Decoded::Domain(D::Renewed { .. }) => renewed_sentence(e, before, after),
+        Decoded::Domain(D::LockRenewed { .. }) => {
             let client = field("client");
             let mut s = format!(
                 "{node} extends lease {} of {client}: its TTL starts again",
@@ -195,7 +203,7 @@ pub(super) fn sentence(
             }
             s + "."
         }
-        events::LOST => {
+        Decoded::Domain(D::Lost) => {
             let mut s = format!("{node} is told it lost the lock");
             if let Some(b) = before.believed(node) {
                 s.push_str(&format!(" (lease {}{})", b.lease, token_text(b.token)));
@@ -203,7 +211,7 @@ pub(super) fn sentence(
             s + ": its session expired or its renewal was refused, so it stops believing \
                  it holds the lock and gives up this round without writing."
         }
-        events::CHECKED => format!(
+        Decoded::Domain(D::Checked { .. }) => format!(
             "{node} checks lease {} on its own clock: {} left, so it writes next (a pause \
              now would still let that write through).",
             field("lease"),
@@ -212,7 +220,7 @@ pub(super) fn sentence(
                 |ms| seconds(ms.saturating_mul(1_000_000))
             )
         ),
-        events::LAPSED => format!(
+        Decoded::Domain(D::Lapsed { .. }) => format!(
             "{node} checks lease {} on its own clock: it ran out {} ago, so it stops \
              believing it holds the lock and gives up this round without writing.",
             field("lease"),
@@ -221,13 +229,13 @@ pub(super) fn sentence(
                 |ms| seconds(ms.saturating_mul(1_000_000))
             )
         ),
-        events::FENCED => format!(
+        Decoded::Domain(D::Fenced { .. }) => format!(
             "{node} sends {} carrying only its token{}, so the storage learns the new token \
              before any older write arrives; it is not a data write.",
             field("write"),
             token.map_or_else(String::new, |t| format!(" {t}"))
         ),
-        events::RELEASED => {
+        Decoded::Domain(D::LockReleased { .. }) => {
             if before.holder(node) == after.holder(node) {
                 format!(
                     "{node} hears {}'s release of lease {}, which it had already ended.",
@@ -242,7 +250,7 @@ pub(super) fn sentence(
                 )
             }
         }
-        events::GRANTED => {
+        Decoded::Domain(D::Granted { .. }) => {
             let mut s = format!(
                 "{node} grants lease {}{} to {}",
                 field("lease"),
@@ -257,7 +265,7 @@ pub(super) fn sentence(
             }
             s + "."
         }
-        events::EXPIRED => {
+        Decoded::Domain(D::Expired { .. }) => {
             let client = field("client");
             let mut s = if e.str("reason") == Some("restart") {
                 format!(
@@ -285,7 +293,7 @@ pub(super) fn sentence(
             }
             s + "."
         }
-        events::ACCEPTED => format!(
+        Decoded::Domain(D::Accepted { .. }) => format!(
             "{node} accepts {}'s write {}{}{}.",
             field("client"),
             field("write"),
@@ -294,7 +302,7 @@ pub(super) fn sentence(
                 ", because its precondition ({p}) holds"
             ))
         ),
-        events::REJECTED => format!(
+        Decoded::Domain(D::Rejected { .. }) => format!(
             "{node} rejects {}'s write {}: {}{}.",
             field("client"),
             field("write"),

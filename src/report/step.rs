@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, Write};
 
-use sim::events as world;
+use sim::events::WorldEvent as W;
 use sim::journal::{Event, Journal};
 
 use super::belief::{seconds, Beliefs};
@@ -72,10 +72,8 @@ pub fn steps(journal: &Journal, report: &Report) -> Vec<Step> {
     for e in journal.events() {
         let kept = beliefs.apply_keeping_before(e);
         let sentence = sentence(e, beliefs.before(&kept), beliefs.view(), &sent);
-        if e.kind == world::SEND {
-            if let Some(id) = e.u64(world::field::ID) {
-                sent.insert(id, (e.t_ns, e.node.to_string()));
-            }
+        if let Ok(Some(W::Send { id, .. })) = W::decode(e) {
+            sent.insert(id, (e.t_ns, e.node.to_string()));
         }
         // Escaped once here, so that every medium shows the same text and
         // the terminal gets no control character from a scenario.
@@ -465,8 +463,14 @@ const PROMPT: &str = "[Enter] next [b]ack [g N] go [/text] find [f]ault [v]iolat
 /// Whether `e` is a fault taking effect: what `f` jumps to.
 fn is_fault(e: &Event) -> bool {
     matches!(
-        e.kind.as_str(),
-        world::PAUSE | world::CLOCK | world::CRASH | world::PARTITION | world::LINK
+        W::decode(e),
+        Ok(Some(
+            W::Pause { .. }
+                | W::Clock { .. }
+                | W::Crash { .. }
+                | W::Partition { .. }
+                | W::Link { .. }
+        ))
     )
 }
 

@@ -14,7 +14,7 @@
 //! that slide software and browsers draw it alike.
 //!
 //! ```
-//! use fencesim::oracle::{check, OracleConfig};
+//! use fencesim::oracle::{check_and_count, OracleConfig};
 //! use fencesim::report::{svg, Subject};
 //! use sim::journal::{Event, Journal};
 //!
@@ -23,7 +23,7 @@
 //!     Event::new(0, 16_000_000_000, "storage", 16_000_000_000, "rejected")
 //!         .with("write", "client1/1").with("token", 33u64).with("max_token", 34u64),
 //! ]);
-//! let report = check(&journal, &OracleConfig::default());
+//! let (report, milestones) = check_and_count(&journal, &OracleConfig::default());
 //! let nodes = ["client1".to_owned(), "lock".to_owned(), "storage".to_owned()];
 //! let figure = svg::figure(&Subject {
 //!     name: "figure-9-6",
@@ -31,6 +31,7 @@
 //!     seed: 1,
 //!     journal: &journal,
 //!     report: &report,
+//!     milestones: &milestones,
 //!     nodes: &nodes,
 //!     repro: "fencesim run figure-9-6.toml --seed 1",
 //!     untested: &[],
@@ -42,7 +43,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use sim::events as world;
+use sim::events::WorldEvent as W;
 use sim::journal::Event;
 
 use super::axis::{span_text, Axis, Cut};
@@ -50,7 +51,7 @@ use super::belief::{lease_bars, seconds};
 use super::html::{bar_rows, label, lane_nodes, tone};
 use super::step::verdict_text;
 use super::{first_finding_at, Subject};
-use crate::events;
+use crate::events::DomainEvent;
 
 /// Where time 0 is: the lanes' names go left of it.
 const LEFT: f64 = 130.0;
@@ -189,7 +190,7 @@ pub fn figure(s: &Subject<'_>) -> String {
         );
     }
     // Pauses and crashes.
-    let bands = super::stopped_stretches(events, end);
+    let bands = super::stopped_stretches(s.journal, end);
     for (node, t0, t1, what) in bands {
         let Some(i) = lane(node) else { continue };
         let line = lanes[i].1;
@@ -284,32 +285,32 @@ pub fn figure(s: &Subject<'_>) -> String {
     }
     // Messages: an arrow from send to delivery, its text beside it where it
     // fits; a lost one ends in ✗ halfway.
-    let mut sent: BTreeMap<u64, usize> = BTreeMap::new();
+    // Each message's first send: (its event's index, its summary).
+    let mut sent: BTreeMap<u64, (usize, &str)> = BTreeMap::new();
     // Placed after the events' labels, which come first.
     let mut message_texts: Vec<(f64, f64, &str)> = Vec::new();
     for (i, e) in events.iter().enumerate() {
-        let Some(id) = e.u64(world::field::ID) else {
-            continue;
-        };
-        match e.kind.as_str() {
-            world::SEND => {
-                sent.entry(id).or_insert(i);
+        let Ok(Some(w)) = W::decode(e) else { continue };
+        match w {
+            W::Send { id, msg, .. } => {
+                sent.entry(id).or_insert((i, msg));
             }
-            world::DELIVER | world::DROP => {
-                let Some(&si) = sent.get(&id) else { continue };
+            W::Deliver { id, .. } | W::Drop { id, .. } => {
+                let Some(&(si, msg)) = sent.get(&id) else {
+                    continue;
+                };
                 let from = &events[si].node;
-                let to = if e.kind == world::DELIVER {
-                    e.node.as_str()
-                } else {
-                    e.str(world::field::TO).unwrap_or("")
+                let delivered = matches!(w, W::Deliver { .. });
+                let to = match w {
+                    W::Drop { to, .. } => to,
+                    _ => e.node.as_str(),
                 };
                 let (Some(a), Some(b)) = (lane(from), lane(to)) else {
                     continue;
                 };
                 let (y0, y1) = (lanes[a].1, lanes[b].1);
                 let (x0, x1) = (axis.x(events[si].t_ns), axis.x(e.t_ns));
-                let msg = events[si].str(world::field::MSG).unwrap_or("");
-                if e.kind == world::DELIVER {
+                if delivered {
                     writeln!(
                         out,
                         "<line x1=\"{x0:.1}\" y1=\"{y0:.1}\" x2=\"{x1:.1}\" y2=\"{y1:.1}\" stroke=\"{MUTED}\" \
@@ -354,7 +355,7 @@ pub fn figure(s: &Subject<'_>) -> String {
             "bad" => "#d0352b",
             _ => "#7a8594",
         };
-        let r = if e.kind == world::SEND || e.kind == world::DELIVER {
+        let r = if matches!(W::decode(e), Ok(Some(w)) if w.is_message_end()) {
             2.5
         } else {
             5.0
@@ -428,11 +429,17 @@ pub fn figure(s: &Subject<'_>) -> String {
 /// The figure's words for an event: the timeline's label, but a rejection
 /// says why, as the book's figure does.
 fn figure_label(e: &Event) -> Option<String> {
-    if e.kind == events::REJECTED {
-        return Some(match (e.u64("token"), e.u64("max_token")) {
+    if let Ok(Some(DomainEvent::Rejected {
+        token,
+        max_token,
+        reason,
+        ..
+    })) = DomainEvent::decode(e)
+    {
+        return Some(match (token, max_token) {
             (Some(t), Some(max)) => format!("✗ rejected: token {t} < {max}"),
             (Some(t), None) => format!("✗ rejected: token {t}"),
-            _ => match e.str("reason") {
+            _ => match reason {
                 Some(reason) => format!("✗ rejected: {reason}"),
                 None => "✗ rejected".to_owned(),
             },

@@ -12,6 +12,7 @@ mod reference;
 mod regressions;
 mod stale;
 mod tokens;
+mod vocabulary;
 mod zombie;
 
 use fencesim::oracle::{check, OracleConfig, Report, Verdict, ViolationKind};

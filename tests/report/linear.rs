@@ -8,7 +8,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
-use fencesim::oracle::{check, OracleConfig};
+use fencesim::oracle::{check_and_count, OracleConfig};
 use fencesim::report::step::{steps, Walk};
 use fencesim::report::{html, markdown, perfetto, svg, LanesOptions, Subject};
 use sim::journal::{Event, Journal};
@@ -137,7 +137,7 @@ fn journal(rounds: u64) -> Journal {
 /// `report` and `step` do.
 fn rendering(rounds: u64) -> u64 {
     let journal = journal(rounds);
-    let report = check(&journal, &OracleConfig::default());
+    let (report, milestones) = check_and_count(&journal, &OracleConfig::default());
     let nodes: Vec<String> = ["client1", "client2", "lock", "storage"]
         .map(String::from)
         .to_vec();
@@ -147,6 +147,7 @@ fn rendering(rounds: u64) -> u64 {
         seed: 1,
         journal: &journal,
         report: &report,
+        milestones: &milestones,
         nodes: &nodes,
         repro: "fencesim run linear.toml --seed 1",
         untested: &[],

@@ -72,6 +72,7 @@ fn a_thousand_clients_report_in_pages_that_grow_with_the_events() {
         seed: s.seed,
         journal: &run.result.journal,
         report: &run.report,
+        milestones: &run.milestones,
         nodes: &run.nodes,
         repro: &repro,
         untested: &[],

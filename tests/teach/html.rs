@@ -13,6 +13,7 @@ fn page(name: &str) -> (String, usize) {
         seed: s.seed,
         journal: &run.result.journal,
         report: &run.report,
+        milestones: &run.milestones,
         nodes: &run.nodes,
         repro: &repro,
         untested: &[],

@@ -13,6 +13,7 @@ fn page(name: &str) -> String {
         seed: s.seed,
         journal: &run.result.journal,
         report: &run.report,
+        milestones: &run.milestones,
         nodes: &run.nodes,
         repro: &repro,
         untested: &[],
@@ -95,7 +96,7 @@ fn lost_messages_are_crossed_arrows() {
 /// and the diagram.
 #[test]
 fn journalled_text_is_escaped_in_the_findings_table_and_diagram() {
-    use fencesim::oracle::{check, OracleConfig};
+    use fencesim::oracle::{check_and_count, OracleConfig};
     use sim::journal::{Event, Journal};
 
     let hostile = "near \"x\": syntax error <!-- | # [link](http://e) %%{init: {}}%% ``` \x1b[2J";
@@ -113,7 +114,7 @@ fn journalled_text_is_escaped_in_the_findings_table_and_diagram() {
             .with("write", "client1/1")
             .with("reason", hostile),
     ]);
-    let report = check(&journal, &OracleConfig::default());
+    let (report, milestones) = check_and_count(&journal, &OracleConfig::default());
     let nodes = ["client1".to_owned(), "storage".to_owned()];
     let page = markdown::page(&Subject {
         name: "sql",
@@ -121,6 +122,7 @@ fn journalled_text_is_escaped_in_the_findings_table_and_diagram() {
         seed: 1,
         journal: &journal,
         report: &report,
+        milestones: &milestones,
         nodes: &nodes,
         repro: "fencesim run sql.toml --seed 1",
         untested: &[],

@@ -16,6 +16,7 @@ fn trace(name: &str) -> (Value, Vec<String>, usize) {
         seed: s.seed,
         journal: &run.result.journal,
         report: &run.report,
+        milestones: &run.milestones,
         nodes: &run.nodes,
         repro: &repro,
         untested: &[],

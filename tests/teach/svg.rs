@@ -14,6 +14,7 @@ fn figure(name: &str) -> String {
         seed: s.seed,
         journal: &run.result.journal,
         report: &run.report,
+        milestones: &run.milestones,
         nodes: &run.nodes,
         repro: &repro,
         untested: &[],
@@ -185,6 +186,7 @@ fn text_from_the_scenario_cannot_break_the_figure() {
         seed: s.seed,
         journal: &run.result.journal,
         report: &run.report,
+        milestones: &run.milestones,
         nodes: &run.nodes,
         repro: "fencesim run \"x&y\".toml --seed 1",
         untested: &[],
@@ -200,7 +202,8 @@ fn text_from_the_scenario_cannot_break_the_figure() {
 #[test]
 fn an_empty_journal_still_draws_its_lanes() {
     let journal = sim::journal::Journal::from_events([]);
-    let report = fencesim::oracle::check(&journal, &fencesim::oracle::OracleConfig::default());
+    let (report, milestones) =
+        fencesim::oracle::check_and_count(&journal, &fencesim::oracle::OracleConfig::default());
     let nodes = [
         "client1".to_owned(),
         "lock".to_owned(),
@@ -212,6 +215,7 @@ fn an_empty_journal_still_draws_its_lanes() {
         seed: 0,
         journal: &journal,
         report: &report,
+        milestones: &milestones,
         nodes: &nodes,
         repro: "fencesim run empty.toml --seed 0",
         untested: &[],

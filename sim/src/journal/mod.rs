@@ -11,8 +11,10 @@
 //! field naming that node (`to`, `from`, `client`, …), shares. A message's
 //! summary is made once when it is sent, and shared by its `send`,
 //! `deliver` and `drop` events. A `Name` reads like a `&str` (`e.node ==
-//! "lock"`, `e.kind.as_str()`, `match e.kind.as_str() { … }`), and the JSON
-//! form of an event does not depend on how its names are stored.
+//! "lock"`), and the JSON form of an event does not depend on how its names
+//! are stored. Readers do not interpret kinds and fields by name: they
+//! decode an event into a typed vocabulary ([`decode`]; the world's is
+//! [`crate::events::WorldEvent`]) and match on that.
 //!
 //! ```
 //! use sim::journal::{Event, Journal, Value};
@@ -30,8 +32,10 @@
 
 use std::fmt::{self, Write as _};
 
+pub mod decode;
 mod name;
 
+pub use decode::DecodeError;
 pub use name::Name;
 
 /// A typed field value of an event.

@@ -7,11 +7,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use sim::events as world;
+use sim::events::WorldEvent as W;
 use sim::journal::Event;
 
 use crate::escape::html as esc;
-use crate::events;
+use crate::events::{decoded, Decoded, DomainEvent as D};
 use crate::report::axis::{span_text, tick_text, Axis, Cut};
 use crate::report::belief::{lease_bars, local_seconds, seconds, LeaseBar};
 use crate::report::lanes::{crowd_hidden, crowd_lane_name};
@@ -333,7 +333,7 @@ impl Layout {
         // the page places them again with the browser's own text widths.
         let mut labels = Labels::new(self.lanes.len());
         // Pause and crash bands.
-        let bands = crate::report::stopped_stretches(events, end);
+        let bands = crate::report::stopped_stretches(s.journal, end);
         for (n, t0, t1, what) in bands {
             if let Some((li, lane)) = self.lane(n) {
                 let (x0, x1) = (self.axis.x(t0), self.axis.x(t1));
@@ -422,24 +422,22 @@ impl Layout {
         // Messages.
         // Each message's first send, by id: a map, so that drawing the
         // arrows costs time linear in the journal (times a logarithm).
-        let mut sent: BTreeMap<u64, usize> = BTreeMap::new();
+        let mut sent: BTreeMap<u64, (usize, &str)> = BTreeMap::new();
         for (i, e) in events.iter().enumerate() {
-            let Some(id) = e.u64(world::field::ID) else {
-                continue;
-            };
-            match e.kind.as_str() {
-                world::SEND => {
-                    sent.entry(id).or_insert(i);
+            let Ok(Some(w)) = W::decode(e) else { continue };
+            match w {
+                W::Send { id, msg, .. } => {
+                    sent.entry(id).or_insert((i, msg));
                 }
-                world::DELIVER | world::DROP => {
-                    let Some(&si) = sent.get(&id) else {
+                W::Deliver { id, .. } | W::Drop { id, .. } => {
+                    let Some(&(si, msg)) = sent.get(&id) else {
                         continue;
                     };
                     let from = &events[si].node;
-                    let to = if e.kind == world::DELIVER {
-                        e.node.as_str()
-                    } else {
-                        e.str(world::field::TO).unwrap_or("")
+                    let delivered = matches!(w, W::Deliver { .. });
+                    let to = match w {
+                        W::Drop { to, .. } => to,
+                        _ => e.node.as_str(),
                     };
                     let (Some((_, l0)), Some((_, l1))) = (self.lane(from), self.lane(to)) else {
                         continue;
@@ -447,8 +445,7 @@ impl Layout {
                     let (y0, y1) = (l0.line(), l1.line());
                     let (t0, t1) = (events[si].t_ns, e.t_ns);
                     let (x0, x1) = (self.axis.x(t0), self.axis.x(t1));
-                    let msg = events[si].str(world::field::MSG).unwrap_or("");
-                    if e.kind == world::DELIVER {
+                    if delivered {
                         writeln!(
                             out,
                             "<line class=\"msg\" data-msg=\"{id}\" data-t0=\"{t0}\" data-t1=\"{t1}\" x1=\"{x0:.1}\" \
@@ -493,7 +490,7 @@ impl Layout {
                 tone,
                 e.t_ns,
                 lane.line(),
-                if e.kind == world::DELIVER || e.kind == world::SEND { 3 } else { 5 },
+                if matches!(W::decode(e), Ok(Some(w)) if w.is_message_end()) { 3 } else { 5 },
                 esc(&format!("#{} {} {}: {}", e.seq, seconds(e.t_ns), e.node, crate::report::lanes::describe(e)))
             )
             .unwrap();
@@ -636,37 +633,42 @@ fn fitting(label: &str, short: &str, width: f64) -> String {
 
 /// A short label under the marker for the events a reader must not miss.
 pub(in crate::report) fn label(e: &Event) -> Option<String> {
-    let token = e.u64("token").map_or(String::new(), |t| format!(" {t}"));
-    Some(match e.kind.as_str() {
-        events::GRANTED => format!("grant{token}"),
-        events::ACQUIRED => format!("acquired{token}"),
-        events::EXPIRED => "expired".to_owned(),
-        events::WROTE => format!("write{token}"),
-        events::ACCEPTED => format!("✓ accepted{token}"),
-        events::REJECTED => format!("✗ REJECTED{token}"),
-        world::PAUSE => "pause".to_owned(),
-        world::RESUME => "resume".to_owned(),
-        world::CRASH if e.get(world::field::BY).is_some() => "✗ powered off".to_owned(),
-        world::CRASH => "✗ crash".to_owned(),
-        world::RESTART => "↻ restart".to_owned(),
-        world::CLOCK => "clock".to_owned(),
-        world::PARTITION => "✂ partition".to_owned(),
-        world::HEAL => "healed".to_owned(),
-        _ => return None,
+    let token = |t: Option<u64>| t.map_or(String::new(), |t| format!(" {t}"));
+    Some(match decoded(e) {
+        Decoded::Domain(d) => match d {
+            D::Granted { token: t, .. } => format!("grant{}", token(t)),
+            D::Acquired { token: t, .. } => format!("acquired{}", token(t)),
+            D::Expired { .. } => "expired".to_owned(),
+            D::Wrote { token: t, .. } => format!("write{}", token(t)),
+            D::Accepted { token: t, .. } => format!("✓ accepted{}", token(t)),
+            D::Rejected { token: t, .. } => format!("✗ REJECTED{}", token(t)),
+            _ => return None,
+        },
+        Decoded::World(w) => match w {
+            W::Pause { .. } => "pause".to_owned(),
+            W::Resume => "resume".to_owned(),
+            W::Crash { by: Some(_) } => "✗ powered off".to_owned(),
+            W::Crash { by: None } => "✗ crash".to_owned(),
+            W::Restart => "↻ restart".to_owned(),
+            W::Clock { .. } => "clock".to_owned(),
+            W::Partition { .. } => "✂ partition".to_owned(),
+            W::Heal { .. } => "healed".to_owned(),
+            _ => return None,
+        },
+        Decoded::Other => return None,
     })
 }
 
 pub(in crate::report) fn tone(e: &Event) -> &'static str {
-    match e.kind.as_str() {
-        events::REJECTED | world::CRASH | world::DROP => "bad",
-        world::PAUSE
-        | world::RESUME
-        | world::CLOCK
-        | world::PARTITION
-        | world::LINK
-        | events::EXPIRED
-        | events::DENIED => "warn",
-        events::ACQUIRED | events::GRANTED | events::ACCEPTED => "good",
+    match decoded(e) {
+        Decoded::Domain(D::Rejected { .. }) | Decoded::World(W::Crash { .. } | W::Drop { .. }) => {
+            "bad"
+        }
+        Decoded::World(
+            W::Pause { .. } | W::Resume | W::Clock { .. } | W::Partition { .. } | W::Link { .. },
+        )
+        | Decoded::Domain(D::Expired { .. } | D::Denied) => "warn",
+        Decoded::Domain(D::Acquired { .. } | D::Granted { .. } | D::Accepted { .. }) => "good",
         _ => "plain",
     }
 }
