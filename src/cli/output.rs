@@ -64,6 +64,14 @@ pub(crate) fn run_human(
         Verdict::Inconclusive => {
             "INCONCLUSIVE: no write reached the storage, so nothing was judged".to_owned()
         }
+        Verdict::Error if !rep.untrusted.is_empty() => format!(
+            "ERROR: the oracle cannot trust this run's journal:\n{}",
+            rep.untrusted
+                .iter()
+                .map(|why| format!("          - {why}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
         Verdict::Error => format!("ERROR: the run {}", result.outcome),
     };
     writeln!(out, "verdict   {verdict}").unwrap();

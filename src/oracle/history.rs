@@ -239,6 +239,13 @@ pub(crate) struct History<'a> {
     /// Every stretch a node ran nothing, in the order they ended, then
     /// those still open at the end of the journal in the order they began.
     pub stops: Vec<Stop<'a>>,
+    /// What the journal claims that the oracle cannot take on trust, in
+    /// journal order: a write the storage took that no client journaled
+    /// sending, a write sent with no grant the client believed in, a write
+    /// carrying a token its grant did not. A client that writes without
+    /// saying so (a process that sends to the storage itself, not through
+    /// its storage client) would otherwise be judged on half a story.
+    pub untrusted: Vec<String>,
 }
 
 impl<'a> History<'a> {
@@ -675,6 +682,24 @@ impl<'a> Indexer<'a> {
     fn wrote(&mut self, e: &'a Event, id: &'a str, token: Option<u64>, increment: bool) {
         let client = e.node.as_str();
         let grant = self.latest_grant.get(client).copied();
+        match grant.map(|g| &self.history.grants[g]) {
+            Some(g) if g.believed_until.is_none() => {
+                if token.is_some() && token != g.token {
+                    self.history.untrusted.push(format!(
+                        "{client} sent write {id} with token {} under a grant whose token is {} \
+                         (event {})",
+                        token.map_or("none".into(), |t| t.to_string()),
+                        g.token.map_or("none".into(), |t| t.to_string()),
+                        e.seq
+                    ));
+                }
+            }
+            _ => self.history.untrusted.push(format!(
+                "{client} sent write {id} with no grant it believed it held (event {}): no \
+                 `acquired` since its last release, loss or crash",
+                e.seq
+            )),
+        }
         self.history.has_increments |= increment;
         let token = token.or_else(|| grant.and_then(|g| self.history.grants[g].token));
         self.history.writes.insert(
@@ -714,7 +739,15 @@ impl<'a> Indexer<'a> {
                 }
                 (w.client, w.grant)
             }
-            None => (writer.unwrap_or("?"), None),
+            None => {
+                self.history.untrusted.push(format!(
+                    "{node} {} write {write_id} that no client journaled sending (event {}): \
+                     every write goes with a `wrote` from its client",
+                    if accepted { "accepted" } else { "rejected" },
+                    e.seq
+                ));
+                (writer.unwrap_or("?"), None)
+            }
         };
         let index = self.history.outcomes.len();
         let redelivery = accepted && !write_id.is_empty() && !self.applied.insert((node, write_id));

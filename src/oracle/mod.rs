@@ -273,6 +273,12 @@ pub struct Report {
     /// on the run's milestones.
     #[serde(skip)]
     pub finding_milestones: BTreeMap<u64, Milestones>,
+    /// What the journal claims that the oracle cannot take on trust (a
+    /// write no client journaled sending, a write with no grant the client
+    /// believed in, a token its grant did not carry); any makes the verdict
+    /// `error`.
+    #[serde(skip)]
+    pub untrusted: Vec<String>,
 }
 
 /// The counters are the report's own fields as much as its verdict is:
@@ -356,7 +362,11 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
         || minority_acquires > 0
         || (config.strict && zombie_writes > 0);
     Report {
-        verdict: if violated {
+        // A journal the oracle cannot trust is judged neither safe nor
+        // violated: the run is an error, with what was missing.
+        verdict: if !history.untrusted.is_empty() {
+            Verdict::Error
+        } else if violated {
             Verdict::Violation
         } else {
             Verdict::Safe
@@ -377,6 +387,7 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
         overlapping_leases: counts.overlapping_leases,
         violations,
         finding_milestones: BTreeMap::new(),
+        untrusted: history.untrusted.clone(),
     }
 }
 

@@ -67,6 +67,7 @@ const FAILING: &[(&str, u64)] = &[
     ("explore-lease-unfenced", 9),
     ("fast-lock-clock", 0),
     ("fence-on-acquire", 0),
+    ("figure-9-6-async", 0),
     ("figure-9-6", 0),
     ("gcs-if-generation-match", 0),
     ("hazelcast-session-lost-fenced", 0),

@@ -99,3 +99,120 @@ fn a_process_that_cannot_do_a_clients_settings_is_refused_at_load() {
         "{err}"
     );
 }
+
+/// figure-9-6-async with client1 running `process`, registered beside the
+/// bundled ones.
+fn with_client1(
+    name: &'static str,
+    make: impl Fn(
+            &fencesim::design::client::ClientConfig,
+            &[String],
+        ) -> fencesim::process::Process<fencesim::protocol::Msg>
+        + Send
+        + Sync
+        + 'static,
+) -> Scenario {
+    let mut registry = Registry::builtin();
+    registry.add_process(name, "a test's client", make);
+    let text = std::fs::read_to_string("scenarios/figure-9-6-async.toml")
+        .unwrap()
+        .replace(
+            "name = \"client1\"\nprocess = \"rounds\"",
+            &format!("name = \"client1\"\nprocess = \"{name}\""),
+        );
+    load_str(&registry, "t.toml", &text).expect("the scenario loads")
+}
+
+fn error_saying(s: &Scenario, words: &str) {
+    let run = run(s, s.seed);
+    assert_eq!(
+        run.report.verdict,
+        Verdict::Error,
+        "{}",
+        run.result.journal.to_jsonl()
+    );
+    let said = run.report.untrusted.join("\n");
+    assert!(said.contains(words), "{said}");
+}
+
+#[test]
+fn a_write_no_client_journaled_ends_the_run_as_an_error() {
+    use fencesim::protocol::{Msg, Op};
+    let s = with_client1("sends-itself", |_, _| {
+        fencesim::process::Process::new(|h| async move {
+            let storage = h.node("storage").unwrap();
+            h.send(
+                storage,
+                Msg::Write {
+                    write: "client1/1".into(),
+                    token: Some(99),
+                    key: "x".into(),
+                    value: 1,
+                    op: Op::Put,
+                    expect_version: None,
+                },
+            );
+        })
+    });
+    error_saying(
+        &s,
+        "storage accepted write client1/1 that no client journaled sending",
+    );
+}
+
+#[test]
+fn a_write_with_no_grant_ends_the_run_as_an_error() {
+    use fencesim::process::{SimStorage, Storage};
+    let s = with_client1("writes-unlocked", |config, _| {
+        let timeout = config.timeout;
+        fencesim::process::Process::new(move |h| async move {
+            let storage = SimStorage::new(&h, "storage", timeout);
+            let _ = storage.put("x", 1, Some(40)).await;
+        })
+    });
+    error_saying(
+        &s,
+        "client1 sent write client1/1 with no grant it believed it held",
+    );
+}
+
+#[test]
+fn a_token_the_grant_did_not_carry_ends_the_run_as_an_error() {
+    use fencesim::process::{LockService, SimLock, SimStorage, Storage};
+    let s = with_client1("forges-a-token", |config, lock_nodes| {
+        let (timeout, lock) = (config.timeout, lock_nodes[0].clone());
+        fencesim::process::Process::new(move |h| {
+            let lock = lock.clone();
+            async move {
+                let locks = SimLock::new(&h, &lock, timeout);
+                let storage = SimStorage::new(&h, "storage", timeout);
+                if let Ok(lease) = locks.acquire().await {
+                    let forged = lease.token.map(|t| t + 1_000);
+                    let _ = storage.put("x", 1, forged).await;
+                }
+            }
+        })
+    });
+    error_saying(&s, "with token 1033 under a grant whose token is 33");
+}
+
+#[test]
+fn awaiting_what_the_simulation_does_not_drive_ends_the_run_as_an_error() {
+    let s = with_client1("real-sleep", |_, _| {
+        fencesim::process::Process::new(|h| async move {
+            let _beside = h.spawn({
+                let h = h.clone();
+                async move { h.sleep(std::time::Duration::from_secs(60)).await }
+            });
+            // madsim's clock, one for every node: not this node's.
+            madsim::time::sleep(std::time::Duration::from_secs(1)).await;
+        })
+    });
+    let run = run(&s, s.seed);
+    assert_eq!(run.report.verdict, Verdict::Error);
+    let outcome = run.result.outcome.to_string();
+    assert!(
+        outcome.contains("woken from outside the simulation"),
+        "{outcome}"
+    );
+}
