@@ -353,7 +353,7 @@ fn an_older_write_landing_first_is_not_stale() {
 }
 
 #[test]
-fn writes_without_grants_are_counted_only() {
+fn writes_without_grants_are_counted_and_make_the_journal_untrusted() {
     let r = judge(
         J::new()
             // Written before client1 ever acquired: no grant.
@@ -367,9 +367,16 @@ fn writes_without_grants_are_counted_only() {
             .accepted(10_004, "client9/1", None)
             .rejected(10_005, "client9/2", None),
     );
-    assert_clean(&r);
+    // No stale write is made of them, but the oracle cannot vouch for a
+    // journal in which writes come from nowhere: the verdict is error.
+    assert_eq!(r.verdict, Verdict::Error);
+    assert_eq!((r.stale_writes, r.zombie_writes, r.late_writes), (0, 0, 0));
     assert_eq!((r.accepted_writes, r.rejected_writes), (3, 1));
     assert_eq!(r.false_rejections, 0);
+    assert_eq!(r.untrusted.len(), 3, "{:#?}", r.untrusted);
+    assert!(r.untrusted[0].contains("client1 sent write client1/0 with no grant"));
+    assert!(r.untrusted[1].contains("accepted write client9/1 that no client journaled"));
+    assert!(r.untrusted[2].contains("rejected write client9/2 that no client journaled"));
 }
 
 #[test]
