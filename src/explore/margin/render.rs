@@ -5,6 +5,7 @@ use sim::fault::{Fault, Trigger};
 
 use super::{Finding, ProbeKind, Row};
 use crate::oracle::Verdict;
+use crate::scenario::fault_kind;
 
 impl Row {
     /// The node the fault hits: the paused or skewed node, a delayed link's
@@ -100,26 +101,12 @@ impl Row {
             ),
             _ => String::new(),
         };
-        let text = match (&self.probe.kind, &self.probe.fault.fault) {
-            (_, Fault::Pause(p)) => match &self.probe.fault.trigger {
-                Trigger::After { node, .. } if *node == p.node => {
-                    format!("a pause of {{}} {after}")
-                }
-                _ => format!("a pause of {} of {{}} {after}", p.node),
-            },
+        let fault = &self.probe.fault.fault;
+        let text = match (&self.probe.kind, fault) {
             (ProbeKind::ClockRate { fast }, Fault::Clock(c)) => format!(
                 "{}'s clocks running {{}} {} {after}",
                 c.node,
                 if *fast { "fast" } else { "slow" }
-            ),
-            (_, Fault::Clock(c)) => format!(
-                "a clock jump {} of {{}} on {} {after}",
-                if c.jump_ns.unwrap_or(0) >= 0 {
-                    "forward"
-                } else {
-                    "back"
-                },
-                c.node
             ),
             (ProbeKind::Delay, Fault::Delay(d)) => {
                 format!(
@@ -128,14 +115,7 @@ impl Row {
                     d.to
                 )
             }
-            (_, Fault::Delay(d)) => format!(
-                "a delay of {{}} on {} → {} {after}",
-                d.from.as_deref().unwrap_or("*"),
-                d.to
-            ),
-            (_, Fault::Partition(_)) => format!("a partition lasting {{}} {after}"),
-            (_, Fault::Crash(c)) => format!("a crash of {} down for {{}} {after}", c.node),
-            (_, f) => format!("a {} of {{}} {after}", f.kind()),
+            _ => fault_kind::of(fault).margin_words(fault, &self.probe.fault.trigger, &after),
         };
         format!("{own}{text}")
     }
@@ -149,14 +129,9 @@ impl Row {
         let direction = match &self.probe.kind {
             ProbeKind::ClockJump { forward } => Some(if *forward { "forward" } else { "back" }),
             ProbeKind::ClockRate { fast } => Some(if *fast { "fast" } else { "slow" }),
-            ProbeKind::Scripted(_) => match &self.probe.fault.fault {
-                Fault::Clock(c) => Some(if c.jump_ns.unwrap_or(0) >= 0 {
-                    "forward"
-                } else {
-                    "back"
-                }),
-                _ => None,
-            },
+            ProbeKind::Scripted(_) => {
+                fault_kind::of(&self.probe.fault.fault).direction(&self.probe.fault.fault)
+            }
             _ => None,
         };
         let scripted_line = match self.probe.kind {
