@@ -9,9 +9,9 @@ use super::super::reader::{Result, Table};
 use super::super::write::{float, signed, string};
 use super::{FaultKind, Key};
 
-pub(super) struct ClockKind;
+pub(super) struct Kind;
 
-impl FaultKind for ClockKind {
+impl FaultKind for Kind {
     fn name(&self) -> &'static str {
         "clock"
     }

@@ -9,9 +9,9 @@ use super::super::reader::{Result, Table};
 use super::super::write::{duration, string};
 use super::{FaultKind, Key};
 
-pub(super) struct CrashKind;
+pub(super) struct Kind;
 
-impl FaultKind for CrashKind {
+impl FaultKind for Kind {
     fn name(&self) -> &'static str {
         "crash"
     }

@@ -10,9 +10,9 @@ use super::super::reader::{Result, Table};
 use super::super::write::{duration, string};
 use super::{link, FaultKind, Key};
 
-pub(super) struct DelayKind;
+pub(super) struct Kind;
 
-impl FaultKind for DelayKind {
+impl FaultKind for Kind {
     fn name(&self) -> &'static str {
         "delay"
     }

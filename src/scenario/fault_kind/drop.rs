@@ -6,9 +6,9 @@ use sim::fault::{Drop, Fault};
 use super::super::reader::{Result, Table};
 use super::{link, FaultKind, Key};
 
-pub(super) struct DropKind;
+pub(super) struct Kind;
 
-impl FaultKind for DropKind {
+impl FaultKind for Kind {
     fn name(&self) -> &'static str {
         "drop"
     }

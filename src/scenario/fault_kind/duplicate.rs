@@ -6,9 +6,9 @@ use sim::fault::{Duplicate, Fault};
 use super::super::reader::{Result, Table};
 use super::{link, FaultKind, Key};
 
-pub(super) struct DuplicateKind;
+pub(super) struct Kind;
 
-impl FaultKind for DuplicateKind {
+impl FaultKind for Kind {
     fn name(&self) -> &'static str {
         "duplicate"
     }

@@ -1,22 +1,17 @@
 //! Fault kinds, as a scenario file, a search and a report see them: one
 //! [`FaultKind`] per kind, each in its own file, beside its runtime half
 //! in `sim::fault`. The loader, the writer and the searches go through
-//! [`KINDS`] instead of matching on the kind, so a new kind is its
-//! simulator file, its file here and one line in [`KINDS`].
+//! [`KINDS`] instead of matching on the kind. The simulator's one list of
+//! kinds (`sim::fault_kinds!`) declares each kind's module here, named as
+//! its module there, and its `Kind`: a new kind is its simulator file, its
+//! file here and its line in that list.
 //!
 //! ```text
 //! fault_kind::named("pause").unwrap().keys() == ["node", "duration"]
 //! fault_kind::of(&fault).write(&fault)        == [("node", "\"client1\""), ("duration", "\"15s\"")]
 //! ```
 
-mod clock;
-mod crash;
-mod delay;
-mod drop;
-mod duplicate;
 mod link;
-mod partition;
-mod pause;
 
 use std::time::Duration;
 
@@ -104,17 +99,18 @@ pub(crate) trait FaultKind: Sync {
     }
 }
 
-/// Every kind, in the order the loader's messages and the format's
-/// reference list them. A new kind is one more line here.
-pub(crate) const KINDS: &[&dyn FaultKind] = &[
-    &pause::PauseKind,
-    &clock::ClockKind,
-    &delay::DelayKind,
-    &drop::DropKind,
-    &duplicate::DuplicateKind,
-    &partition::PartitionKind,
-    &crash::CrashKind,
-];
+/// Declares each kind's module and lists its `Kind` in [`KINDS`].
+macro_rules! register {
+    ($( $(#[$doc:meta])* $module:ident : $variant:ident($ty:ident) ),* $(,)?) => {
+        $( mod $module; )*
+
+        /// Every kind, in the simulator's order of its variants: the order
+        /// the loader's messages and the format's reference list them.
+        pub(crate) const KINDS: &[&dyn FaultKind] = &[$( &$module::Kind ),*];
+    };
+}
+
+sim::fault_kinds!(register);
 
 /// The kind named `name`, as scenario files spell it.
 pub(crate) fn named(name: &str) -> Option<&'static dyn FaultKind> {

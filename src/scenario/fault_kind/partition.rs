@@ -8,9 +8,9 @@ use super::super::reader::{Field, Result, Table};
 use super::super::write::{duration, strings};
 use super::{FaultKind, Key};
 
-pub(super) struct PartitionKind;
+pub(super) struct Kind;
 
-impl FaultKind for PartitionKind {
+impl FaultKind for Kind {
     fn name(&self) -> &'static str {
         "partition"
     }

@@ -8,9 +8,9 @@ use super::super::reader::{Result, Table};
 use super::super::write::{duration, string};
 use super::{FaultKind, Key};
 
-pub(super) struct PauseKind;
+pub(super) struct Kind;
 
-impl FaultKind for PauseKind {
+impl FaultKind for Kind {
     fn name(&self) -> &'static str {
         "pause"
     }
