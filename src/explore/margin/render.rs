@@ -11,11 +11,8 @@ impl Row {
     /// The node the fault hits: the paused or skewed node, a delayed link's
     /// client.
     pub fn node(&self) -> String {
-        match &self.probe.fault.fault {
-            Fault::Delay(d) if d.to == "storage" => d.from.clone().unwrap_or_else(|| d.to.clone()),
-            Fault::Delay(d) => d.to.clone(),
-            f => f.nodes().join(","),
-        }
+        let fault = &self.probe.fault.fault;
+        fault_kind::of(fault).margin_node(fault)
     }
 
     /// `ms`, or `ms/s` for a clock rate.
@@ -122,9 +119,10 @@ impl Row {
 
     /// The row as one JSON object (a line of `--json`).
     pub fn json(&self) -> serde_json::Value {
-        let (from, to) = match &self.probe.fault.fault {
-            Fault::Delay(d) => (Some(d.from.clone()), Some(d.to.clone())),
-            _ => (None, None),
+        let fault = &self.probe.fault.fault;
+        let (from, to) = match fault_kind::of(fault).link(fault) {
+            Some((from, to)) => (Some(from), Some(to)),
+            None => (None, None),
         };
         let direction = match &self.probe.kind {
             ProbeKind::ClockJump { forward } => Some(if *forward { "forward" } else { "back" }),

@@ -54,6 +54,13 @@ impl FaultKind for Kind {
         delay(fault).from.as_deref()
     }
 
+    fn link_effect(&self, extra: Option<String>) -> Option<String> {
+        Some(match extra {
+            Some(extra) => format!("will be held {extra} longer in the network"),
+            None => "will be held longer in the network".to_owned(),
+        })
+    }
+
     /// The next message from `node` to each other node, `max_delay` late.
     fn menu(&self, node: &str, nodes: &[String], spec: &ExploreSpec) -> Vec<Fault> {
         nodes
@@ -72,6 +79,21 @@ impl FaultKind for Kind {
 
     fn menu_len(&self, nodes: usize) -> u64 {
         nodes.saturating_sub(1) as u64
+    }
+
+    /// A delayed link's client: its sender on the write path to the
+    /// storage, else its receiver.
+    fn margin_node(&self, fault: &Fault) -> String {
+        let d = delay(fault);
+        match &d.from {
+            Some(from) if d.to == "storage" => from.clone(),
+            _ => d.to.clone(),
+        }
+    }
+
+    fn link(&self, fault: &Fault) -> Option<(Option<String>, String)> {
+        let d = delay(fault);
+        Some((d.from.clone(), d.to.clone()))
     }
 
     fn margin_words(&self, fault: &Fault, _: &Trigger, after: &str) -> String {

@@ -14,24 +14,30 @@ impl FaultKind for Kind {
     }
 
     fn keys(&self) -> &'static [&'static str] {
-        &["from", "to", "count", "duration"]
+        link::KEYS
     }
 
     fn read(&self, table: &mut Table<'_>, nodes: &[String]) -> Result<Fault> {
-        let (from, to) = link::read_ends(table, nodes)?;
-        let scope = link::read_scope(table)?;
+        let (from, to, scope) = link::read(table, nodes)?;
         Ok(Fault::Duplicate(Duplicate { from, to, scope }))
     }
 
     fn write(&self, fault: &Fault) -> Vec<Key> {
         let d = duplicate(fault);
-        let mut keys = link::ends(&d.from, &d.to);
-        keys.push(link::scope(d.scope));
-        keys
+        link::write(&d.from, &d.to, d.scope)
     }
 
     fn anchor<'f>(&self, fault: &'f Fault) -> Option<&'f str> {
         Some(&duplicate(fault).from)
+    }
+
+    fn link(&self, fault: &Fault) -> Option<(Option<String>, String)> {
+        let d = duplicate(fault);
+        Some((Some(d.from.clone()), d.to.clone()))
+    }
+
+    fn link_effect(&self, _: Option<String>) -> Option<String> {
+        Some("will arrive twice".to_owned())
     }
 }
 

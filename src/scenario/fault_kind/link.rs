@@ -11,6 +11,22 @@ use super::{longer, Key};
 /// The most messages a `count` names.
 const MAX_COUNT: u64 = 1_000_000;
 
+/// The keys of a fault on one link (a drop's, a duplicate's).
+pub(super) const KEYS: &[&str] = &["from", "to", "count", "duration"];
+
+/// A fault on one link: its ends and its scope.
+pub(super) fn read(table: &mut Table<'_>, nodes: &[String]) -> Result<(String, String, Scope)> {
+    let (from, to) = read_ends(table, nodes)?;
+    Ok((from, to, read_scope(table)?))
+}
+
+/// A fault on one link, as [`read`] takes it back.
+pub(super) fn write(from: &str, to: &str, s: Scope) -> Vec<Key> {
+    let mut keys = ends(from, to);
+    keys.push(scope(s));
+    keys
+}
+
 /// `from` and `to`: two different, known nodes.
 pub(super) fn read_ends(table: &mut Table<'_>, nodes: &[String]) -> Result<(String, String)> {
     read_link(table, nodes)

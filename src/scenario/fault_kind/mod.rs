@@ -92,6 +92,27 @@ pub(crate) trait FaultKind: Sync {
         format!("a {} of {{}} {after}", self.name())
     }
 
+    /// How a report's sentence ends for the messages a link rule of this
+    /// kind was armed on ("will be lost"), `extra` being the journaled
+    /// extra latency in words. `None`: the kind arms no link rule.
+    fn link_effect(&self, extra: Option<String>) -> Option<String> {
+        let _ = extra;
+        None
+    }
+
+    /// The node a margin row names: every node the fault names, by
+    /// default.
+    fn margin_node(&self, fault: &Fault) -> String {
+        fault.nodes().join(",")
+    }
+
+    /// A link fault's sender (`None`: every sender) and receiver, as a
+    /// margin row's JSON gives them; `None` for a fault on no link.
+    fn link(&self, fault: &Fault) -> Option<(Option<String>, String)> {
+        let _ = fault;
+        None
+    }
+
     /// A margin row's `direction` (a clock jump's `forward` or `back`).
     fn direction(&self, fault: &Fault) -> Option<&'static str> {
         let _ = fault;
