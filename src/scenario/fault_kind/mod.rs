@@ -4,7 +4,8 @@
 //! [`KINDS`] instead of matching on the kind. The simulator's one list of
 //! kinds (`sim::fault_kinds!`) declares each kind's module here, named as
 //! its module there, and its `Kind`: a new kind is its simulator file, its
-//! file here and its line in that list.
+//! file here and its place in `sim/src/fault/mod.rs` (that list, `KINDS`
+//! and `WEIGHTS`).
 //!
 //! ```text
 //! fault_kind::named("pause").unwrap().keys() == ["node", "duration"]
