@@ -32,8 +32,8 @@ use std::time::{Duration, Instant};
 use super::shard::Shard;
 use super::sweep::{Runs, SeedReport};
 use crate::oracle::Verdict;
-use crate::scenario::{Fault, FaultSpec, Scenario, Scope, Trigger};
-use sim::fault::{ClockChange, Crash, Delay, Pause};
+use crate::scenario::fault_kind::{self, FaultKind};
+use crate::scenario::{FaultSpec, Scenario, Trigger};
 
 /// The most runs `explore --exhaustive` makes unless `--max-runs` allows
 /// more: well under a minute on two cores for a small scenario.
@@ -90,18 +90,29 @@ fn boundaries(scenario: &Scenario, run: &crate::runner::ScenarioRun) -> Vec<(Str
     out
 }
 
-/// How many injections the menu has at one boundary: a pause, a delay to
-/// each other node, a clock jump and a crash, as `[explore]` allows.
-fn per_boundary(scenario: &Scenario) -> u64 {
+/// The kinds `[explore]` allows that inject at a boundary, in the order
+/// the menu lists them (the simulator's order: pause, delay, clock, crash).
+fn menu_kinds(scenario: &Scenario) -> Vec<&'static dyn FaultKind> {
     let spec = scenario.explore_spec();
-    let kinds = |k: &str| u64::from(spec.kinds.iter().any(|s| s == k));
-    let others = scenario.node_names().len().saturating_sub(1) as u64;
-    kinds("pause") + kinds("delay") * others + kinds("clock") + kinds("crash")
+    sim::fault::KINDS
+        .iter()
+        .filter(|k| spec.kinds.iter().any(|s| s == *k))
+        .filter_map(|k| fault_kind::named(k))
+        .collect()
+}
+
+/// How many injections the menu has at one boundary: each allowed kind's
+/// ([`FaultKind::menu_len`]; a pause, a delay to each other node, a clock
+/// jump and a crash).
+fn per_boundary(scenario: &Scenario) -> u64 {
+    let nodes = scenario.node_names().len();
+    menu_kinds(scenario).iter().map(|k| k.menu_len(nodes)).sum()
 }
 
 fn build_menu(scenario: &Scenario, boundaries: &[(String, String, u32)]) -> Vec<FaultSpec> {
     let spec = scenario.explore_spec();
     let nodes = scenario.node_names();
+    let kinds = menu_kinds(scenario);
     let mut menu = Vec::new();
     for (node, kind, nth) in boundaries {
         let trigger = Trigger::After {
@@ -110,42 +121,16 @@ fn build_menu(scenario: &Scenario, boundaries: &[(String, String, u32)]) -> Vec<
             nth: *nth,
             delay: Duration::ZERO,
         };
-        let at = |fault| FaultSpec {
-            fault,
-            trigger: trigger.clone(),
-            line: 0,
-        };
-        let node = node.clone();
-        let kinds = |k: &str| spec.kinds.iter().any(|s| s == k);
-        if kinds("pause") {
-            menu.push(at(Fault::Pause(Pause {
-                node: node.clone(),
-                duration: spec.max_pause,
-            })));
-        }
-        if kinds("delay") {
-            for to in nodes.iter().filter(|n| **n != node) {
-                menu.push(at(Fault::Delay(Delay {
-                    from: Some(node.clone()),
-                    to: to.clone(),
-                    extra: spec.max_delay,
-                    scope: Scope::Count(1),
-                })));
-            }
-        }
-        if kinds("clock") {
-            menu.push(at(Fault::Clock(ClockChange {
-                node: node.clone(),
-                offset_ns: None,
-                rate: None,
-                jump_ns: Some(spec.max_jump.as_nanos() as i64),
-            })));
-        }
-        if kinds("crash") {
-            menu.push(at(Fault::Crash(Crash {
-                node: node.clone(),
-                restart_after: Some(spec.max_restart),
-            })));
+        for k in &kinds {
+            menu.extend(
+                k.menu(node, &nodes, &spec)
+                    .into_iter()
+                    .map(|fault| FaultSpec {
+                        fault,
+                        trigger: trigger.clone(),
+                        line: 0,
+                    }),
+            );
         }
     }
     menu

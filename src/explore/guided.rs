@@ -24,7 +24,6 @@ use std::time::Duration;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use sim::fault::random::Draw;
-use sim::fault::Scope;
 
 use super::random::{self, Targets};
 use super::sweep::SeedReport;
@@ -275,35 +274,13 @@ fn shift(d: &mut dyn Draw, trigger: &mut Trigger) {
     }
 }
 
-/// Makes a fault last longer or hit harder: half again to twice as long (a
-/// pause, a delay, a partition, a restart delay, a window, a clock jump or
-/// offset), or one more message (a counted link fault).
+/// Makes a fault last longer or hit harder: half again to twice as long
+/// (a pause, a delay, a partition, a restart delay, a window, a clock jump
+/// or offset), or one more message (a counted link fault), as its kind
+/// says ([`FaultKind::lengthen`](crate::scenario::fault_kind::FaultKind::lengthen)).
 fn lengthen(d: &mut dyn Draw, fault: &mut Fault) {
     let factor = d.u64_in(150, 200);
-    let longer =
-        |t: Duration| Duration::from_millis((t.as_millis() as u64).max(100) * factor / 100);
-    let scope = |s: &mut Scope| match s {
-        Scope::Count(n) => *n += 1,
-        Scope::Window(w) => *w = longer(*w),
-    };
-    match fault {
-        Fault::Pause(p) => p.duration = longer(p.duration),
-        Fault::Delay(x) => {
-            x.extra = longer(x.extra);
-            scope(&mut x.scope);
-        }
-        Fault::Drop(x) => scope(&mut x.scope),
-        Fault::Duplicate(x) => scope(&mut x.scope),
-        Fault::Partition(p) => p.duration = longer(p.duration),
-        Fault::Crash(c) => {
-            c.restart_after = c.restart_after.map(longer);
-        }
-        Fault::Clock(c) => {
-            let scaled = |ns: i64| (ns / 1_000_000) * factor as i64 / 100 * 1_000_000;
-            c.jump_ns = c.jump_ns.map(scaled);
-            c.offset_ns = c.offset_ns.map(scaled);
-        }
-    }
+    crate::scenario::fault_kind::of(fault).lengthen(fault, factor);
 }
 
 /// The corpus a guided sweep writes: the entries it loaded, then one per

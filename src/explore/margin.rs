@@ -41,6 +41,7 @@ use sim::fault::{ClockChange, Delay, Fault, Pause, Scope, Trigger};
 use super::sweep;
 use crate::oracle::Verdict;
 use crate::runner;
+use crate::scenario::fault_kind;
 use crate::scenario::{FaultSpec, ParamValue, Scenario};
 pub use render::secs;
 
@@ -92,10 +93,7 @@ impl Probe {
             ProbeKind::ClockJump { .. } => "clock_jump",
             ProbeKind::ClockRate { .. } => "clock_rate",
             ProbeKind::Delay => "delay",
-            ProbeKind::Scripted(_) => match self.fault.fault {
-                Fault::Clock(_) => "clock_jump",
-                ref f => f.kind(),
-            },
+            ProbeKind::Scripted(_) => fault_kind::of(&self.fault.fault).margin_name(),
         }
     }
 

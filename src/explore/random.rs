@@ -246,15 +246,7 @@ pub fn fault(d: &mut dyn Draw, s: &Scenario, spec: &ExploreSpec, targets: &Targe
     // the sender of a link fault (a delay of the lock's replies right after
     // it grants). A hold of every message to a node and a partition have
     // none: they anchor on a server's or a client's event.
-    let own = match &fault {
-        Fault::Pause(f) => Some(f.node.as_str()),
-        Fault::Crash(f) => Some(f.node.as_str()),
-        Fault::Clock(f) => Some(f.node.as_str()),
-        Fault::Delay(f) => f.from.as_deref(),
-        Fault::Drop(f) => Some(f.from.as_str()),
-        Fault::Duplicate(f) => Some(f.from.as_str()),
-        Fault::Partition(_) => None,
-    };
+    let own = crate::scenario::fault_kind::of(&fault).anchor(&fault);
     let trigger = trigger(d, s, own);
     FaultSpec {
         fault,

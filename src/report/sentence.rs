@@ -377,16 +377,14 @@ fn link_sentence(e: &Event) -> String {
         (Some(n), None) => format!("the next {n} messages from {from} to {to}"),
     };
     let what = match e.str(world::field::RULE) {
-        Some("delay") => match e.u64(world::field::EXTRA_MS) {
-            Some(ms) => format!(
-                "will be held {} longer in the network",
-                seconds(ms.saturating_mul(1_000_000))
-            ),
-            None => "will be held longer in the network".to_owned(),
-        },
-        Some("drop") => "will be lost".to_owned(),
-        Some("duplicate") => "will arrive twice".to_owned(),
-        Some(other) => format!("will be affected ({other})"),
+        Some(rule) => {
+            let extra = e
+                .u64(world::field::EXTRA_MS)
+                .map(|ms| seconds(ms.saturating_mul(1_000_000)));
+            crate::scenario::fault_kind::named(rule)
+                .and_then(|kind| kind.link_effect(extra))
+                .unwrap_or_else(|| format!("will be affected ({rule})"))
+        }
         None => "will be affected".to_owned(),
     };
     format!("A network fault is armed: {which} {what}.")

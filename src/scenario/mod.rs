@@ -38,6 +38,7 @@ use crate::design::catalog::Registry;
 pub mod corpus;
 pub mod error;
 mod explore;
+pub(crate) mod fault_kind;
 mod faults;
 mod file;
 mod load;

@@ -16,8 +16,6 @@
 use std::fmt::Write as _;
 use std::time::Duration;
 
-use sim::fault::{Fault, Scope};
-
 use super::model::{ExploreSpec, FaultSpec, NetworkSpec, ParamValue, Scenario, Trigger, Workload};
 
 /// The scenario as TOML, every value explicit (defaults included).
@@ -75,17 +73,17 @@ fn line(out: &mut String, key: &str, value: &str) {
 }
 
 /// A TOML basic string: JSON's string escapes are all valid TOML escapes.
-fn string(s: &str) -> String {
+pub(crate) fn string(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
 
-fn strings(items: &[String]) -> String {
+pub(crate) fn strings(items: &[String]) -> String {
     let quoted: Vec<String> = items.iter().map(|s| string(s)).collect();
     format!("[{}]", quoted.join(", "))
 }
 
 /// A float that TOML reads back as a float (`1.0`, not `1`).
-fn float(f: f64) -> String {
+pub(crate) fn float(f: f64) -> String {
     format!("{f:?}")
 }
 
@@ -104,7 +102,7 @@ pub(crate) fn duration_text(ns: u64) -> String {
     }
 }
 
-fn signed(ns: i64) -> String {
+pub(crate) fn signed(ns: i64) -> String {
     let sign = if ns < 0 { "-" } else { "+" };
     string(&format!("{sign}{}", duration_text(ns.unsigned_abs())))
 }
@@ -147,51 +145,8 @@ fn network(o: &mut String, n: &NetworkSpec) {
 /// One `[[faults]]` table's keys (without the header).
 pub(crate) fn fault(o: &mut String, f: &FaultSpec) {
     line(o, "kind", &string(f.fault.kind()));
-    match &f.fault {
-        Fault::Pause(p) => {
-            line(o, "node", &string(&p.node));
-            line(o, "duration", &duration(p.duration));
-        }
-        Fault::Clock(c) => {
-            line(o, "node", &string(&c.node));
-            if let Some(ns) = c.offset_ns {
-                line(o, "offset", &signed(ns));
-            }
-            if let Some(r) = c.rate {
-                line(o, "rate", &float(r));
-            }
-            if let Some(ns) = c.jump_ns {
-                line(o, "jump", &signed(ns));
-            }
-        }
-        Fault::Delay(d) => {
-            match &d.from {
-                Some(from) => link(o, from, &d.to),
-                None => line(o, "to", &string(&d.to)),
-            }
-            line(o, "extra", &duration(d.extra));
-            scope(o, d.scope);
-        }
-        Fault::Drop(d) => {
-            link(o, &d.from, &d.to);
-            scope(o, d.scope);
-        }
-        Fault::Duplicate(d) => {
-            link(o, &d.from, &d.to);
-            scope(o, d.scope);
-        }
-        Fault::Partition(p) => {
-            let groups: Vec<String> = p.groups.iter().map(|g| strings(g)).collect();
-            line(o, "groups", &format!("[{}]", groups.join(", ")));
-            line(o, "duration", &duration(p.duration));
-            line(o, "one_way", &p.one_way.to_string());
-        }
-        Fault::Crash(c) => {
-            line(o, "node", &string(&c.node));
-            if let Some(d) = c.restart_after {
-                line(o, "restart_after", &duration(d));
-            }
-        }
+    for (key, value) in super::fault_kind::of(&f.fault).write(&f.fault) {
+        line(o, key, &value);
     }
     for (key, value) in trigger_keys(&f.trigger) {
         line(o, key, &value);
@@ -220,19 +175,6 @@ pub(crate) fn trigger_keys(trigger: &Trigger) -> Vec<(&'static str, String)> {
             }
             keys
         }
-    }
-}
-
-fn link(o: &mut String, from: &str, to: &str) {
-    line(o, "from", &string(from));
-    line(o, "to", &string(to));
-}
-
-/// A link fault's `count` or window `duration`.
-fn scope(o: &mut String, scope: Scope) {
-    match scope {
-        Scope::Window(w) => line(o, "duration", &duration(w)),
-        Scope::Count(n) => line(o, "count", &n.to_string()),
     }
 }
 

@@ -1,15 +1,13 @@
 //! Clock: skew (`offset`), drift (`rate`) and steps (`jump`) of one node's
 //! clocks, holding from the trigger on. See [`crate::clock`] for the model.
 
+use std::time::Duration;
+
 use crate::actor::Message;
 use crate::events::{self, field};
 use crate::fault::random::{signed_ns, Draw, Sizes, Targets};
+use crate::fault::Kind;
 use crate::world::World;
-
-/// The kind's name, as scenario files spell it.
-pub(crate) const NAME: &str = "clock";
-/// Its weight in random draws.
-pub(crate) const WEIGHT: u32 = 2;
 
 /// Change `node`'s clocks.
 #[derive(Clone, Debug, PartialEq)]
@@ -42,8 +40,42 @@ impl ClockChange {
         }
         change
     }
+}
 
-    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+impl Kind for ClockChange {
+    const NAME: &'static str = "clock";
+    /// Its weight in random draws.
+    const WEIGHT: u32 = 2;
+
+    fn nodes(&self) -> Vec<&str> {
+        vec![&self.node]
+    }
+
+    fn draw(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Self {
+        ClockChange::random(d, t, sizes)
+    }
+
+    /// A jump's size, when the change only jumps.
+    fn magnitude(&self) -> Option<Duration> {
+        match self {
+            ClockChange {
+                jump_ns: Some(ns),
+                offset_ns: None,
+                rate: None,
+                ..
+            } => Some(Duration::from_nanos(ns.unsigned_abs())),
+            _ => None,
+        }
+    }
+
+    /// Sets a jump's size, keeping its sign.
+    fn set_magnitude(&mut self, d: Duration) {
+        if let Some(ns) = &mut self.jump_ns {
+            *ns = ns.signum() * d.as_nanos() as i64;
+        }
+    }
+
+    fn apply<M: Message>(&self, w: &mut World<M>) {
         let id = w.node_id(&self.node);
         let now = w.now_ns();
         let clock = &mut w.nodes[id].clock;

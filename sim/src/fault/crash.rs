@@ -7,13 +7,8 @@ use std::time::Duration;
 use crate::actor::{Message, NodeId};
 use crate::events;
 use crate::fault::random::{millis, Draw, Sizes, Targets};
-use crate::fault::FollowUp;
+use crate::fault::{FollowUp, Kind};
 use crate::world::World;
-
-/// The kind's name, as scenario files spell it.
-pub(crate) const NAME: &str = "crash";
-/// Its weight in random draws.
-pub(crate) const WEIGHT: u32 = 1;
 
 /// Crash `node`, and restart it after `restart_after` if given.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,8 +41,32 @@ impl Crash {
             restart_after,
         }
     }
+}
 
-    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+impl Kind for Crash {
+    const NAME: &'static str = "crash";
+    /// Its weight in random draws.
+    const WEIGHT: u32 = 1;
+
+    fn nodes(&self) -> Vec<&str> {
+        vec![&self.node]
+    }
+
+    fn draw(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Self {
+        Crash::random(d, t, sizes)
+    }
+
+    /// Its downtime, when it restarts.
+    fn magnitude(&self) -> Option<Duration> {
+        self.restart_after
+    }
+
+    /// Sets its downtime (a crash without a restart gets one).
+    fn set_magnitude(&mut self, d: Duration) {
+        self.restart_after = Some(d);
+    }
+
+    fn apply<M: Message>(&self, w: &mut World<M>) {
         let id = w.node_id(&self.node);
         if !w.nodes[id].up {
             return;

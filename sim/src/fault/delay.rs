@@ -6,14 +6,9 @@ use std::time::Duration;
 
 use crate::actor::Message;
 use crate::fault::random::{millis, Draw, Sizes, Targets};
-use crate::fault::{arm_link, Scope};
+use crate::fault::{arm_link, Kind, Scope};
 use crate::net::RuleAction;
 use crate::world::World;
-
-/// The kind's name, as scenario files spell it.
-pub(crate) const NAME: &str = "delay";
-/// Its weight in random draws.
-pub(crate) const WEIGHT: u32 = 3;
 
 /// Delay messages from `from` (every sender when `None`) to `to`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,8 +54,39 @@ impl Delay {
             scope: Scope::Window(millis(d, sizes.max_delay)),
         }
     }
+}
 
-    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+impl Kind for Delay {
+    const NAME: &'static str = "delay";
+    /// Its weight in random draws.
+    const WEIGHT: u32 = 3;
+
+    fn nodes(&self) -> Vec<&str> {
+        self.from
+            .iter()
+            .map(String::as_str)
+            .chain([self.to.as_str()])
+            .collect()
+    }
+
+    fn draw(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Self {
+        Delay::random(d, t, sizes)
+    }
+
+    /// Its `extra`.
+    fn magnitude(&self) -> Option<Duration> {
+        Some(self.extra)
+    }
+
+    fn set_magnitude(&mut self, d: Duration) {
+        self.extra = d;
+    }
+
+    fn scope_mut(&mut self) -> Option<&mut Scope> {
+        Some(&mut self.scope)
+    }
+
+    fn apply<M: Message>(&self, w: &mut World<M>) {
         arm_link(
             w,
             self.from.as_deref(),

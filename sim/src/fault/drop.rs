@@ -1,15 +1,10 @@
 //! Drop: lose messages on one link.
 
 use crate::actor::Message;
-use crate::fault::random::{Draw, Targets};
-use crate::fault::{arm_link, Scope};
+use crate::fault::random::{Draw, Sizes, Targets};
+use crate::fault::{arm_link, Kind, Scope};
 use crate::net::RuleAction;
 use crate::world::World;
-
-/// The kind's name, as scenario files spell it.
-pub(crate) const NAME: &str = "drop";
-/// Its weight in random draws.
-pub(crate) const WEIGHT: u32 = 2;
 
 /// Drop messages from `from` to `to`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,8 +27,26 @@ impl Drop {
             scope: Scope::Count(d.u64_in(1, 3)),
         }
     }
+}
 
-    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+impl Kind for Drop {
+    const NAME: &'static str = "drop";
+    /// Its weight in random draws.
+    const WEIGHT: u32 = 2;
+
+    fn nodes(&self) -> Vec<&str> {
+        vec![&self.from, &self.to]
+    }
+
+    fn draw(d: &mut dyn Draw, t: &dyn Targets, _: &Sizes) -> Self {
+        Drop::random(d, t)
+    }
+
+    fn scope_mut(&mut self) -> Option<&mut Scope> {
+        Some(&mut self.scope)
+    }
+
+    fn apply<M: Message>(&self, w: &mut World<M>) {
         arm_link(w, Some(&self.from), &self.to, RuleAction::Drop, self.scope);
     }
 }

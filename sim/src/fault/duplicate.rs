@@ -2,15 +2,10 @@
 //! arrives after all, a proxy that retries).
 
 use crate::actor::Message;
-use crate::fault::random::{Draw, Targets};
-use crate::fault::{arm_link, Scope};
+use crate::fault::random::{Draw, Sizes, Targets};
+use crate::fault::{arm_link, Kind, Scope};
 use crate::net::RuleAction;
 use crate::world::World;
-
-/// The kind's name, as scenario files spell it.
-pub(crate) const NAME: &str = "duplicate";
-/// Its weight in random draws.
-pub(crate) const WEIGHT: u32 = 1;
 
 /// Duplicate messages from `from` to `to`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,8 +28,26 @@ impl Duplicate {
             scope: Scope::Count(1),
         }
     }
+}
 
-    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+impl Kind for Duplicate {
+    const NAME: &'static str = "duplicate";
+    /// Its weight in random draws.
+    const WEIGHT: u32 = 1;
+
+    fn nodes(&self) -> Vec<&str> {
+        vec![&self.from, &self.to]
+    }
+
+    fn draw(d: &mut dyn Draw, t: &dyn Targets, _: &Sizes) -> Self {
+        Duplicate::random(d, t)
+    }
+
+    fn scope_mut(&mut self) -> Option<&mut Scope> {
+        Some(&mut self.scope)
+    }
+
+    fn apply<M: Message>(&self, w: &mut World<M>) {
         arm_link(
             w,
             Some(&self.from),

@@ -13,53 +13,190 @@
 //! assert_eq!(f.fault.kind(), "pause");
 //! ```
 
-mod clock;
-mod crash;
-mod delay;
-mod drop;
-mod duplicate;
-mod partition;
-mod pause;
 pub mod random;
 
 use std::time::Duration;
-
-pub use clock::ClockChange;
-pub use crash::Crash;
-pub use delay::Delay;
-pub use drop::Drop;
-pub use duplicate::Duplicate;
-pub use partition::Partition;
-pub use pause::Pause;
 
 use crate::actor::{Message, NodeId};
 use crate::events::{self, field};
 use crate::world::World;
 use random::{Draw, Sizes, Targets};
 
+/// Every kind, one line each: its file, its [`Fault`] variant and its
+/// type, in the order of the variants (the order the scenario format's
+/// reference and the loader's messages list them). A new kind is its file,
+/// a line here, and its place in [`KINDS`] and [`WEIGHTS`].
+///
+/// It calls `$callback!` with the lines, so that a crate that gives each
+/// kind a file of its own (the scenario layer does) registers them all from
+/// this one list: `sim::fault_kinds!(register)` expands to
+/// `register! { pause: Pause(Pause), … }`.
+#[macro_export]
+macro_rules! fault_kinds {
+    ($callback:ident) => {
+        $callback! {
+            /// The node stops running (a GC pause, a VM freeze).
+            pause: Pause(Pause),
+            /// The node's clock changes: skew, drift or a jump.
+            clock: Clock(ClockChange),
+            /// Messages on a link are held back.
+            delay: Delay(Delay),
+            /// Messages on a link are lost.
+            drop: Drop(Drop),
+            /// Messages on a link are delivered twice.
+            duplicate: Duplicate(Duplicate),
+            /// Groups of nodes cannot reach each other.
+            partition: Partition(Partition),
+            /// The node crashes, and may restart.
+            crash: Crash(Crash),
+        }
+    };
+}
+
+/// What each kind's file gives [`Fault`]: its name and weight, its random
+/// generator, the nodes it names, its magnitude and scope, and how it
+/// fires.
+pub(crate) trait Kind: Sized {
+    /// The kind's name, as scenario files spell it.
+    const NAME: &'static str;
+    /// Its weight in random draws.
+    const WEIGHT: u32;
+
+    /// A random fault of this kind (see [`Fault::random`]).
+    fn draw(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Self;
+
+    /// Every node name it refers to.
+    fn nodes(&self) -> Vec<&str>;
+
+    /// See [`Fault::magnitude`]; `None` by default.
+    fn magnitude(&self) -> Option<Duration> {
+        None
+    }
+
+    /// See [`Fault::set_magnitude`]; no change by default.
+    fn set_magnitude(&mut self, d: Duration) {
+        let _ = d;
+    }
+
+    /// See [`Fault::scope_mut`]; `None` by default.
+    fn scope_mut(&mut self) -> Option<&mut Scope> {
+        None
+    }
+
+    /// Fires it in the world.
+    fn apply<M: Message>(&self, w: &mut World<M>);
+}
+
+/// Declares each kind's module and the [`Fault`] enum, whose methods
+/// dispatch to each kind's [`Kind`].
+macro_rules! declare {
+    ($( $(#[$doc:meta])* $module:ident : $variant:ident($ty:ident) ),* $(,)?) => {
+        $(
+            mod $module;
+            pub use $module::$ty;
+        )*
+
+        /// One fault.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Fault {
+            $( $(#[$doc])* $variant($ty), )*
+        }
+
+        impl Fault {
+            /// The kind's name, as in scenario files.
+            pub fn kind(&self) -> &'static str {
+                match self {
+                    $( Fault::$variant(_) => <$ty as Kind>::NAME, )*
+                }
+            }
+
+            /// Every node name the fault refers to.
+            pub fn nodes(&self) -> Vec<&str> {
+                match self {
+                    $( Fault::$variant(f) => f.nodes(), )*
+                }
+            }
+
+            /// A random fault of one of `kinds` (picked by
+            /// [`WEIGHTS`]), drawn by its kind's own generator.
+            ///
+            /// # Panics
+            /// If `kinds` names no kind.
+            pub fn random(
+                d: &mut dyn Draw,
+                kinds: &[impl AsRef<str>],
+                t: &dyn Targets,
+                sizes: &Sizes,
+            ) -> Fault {
+                let kind = random::pick_kind(d, kinds);
+                $(
+                    if kind == <$ty as Kind>::NAME {
+                        return Fault::$variant(<$ty as Kind>::draw(d, t, sizes));
+                    }
+                )*
+                unreachable!("fault kind `{kind}` has a weight but no generator")
+            }
+
+            /// The one duration that shrinking a failing schedule reduces: a
+            /// pause's or partition's `duration`, a delay's `extra`, a crash's
+            /// downtime, a clock change's jump (when it only jumps). `None`
+            /// for the others.
+            pub fn magnitude(&self) -> Option<Duration> {
+                match self {
+                    $( Fault::$variant(f) => f.magnitude(), )*
+                }
+            }
+
+            /// Sets [`Fault::magnitude`] (a jump keeps its sign); no change
+            /// for a fault without one.
+            pub fn set_magnitude(&mut self, d: Duration) {
+                match self {
+                    $( Fault::$variant(f) => f.set_magnitude(d), )*
+                }
+            }
+
+            /// A link fault's scope (delay, drop, duplicate); `None` for the
+            /// others.
+            pub fn scope_mut(&mut self) -> Option<&mut Scope> {
+                match self {
+                    $( Fault::$variant(f) => f.scope_mut(), )*
+                }
+            }
+
+            pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+                match self {
+                    $( Fault::$variant(f) => f.apply(w), )*
+                }
+            }
+        }
+    };
+}
+
+fault_kinds!(declare);
+
 /// Each kind's weight in [`random::pick_kind`], in the order it draws them: pauses
 /// most (a stalled leaseholder), then delays, drops and partitions, then the
 /// rest.
 pub const WEIGHTS: &[(&str, u32)] = &[
-    (pause::NAME, pause::WEIGHT),
-    (delay::NAME, delay::WEIGHT),
-    (drop::NAME, drop::WEIGHT),
-    (partition::NAME, partition::WEIGHT),
-    (clock::NAME, clock::WEIGHT),
-    (crash::NAME, crash::WEIGHT),
-    (duplicate::NAME, duplicate::WEIGHT),
+    (Pause::NAME, Pause::WEIGHT),
+    (Delay::NAME, Delay::WEIGHT),
+    (Drop::NAME, Drop::WEIGHT),
+    (Partition::NAME, Partition::WEIGHT),
+    (ClockChange::NAME, ClockChange::WEIGHT),
+    (Crash::NAME, Crash::WEIGHT),
+    (Duplicate::NAME, Duplicate::WEIGHT),
 ];
 
 /// Every kind's name, as scenario files and the journal spell it (the
 /// order in which an `[explore]` table lists them by default).
 pub const KINDS: &[&str] = &[
-    pause::NAME,
-    delay::NAME,
-    clock::NAME,
-    crash::NAME,
-    drop::NAME,
-    duplicate::NAME,
-    partition::NAME,
+    Pause::NAME,
+    Delay::NAME,
+    ClockChange::NAME,
+    Crash::NAME,
+    Drop::NAME,
+    Duplicate::NAME,
+    Partition::NAME,
 ];
 
 /// How a link fault armed on every sender (a delay with no `from`) names
@@ -78,139 +215,6 @@ pub enum Scope {
 impl Default for Scope {
     fn default() -> Self {
         Scope::Count(1)
-    }
-}
-
-/// One fault.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Fault {
-    /// The node stops running (a GC pause, a VM freeze).
-    Pause(Pause),
-    /// The node's clock changes: skew, drift or a jump.
-    Clock(ClockChange),
-    /// Messages on a link are held back.
-    Delay(Delay),
-    /// Messages on a link are lost.
-    Drop(Drop),
-    /// Messages on a link are delivered twice.
-    Duplicate(Duplicate),
-    /// Groups of nodes cannot reach each other.
-    Partition(Partition),
-    /// The node crashes, and may restart.
-    Crash(Crash),
-}
-
-impl Fault {
-    /// The kind's name, as in scenario files.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Fault::Pause(_) => pause::NAME,
-            Fault::Clock(_) => clock::NAME,
-            Fault::Delay(_) => delay::NAME,
-            Fault::Drop(_) => drop::NAME,
-            Fault::Duplicate(_) => duplicate::NAME,
-            Fault::Partition(_) => partition::NAME,
-            Fault::Crash(_) => crash::NAME,
-        }
-    }
-
-    /// Every node name the fault refers to.
-    pub fn nodes(&self) -> Vec<&str> {
-        match self {
-            Fault::Pause(f) => vec![&f.node],
-            Fault::Clock(f) => vec![&f.node],
-            Fault::Crash(f) => vec![&f.node],
-            Fault::Delay(f) => f
-                .from
-                .iter()
-                .map(String::as_str)
-                .chain([f.to.as_str()])
-                .collect(),
-            Fault::Drop(f) => vec![&f.from, &f.to],
-            Fault::Duplicate(f) => vec![&f.from, &f.to],
-            Fault::Partition(f) => f.groups.iter().flatten().map(String::as_str).collect(),
-        }
-    }
-
-    /// A random fault of one of `kinds` (picked by
-    /// [`WEIGHTS`]), drawn by its kind's own generator.
-    ///
-    /// # Panics
-    /// If `kinds` names no kind.
-    pub fn random(
-        d: &mut dyn Draw,
-        kinds: &[impl AsRef<str>],
-        t: &dyn Targets,
-        sizes: &Sizes,
-    ) -> Fault {
-        match random::pick_kind(d, kinds) {
-            pause::NAME => Fault::Pause(Pause::random(d, t, sizes)),
-            clock::NAME => Fault::Clock(ClockChange::random(d, t, sizes)),
-            delay::NAME => Fault::Delay(Delay::random(d, t, sizes)),
-            drop::NAME => Fault::Drop(Drop::random(d, t)),
-            duplicate::NAME => Fault::Duplicate(Duplicate::random(d, t)),
-            partition::NAME => Fault::Partition(Partition::random(d, t, sizes)),
-            crash::NAME => Fault::Crash(Crash::random(d, t, sizes)),
-            other => unreachable!("fault kind `{other}` has a weight but no generator"),
-        }
-    }
-
-    /// The one duration that shrinking a failing schedule reduces: a pause's
-    /// or partition's `duration`, a delay's `extra`, a crash's downtime, a
-    /// clock change's jump (when it only jumps). `None` for the others.
-    pub fn magnitude(&self) -> Option<Duration> {
-        match self {
-            Fault::Pause(Pause { duration, .. }) | Fault::Partition(Partition { duration, .. }) => {
-                Some(*duration)
-            }
-            Fault::Delay(f) => Some(f.extra),
-            Fault::Crash(f) => f.restart_after,
-            Fault::Clock(ClockChange {
-                jump_ns: Some(ns),
-                offset_ns: None,
-                rate: None,
-                ..
-            }) => Some(Duration::from_nanos(ns.unsigned_abs())),
-            _ => None,
-        }
-    }
-
-    /// Sets [`Fault::magnitude`] (a jump keeps its sign); no change for a
-    /// fault without one.
-    pub fn set_magnitude(&mut self, d: Duration) {
-        match self {
-            Fault::Pause(Pause { duration, .. }) | Fault::Partition(Partition { duration, .. }) => {
-                *duration = d
-            }
-            Fault::Delay(f) => f.extra = d,
-            Fault::Crash(f) => f.restart_after = Some(d),
-            Fault::Clock(ClockChange {
-                jump_ns: Some(ns), ..
-            }) => *ns = ns.signum() * d.as_nanos() as i64,
-            _ => {}
-        }
-    }
-
-    /// A link fault's scope (delay, drop, duplicate); `None` for the others.
-    pub fn scope_mut(&mut self) -> Option<&mut Scope> {
-        match self {
-            Fault::Delay(f) => Some(&mut f.scope),
-            Fault::Drop(f) => Some(&mut f.scope),
-            Fault::Duplicate(f) => Some(&mut f.scope),
-            _ => None,
-        }
-    }
-
-    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
-        match self {
-            Fault::Pause(f) => f.apply(w),
-            Fault::Clock(f) => f.apply(w),
-            Fault::Delay(f) => f.apply(w),
-            Fault::Drop(f) => f.apply(w),
-            Fault::Duplicate(f) => f.apply(w),
-            Fault::Partition(f) => f.apply(w),
-            Fault::Crash(f) => f.apply(w),
-        }
     }
 }
 

@@ -7,13 +7,8 @@ use std::time::Duration;
 use crate::actor::{Message, NodeId};
 use crate::events::{self, field};
 use crate::fault::random::{millis, Draw, Sizes, Targets};
-use crate::fault::FollowUp;
+use crate::fault::{FollowUp, Kind};
 use crate::world::World;
-
-/// The kind's name, as scenario files spell it.
-pub(crate) const NAME: &str = "partition";
-/// Its weight in random draws.
-pub(crate) const WEIGHT: u32 = 2;
 
 /// Split the network into `groups` for `duration`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,8 +85,31 @@ impl Partition {
         let groups: Vec<String> = self.groups.iter().map(|g| g.join(",")).collect();
         groups.join(if self.one_way { " -/-> " } else { " | " })
     }
+}
 
-    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+impl Kind for Partition {
+    const NAME: &'static str = "partition";
+    /// Its weight in random draws.
+    const WEIGHT: u32 = 2;
+
+    fn nodes(&self) -> Vec<&str> {
+        self.groups.iter().flatten().map(String::as_str).collect()
+    }
+
+    fn draw(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Self {
+        Partition::random(d, t, sizes)
+    }
+
+    /// Its `duration`.
+    fn magnitude(&self) -> Option<Duration> {
+        Some(self.duration)
+    }
+
+    fn set_magnitude(&mut self, d: Duration) {
+        self.duration = d;
+    }
+
+    fn apply<M: Message>(&self, w: &mut World<M>) {
         let pairs: Vec<(NodeId, NodeId)> = self
             .cut_pairs()
             .into_iter()

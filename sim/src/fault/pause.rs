@@ -7,13 +7,8 @@ use std::time::Duration;
 use crate::actor::{Message, NodeId};
 use crate::events::{self, field};
 use crate::fault::random::{millis, Draw, Sizes, Targets};
-use crate::fault::FollowUp;
+use crate::fault::{FollowUp, Kind};
 use crate::world::World;
-
-/// The kind's name, as scenario files spell it.
-pub(crate) const NAME: &str = "pause";
-/// Its weight in random draws: the most likely kind (a stalled leaseholder).
-pub(crate) const WEIGHT: u32 = 6;
 
 /// Pause `node` for `duration`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,8 +28,31 @@ impl Pause {
             duration: millis(d, sizes.max_pause),
         }
     }
+}
 
-    pub(crate) fn apply<M: Message>(&self, w: &mut World<M>) {
+impl Kind for Pause {
+    const NAME: &'static str = "pause";
+    /// Its weight in random draws: the most likely kind (a stalled leaseholder).
+    const WEIGHT: u32 = 6;
+
+    fn nodes(&self) -> Vec<&str> {
+        vec![&self.node]
+    }
+
+    fn draw(d: &mut dyn Draw, t: &dyn Targets, sizes: &Sizes) -> Self {
+        Pause::random(d, t, sizes)
+    }
+
+    /// Its `duration`.
+    fn magnitude(&self) -> Option<Duration> {
+        Some(self.duration)
+    }
+
+    fn set_magnitude(&mut self, d: Duration) {
+        self.duration = d;
+    }
+
+    fn apply<M: Message>(&self, w: &mut World<M>) {
         let id = w.node_id(&self.node);
         if !w.nodes[id].up {
             return;

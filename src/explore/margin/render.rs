@@ -5,16 +5,14 @@ use sim::fault::{Fault, Trigger};
 
 use super::{Finding, ProbeKind, Row};
 use crate::oracle::Verdict;
+use crate::scenario::fault_kind;
 
 impl Row {
     /// The node the fault hits: the paused or skewed node, a delayed link's
     /// client.
     pub fn node(&self) -> String {
-        match &self.probe.fault.fault {
-            Fault::Delay(d) if d.to == "storage" => d.from.clone().unwrap_or_else(|| d.to.clone()),
-            Fault::Delay(d) => d.to.clone(),
-            f => f.nodes().join(","),
-        }
+        let fault = &self.probe.fault.fault;
+        fault_kind::of(fault).margin_node(fault)
     }
 
     /// `ms`, or `ms/s` for a clock rate.
@@ -100,26 +98,12 @@ impl Row {
             ),
             _ => String::new(),
         };
-        let text = match (&self.probe.kind, &self.probe.fault.fault) {
-            (_, Fault::Pause(p)) => match &self.probe.fault.trigger {
-                Trigger::After { node, .. } if *node == p.node => {
-                    format!("a pause of {{}} {after}")
-                }
-                _ => format!("a pause of {} of {{}} {after}", p.node),
-            },
+        let fault = &self.probe.fault.fault;
+        let text = match (&self.probe.kind, fault) {
             (ProbeKind::ClockRate { fast }, Fault::Clock(c)) => format!(
                 "{}'s clocks running {{}} {} {after}",
                 c.node,
                 if *fast { "fast" } else { "slow" }
-            ),
-            (_, Fault::Clock(c)) => format!(
-                "a clock jump {} of {{}} on {} {after}",
-                if c.jump_ns.unwrap_or(0) >= 0 {
-                    "forward"
-                } else {
-                    "back"
-                },
-                c.node
             ),
             (ProbeKind::Delay, Fault::Delay(d)) => {
                 format!(
@@ -128,35 +112,24 @@ impl Row {
                     d.to
                 )
             }
-            (_, Fault::Delay(d)) => format!(
-                "a delay of {{}} on {} → {} {after}",
-                d.from.as_deref().unwrap_or("*"),
-                d.to
-            ),
-            (_, Fault::Partition(_)) => format!("a partition lasting {{}} {after}"),
-            (_, Fault::Crash(c)) => format!("a crash of {} down for {{}} {after}", c.node),
-            (_, f) => format!("a {} of {{}} {after}", f.kind()),
+            _ => fault_kind::of(fault).margin_words(fault, &self.probe.fault.trigger, &after),
         };
         format!("{own}{text}")
     }
 
     /// The row as one JSON object (a line of `--json`).
     pub fn json(&self) -> serde_json::Value {
-        let (from, to) = match &self.probe.fault.fault {
-            Fault::Delay(d) => (Some(d.from.clone()), Some(d.to.clone())),
-            _ => (None, None),
+        let fault = &self.probe.fault.fault;
+        let (from, to) = match fault_kind::of(fault).link(fault) {
+            Some((from, to)) => (Some(from), Some(to)),
+            None => (None, None),
         };
         let direction = match &self.probe.kind {
             ProbeKind::ClockJump { forward } => Some(if *forward { "forward" } else { "back" }),
             ProbeKind::ClockRate { fast } => Some(if *fast { "fast" } else { "slow" }),
-            ProbeKind::Scripted(_) => match &self.probe.fault.fault {
-                Fault::Clock(c) => Some(if c.jump_ns.unwrap_or(0) >= 0 {
-                    "forward"
-                } else {
-                    "back"
-                }),
-                _ => None,
-            },
+            ProbeKind::Scripted(_) => {
+                fault_kind::of(&self.probe.fault.fault).direction(&self.probe.fault.fault)
+            }
             _ => None,
         };
         let scripted_line = match self.probe.kind {
