@@ -41,6 +41,9 @@ pub fn to_toml(s: &Scenario) -> String {
     for c in &s.clients {
         writeln!(o, "\n[[clients]]").unwrap();
         line(o, "name", &string(&c.name));
+        if let Some(p) = &c.process {
+            line(o, "process", &string(p.name));
+        }
         line(o, "start", &duration(c.start));
         line(o, "rounds", &c.rounds.to_string());
         line(o, "work", &duration(c.work));
