@@ -9,13 +9,15 @@
 //! - fencesim's sweep of `scenarios/figure-9-6.toml` with `--faults
 //!   scenario`, as `fencesim explore --jobs 1` and `--jobs 2` run it (the
 //!   full journal, the oracle and the expectations for every seed, each run
-//!   watched against the command line's default 60 s budget).
+//!   watched against the command line's default 60 s budget);
+//! - the same sweep of `scenarios/figure-9-6-async.toml`, whose clients are
+//!   async processes (the same journal), with `--jobs 1`.
 //!
 //! Each row prints seeds/s and its ratio to the first two rows; fencesim's
 //! rows also print journal events per second and simulated seconds per
 //! wall second. Every side uses the allocator of the `fencesim` binary.
 //!
-//! The four rows run one after the other, and the whole sequence runs
+//! The five rows run one after the other, and the whole sequence runs
 //! ROUNDS times. Each row shows its median seeds/s over the rounds, with
 //! the slowest and fastest rounds beside it; each ratio is the median of
 //! the ratios within a round. The rows of one round run within seconds of
@@ -88,7 +90,7 @@ fn bare_row(name: &str, seeds: u64, started: Instant) -> Row {
     }
 }
 
-fn fencesim_sweep(s: &scenario::Scenario, seeds: u64, jobs: usize) -> Row {
+fn fencesim_sweep(s: &scenario::Scenario, seeds: u64, jobs: usize, what: &str) -> Row {
     let options = SweepOptions {
         seeds: 0..seeds,
         jobs,
@@ -109,7 +111,7 @@ fn fencesim_sweep(s: &scenario::Scenario, seeds: u64, jobs: usize) -> Row {
     assert_eq!(summary.failing_seeds, 0, "figure 9-6 holds for every seed");
     let wall = summary.wall.as_secs_f64();
     Row {
-        name: format!("fencesim explore --faults scenario --jobs {jobs}"),
+        name: format!("{what}fencesim explore --faults scenario --jobs {jobs}"),
         seeds_per_s: seeds as f64 / wall,
         events_per_s: Some(events as f64 / wall),
         sim_per_wall: summary.sim_time.as_secs_f64() / wall,
@@ -128,26 +130,31 @@ fn main() {
         .filter_map(|a| a.parse::<u64>().ok());
     let seeds = numbers.next().unwrap_or(10_000);
     let rounds = numbers.next().unwrap_or(5).max(1) as usize;
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenarios/figure-9-6.toml");
-    let s = scenario::load_file(&Registry::builtin(), path.as_ref()).expect("figure 9-6 loads");
-    let by_round: Vec<[Row; 4]> = (0..rounds)
+    let load = |file: &str| {
+        let path = format!("{}/scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
+        scenario::load_file(&Registry::builtin(), path.as_ref()).expect("figure 9-6 loads")
+    };
+    let s = load("figure-9-6.toml");
+    let processes = load("figure-9-6-async.toml");
+    let by_round: Vec<[Row; ROWS]> = (0..rounds)
         .map(|_| {
             [
                 bare_own_runner(seeds),
                 bare_loop(seeds),
-                fencesim_sweep(&s, seeds, 1),
-                fencesim_sweep(&s, seeds, 2),
+                fencesim_sweep(&s, seeds, 1, ""),
+                fencesim_sweep(&s, seeds, 2, ""),
+                fencesim_sweep(&processes, seeds, 1, "async clients: "),
             ]
         })
         .collect();
     // Of row `r`: the median over rounds of `f(round)`.
-    let over_rounds = |f: &dyn Fn(&[Row; 4]) -> f64| median(by_round.iter().map(f).collect());
+    let over_rounds = |f: &dyn Fn(&[Row; ROWS]) -> f64| median(by_round.iter().map(f).collect());
     println!("figure 9-6, {seeds} seeds a row, {rounds} rounds: medians over the rounds");
     println!(
         "{:<50} {:>9} {:>15} {:>9} {:>9} {:>11} {:>12}",
         "", "seeds/s", "slowest–fastest", "÷runner", "÷loop", "events/s", "sim s/wall s"
     );
-    for r in 0..4 {
+    for r in 0..ROWS {
         let speeds: Vec<f64> = by_round.iter().map(|round| round[r].seeds_per_s).collect();
         let (slowest, fastest) = (
             speeds.iter().copied().fold(f64::INFINITY, f64::min),
@@ -171,4 +178,13 @@ fn main() {
         "--jobs 2 ÷ --jobs 1: {:.2}×",
         over_rounds(&|round| round[3].seeds_per_s / round[2].seeds_per_s)
     );
+    println!(
+        "async clients ÷ the bundled client (--jobs 1): {:.2}×",
+        over_rounds(&|round| round[4].seeds_per_s / round[2].seeds_per_s)
+    );
 }
+
+/// The rows of a round: madsim's runner, madsim in a loop, fencesim with
+/// one and two jobs, and fencesim with figure 9-6's clients as async
+/// processes (`scenarios/figure-9-6-async.toml`).
+const ROWS: usize = 5;

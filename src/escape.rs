@@ -15,17 +15,7 @@
 //! - [`html`]: HTML text or a quoted attribute value.
 //! - [`json_line`]: a serialized JSON value made safe to print as is.
 //!
-//! ```
-//! use fencesim::escape;
-//!
-//! assert_eq!(escape::terminal("a\x1b]52;c;aGk=\x07b"), "a\\x1b]52;c;aGk=\\x07b");
-//! assert_eq!(
-//!     escape::markdown("**Verdict:** SAFE <!--"),
-//!     "\\*\\*Verdict:\\*\\* SAFE &lt;!--"
-//! );
-//! assert_eq!(escape::mermaid("a;b%%{init}%%"), "a#59;b#37;#37;#123;init#125;#37;#37;");
-//! assert_eq!(escape::html("</script>"), "&lt;/script&gt;");
-//! ```
+//! (The module is the crate's own; its examples are its unit tests.)
 
 use std::fmt::Write as _;
 
@@ -97,13 +87,6 @@ pub fn terminal_lines(s: &str) -> String {
 /// one space; other unsafe characters are shown as in [`terminal`]. A word
 /// that GitHub would turn into a link by itself (a URL, `www.…`, an e-mail
 /// address: no escape stops that) is shown as code, which is never linked.
-///
-/// ```
-/// use fencesim::escape::markdown;
-/// assert_eq!(markdown("see *www.example.com*"), "see `*www.example.com*`");
-/// assert_eq!(markdown("ops@example.com"), "`ops@example.com`");
-/// assert_eq!(markdown("a_b"), "a\\_b");
-/// ```
 pub fn markdown(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 8);
     for (i, word) in s.split_whitespace().enumerate() {
@@ -258,6 +241,27 @@ pub fn json_line(json: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_medium_gets_its_own_escape() {
+        assert_eq!(terminal("a\x1b]52;c;aGk=\x07b"), "a\\x1b]52;c;aGk=\\x07b");
+        assert_eq!(
+            markdown("**Verdict:** SAFE <!--"),
+            "\\*\\*Verdict:\\*\\* SAFE &lt;!--"
+        );
+        assert_eq!(
+            mermaid("a;b%%{init}%%"),
+            "a#59;b#37;#37;#123;init#125;#37;#37;"
+        );
+        assert_eq!(html("</script>"), "&lt;/script&gt;");
+    }
+
+    #[test]
+    fn a_word_github_would_link_is_shown_as_code() {
+        assert_eq!(markdown("see *www.example.com*"), "see `*www.example.com*`");
+        assert_eq!(markdown("ops@example.com"), "`ops@example.com`");
+        assert_eq!(markdown("a_b"), "a\\_b");
+    }
 
     #[test]
     fn terminal_shows_every_control_and_format_character() {

@@ -1,11 +1,6 @@
 //! The command lines that replay a run: spelled for the program that is
 //! running (`fencesim`, or a user's own binary built with
 //! [`crate::cli::main_with`]), so every failure says how to reproduce it.
-//!
-//! ```
-//! let command = fencesim::repro::reproducible_command("scenarios/figure-9-6.toml", 7);
-//! assert_eq!(command, "fencesim run scenarios/figure-9-6.toml --seed 7");
-//! ```
 
 use std::path::Path;
 
@@ -159,6 +154,14 @@ mod tests {
 
     fn invocation(arg0: &str, under_cargo: bool) -> String {
         Program::from_path(Path::new(arg0)).invocation(under_cargo)
+    }
+
+    #[test]
+    fn a_library_caller_gets_fencesims_commands() {
+        assert_eq!(
+            super::reproducible_command("scenarios/figure-9-6.toml", 7),
+            "fencesim run scenarios/figure-9-6.toml --seed 7"
+        );
     }
 
     #[test]

@@ -29,8 +29,7 @@ impl<M: Message> fencesim_env::Env for Handle<M> {
         duration: Duration,
         future: F,
     ) -> impl Future<Output = Result<F::Output, fencesim_env::Elapsed>> {
-        let timeout = Handle::timeout(self, duration, future);
-        async move { timeout.await.map_err(|_| fencesim_env::Elapsed) }
+        Handle::timeout(self, duration, future)
     }
 
     fn spawn<F: Future<Output = ()> + 'static>(&self, future: F) {

@@ -386,17 +386,9 @@ impl<M: Message> Drop for Sleep<M> {
     }
 }
 
-/// [`Handle::timeout`]'s error: the time ran out first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Elapsed;
-
-impl fmt::Display for Elapsed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("deadline has elapsed")
-    }
-}
-
-impl std::error::Error for Elapsed {}
+/// [`Handle::timeout`]'s error: the time ran out first (the seam's own, so
+/// that code written against `fencesim_env` matches on one type).
+pub use fencesim_env::Elapsed;
 
 /// [`Handle::timeout`]'s future.
 pub struct Timeout<M: Message, F> {
