@@ -151,7 +151,7 @@ fn main() {
     let over_rounds = |f: &dyn Fn(&[Row; ROWS]) -> f64| median(by_round.iter().map(f).collect());
     println!("figure 9-6, {seeds} seeds a row, {rounds} rounds: medians over the rounds");
     println!(
-        "{:<50} {:>9} {:>15} {:>9} {:>9} {:>11} {:>12}",
+        "{:<66} {:>9} {:>15} {:>9} {:>9} {:>11} {:>12}",
         "", "seeds/s", "slowest–fastest", "÷runner", "÷loop", "events/s", "sim s/wall s"
     );
     for r in 0..ROWS {
@@ -164,7 +164,7 @@ fn main() {
             .events_per_s
             .map(|_| over_rounds(&|round| round[r].events_per_s.unwrap_or(0.0)));
         println!(
-            "{:<50} {:>9.0} {:>15} {:>8.2}× {:>8.2}× {:>11} {:>12.0}",
+            "{:<66} {:>9.0} {:>15} {:>8.2}× {:>8.2}× {:>11} {:>12.0}",
             by_round[0][r].name,
             median(speeds),
             format!("{slowest:.0}–{fastest:.0}"),
