@@ -274,7 +274,10 @@ impl RunConfig {
             roles: oracle::Roles::of(scenario),
         };
         let (mut report, milestones) = oracle::check_and_count(&result.journal, &config);
+        // A crashed run, or a journal the oracle cannot trust (its verdict
+        // is already `error`), is an error whatever `[expect]` says.
         let crashed = result.outcome.is_error();
+        let errored = crashed || !report.untrusted.is_empty();
         if crashed {
             report.verdict = Verdict::Error;
         } else if report.verdict == Verdict::Safe && report.judged_nothing() {
@@ -295,7 +298,7 @@ impl RunConfig {
                 Some(v) => v != Verdict::Violation,
                 None => expectations.is_empty(),
             };
-        let status = if crashed {
+        let status = if errored {
             RunStatus::Error
         } else if unexpected_violation {
             RunStatus::Failed

@@ -284,7 +284,11 @@ impl SeedReport {
     /// budget ran out), or one that broke a property of the scenario's
     /// `[expect] always`.
     pub fn is_failure(&self) -> bool {
-        self.verdict == Verdict::Violation || self.outcome.is_error() || !self.broken.is_empty()
+        // `error` is a crashed run or a journal the oracle could not trust.
+        self.verdict == Verdict::Violation
+            || self.verdict == Verdict::Error
+            || self.outcome.is_error()
+            || !self.broken.is_empty()
     }
 
     /// Whether the run outlived its wall-clock budget.

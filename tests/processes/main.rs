@@ -131,6 +131,8 @@ fn error_saying(s: &Scenario, words: &str) {
         "{}",
         run.result.journal.to_jsonl()
     );
+    // An error, whatever `[expect]` asked for: not a failed expectation.
+    assert_eq!(run.status, fencesim::runner::RunStatus::Error);
     let said = run.report.untrusted.join("\n");
     assert!(said.contains(words), "{said}");
 }
