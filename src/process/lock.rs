@@ -79,13 +79,6 @@ impl SimLock {
         }
     }
 
-    fn next(&self, counter: &str) -> u64 {
-        let disk = self.handle.disk();
-        let n = disk.get_u64(counter).unwrap_or(0) + 1;
-        disk.put_u64(counter, n);
-        n
-    }
-
     /// The answer to the request waited for, as a future.
     fn answer(&self) -> WaitAnswer {
         WaitAnswer(self.state.clone())
@@ -167,7 +160,7 @@ impl Future for WaitAnswer {
 impl LockService for SimLock {
     async fn acquire(&self) -> Result<Lease, LockError> {
         loop {
-            let req = self.next(REQUESTS);
+            let req = self.handle.disk().next_u64(REQUESTS);
             {
                 let mut s = self.state.borrow_mut();
                 s.waiting = Some(req);
@@ -201,7 +194,7 @@ impl LockService for SimLock {
         if self.state.borrow().lease != Some(lease.id) {
             return Err(LockError::Lost);
         }
-        let req = self.next(RENEWALS);
+        let req = self.handle.disk().next_u64(RENEWALS);
         {
             let mut s = self.state.borrow_mut();
             s.renewing = Some(req);

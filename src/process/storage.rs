@@ -45,13 +45,6 @@ impl SimStorage {
         self.handle.disk().get_u64(WRITES).unwrap_or(0)
     }
 
-    fn next(&self, counter: &str) -> u64 {
-        let disk = self.handle.disk();
-        let n = disk.get_u64(counter).unwrap_or(0) + 1;
-        disk.put_u64(counter, n);
-        n
-    }
-
     /// Sends one write of `op` and waits for its answer: `Ok(true)` applied,
     /// `Ok(false)` refused, `Err` unanswered in time.
     async fn write(
@@ -61,7 +54,11 @@ impl SimStorage {
         token: Option<u64>,
         op: Op,
     ) -> Result<bool, StorageError> {
-        let write = format!("{}/{}", self.handle.name(), self.next(WRITES));
+        let write = format!(
+            "{}/{}",
+            self.handle.name(),
+            self.handle.disk().next_u64(WRITES)
+        );
         let probe_op = match op {
             Op::Put => WriteOp::Put,
             Op::Increment => WriteOp::Increment,
@@ -138,7 +135,7 @@ impl Storage for SimStorage {
     }
 
     async fn get(&self, key: &str) -> Result<(i64, u64), StorageError> {
-        let req = self.next(READS);
+        let req = self.handle.disk().next_u64(READS);
         self.handle.send(
             self.storage,
             Msg::Read {

@@ -516,4 +516,12 @@ impl Disk {
     pub fn put_u64(&self, key: &str, value: u64) {
         self.put(key, value.to_le_bytes());
     }
+
+    /// Adds one to the counter under `key` (0 when absent) and returns it:
+    /// ids that stay unique across the node's crashes.
+    pub fn next_u64(&self, key: &str) -> u64 {
+        let n = self.get_u64(key).unwrap_or(0) + 1;
+        self.put_u64(key, n);
+        n
+    }
 }
