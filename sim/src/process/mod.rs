@@ -60,7 +60,7 @@
 //!     world
 //! });
 //! assert_eq!(result.outcome, sim::Outcome::Completed);
-//! let got = result.journal.events().iter().filter(|e| e.kind == "got").count();
+//! let got = result.journal.events().iter().filter(|e| e.is("b", "got")).count();
 //! assert_eq!(got, 3);
 //! ```
 
