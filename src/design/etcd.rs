@@ -19,6 +19,14 @@
 //! server has seen already from that client (a duplicate) is answered again
 //! with the same lease instead of creating a second one.
 //!
+//! Besides the shared protocol, the server takes etcd's own calls as
+//! [`EtcdCall`] messages, one per call of etcd's client API, for clients
+//! written as async code ([`crate::process::etcd`]): `LeaseGrant` makes a
+//! lease with no key, `Lock` puts a key on a lease (granted when it is the
+//! lowest, or refused when the lease is gone), `Unlock` deletes the key and
+//! keeps the lease. `Release` is `LeaseRevoke`. A lease may ask for its own
+//! TTL; the others get the design's `ttl`.
+//!
 //! Known failures:
 //! - **Jepsen, etcd 3.4.3 (2020)**: the lock workload (2 s TTL; read, sleep,
 //!   write) loses updates: a client paused past its lease still writes.
@@ -109,10 +117,66 @@ impl EtcdConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct LeaseState {
     client: NodeId,
+    /// The request that created the lease: a copy of it is answered with
+    /// this lease again.
+    made_by: u64,
+    /// The request its key's grant answers: the one that created the lease
+    /// and its key (`Acquire`), or the latest `Lock` on it.
     req: u64,
-    /// Create revision of the lease's lock key.
-    key: u64,
+    /// Create revision of the lease's lock key, if it has one.
+    key: Option<u64>,
+    /// Its time to live.
+    ttl: Duration,
     timer: TimerId,
+}
+
+/// etcd's own calls, beside the shared protocol (see the module
+/// documentation), carried in [`Msg::Design`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EtcdCall {
+    /// Client → server, `LeaseGrant`: a lease of `ttl` (the design's own
+    /// for zero) with no key yet, answered by [`Msg::LeaseCreated`].
+    LeaseGrant {
+        /// Request id, echoed in the answer.
+        req: u64,
+        /// The TTL asked for.
+        ttl: Duration,
+    },
+    /// Client → server, `Lock` with `WithLease(lease)`: a key under the
+    /// lock's prefix, attached to `lease`. Answered by [`Msg::Granted`]
+    /// (for `req`, the key's create revision as token) once it is the
+    /// lowest key, or [`EtcdCall::LeaseNotFound`] if the lease is gone.
+    Lock {
+        /// Request id, echoed in the answer.
+        req: u64,
+        /// The lease the key lives on.
+        lease: u64,
+    },
+    /// Client → server, `Unlock`: deletes `lease`'s lock key; the lease
+    /// lives on. Answered by [`Msg::ReleaseAck`].
+    Unlock {
+        /// The lease whose key is deleted.
+        lease: u64,
+    },
+    /// Server → client: request `req` named a lease that does not exist
+    /// (etcd's `requested lease not found`).
+    LeaseNotFound {
+        /// The request answered.
+        req: u64,
+    },
+}
+
+impl crate::protocol::Payload for EtcdCall {
+    fn summary(&self) -> String {
+        match self {
+            EtcdCall::LeaseGrant { req, ttl } => {
+                format!("LeaseGrant {{ req: {req}, ttl: {}ms }}", ttl.as_millis())
+            }
+            EtcdCall::Lock { req, lease } => format!("Lock {{ req: {req}, lease: {lease} }}"),
+            EtcdCall::Unlock { lease } => format!("Unlock {{ lease: {lease} }}"),
+            EtcdCall::LeaseNotFound { req } => format!("LeaseNotFound {{ req: {req} }}"),
+        }
+    }
 }
 
 /// The etcd server: leases, the lock prefix's keys and the revision counter.
@@ -151,10 +215,109 @@ impl EtcdServer {
     /// the lock is free if that key held it. Returns the lease's client.
     fn delete_lease(&mut self, lease: u64) -> Option<NodeId> {
         let state = self.leases.remove(&lease)?;
-        self.keys.remove(&state.key);
-        self.revision += 1;
-        self.holder.take_if(|&mut held| held == lease);
+        if let Some(key) = state.key {
+            self.keys.remove(&key);
+            self.revision += 1;
+            self.holder.take_if(|&mut held| held == lease);
+        }
         Some(state.client)
+    }
+
+    /// A new lease of `ttl` for `client`'s request `req`: its id.
+    fn create_lease(
+        &mut self,
+        ctx: &mut Context<'_, Msg>,
+        client: NodeId,
+        req: u64,
+        ttl: Duration,
+    ) -> u64 {
+        let lease = self.next_lease;
+        self.next_lease += 1;
+        let timer = ctx.set_timer(ttl, lease);
+        self.leases.insert(
+            lease,
+            LeaseState {
+                client,
+                made_by: req,
+                req,
+                key: None,
+                ttl,
+                timer,
+            },
+        );
+        lease
+    }
+
+    /// Puts `lease`'s lock key (one write: the revision moves) for
+    /// request `req`.
+    fn put_key(&mut self, lease: u64, req: u64) {
+        self.revision += 1;
+        let state = self.leases.get_mut(&lease).expect("the lease exists");
+        state.key = Some(self.revision);
+        state.req = req;
+        self.keys.insert(self.revision, lease);
+    }
+
+    /// etcd's own calls.
+    fn on_call(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, call: &EtcdCall) {
+        match *call {
+            EtcdCall::LeaseGrant { req, ttl } => {
+                let ttl = if ttl.is_zero() { self.ttl } else { ttl };
+                let seen = self.seen(from, req);
+                let lease = seen.unwrap_or_else(|| self.create_lease(ctx, from, req, ttl));
+                let ttl = self.leases[&lease].ttl;
+                ctx.send(from, Msg::LeaseCreated { req, lease, ttl });
+            }
+            EtcdCall::Lock { req, lease } => {
+                let Some(state) = self.leases.get(&lease).filter(|s| s.client == from) else {
+                    ctx.send(from, Msg::design(EtcdCall::LeaseNotFound { req }));
+                    return;
+                };
+                match state.key {
+                    // The lock key is the lease's own (`prefix/lease`): a
+                    // second `Lock` on the lease (a copy, a retry) waits for
+                    // the same key, and is answered at once if it holds.
+                    Some(_) => {
+                        let ttl = state.ttl;
+                        self.leases.get_mut(&lease).expect("just seen").req = req;
+                        if self.holder == Some(lease) {
+                            self.grants.repeat(ctx, from, req, lease, ttl);
+                        }
+                    }
+                    None => {
+                        self.put_key(lease, req);
+                        self.grant_next(ctx);
+                    }
+                }
+            }
+            EtcdCall::Unlock { lease } => {
+                let key = self
+                    .leases
+                    .get(&lease)
+                    .filter(|state| state.client == from)
+                    .and_then(|state| state.key);
+                if let Some(key) = key {
+                    self.keys.remove(&key);
+                    self.revision += 1;
+                    self.leases.get_mut(&lease).expect("just seen").key = None;
+                    self.holder.take_if(|&mut held| held == lease);
+                }
+                let ack = self.grants.release(ctx, from, lease);
+                if key.is_some() {
+                    self.grant_next(ctx);
+                }
+                ack.send(ctx);
+            }
+            EtcdCall::LeaseNotFound { .. } => {}
+        }
+    }
+
+    /// The lease `client`'s request `req` created, if it was seen already.
+    fn seen(&self, client: NodeId, req: u64) -> Option<u64> {
+        self.leases
+            .iter()
+            .find(|(_, s)| s.client == client && s.made_by == req)
+            .map(|(&lease, _)| lease)
     }
 
     /// The watch firing: the lowest key's lease holds the lock, if free.
@@ -166,16 +329,16 @@ impl EtcdServer {
             return;
         };
         let state = &self.leases[&lease];
-        let (client, req) = (state.client, state.req);
+        let (client, req, ttl) = (state.client, state.req, state.ttl);
         let token = self.tokens.then_some(key);
         self.holder = Some(lease);
-        self.grants.grant(ctx, client, req, lease, token, self.ttl);
+        self.grants.grant(ctx, client, req, lease, token, ttl);
     }
 
     /// A second copy of acquire `req`, whose lease is `lease`: the same
     /// answers again (the lease, and the grant if its key holds the lock).
     fn answer_again(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, req: u64, lease: u64) {
-        let ttl = self.ttl;
+        let ttl = self.leases[&lease].ttl;
         ctx.send(client, Msg::LeaseCreated { req, lease, ttl });
         if self.holder == Some(lease) {
             self.grants.repeat(ctx, client, req, lease, ttl);
@@ -188,37 +351,20 @@ impl Actor<Msg> for EtcdServer {
         // After a restart every lease gets its full TTL again (the lessor's
         // promotion); timers did not survive the crash.
         for (&lease, state) in self.leases.iter_mut() {
-            state.timer = ctx.set_timer(self.ttl, lease);
+            state.timer = ctx.set_timer(state.ttl, lease);
         }
     }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         match msg {
             Msg::Acquire { req } => {
-                let seen = self
-                    .leases
-                    .iter()
-                    .find(|(_, s)| s.client == from && s.req == req)
-                    .map(|(&lease, _)| lease);
-                if let Some(lease) = seen {
+                if let Some(lease) = self.seen(from, req) {
                     self.answer_again(ctx, from, req, lease);
                     return;
                 }
-                let lease = self.next_lease;
-                self.next_lease += 1;
-                self.revision += 1;
-                let key = self.revision;
-                let timer = ctx.set_timer(self.ttl, lease);
-                self.leases.insert(
-                    lease,
-                    LeaseState {
-                        client: from,
-                        req,
-                        key,
-                        timer,
-                    },
-                );
-                self.keys.insert(key, lease);
+                // LeaseGrant and Lock in one request: the lease, then its key.
+                let lease = self.create_lease(ctx, from, req, self.ttl);
+                self.put_key(lease, req);
                 let ttl = self.ttl;
                 ctx.send(from, Msg::LeaseCreated { req, lease, ttl });
                 self.grant_next(ctx);
@@ -227,8 +373,8 @@ impl Actor<Msg> for EtcdServer {
                 let ttl = match self.leases.get_mut(&lease) {
                     Some(state) if state.client == from => {
                         ctx.cancel_timer(state.timer);
-                        state.timer = ctx.set_timer(self.ttl, lease);
-                        self.ttl
+                        state.timer = ctx.set_timer(state.ttl, lease);
+                        state.ttl
                     }
                     _ => Duration::ZERO,
                 };
@@ -238,14 +384,14 @@ impl Actor<Msg> for EtcdServer {
                 let extended = match self.leases.get_mut(&lease) {
                     Some(state) if state.client == from => {
                         ctx.cancel_timer(state.timer);
-                        state.timer = ctx.set_timer(self.ttl, lease);
-                        true
+                        state.timer = ctx.set_timer(state.ttl, lease);
+                        Some(state.ttl)
                     }
-                    _ => false,
+                    _ => None,
                 };
                 // Every lease can be kept alive; only the holder's renewal
                 // moves the lock's lease end (the ledger journals that one).
-                let ttl = extended.then_some(self.ttl);
+                let ttl = extended;
                 self.grants.renew(ctx, from, lease, req, ttl);
             }
             Msg::Release { lease } => {
@@ -263,6 +409,11 @@ impl Actor<Msg> for EtcdServer {
                     self.grant_next(ctx);
                 }
                 ack.send(ctx);
+            }
+            Msg::Design(ref call) => {
+                if let Some(call) = call.downcast_ref::<EtcdCall>() {
+                    self.on_call(ctx, from, call);
+                }
             }
             _ => {}
         }
@@ -484,6 +635,60 @@ mod tests {
         assert!(step.event("lost").is_some());
         assert_eq!(step.sends, vec![]);
         assert!(c.is_done());
+    }
+
+    #[test]
+    fn etcds_own_calls_grant_a_lease_lock_a_key_on_it_and_unlock_it() {
+        let (mut h, mut s) = server();
+        let grant = |req| Msg::design(EtcdCall::LeaseGrant {
+            req,
+            ttl: Duration::ZERO,
+        });
+        let step = h.message(&mut s, CLIENT1, grant(1));
+        assert_eq!(
+            step.sends,
+            vec![(CLIENT1, Msg::LeaseCreated { req: 1, lease: 1, ttl: TTL })]
+        );
+        // A lease alone holds nothing, and moves no revision.
+        assert!(step.events.is_empty());
+        h.message(&mut s, CLIENT2, grant(1));
+        let lock = |req, lease| Msg::design(EtcdCall::Lock { req, lease });
+        let step = h.message(&mut s, CLIENT1, lock(2, 1));
+        assert_eq!(granted(&step.sends), Some((CLIENT1, 1, Some(2))));
+        let step = h.message(&mut s, CLIENT2, lock(2, 2));
+        assert_eq!(granted(&step.sends), None);
+        // A retried Lock on the held lease is answered again, for itself.
+        let step = h.message(&mut s, CLIENT1, lock(3, 1));
+        assert!(step.events.is_empty());
+        assert!(matches!(step.sends[..], [(CLIENT1, Msg::Granted { req: 3, lease: 1, .. })]));
+        // Unlock deletes the key (revision 4) and the next key holds; the
+        // lease lives on and is kept alive.
+        let step = h.message(&mut s, CLIENT1, Msg::design(EtcdCall::Unlock { lease: 1 }));
+        assert_eq!(step.events[0].0, "released");
+        assert_eq!(granted(&step.sends), Some((CLIENT2, 2, Some(3))));
+        let step = h.message(&mut s, CLIENT1, Msg::KeepAlive { lease: 1 });
+        assert_eq!(
+            step.sends,
+            vec![(CLIENT1, Msg::KeepAliveReply { lease: 1, ttl: TTL })]
+        );
+        // Not client2's lease, and a lease that is gone: not found.
+        for (client, lease) in [(CLIENT2, 1), (CLIENT1, 9)] {
+            let step = h.message(&mut s, client, lock(5, lease));
+            assert_eq!(
+                step.sends,
+                vec![(client, Msg::design(EtcdCall::LeaseNotFound { req: 5 }))]
+            );
+        }
+        // A lease may ask for its own TTL.
+        let step = h.message(
+            &mut s,
+            CLIENT1,
+            Msg::design(EtcdCall::LeaseGrant {
+                req: 6,
+                ttl: Duration::from_secs(7),
+            }),
+        );
+        assert_eq!(step.timers[0].1, Duration::from_secs(7));
     }
 
     #[test]

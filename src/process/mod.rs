@@ -13,8 +13,10 @@
 //! the token, release — written as such a process: DDIA's figure 9-6 as
 //! async code.
 
+pub mod etcd;
 mod lock;
 mod storage;
+mod stories;
 
 pub use fencesim_env::{Env, Lease, LockError, LockService, Probe, Storage, StorageError};
 pub use lock::SimLock;
@@ -26,6 +28,7 @@ use crate::protocol::{Msg, Op};
 
 /// Registers the bundled client processes.
 pub(crate) fn add_bundled(registry: &mut crate::design::catalog::Registry) {
+    stories::add(registry);
     registry.add_process_refusing(
         "rounds",
         "the bundled client's rounds (acquire, work, write, release) as async code",

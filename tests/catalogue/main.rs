@@ -63,6 +63,7 @@ const FAILING: &[(&str, u64)] = &[
     ("etcd-11456-lock-after-lease-expired-fenced", 0),
     ("etcd-leader-sql-strict-less", 0),
     ("etcd-leader-sql", 0),
+    ("etcd-mutex-async-fenced", 0),
     ("explore-lease-fenced", 0),
     ("explore-lease-unfenced", 9),
     ("fast-lock-clock", 0),

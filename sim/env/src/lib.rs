@@ -44,8 +44,11 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+mod sync;
 #[cfg(feature = "tokio")]
 mod tokio_env;
+
+pub use sync::{select, Either, Signal};
 
 #[cfg(feature = "tokio")]
 pub use tokio_env::TokioEnv;

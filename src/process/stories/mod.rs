@@ -1,0 +1,18 @@
+//! The bundled client processes beside `rounds`: lock clients written as
+//! async code the way their real counterparts are, each the client of a
+//! story in `scenarios/` (a broken and a fixed scenario).
+
+mod etcd_mutex;
+
+use crate::design::catalog::Registry;
+
+/// Registers them.
+pub(crate) fn add(registry: &mut Registry) {
+    registry.add_process_refusing(
+        "etcd-mutex",
+        "etcd's concurrency.Mutex on a session, through a simulated etcd client \
+         (lease_grant, lease_keep_alive, lock, unlock); the lock key's revision is the token",
+        etcd_mutex::refuses,
+        |config, lock_nodes| etcd_mutex::process(config.clone(), lock_nodes[0].clone()),
+    );
+}
