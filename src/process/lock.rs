@@ -37,8 +37,27 @@ struct State {
     renewing: Option<u64>,
     /// The lease held.
     lease: Option<u64>,
+    /// The acquire's answer, and its waiter.
+    acquired: Slot,
+    /// The renewal's answer, and its waiter: apart from the acquire's, as a
+    /// renewal task may still wait while the process acquires again.
+    renewed: Slot,
+}
+
+/// One request's answer and who waits for it.
+#[derive(Default)]
+struct Slot {
     answer: Option<Answer>,
     waker: Option<Waker>,
+}
+
+impl Slot {
+    fn fill(&mut self, answer: Answer) {
+        self.answer = Some(answer);
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
 }
 
 /// A client of the single lock server `lock`: it asks once per
@@ -79,9 +98,10 @@ impl SimLock {
         }
     }
 
-    /// The answer to the request waited for, as a future.
-    fn answer(&self) -> WaitAnswer {
-        WaitAnswer(self.state.clone())
+    /// The answer to the acquire (`renewal` false) or the renewal waited
+    /// for, as a future.
+    fn answer(&self, renewal: bool) -> WaitAnswer {
+        WaitAnswer(self.state.clone(), renewal)
     }
 }
 
@@ -91,7 +111,7 @@ async fn receive(handle: Handle<Msg>, lock: NodeId, state: Rc<RefCell<State>>) {
     loop {
         let (_, msg) = handle.recv_where(move |from, _| from == lock).await;
         let mut s = state.borrow_mut();
-        let answer = match msg {
+        match msg {
             Msg::Granted {
                 req,
                 lease,
@@ -101,21 +121,20 @@ async fn receive(handle: Handle<Msg>, lock: NodeId, state: Rc<RefCell<State>>) {
                 if s.waiting == Some(req) {
                     s.waiting = None;
                     s.lease = Some(lease);
-                    Answer::Granted(Lease {
+                    s.acquired.fill(Answer::Granted(Lease {
                         id: lease,
                         token,
                         ttl,
-                    })
+                    }));
                 } else {
                     if s.lease != Some(lease) {
                         handle.send(lock, Msg::Release { lease });
                     }
-                    continue;
                 }
             }
             Msg::Denied { req } if s.waiting == Some(req) => {
                 s.waiting = None;
-                Answer::Denied
+                s.acquired.fill(Answer::Denied);
             }
             Msg::RenewReply {
                 lease,
@@ -125,32 +144,33 @@ async fn receive(handle: Handle<Msg>, lock: NodeId, state: Rc<RefCell<State>>) {
             } if s.lease == Some(lease) && s.renewing == Some(req) => {
                 s.renewing = None;
                 if ok {
-                    Answer::Renewed(ttl)
+                    s.renewed.fill(Answer::Renewed(ttl));
                 } else {
                     s.lease = None;
-                    Answer::Refused
+                    s.renewed.fill(Answer::Refused);
                 }
             }
-            _ => continue,
-        };
-        s.answer = Some(answer);
-        if let Some(w) = s.waker.take() {
-            w.wake();
+            _ => {}
         }
     }
 }
 
-struct WaitAnswer(Rc<RefCell<State>>);
+struct WaitAnswer(Rc<RefCell<State>>, bool);
 
 impl Future for WaitAnswer {
     type Output = Answer;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Answer> {
         let mut s = self.0.borrow_mut();
-        match s.answer.take() {
+        let slot = if self.1 {
+            &mut s.renewed
+        } else {
+            &mut s.acquired
+        };
+        match slot.answer.take() {
             Some(a) => Poll::Ready(a),
             None => {
-                s.waker = Some(cx.waker().clone());
+                slot.waker = Some(cx.waker().clone());
                 Poll::Pending
             }
         }
@@ -164,12 +184,12 @@ impl LockService for SimLock {
             {
                 let mut s = self.state.borrow_mut();
                 s.waiting = Some(req);
-                s.answer = None;
+                s.acquired.answer = None;
             }
             self.handle.send(self.lock, Msg::Acquire { req });
             // The timeout's timer is cancelled when the answer comes, before
             // the client says what it believes.
-            let answer = self.handle.timeout(self.timeout, self.answer()).await;
+            let answer = self.handle.timeout(self.timeout, self.answer(false)).await;
             match answer {
                 Ok(Answer::Granted(lease)) => {
                     self.handle.probe(Probe::Acquired {
@@ -198,7 +218,7 @@ impl LockService for SimLock {
         {
             let mut s = self.state.borrow_mut();
             s.renewing = Some(req);
-            s.answer = None;
+            s.renewed.answer = None;
         }
         let asked = self.handle.now();
         self.handle.send(
@@ -208,7 +228,7 @@ impl LockService for SimLock {
                 req,
             },
         );
-        let answer = self.handle.timeout(self.timeout, self.answer()).await;
+        let answer = self.handle.timeout(self.timeout, self.answer(true)).await;
         match answer {
             Ok(Answer::Renewed(ttl)) => {
                 self.handle.probe(Probe::Renewed {

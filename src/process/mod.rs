@@ -15,6 +15,7 @@
 
 pub mod etcd;
 mod lock;
+pub mod redis;
 mod storage;
 mod stories;
 
@@ -28,13 +29,13 @@ use crate::protocol::{Msg, Op};
 
 /// Registers the bundled client processes.
 pub(crate) fn add_bundled(registry: &mut crate::design::catalog::Registry) {
-    stories::add(registry);
     registry.add_process_refusing(
         "rounds",
         "the bundled client's rounds (acquire, work, write, release) as async code",
         refuses,
         |config, lock_nodes| workload(config.clone(), &lock_nodes[0]),
     );
+    stories::add(registry);
 }
 
 /// What [`workload`] does not do.

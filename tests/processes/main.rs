@@ -2,6 +2,8 @@
 //! async code (`process = "rounds"`) run the same journal as the bundled
 //! client, event for event.
 
+mod stories;
+
 use std::path::Path;
 
 use fencesim::design::catalog::Registry;
@@ -95,7 +97,7 @@ fn a_process_that_cannot_do_a_clients_settings_is_refused_at_load() {
         .unwrap_err()
         .to_string();
     assert!(
-        err.contains("unknown process `nope`: the processes are rounds"),
+        err.contains("unknown process `nope`: the processes are rounds, "),
         "{err}"
     );
 }

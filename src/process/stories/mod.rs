@@ -3,6 +3,8 @@
 //! story in `scenarios/` (a broken and a fixed scenario).
 
 mod etcd_mutex;
+mod leader;
+mod watchdog;
 
 use crate::design::catalog::Registry;
 
@@ -14,5 +16,19 @@ pub(crate) fn add(registry: &mut Registry) {
          (lease_grant, lease_keep_alive, lock, unlock); the lock key's revision is the token",
         etcd_mutex::refuses,
         |config, lock_nodes| etcd_mutex::process(config.clone(), lock_nodes[0].clone()),
+    );
+    registry.add_process_refusing(
+        "redisson-watchdog",
+        "a Redisson-style lock: SET NX PX through a simulated Redis client, a watchdog task \
+         extending the key while the holder works, the INCR token on the write",
+        watchdog::refuses,
+        |config, lock_nodes| watchdog::process(config.clone(), lock_nodes[0].clone()),
+    );
+    registry.add_process_refusing(
+        "leader-elector",
+        "a client-go-style leader elector on a single-server lease: renews every retry, stops \
+         leading past its renew deadline, while its work writes on",
+        leader::refuses,
+        |config, lock_nodes| leader::process(config.clone(), lock_nodes[0].clone()),
     );
 }

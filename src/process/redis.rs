@@ -1,0 +1,159 @@
+//! A simulated client of one Redis node used as a lock (the bundled `redis`
+//! design), whose calls read like the lock recipe's commands: `SET key value
+//! NX PX`, and the compare-and-delete and compare-and-`PEXPIRE` scripts that
+//! touch the key only while it holds the caller's value.
+//!
+//! ```ignore
+//! let redis = Client::connect(&h, "lock", Duration::from_millis(500));
+//! let value = redis.random_value();
+//! if let Some(set) = redis.set_nx_px("lock", value).await? {
+//!     // ... the watchdog calls redis.pexpire_if_eq("lock", value) ...
+//!     storage.put("x", 1, set.token).await?;
+//!     redis.del_if_eq("lock", value).await?;
+//! }
+//! ```
+//!
+//! What differs from a real client, and why: the node holds one lock key,
+//! so the key's name is only read back in the journal's words; the value is
+//! a `u64` the client makes unique (a real client stores a random string);
+//! `PX` is the scenario's `[lock] ttl`; and with `tokens = true` the node
+//! runs `INCR` on its counter in the same step as a successful `SET`, whose
+//! answer carries the token.
+//!
+//! It journals what its caller comes to believe, as the bundled client
+//! does: `acquired` when a `SET` succeeds, `renewed` when a compare-and-
+//! `PEXPIRE` does, `released` when the caller deletes its key.
+
+use std::fmt;
+use std::time::Duration;
+
+use fencesim_env::{Env, Probe};
+use sim::process::Handle;
+use sim::NodeId;
+
+use crate::protocol::Msg;
+
+/// Request ids and lock values, on the node's disk: unique in the run
+/// across the node's crashes.
+const REQUESTS: &str = "redis/requests";
+
+/// What a command can fail with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// No answer within the client's timeout (the crate's `IoError` on a
+    /// response timeout).
+    Timeout,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("response timed out")
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A successful `SET NX PX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Set {
+    /// The value `INCR` gave with it (`tokens = true`), the fencing token.
+    pub token: Option<u64>,
+    /// The key's `PX`.
+    pub ttl: Duration,
+}
+
+/// A client of the Redis node called `server`.
+#[derive(Clone)]
+pub struct Client {
+    handle: Handle<Msg>,
+    server: NodeId,
+    timeout: Duration,
+}
+
+impl Client {
+    /// Connects to the node called `server`; every command waits at most
+    /// `timeout` for its answer.
+    ///
+    /// # Panics
+    /// If there is no node of that name.
+    pub fn connect(handle: &Handle<Msg>, server: &str, timeout: Duration) -> Client {
+        let node = handle
+            .node(server)
+            .unwrap_or_else(|| panic!("no Redis node called {server:?}"));
+        Client {
+            handle: handle.clone(),
+            server: node,
+            timeout,
+        }
+    }
+
+    /// A value for the lock key that no other `SET` of the run uses (what a
+    /// real client makes with a random string).
+    pub fn random_value(&self) -> u64 {
+        self.handle.disk().next_u64(REQUESTS)
+    }
+
+    async fn answer(&self, mut wanted: impl FnMut(&Msg) -> bool + Unpin) -> Result<Msg, Error> {
+        let server = self.server;
+        let recv = self
+            .handle
+            .recv_where(move |from, m| from == server && wanted(m));
+        match self.handle.timeout(self.timeout, recv).await {
+            Ok((_, msg)) => Ok(msg),
+            Err(_) => Err(Error::Timeout),
+        }
+    }
+
+    /// `SET key value NX PX ttl`: `Some` if the key was free and now holds
+    /// `value`, `None` if another value holds it.
+    pub async fn set_nx_px(&self, _key: &str, value: u64) -> Result<Option<Set>, Error> {
+        self.handle.send(self.server, Msg::Acquire { req: value });
+        let msg = self
+            .answer(move |m| {
+                matches!(m, Msg::Granted { req, .. } | Msg::Denied { req } if *req == value)
+            })
+            .await?;
+        match msg {
+            Msg::Granted {
+                lease, token, ttl, ..
+            } => {
+                self.handle.probe(Probe::Acquired { lease, token, ttl });
+                Ok(Some(Set { token, ttl }))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// The compare-and-`PEXPIRE` script: gives the key its full `PX` again
+    /// from now if it still holds `value`. Whether it did.
+    pub async fn pexpire_if_eq(&self, _key: &str, value: u64) -> Result<bool, Error> {
+        let req = self.handle.disk().next_u64(REQUESTS);
+        let asked = self.handle.now();
+        self.handle
+            .send(self.server, Msg::Renew { lease: value, req });
+        let msg = self
+            .answer(move |m| matches!(m, Msg::RenewReply { req: r, .. } if *r == req))
+            .await?;
+        match msg {
+            Msg::RenewReply { ok: true, ttl, .. } => {
+                self.handle.probe(Probe::Renewed {
+                    lease: value,
+                    ttl,
+                    asked_ago: self.handle.now().saturating_sub(asked),
+                });
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// The compare-and-delete script: deletes the key if it still holds
+    /// `value`. The caller gives the lock up whatever the answer.
+    pub async fn del_if_eq(&self, _key: &str, value: u64) -> Result<(), Error> {
+        self.handle.send(self.server, Msg::Release { lease: value });
+        self.handle.probe(Probe::Released { lease: value });
+        self.answer(move |m| matches!(m, Msg::ReleaseAck { lease } if *lease == value))
+            .await
+            .map(|_| ())
+    }
+}
