@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `fencesim new` as a user runs it: the crate it writes, outside the
-# repository, builds against this checkout and its tests pass; without its
+# `fencesim new` as a user runs it: the crates it writes (a lock design,
+# and with --async a lock client), outside the repository, build against
+# this checkout and their tests pass; without the design crate's
 # .cargo/config.toml, or with an environment RUSTFLAGS, the build stops at
 # once with the message for that cause.
 set -euo pipefail
@@ -27,6 +28,29 @@ CARGO_TARGET_DIR="$root/target" cargo run --quiet -- check scenarios/ >/dev/null
 cargo fmt --check
 CARGO_TARGET_DIR="$root/target" cargo clippy --quiet --all-targets -- -D warnings
 echo "new-crate: built, tested and checked in $((SECONDS - start)) s"
+
+# `fencesim new --async`: the lock client crate, held to the same, and its
+# example runs the client on tokio (two leaders, three writes each).
+"$root/target/release/fencesim" new "$scratch/my-client" --async >/dev/null
+(
+    cd "$scratch/my-client"
+    start=$SECONDS
+    CARGO_TARGET_DIR="$root/target" cargo test --quiet >"$scratch/test-async.log" 2>&1 || {
+        cat "$scratch/test-async.log" >&2
+        echo "new-crate: the crate \`fencesim new --async\` writes fails its tests" >&2
+        exit 1
+    }
+    CARGO_TARGET_DIR="$root/target" cargo run --quiet -- check scenarios/ >/dev/null
+    CARGO_TARGET_DIR="$root/target" cargo run --quiet --example on_tokio >"$scratch/on_tokio.txt"
+    if ! grep -q "storage: 6 writes applied, the last with token Some(2)" "$scratch/on_tokio.txt"; then
+        cat "$scratch/on_tokio.txt" >&2
+        echo "new-crate: the --async crate's client did not run on tokio as it should" >&2
+        exit 1
+    fi
+    cargo fmt --check
+    CARGO_TARGET_DIR="$root/target" cargo clippy --quiet --all-targets -- -D warnings
+    echo "new-crate: the --async crate built, tested and checked in $((SECONDS - start)) s"
+)
 
 # The two ways --cfg madsim goes missing, each told apart. A target
 # directory of their own, so the flags do not rebuild the one above.

@@ -169,7 +169,8 @@ enum Command {
     Designs(designs::DesignsArgs),
     /// Create a crate to write your own design in: Cargo.toml,
     /// .cargo/config.toml, a design, its command line, two scenarios, a
-    /// test and a README.
+    /// test and a README (with --async: an async lock client instead of the
+    /// design).
     New(new::NewArgs),
     /// For each fault that applies, the smallest magnitude (to the
     /// millisecond) at which the verdict flips, found by bisection.

@@ -6,6 +6,11 @@
 //! runs them, and a README with the three commands to use it. The
 //! checkout's `Cargo.lock` comes along, so the crate builds with the
 //! dependency versions fencesim was tested with.
+//!
+//! With `--async` the crate holds a lock client as ordinary async Rust
+//! instead, generic over `fencesim-env`'s seam: the same function runs on
+//! tokio (an example against in-memory stand-ins) and, registered as a
+//! process, on a client node of fencesim's scenarios.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write as _};
@@ -25,6 +30,12 @@ pub(super) struct NewArgs {
     /// The design's name, as scenarios write it (`design = "NAME"`).
     #[arg(long, default_value = "my_lock", value_name = "NAME")]
     design: String,
+    /// A lock client as async Rust instead of a lock design: a function
+    /// generic over fencesim-env that runs on tokio, registered as a process
+    /// named after the crate (`process = "NAME"` in scenarios). Not with
+    /// --design: there is no design to name.
+    #[arg(long = "async", conflicts_with = "design")]
+    async_client: bool,
     /// The fencesim checkout to depend on (default: the one this binary was
     /// built from).
     #[arg(long, value_name = "DIR")]
@@ -34,7 +45,7 @@ pub(super) struct NewArgs {
 /// The files of the crate, each with its template. `{{name}}` is the crate's
 /// name, `{{crate}}` the same as a Rust identifier, `{{design}}` the design's
 /// name and `{{fencesim}}` the dependency on the checkout.
-const FILES: &[(&str, &str)] = &[
+const DESIGN_FILES: &[(&str, &str)] = &[
     ("Cargo.toml", include_str!("new/Cargo.toml.in")),
     (".cargo/config.toml", include_str!("new/config.toml.in")),
     (".gitignore", include_str!("new/gitignore.in")),
@@ -52,6 +63,32 @@ const FILES: &[(&str, &str)] = &[
     ("tests/scenarios.rs", include_str!("new/test.rs.in")),
 ];
 
+/// The files of an `--async` crate. Besides the placeholders above,
+/// `{{process}}` is the process's name (the crate's identifier) and
+/// `{{fencesim_env}}` the dependency on the checkout's `sim/env`.
+const ASYNC_FILES: &[(&str, &str)] = &[
+    ("Cargo.toml", include_str!("new/async/Cargo.toml.in")),
+    (".cargo/config.toml", include_str!("new/config.toml.in")),
+    (".gitignore", include_str!("new/gitignore.in")),
+    ("README.md", include_str!("new/async/README.md.in")),
+    ("src/lib.rs", include_str!("new/async/lib.rs.in")),
+    ("src/sim.rs", include_str!("new/async/sim.rs.in")),
+    ("src/main.rs", include_str!("new/async/main.rs.in")),
+    (
+        "examples/on_tokio.rs",
+        include_str!("new/async/on_tokio.rs.in"),
+    ),
+    (
+        "scenarios/paused-holder.toml",
+        include_str!("new/async/fenced.toml.in"),
+    ),
+    (
+        "scenarios/unfenced.toml",
+        include_str!("new/async/unfenced.toml.in"),
+    ),
+    ("tests/scenarios.rs", include_str!("new/async/test.rs.in")),
+];
+
 /// The checkout this binary was built from.
 const CHECKOUT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -67,6 +104,9 @@ pub(super) fn new(registry: &Registry, args: &NewArgs) -> Status {
             println!("  cd {dir}");
             println!("  cargo test");
             println!("  cargo run --release -- check scenarios/");
+            if args.async_client {
+                println!("  cargo run --example on_tokio");
+            }
             Status::Ok
         }
         Err(Error::Invalid(message)) => {
@@ -89,17 +129,31 @@ enum Error {
 
 fn write_crate(registry: &Registry, args: &NewArgs) -> Result<Vec<String>, Error> {
     let name = crate_name(&args.path)?;
-    check_design_name(registry, &args.design)?;
+    let process = name.replace('-', "_");
+    if args.async_client {
+        check_process_name(registry, &args.path, &process)?;
+    } else {
+        check_design_name(registry, &args.design)?;
+    }
     let checkout = args
         .fencesim_path
         .clone()
         .unwrap_or_else(|| PathBuf::from(CHECKOUT));
     let checkout = fs::canonicalize(&checkout)
         .ok()
-        .filter(|dir| dir.join("Cargo.toml").is_file() && dir.join("sim").is_dir())
+        .filter(|dir| {
+            dir.join("Cargo.toml").is_file()
+                && dir.join("sim").is_dir()
+                && (!args.async_client || dir.join("sim/env/Cargo.toml").is_file())
+        })
         .ok_or_else(|| {
+            let what = if args.async_client {
+                "Cargo.toml, sim/ and sim/env/"
+            } else {
+                "Cargo.toml and sim/"
+            };
             Error::Invalid(format!(
-                "{} is not a fencesim checkout (a directory with Cargo.toml and sim/): \
+                "{} is not a fencesim checkout (a directory with {what}): \
                  name one with --fencesim-path DIR",
                 shown(&checkout)
             ))
@@ -110,11 +164,17 @@ fn write_crate(registry: &Registry, args: &NewArgs) -> Result<Vec<String>, Error
         "{{ path = {}, default-features = false, features = [\"cli\"] }}",
         toml::Value::String(checkout.to_string_lossy().into_owned())
     );
+    let env_dependency = format!(
+        "{{ path = {}, features = [\"tokio\"] }}",
+        toml::Value::String(checkout.join("sim/env").to_string_lossy().into_owned())
+    );
     let fill = |text: &str| {
         text.replace("{{name}}", &name)
-            .replace("{{crate}}", &name.replace('-', "_"))
+            .replace("{{crate}}", &process)
+            .replace("{{process}}", &process)
             .replace("{{design}}", &args.design)
             .replace("{{fencesim}}", &dependency)
+            .replace("{{fencesim_env}}", &env_dependency)
     };
     let io = |path: &Path| {
         let path = path.to_path_buf();
@@ -122,7 +182,12 @@ fn write_crate(registry: &Registry, args: &NewArgs) -> Result<Vec<String>, Error
     };
     fs::create_dir_all(&args.path).map_err(io(&args.path))?;
     let mut written = Vec::new();
-    for (file, template) in FILES {
+    let files = if args.async_client {
+        ASYNC_FILES
+    } else {
+        DESIGN_FILES
+    };
+    for (file, template) in files {
         let file = fill(file);
         write_new(&args.path.join(&file), fill(template).as_bytes())?;
         written.push(file);
@@ -173,6 +238,19 @@ fn check_design_name(registry: &Registry, design: &str) -> Result<(), Error> {
     if registry.get(Role::Lock, design).is_some() {
         return Err(Error::Invalid(format!(
             "--design `{design}`: a bundled design has that name; choose another"
+        )));
+    }
+    Ok(())
+}
+
+/// An `--async` crate registers its client as a process named after the
+/// crate, beside the bundled processes.
+fn check_process_name(registry: &Registry, path: &Path, process: &str) -> Result<(), Error> {
+    if registry.process(process).is_some() {
+        return Err(Error::Invalid(format!(
+            "{}: an --async crate's client is a process named after the crate, and a bundled \
+             process is called `{process}`: choose another directory name",
+            shown(path)
         )));
     }
     Ok(())
