@@ -447,6 +447,9 @@ pub struct ProcessDesign {
     /// What it cannot do with a client's settings, said when a scenario
     /// is loaded (`None`: it takes any).
     pub refuses: fn(&crate::design::client::ClientConfig) -> Option<String>,
+    /// The lock designs whose protocol it speaks (`None`: any), checked
+    /// when a scenario is loaded; see [`Registry::process_speaks_to`].
+    pub locks: Option<&'static [&'static str]>,
 }
 
 impl fmt::Debug for ProcessDesign {
@@ -525,7 +528,24 @@ impl Registry {
             summary,
             make: Arc::new(make),
             refuses: |_| None,
+            locks: None,
         });
+    }
+
+    /// Says that process `name` speaks only to the lock designs `locks`
+    /// (its client is one design's, as an etcd client is): a scenario that
+    /// gives it another lock is refused when it is loaded, and `compare`
+    /// shows that design's row as one it cannot run.
+    ///
+    /// # Panics
+    /// If no process called `name` was added.
+    pub fn process_speaks_to(&mut self, name: &str, locks: &'static [&'static str]) {
+        let process = self
+            .processes
+            .iter_mut()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no process `{name}` to restrict"));
+        process.locks = Some(locks);
     }
 
     /// [`Registry::add_process`] for a process that takes only some client

@@ -78,6 +78,13 @@ pub struct SimLock {
 }
 
 impl SimLock {
+    /// The bundled lock designs it speaks to: one server that answers an
+    /// acquire with a grant (at once or once queued) or a denial, and a
+    /// renewal with its answer. For [`Registry::process_speaks_to`].
+    ///
+    /// [`Registry::process_speaks_to`]: crate::design::catalog::Registry::process_speaks_to
+    pub const DESIGNS: &'static [&'static str] = &["lease", "redis", "etcd"];
+
     /// A client of the lock server named `lock`, waiting at most `timeout`
     /// for each answer. It starts a task of the process that takes every
     /// message the lock sends.

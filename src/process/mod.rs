@@ -35,6 +35,7 @@ pub(crate) fn add_bundled(registry: &mut crate::design::catalog::Registry) {
         refuses,
         |config, lock_nodes| workload(config.clone(), &lock_nodes[0]),
     );
+    registry.process_speaks_to("rounds", SimLock::DESIGNS);
     stories::add(registry);
 }
 

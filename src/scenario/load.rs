@@ -93,7 +93,7 @@ pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario>
     let lock = design(registry, Role::Lock, &lock_field)?;
     let storage_field = required_table(&mut top, "storage")?;
     let storage = design(registry, Role::Storage, &storage_field)?;
-    let clients = clients(registry, &mut top)?;
+    let clients = clients(registry, &mut top, &lock.design)?;
 
     let mut scenario = Scenario {
         file: src.file.to_string(),
@@ -367,7 +367,7 @@ fn probability(field: &Field<'_>, what: &str) -> Result<f64> {
     Ok(p)
 }
 
-fn clients(registry: &Registry, top: &mut Table<'_>) -> Result<Vec<ClientSpec>> {
+fn clients(registry: &Registry, top: &mut Table<'_>, lock: &str) -> Result<Vec<ClientSpec>> {
     let field = top
         .get("clients")
         .ok_or_else(|| top.error("missing [[clients]]: a scenario needs at least one client"))?;
@@ -381,13 +381,20 @@ fn clients(registry: &Registry, top: &mut Table<'_>) -> Result<Vec<ClientSpec>> 
     }
     let mut clients = Vec::with_capacity(tables.len());
     for table in tables {
-        let client = client(registry, table, &clients)?;
+        let client = client(registry, table, &clients, lock)?;
         clients.push(client);
     }
     Ok(clients)
 }
 
-fn client(registry: &Registry, mut table: Table<'_>, earlier: &[ClientSpec]) -> Result<ClientSpec> {
+/// One `[[clients]]` table; `lock` is the scenario's lock design, which a
+/// process may not speak to.
+fn client(
+    registry: &Registry,
+    mut table: Table<'_>,
+    earlier: &[ClientSpec],
+    lock: &str,
+) -> Result<ClientSpec> {
     let mut accepted = vec!["name", "process"];
     accepted.extend(CLIENT_KEYS.iter().map(|k| k.name));
     table.accept(&accepted)?;
@@ -438,6 +445,12 @@ fn client(registry: &Registry, mut table: Table<'_>, earlier: &[ClientSpec]) -> 
         };
         if let Some(refused) = (process.refuses)(&spec.config()) {
             return Err(field.error(refused));
+        }
+        if let Some(locks) = process.locks.filter(|locks| !locks.contains(&lock)) {
+            return Err(field.error(format!(
+                "process `{name}` speaks to the lock designs {}, not to `{lock}`",
+                locks.join(", ")
+            )));
         }
         spec.process = Some(process.clone());
     }

@@ -102,6 +102,20 @@ fn a_process_that_cannot_do_a_clients_settings_is_refused_at_load() {
     );
 }
 
+#[test]
+fn a_process_given_a_lock_it_does_not_speak_to_is_refused_at_load() {
+    let text = std::fs::read_to_string("scenarios/etcd-mutex-async.toml")
+        .unwrap()
+        .replace("design = \"etcd\"", "design = \"zookeeper\"");
+    let err = load_str(&Registry::builtin(), "t.toml", &text).unwrap_err();
+    assert_eq!(err.line, 24, "{err}");
+    assert!(
+        err.message
+            .contains("process `etcd-mutex` speaks to the lock designs etcd, not to `zookeeper`"),
+        "{err}"
+    );
+}
+
 /// figure-9-6-async with client1 running `process`, registered beside the
 /// bundled ones.
 fn with_client1(

@@ -31,4 +31,7 @@ pub(crate) fn add(registry: &mut Registry) {
         leader::refuses,
         |config, lock_nodes| leader::process(config.clone(), lock_nodes[0].clone()),
     );
+    registry.process_speaks_to("etcd-mutex", &["etcd"]);
+    registry.process_speaks_to("redisson-watchdog", &["redis"]);
+    registry.process_speaks_to("leader-elector", super::SimLock::DESIGNS);
 }
