@@ -645,9 +645,9 @@ pub fn world_with(
     for c in &s.clients {
         let config = c.config();
         let process = || {
-            c.process
-                .as_ref()
-                .map(|p| Box::new((p.make)(&config, &lock_nodes)) as Box<dyn Actor<Msg>>)
+            c.process.as_ref().map(|p| {
+                Box::new((p.make)(&config, &c.process_params, &lock_nodes)) as Box<dyn Actor<Msg>>
+            })
         };
         match client(&c.name, &config).or_else(process) {
             Some(actor) => w.node(c.name.clone(), Boxed(actor)),

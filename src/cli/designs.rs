@@ -53,6 +53,31 @@ pub(super) fn markdown(registry: &Registry) -> String {
         rows.join("\n")
     )
     .unwrap();
+    writeln!(
+        out,
+        "\n### Client processes\n\nA `[[clients]]` table with `process = \"NAME\"` runs \
+         that async code on the client's node instead of the bundled client; the table \
+         takes the client keys and the process's own.\n"
+    )
+    .unwrap();
+    for p in registry.processes() {
+        let speaks = p.locks.map_or(String::new(), |locks| {
+            let names: Vec<String> = locks.iter().map(|l| format!("`{l}`")).collect();
+            format!(" It speaks to the lock designs {}.", names.join(", "))
+        });
+        let table = if p.keys.is_empty() {
+            format!("`{}` takes no key besides the client keys.\n", p.name)
+        } else {
+            let rows: Vec<String> = p.keys.iter().map(row).collect();
+            format!("{HEADER}{}\n", rows.join("\n"))
+        };
+        writeln!(
+            out,
+            "#### {}\n\n`{}`: {}.{speaks}\n\n{table}",
+            p.name, p.name, p.summary
+        )
+        .unwrap();
+    }
     out
 }
 

@@ -404,6 +404,24 @@ pub(crate) fn designs(registry: &Registry) -> String {
         )
         .unwrap();
     }
+    writeln!(out, "\nclient processes ([[clients]] process = \"NAME\"):").unwrap();
+    for p in registry.processes() {
+        writeln!(out, "  {:<18} {}", p.name, p.summary).unwrap();
+        if let Some(locks) = p.locks {
+            writeln!(out, "      speaks to the lock designs {}", locks.join(", ")).unwrap();
+        }
+        for k in p.keys {
+            writeln!(
+                out,
+                "      {:<16} {:<18} default {:<9} {}",
+                k.name,
+                k.kind.to_string(),
+                shown_default(k),
+                k.doc
+            )
+            .unwrap();
+        }
+    }
     out
 }
 

@@ -22,6 +22,7 @@ use std::time::Duration;
 
 pub use crate::design::chubby::CHUBBY;
 pub use crate::design::client::CLIENT_KEYS;
+use crate::design::config::DesignConfig;
 pub use crate::design::etcd::ETCD;
 pub use crate::design::hazelcast::HAZELCAST;
 pub use crate::design::lease::LEASE;
@@ -429,6 +430,7 @@ pub struct Registry {
 /// table's keys) and the names of the lock nodes.
 pub type MakeProcess = dyn Fn(
         &crate::design::client::ClientConfig,
+        &Params,
         &[String],
     ) -> crate::process::Process<crate::protocol::Msg>
     + Send
@@ -442,8 +444,11 @@ pub struct ProcessDesign {
     pub name: &'static str,
     /// One line on what it does.
     pub summary: &'static str,
-    /// Makes the process of one client.
+    /// Makes the process of one client, from the client's settings, the
+    /// values of its own keys and the lock's node names.
     pub make: Arc<MakeProcess>,
+    /// Its own keys in a `[[clients]]` table, beside the client keys.
+    pub keys: &'static [KeySpec],
     /// What it cannot do with a client's settings, said when a scenario
     /// is loaded (`None`: it takes any).
     pub refuses: fn(&crate::design::client::ClientConfig) -> Option<String>,
@@ -526,10 +531,80 @@ impl Registry {
         self.processes.push(ProcessDesign {
             name,
             summary,
-            make: Arc::new(make),
+            make: Arc::new(move |config, _, locks| make(config, locks)),
+            keys: &[],
             refuses: |_| None,
             locks: None,
         });
+    }
+
+    /// [`Registry::add_process`] for a process with keys of its own: the
+    /// fields of `C` (a [`design_config!`](crate::design_config) struct) are
+    /// keys of the `[[clients]]` tables that name it, with their kinds,
+    /// bounds and defaults checked when the scenario loads, written back by
+    /// `shrink`, and handed to `make` typed.
+    ///
+    /// # Panics
+    /// If a process called `name` was added already, or one of `C`'s keys
+    /// is a client key.
+    pub fn add_process_with<C: DesignConfig>(
+        &mut self,
+        name: &'static str,
+        summary: &'static str,
+        make: impl Fn(
+                &crate::design::client::ClientConfig,
+                &C,
+                &[String],
+            ) -> crate::process::Process<crate::protocol::Msg>
+            + Send
+            + Sync
+            + 'static,
+    ) {
+        assert!(
+            self.process(name).is_none(),
+            "process `{name}` is registered twice"
+        );
+        for key in C::KEYS {
+            assert!(
+                !crate::design::client::CLIENT_KEYS
+                    .iter()
+                    .any(|k| k.name == key.name)
+                    && !matches!(key.name, "name" | "process"),
+                "process `{name}`'s key `{}` is a client key",
+                key.name
+            );
+        }
+        self.processes.push(ProcessDesign {
+            name,
+            summary,
+            make: Arc::new(move |config, params, locks| {
+                make(config, &C::from_params(params), locks)
+            }),
+            keys: C::KEYS,
+            refuses: |_| None,
+            locks: None,
+        });
+    }
+
+    /// Says what process `name` cannot do with a client's settings: a
+    /// scenario that sets them is refused when it is loaded, at its
+    /// `process` key.
+    ///
+    /// # Panics
+    /// If no process called `name` was added.
+    pub fn process_refuses(
+        &mut self,
+        name: &str,
+        refuses: fn(&crate::design::client::ClientConfig) -> Option<String>,
+    ) {
+        self.process_mut(name).refuses = refuses;
+    }
+
+    fn process_mut(&mut self, name: &str) -> &mut ProcessDesign {
+        self.processes
+            .iter_mut()
+            .find(|p| p.name == name)
+            .unwrap_or_else(|| panic!("no process `{name}`"))
     }
 
     /// Says that process `name` speaks only to the lock designs `locks`
@@ -540,12 +615,7 @@ impl Registry {
     /// # Panics
     /// If no process called `name` was added.
     pub fn process_speaks_to(&mut self, name: &str, locks: &'static [&'static str]) {
-        let process = self
-            .processes
-            .iter_mut()
-            .find(|p| p.name == name)
-            .unwrap_or_else(|| panic!("no process `{name}` to restrict"));
-        process.locks = Some(locks);
+        self.process_mut(name).locks = Some(locks);
     }
 
     /// [`Registry::add_process`] for a process that takes only some client
@@ -568,7 +638,7 @@ impl Registry {
             + 'static,
     ) {
         self.add_process(name, summary, make);
-        self.processes.last_mut().expect("just added").refuses = refuses;
+        self.process_refuses(name, refuses);
     }
 
     /// The client process called `name`, if one was added.

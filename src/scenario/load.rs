@@ -8,7 +8,7 @@ use super::model::{
     EXPECT_OUTCOMES,
 };
 use super::reader::{did_you_mean, Field, Result, Source, Table};
-use crate::design::catalog::{show_duration, DesignInfo, KeyKind, Registry, Role, CLIENT_KEYS};
+use crate::design::catalog::{show_duration, KeyKind, KeySpec, Registry, Role, CLIENT_KEYS};
 use crate::design::client::{ClientKeys, Precondition};
 use crate::design::DesignConfig as _;
 
@@ -197,7 +197,7 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
         params.push((key.name.to_string(), value));
     }
     let params = Params::new(params);
-    relations(&info, &params, &mut table)?;
+    relations(info.keys, &params, &mut table)?;
     // A design may check its keys further (the `sql` storage prepares its
     // statement, Redlock's quorum must be reachable): its objection is
     // reported at the key.
@@ -224,8 +224,8 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
 /// Each duration key declared `below` another is shorter than it, defaults
 /// included. The error points at the key if the file sets it, else at the
 /// key it must stay below, else at the table.
-fn relations(info: &DesignInfo, params: &Params, table: &mut Table<'_>) -> Result<()> {
-    for key in info.keys {
+fn relations(keys: &[KeySpec], params: &Params, table: &mut Table<'_>) -> Result<()> {
+    for key in keys {
         let KeyKind::DurationIn {
             below: Some(other), ..
         } = key.kind
@@ -395,8 +395,30 @@ fn client(
     earlier: &[ClientSpec],
     lock: &str,
 ) -> Result<ClientSpec> {
+    // The process first: its own keys are keys of this table too.
+    let process = match table.get("process") {
+        None => None,
+        Some(field) => {
+            let name = field.str()?;
+            let Some(process) = registry.process(name) else {
+                let known: Vec<&str> = registry.processes().iter().map(|p| p.name).collect();
+                return Err(field.error(format!(
+                    "unknown process `{name}`: the processes are {}",
+                    if known.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            };
+            Some((process, field))
+        }
+    };
     let mut accepted = vec!["name", "process"];
     accepted.extend(CLIENT_KEYS.iter().map(|k| k.name));
+    if let Some((process, _)) = &process {
+        accepted.extend(process.keys.iter().map(|k| k.name));
+    }
     table.accept(&accepted)?;
     let name_field = table.require("name")?;
     let name = name_field.str()?;
@@ -429,20 +451,10 @@ fn client(
         fence_on_acquire: keys.fence_on_acquire,
         conditional: keys.precondition == Precondition::Read,
         process: None,
+        process_params: Params::default(),
     };
-    if let Some(field) = table.get("process") {
-        let name = field.str()?;
-        let Some(process) = registry.process(name) else {
-            let known: Vec<&str> = registry.processes().iter().map(|p| p.name).collect();
-            return Err(field.error(format!(
-                "unknown process `{name}`: the processes are {}",
-                if known.is_empty() {
-                    "none".to_owned()
-                } else {
-                    known.join(", ")
-                }
-            )));
-        };
+    if let Some((process, field)) = process {
+        let name = process.name;
         if let Some(refused) = (process.refuses)(&spec.config()) {
             return Err(field.error(refused));
         }
@@ -452,6 +464,22 @@ fn client(
                 locks.join(", ")
             )));
         }
+        let mut params = Vec::new();
+        for key in process.keys {
+            let value = match (table.get(key.name), &key.default) {
+                (Some(field), _) => param_value(&key.kind, &field)?,
+                (None, Some(default)) => default.clone(),
+                (None, None) => {
+                    return Err(table.error(format!(
+                        "missing required key `{}` of process `{name}` ({}, {})",
+                        key.name, key.kind, key.doc
+                    )))
+                }
+            };
+            params.push((key.name.to_string(), value));
+        }
+        spec.process_params = Params::new(params);
+        relations(process.keys, &spec.process_params, &mut table)?;
         spec.process = Some(process.clone());
     }
     table.finish()?;

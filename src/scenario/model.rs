@@ -156,6 +156,9 @@ pub struct ClientSpec {
     /// The registered process the node runs instead of the bundled client
     /// (`process = "NAME"`), given the settings above.
     pub process: Option<crate::design::catalog::ProcessDesign>,
+    /// The values of the process's own keys (empty without a process, or
+    /// for a process with none), defaults filled in.
+    pub process_params: crate::design::params::Params,
 }
 
 impl ClientSpec {

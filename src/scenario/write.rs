@@ -43,6 +43,9 @@ pub fn to_toml(s: &Scenario) -> String {
         line(o, "name", &string(&c.name));
         if let Some(p) = &c.process {
             line(o, "process", &string(p.name));
+            for (key, value) in c.process_params.iter() {
+                line(o, key, &param(value));
+            }
         }
         line(o, "start", &duration(c.start));
         line(o, "rounds", &c.rounds.to_string());

@@ -112,7 +112,10 @@ fn lists_the_client_keys_with_their_defaults() {
         .stdout
         .split("client keys ([[clients]]):")
         .nth(1)
-        .expect("a client keys section");
+        .expect("a client keys section")
+        .split("\nclient processes")
+        .next()
+        .unwrap();
     let keys: Vec<&str> = clients
         .lines()
         .filter_map(|l| l.split_whitespace().next())
@@ -136,4 +139,23 @@ fn lists_the_client_keys_with_their_defaults() {
     assert!(clients
         .lines()
         .any(|l| l.contains("fence_on_acquire") && l.contains("default false")));
+}
+
+#[test]
+fn lists_the_client_processes_with_their_own_keys() {
+    let out = fencesim(&["designs"]);
+    out.expect_code(0);
+    let processes = out
+        .stdout
+        .split("client processes ([[clients]] process = \"NAME\"):")
+        .nth(1)
+        .expect("a client processes section");
+    for name in ["rounds", "etcd-mutex", "leader-elector"] {
+        assert!(processes.contains(&format!("\n  {name} ")), "{processes}");
+    }
+    assert!(
+        processes.contains("speaks to the lock designs etcd\n"),
+        "{processes}"
+    );
+    assert!(processes.contains("      renew_deadline "), "{processes}");
 }

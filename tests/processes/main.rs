@@ -234,3 +234,50 @@ fn awaiting_what_the_simulation_does_not_drive_ends_the_run_as_an_error() {
         "{outcome}"
     );
 }
+
+#[test]
+fn a_process_s_own_keys_are_checked_at_load_written_back_and_reach_the_process() {
+    let path = "scenarios/leader-elector-async.toml";
+    let text = std::fs::read_to_string(path).unwrap();
+    // A value of the wrong kind, and a misspelt key: exit-2 errors at the key.
+    let bad = text.replacen("renew_deadline = \"4s\"", "renew_deadline = 4", 1);
+    let err = load_str(&Registry::builtin(), "t.toml", &bad).unwrap_err();
+    assert_eq!(
+        (err.line, err.message.contains("expected a duration")),
+        (29, true),
+        "{err}"
+    );
+    let bad = text.replacen("writes = 5", "writez = 5", 1);
+    let err = load_str(&Registry::builtin(), "t.toml", &bad).unwrap_err();
+    assert!(err.message.contains("did you mean `writes`?"), "{err}");
+    // The bundled client takes no such key.
+    let bad = text.replacen("process = \"leader-elector\"\n", "", 1);
+    let err = load_str(&Registry::builtin(), "t.toml", &bad).unwrap_err();
+    assert!(err.message.contains("unknown key `writes`"), "{err}");
+
+    // Written back as loaded (what `shrink` writes), and handed to the
+    // process: client1 (whose table sets the key) writes twice instead of
+    // five times; client2 keeps the default, five.
+    let s = scenario(path);
+    let again = load_str(
+        &Registry::builtin(),
+        "t.toml",
+        &fencesim::scenario::to_toml(&s),
+    )
+    .unwrap();
+    assert_eq!(again.clients[0].process_params, s.clients[0].process_params);
+    let fewer = load_str(
+        &Registry::builtin(),
+        "t.toml",
+        &text.replace("writes = 5", "writes = 2"),
+    )
+    .unwrap();
+    let (five, two) = (run(&s, s.seed), run(&fewer, fewer.seed));
+    assert_eq!(five.report.accepted_writes, 10);
+    assert_eq!(
+        two.report.accepted_writes,
+        4,
+        "{}",
+        two.result.journal.to_jsonl()
+    );
+}

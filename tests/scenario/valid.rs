@@ -31,6 +31,7 @@ fn client(name: &str, start: Duration) -> ClientSpec {
         fence_on_acquire: false,
         conditional: true,
         process: None,
+        process_params: Default::default(),
     }
 }
 

@@ -12,36 +12,52 @@ use std::time::Duration;
 
 use fencesim_env::{select, Either, Env, LockService, Probe, Signal, Storage};
 
+use crate::design::catalog::{KeyKind, MAX_DURATION, MIN_INTERVAL};
 use crate::design::client::ClientConfig;
+use crate::design::config::key;
 use crate::process::{Handle, Process, SimLock, SimStorage};
 use crate::protocol::Msg;
 
 /// Leaderships completed, on the node's disk.
 const TERMS: &str = "leader/terms";
 
+crate::design_config! {
+    /// The leader elector's own keys, beside the client keys.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct LeaderConfig {
+        writes: u64 = key::integer(1, 1_000, 5), "writes per leadership, `work` apart";
+        renew_deadline: Duration = key::duration(RENEW_DEADLINE, Duration::ZERO),
+            "client-go's renewDeadline: the leader stops leading when no renewal \
+             succeeded for this long";
+    }
+}
+
+/// `renew_deadline`'s kind: `0s` for two thirds of the lease's TTL.
+const RENEW_DEADLINE: KeyKind = KeyKind::DurationIn {
+    min: MIN_INTERVAL,
+    max: MAX_DURATION,
+    zero: Some("two thirds of the lease's TTL, client-go's 10 s of 15"),
+    below: None,
+};
+
 /// The process `leader-elector`: `rounds` leaderships. Each tries to acquire
 /// every `retry` (client-go's `RetryPeriod`); once leader, a task renews
 /// every `retry`, each renewal given up after `timeout`, and the leader
 /// stops leading when a renewal is refused or none has succeeded for its
-/// renew deadline (two thirds of the lease's TTL, client-go's 10 s of 15).
-/// The work writes 5 times, `work` apart, carrying the lease's token, then
-/// gives the lease up.
+/// `renew_deadline`. The work writes `writes` times, `work` apart, carrying
+/// the lease's token, then gives the lease up.
 ///
 /// The work does not stop when the leadership does: it writes on. With
 /// `check_lease = true` it checks the leadership before each write, as
 /// code that watches client-go's context does, and stops (`lost`). That
 /// narrows the window but cannot close it (the lease can end between the
 /// check and the write); a storage that checks the token does.
-pub(crate) fn process(config: ClientConfig, server: String) -> Process<Msg> {
+pub(crate) fn process(config: ClientConfig, own: LeaderConfig, server: String) -> Process<Msg> {
     Process::new(move |h| {
-        let config = config.clone();
-        let server = server.clone();
-        async move { terms(&h, &config, &server).await }
+        let (config, own, server) = (config.clone(), own.clone(), server.clone());
+        async move { terms(&h, &config, &own, &server).await }
     })
 }
-
-/// Writes per leadership.
-const WRITES: u32 = 5;
 
 /// What the process does not take.
 pub(crate) fn refuses(config: &ClientConfig) -> Option<String> {
@@ -96,7 +112,7 @@ fn renew_loop(
     });
 }
 
-async fn terms(h: &Handle<Msg>, config: &ClientConfig, server: &str) {
+async fn terms(h: &Handle<Msg>, config: &ClientConfig, own: &LeaderConfig, server: &str) {
     let lock = Rc::new(SimLock::new(h, server, config.timeout));
     let storage = SimStorage::new(h, &config.storage, config.timeout);
     let disk = h.disk();
@@ -111,7 +127,10 @@ async fn terms(h: &Handle<Msg>, config: &ClientConfig, server: &str) {
             }
         };
         let (stopped, released) = (Signal::new(), Signal::new());
-        let deadline = lease.ttl * 2 / 3;
+        let deadline = match own.renew_deadline {
+            Duration::ZERO => lease.ttl * 2 / 3,
+            set => set,
+        };
         renew_loop(
             h,
             &lock,
@@ -121,7 +140,7 @@ async fn terms(h: &Handle<Msg>, config: &ClientConfig, server: &str) {
             &stopped,
             &released,
         );
-        for _ in 0..WRITES {
+        for _ in 0..own.writes {
             h.sleep(config.work).await;
             if config.check_lease && stopped.is_raised() {
                 h.probe(Probe::Lost);

@@ -24,13 +24,15 @@ pub(crate) fn add(registry: &mut Registry) {
         watchdog::refuses,
         |config, lock_nodes| watchdog::process(config.clone(), lock_nodes[0].clone()),
     );
-    registry.add_process_refusing(
+    registry.add_process_with(
         "leader-elector",
         "a client-go-style leader elector on a single-server lease: renews every retry, stops \
          leading past its renew deadline, while its work writes on",
-        leader::refuses,
-        |config, lock_nodes| leader::process(config.clone(), lock_nodes[0].clone()),
+        |config, own: &leader::LeaderConfig, lock_nodes| {
+            leader::process(config.clone(), own.clone(), lock_nodes[0].clone())
+        },
     );
+    registry.process_refuses("leader-elector", leader::refuses);
     registry.process_speaks_to("etcd-mutex", &["etcd"]);
     registry.process_speaks_to("redisson-watchdog", &["redis"]);
     registry.process_speaks_to("leader-elector", super::SimLock::DESIGNS);
