@@ -13,6 +13,7 @@ mod inputs;
 mod invalid;
 mod lanes;
 mod new;
+mod processes;
 mod run;
 mod verdicts;
 
