@@ -281,3 +281,53 @@ fn a_process_s_own_keys_are_checked_at_load_written_back_and_reach_the_process()
         two.result.journal.to_jsonl()
     );
 }
+
+#[test]
+fn a_process_scenario_built_in_rust_asserts_its_verdict_and_the_milestones_it_reached() {
+    use fencesim::testkit::ScenarioBuilder;
+    // The etcd story, built in a test: the expectation names the milestone
+    // that makes it the story (a late grant), so a run that never got there
+    // fails the test instead of passing it vacuously.
+    let story = ScenarioBuilder::new("etcd-mutex-late-grant")
+        .lock("etcd", |t| t.set("ttl", "2s"))
+        .storage("fenced", |t| t)
+        .client("client1", |t| {
+            t.set("process", "etcd-mutex")
+                .set("work", "100ms")
+                .set("timeout", "20s")
+        })
+        .client("client2", |t| {
+            t.set("process", "etcd-mutex")
+                .set("start", "500ms")
+                .set("timeout", "20s")
+        })
+        .fault("delay", |t| {
+            t.set("from", "lock")
+                .set("to", "client1")
+                .set("extra", "6s")
+                .set("duration", "1s")
+                .set("after", "lock:granted")
+        })
+        .fault("drop", |t| {
+            t.set("from", "client1")
+                .set("to", "lock")
+                .set("duration", "3s")
+                .set("after", "lock:granted")
+        })
+        .expect(|t| {
+            t.set("verdict", "safe")
+                .set("rejected_writes", 1)
+                .set("mechanism", vec!["grant_arrived_expired"])
+        });
+    assert_eq!(story.assert_seeds(0..5), 5);
+    // Without the drop, keep-alives get through, the lease lives, and the
+    // milestone is never reached: the same expectation fails.
+    let vacuous = ScenarioBuilder::from_toml(
+        &story
+            .toml()
+            .replace("kind = \"drop\"", "kind = \"duplicate\""),
+    )
+    .unwrap();
+    let run = vacuous.run(0);
+    assert!(!run.expectations_met, "{:?}", run.expectations);
+}
