@@ -29,28 +29,14 @@ const ROUNDS: &str = "etcd-mutex/rounds";
 /// session can end between the check and the write. A storage that checks
 /// the revision does.
 pub(crate) fn process(config: ClientConfig, server: String) -> Process<Msg> {
-    Process::new(move |h| {
-        let config = config.clone();
-        let server = server.clone();
-        async move { rounds(&h, &config, &server).await }
+    super::story(config, server, |h, config, server| async move {
+        rounds(&h, &config, &server).await
     })
 }
 
 /// What the process does not take.
 pub(crate) fn refuses(config: &ClientConfig) -> Option<String> {
-    let set: Vec<&str> = [
-        (
-            config.op != crate::protocol::Op::Put,
-            "workload = \"increment\"",
-        ),
-        (config.renew, "renew (its session keeps the lease alive)"),
-        (config.fence_on_acquire, "fence_on_acquire"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, what)| *what)
-    .collect();
-    (!set.is_empty()).then(|| format!("process `etcd-mutex` does not do {}", set.join(", ")))
+    super::blind_writer("etcd-mutex", "its session keeps the lease alive", config)
 }
 
 /// `concurrency.Session`: the lease's keep-alive task and the signal it

@@ -53,27 +53,15 @@ const RENEW_DEADLINE: KeyKind = KeyKind::DurationIn {
 /// narrows the window but cannot close it (the lease can end between the
 /// check and the write); a storage that checks the token does.
 pub(crate) fn process(config: ClientConfig, own: LeaderConfig, server: String) -> Process<Msg> {
-    Process::new(move |h| {
-        let (config, own, server) = (config.clone(), own.clone(), server.clone());
+    super::story(config, server, move |h, config, server| {
+        let own = own.clone();
         async move { terms(&h, &config, &own, &server).await }
     })
 }
 
 /// What the process does not take.
 pub(crate) fn refuses(config: &ClientConfig) -> Option<String> {
-    let set: Vec<&str> = [
-        (
-            config.op != crate::protocol::Op::Put,
-            "workload = \"increment\"",
-        ),
-        (config.renew, "renew (it renews every retry)"),
-        (config.fence_on_acquire, "fence_on_acquire"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, what)| *what)
-    .collect();
-    (!set.is_empty()).then(|| format!("process `leader-elector` does not do {}", set.join(", ")))
+    super::blind_writer("leader-elector", "it renews every retry", config)
 }
 
 /// The renewal task: raises `stopped` when the leadership ends (a refusal,

@@ -6,7 +6,12 @@ mod etcd_mutex;
 mod leader;
 mod watchdog;
 
+use std::future::Future;
+
 use crate::design::catalog::Registry;
+use crate::design::client::ClientConfig;
+use crate::process::{Handle, Process};
+use crate::protocol::{Msg, Op};
 
 /// Registers them.
 pub(crate) fn add(registry: &mut Registry) {
@@ -36,4 +41,31 @@ pub(crate) fn add(registry: &mut Registry) {
     registry.process_speaks_to("etcd-mutex", &["etcd"]);
     registry.process_speaks_to("redisson-watchdog", &["redis"]);
     registry.process_speaks_to("leader-elector", super::SimLock::DESIGNS);
+}
+
+/// A story's process: `body` run on the node with the client's settings
+/// and the lock node's name (a restart runs it again from the start).
+fn story<F, Fut>(config: ClientConfig, server: String, body: F) -> Process<Msg>
+where
+    F: Fn(Handle<Msg>, ClientConfig, String) -> Fut + 'static,
+    Fut: Future<Output = ()> + 'static,
+{
+    Process::new(move |h| body(h, config.clone(), server.clone()))
+}
+
+/// What a story's process refuses of a client's settings: it writes blind
+/// puts (no `increment`), sends no token-only write (`fence_on_acquire`),
+/// and keeps its lock alive its own way (`renews` says how), not by
+/// `renew`.
+fn blind_writer(process: &str, renews: &str, config: &ClientConfig) -> Option<String> {
+    let renew = format!("renew ({renews})");
+    let set: Vec<&str> = [
+        (config.op != Op::Put, "workload = \"increment\""),
+        (config.renew, renew.as_str()),
+        (config.fence_on_acquire, "fence_on_acquire"),
+    ]
+    .into_iter()
+    .filter_map(|(on, what)| on.then_some(what))
+    .collect();
+    (!set.is_empty()).then(|| format!("process `{process}` does not do {}", set.join(", ")))
 }

@@ -37,28 +37,14 @@ const KEY: &str = "lock";
 /// but cannot close it (the key can expire between the look and the
 /// write); a storage that checks the token does.
 pub(crate) fn process(config: ClientConfig, server: String) -> Process<Msg> {
-    Process::new(move |h| {
-        let config = config.clone();
-        let server = server.clone();
-        async move { rounds(&h, &config, &server).await }
+    super::story(config, server, |h, config, server| async move {
+        rounds(&h, &config, &server).await
     })
 }
 
 /// What the process does not take.
 pub(crate) fn refuses(config: &ClientConfig) -> Option<String> {
-    let set: Vec<&str> = [
-        (
-            config.op != crate::protocol::Op::Put,
-            "workload = \"increment\"",
-        ),
-        (config.renew, "renew (its watchdog renews)"),
-        (config.fence_on_acquire, "fence_on_acquire"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, what)| *what)
-    .collect();
-    (!set.is_empty()).then(|| format!("process `redisson-watchdog` does not do {}", set.join(", ")))
+    super::blind_writer("redisson-watchdog", "its watchdog renews", config)
 }
 
 /// Starts the watchdog of the key holding `value`: it stops when `unlocked`
