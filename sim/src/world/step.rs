@@ -103,7 +103,12 @@ impl<M: Message> World<M> {
             }
             Input::Timer { id: timer, .. } => {
                 if self.nodes[id].live_timers.remove(timer).is_none() {
-                    return; // cancelled
+                    // Cancelled after it fired (while the node was paused,
+                    // say, by an input queued before it). It may have been
+                    // the last input anything waited for: the run may be
+                    // over now.
+                    self.check_end();
+                    return;
                 }
             }
             Input::Message { .. } | Input::Start => {}
