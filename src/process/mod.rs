@@ -16,8 +16,10 @@
 pub mod etcd;
 mod lock;
 pub mod redis;
+mod session;
 mod storage;
 mod stories;
+pub mod zookeeper;
 
 pub use fencesim_env::{Env, Lease, LockError, LockService, Probe, Storage, StorageError};
 pub use lock::SimLock;
