@@ -14,6 +14,7 @@
 //! async code.
 
 pub mod etcd;
+pub mod hazelcast;
 mod lock;
 pub mod redis;
 mod session;
