@@ -14,10 +14,13 @@
 //! async code.
 
 pub mod etcd;
+pub mod hazelcast;
 mod lock;
 pub mod redis;
+mod session;
 mod storage;
 mod stories;
+pub mod zookeeper;
 
 pub use fencesim_env::{Env, Lease, LockError, LockService, Probe, Storage, StorageError};
 pub use lock::SimLock;

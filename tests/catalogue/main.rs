@@ -71,6 +71,7 @@ const FAILING: &[(&str, u64)] = &[
     ("figure-9-6-async", 0),
     ("figure-9-6", 0),
     ("gcs-if-generation-match", 0),
+    ("hazelcast-fenced-lock-async-fenced", 0),
     ("hazelcast-session-lost-fenced", 0),
     ("hbase-gc-pause-fenced", 0),
     ("jepsen-etcd-lock-fenced", 0),
@@ -97,6 +98,7 @@ const FAILING: &[(&str, u64)] = &[
     ("stonith-paused-holder-fenced", 0),
     ("stonith-paused-holder", 1),
     ("zookeeper-lock-crash", 0),
+    ("zookeeper-recipe-async-fenced", 0),
     ("zookeeper-s3-preemption-conditional", 0),
     ("zookeeper-session-expiry-fenced", 0),
 ];

@@ -24,6 +24,16 @@ const STORIES: &[(&str, &str, u64)] = &[
         100,
     ),
     ("leader-elector-async", "leader-elector-async-fenced", 100),
+    (
+        "zookeeper-recipe-async",
+        "zookeeper-recipe-async-fenced",
+        100,
+    ),
+    (
+        "hazelcast-fenced-lock-async",
+        "hazelcast-fenced-lock-async-fenced",
+        100,
+    ),
 ];
 
 fn options(seeds: u64) -> SweepOptions {

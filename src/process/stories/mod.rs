@@ -3,8 +3,10 @@
 //! story in `scenarios/` (a broken and a fixed scenario).
 
 mod etcd_mutex;
+mod fenced_lock;
 mod leader;
 mod watchdog;
+mod zookeeper_recipe;
 
 use std::future::Future;
 
@@ -38,9 +40,26 @@ pub(crate) fn add(registry: &mut Registry) {
         },
     );
     registry.process_refuses("leader-elector", leader::refuses);
+    registry.add_process_refusing(
+        "zookeeper-recipe",
+        "the ZooKeeper lock recipe (Curator's InterProcessMutex) through a simulated ZooKeeper \
+         client (connect, lock, release) on a session kept by heartbeats; the znode's zxid is \
+         the token",
+        zookeeper_recipe::refuses,
+        |config, lock_nodes| zookeeper_recipe::process(config.clone(), lock_nodes[0].clone()),
+    );
+    registry.add_process_refusing(
+        "hazelcast-fenced-lock",
+        "Hazelcast's CP FencedLock through a simulated client (lock_and_get_fence, unlock, \
+         is_locked_by_current_thread) on a CP session kept by heartbeats; the fence is the token",
+        fenced_lock::refuses,
+        |config, lock_nodes| fenced_lock::process(config.clone(), lock_nodes[0].clone()),
+    );
     registry.process_speaks_to("etcd-mutex", &["etcd"]);
     registry.process_speaks_to("redisson-watchdog", &["redis"]);
     registry.process_speaks_to("leader-elector", super::SimLock::DESIGNS);
+    registry.process_speaks_to("zookeeper-recipe", &["zookeeper"]);
+    registry.process_speaks_to("hazelcast-fenced-lock", &["hazelcast"]);
 }
 
 /// A story's process: `body` run on the node with the client's settings
