@@ -2,6 +2,7 @@
 //! async code (`process = "rounds"`) run the same journal as the bundled
 //! client, event for event.
 
+mod storages;
 mod stories;
 
 use std::path::Path;
