@@ -315,3 +315,18 @@ fn the_fence_refusing_an_update_is_zero_rows_affected() {
     );
     assert_eq!(sql::Error::Timeout.to_string(), "the statement timed out");
 }
+
+#[test]
+fn cas_writer_is_refused_a_blind_workload_at_load() {
+    use fencesim::design::catalog::Registry;
+    let text = std::fs::read_to_string("scenarios/cas-writer-async-if-match.toml")
+        .unwrap()
+        .replace("workload = \"increment\"", "workload = \"write\"");
+    let err = fencesim::scenario::load_str(&Registry::builtin(), "t.toml", &text)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("process `cas-writer` does not do workload = \"write\""),
+        "{err}"
+    );
+}
