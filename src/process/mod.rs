@@ -7,7 +7,9 @@
 //! [`SimStorage`] are the services it talks to, simulated over fencesim's
 //! protocol, and they journal what the client comes to believe (the same
 //! events fencesim's own clients journal), so the oracle judges a process as
-//! it judges the bundled client.
+//! it judges the bundled client. [`etcd`], [`redis`], [`object_store`] and
+//! [`sql`] are clients whose calls read like the real crates' (each module
+//! says what differs, and why), journaling as these do.
 //!
 //! [`workload`] is the bundled client's round — acquire, work, write with
 //! the token, release — written as such a process: DDIA's figure 9-6 as
@@ -16,8 +18,10 @@
 pub mod etcd;
 pub mod hazelcast;
 mod lock;
+pub mod object_store;
 pub mod redis;
 mod session;
+pub mod sql;
 mod storage;
 mod stories;
 pub mod zookeeper;

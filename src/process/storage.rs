@@ -45,14 +45,22 @@ impl SimStorage {
         self.handle.disk().get_u64(WRITES).unwrap_or(0)
     }
 
-    /// Sends one write of `op` and waits for its answer: `Ok(true)` applied,
-    /// `Ok(false)` refused, `Err` unanswered in time.
-    async fn write(
+    /// Sends one write of `op`, naming `expect_version` if given (a
+    /// conditional write, see [`Msg::Write`]), and waits for its answer:
+    /// `Ok(true)` applied, `Ok(false)` refused, `Err` unanswered in time.
+    /// It journals `wrote` (or `fenced`) before sending and `acked` when
+    /// answered; the answer taken is the one to this write's id, never a
+    /// late or duplicated answer to another. The other storage clients
+    /// ([`crate::process::object_store`], [`crate::process::sql`]) send
+    /// through it, so their writes are journaled as this client's are and
+    /// share its write ids.
+    pub(crate) async fn write(
         &self,
         key: &str,
         value: i64,
         token: Option<u64>,
         op: Op,
+        expect_version: Option<u64>,
     ) -> Result<bool, StorageError> {
         let write = format!(
             "{}/{}",
@@ -85,7 +93,7 @@ impl SimStorage {
                 key: key.into(),
                 value,
                 op,
-                expect_version: None,
+                expect_version,
             },
         );
         let storage = self.storage;
@@ -111,30 +119,9 @@ impl SimStorage {
         result
     }
 
-    /// Sends a token-only write, so that the storage learns `token` before a
-    /// zombie's late write can land (`fence_on_acquire`).
-    pub async fn fence(&self, token: u64) -> Result<bool, StorageError> {
-        self.write(
-            crate::design::client::ClientConfig::KEY,
-            0,
-            Some(token),
-            Op::Fence,
-        )
-        .await
-    }
-}
-
-impl Storage for SimStorage {
-    async fn put(&self, key: &str, value: i64, token: Option<u64>) -> Result<(), StorageError> {
-        match self.write(key, value, token, Op::Put).await? {
-            true => Ok(()),
-            false => Err(StorageError::Rejected(
-                "the storage refused the write".into(),
-            )),
-        }
-    }
-
-    async fn get(&self, key: &str) -> Result<(i64, u64), StorageError> {
+    /// Reads `key` and waits for the answer to this read (never a late
+    /// answer to an earlier one): its value and version, journaled `read`.
+    pub(crate) async fn read(&self, key: &str) -> Result<(i64, u64), StorageError> {
         let req = self.handle.disk().next_u64(READS);
         self.handle.send(
             self.storage,
@@ -154,5 +141,33 @@ impl Storage for SimStorage {
             }
             _ => Err(StorageError::Unavailable),
         }
+    }
+
+    /// Sends a token-only write, so that the storage learns `token` before a
+    /// zombie's late write can land (`fence_on_acquire`).
+    pub async fn fence(&self, token: u64) -> Result<bool, StorageError> {
+        self.write(
+            crate::design::client::ClientConfig::KEY,
+            0,
+            Some(token),
+            Op::Fence,
+            None,
+        )
+        .await
+    }
+}
+
+impl Storage for SimStorage {
+    async fn put(&self, key: &str, value: i64, token: Option<u64>) -> Result<(), StorageError> {
+        match self.write(key, value, token, Op::Put, None).await? {
+            true => Ok(()),
+            false => Err(StorageError::Rejected(
+                "the storage refused the write".into(),
+            )),
+        }
+    }
+
+    async fn get(&self, key: &str) -> Result<(i64, u64), StorageError> {
+        self.read(key).await
     }
 }

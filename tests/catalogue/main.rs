@@ -52,6 +52,7 @@ const FAILING: &[(&str, u64)] = &[
     ("azure-if-none-match", 0),
     ("batch-job-ran-twice-fenced", 0),
     ("cas-fresh-read-after-expiry", 0),
+    ("cas-writer-async-if-match", 0),
     ("check-then-write-fenced", 0),
     ("chubby-lock-delay", 1),
     ("chubby-sequencer", 0),

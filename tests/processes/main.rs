@@ -3,6 +3,7 @@
 //! client, event for event.
 
 mod clients;
+mod storages;
 mod stories;
 
 use std::path::Path;

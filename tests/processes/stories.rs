@@ -1,8 +1,9 @@
 //! The async stories of `scenarios/`: each broken client is found by a
 //! generic sweep (the scenario's own faults dropped) by the mechanism its
 //! `[expect]` names, and shrunk to a schedule that still breaks it; its
-//! fixed twin, the same client code behind a fenced storage, stays safe
-//! under the same sweep. (`.ci/run` sweeps the fixed ones over 10 000
+//! fixed twin, the same client code behind a fenced storage (or, for
+//! `cas-writer`, sending conditional writes), stays safe under the same
+//! sweep. (`.ci/run` sweeps the fixed ones over 10 000
 //! seeds with the release binary.)
 
 use fencesim::explore::generic;
@@ -34,6 +35,7 @@ const STORIES: &[(&str, &str, u64)] = &[
         "hazelcast-fenced-lock-async-fenced",
         100,
     ),
+    ("cas-writer-async", "cas-writer-async-if-match", 100),
 ];
 
 fn options(seeds: u64) -> SweepOptions {

@@ -2,6 +2,7 @@
 //! async code the way their real counterparts are, each the client of a
 //! story in `scenarios/` (a broken and a fixed scenario).
 
+mod cas_writer;
 mod etcd_mutex;
 mod fenced_lock;
 mod leader;
@@ -55,11 +56,20 @@ pub(crate) fn add(registry: &mut Registry) {
         fenced_lock::refuses,
         |config, lock_nodes| fenced_lock::process(config.clone(), lock_nodes[0].clone()),
     );
+    registry.add_process_refusing(
+        "cas-writer",
+        "a read-modify-write of an object under a lock through a simulated S3 client \
+         (get_object, then put_object with If-Match on the ETag read, or a plain PUT with \
+         precondition = \"none\")",
+        cas_writer::refuses,
+        |config, lock_nodes| cas_writer::process(config.clone(), lock_nodes[0].clone()),
+    );
     registry.process_speaks_to("etcd-mutex", &["etcd"]);
     registry.process_speaks_to("redisson-watchdog", &["redis"]);
     registry.process_speaks_to("leader-elector", super::SimLock::DESIGNS);
     registry.process_speaks_to("zookeeper-recipe", &["zookeeper"]);
     registry.process_speaks_to("hazelcast-fenced-lock", &["hazelcast"]);
+    registry.process_speaks_to("cas-writer", super::SimLock::DESIGNS);
 }
 
 /// A story's process: `body` run on the node with the client's settings
