@@ -10,9 +10,21 @@
 //! and gives up leading when no renewal succeeded for `renew_deadline`. The
 //! `resourceVersion` of the `PUT` that made it leader is its fencing token.
 //!
+//! The design's `Candidate` is sans-IO, a state machine fencesim's bundled
+//! client drives. The same election is also written here as async code, the
+//! way it runs in a cluster: `kube`, a simulated API client whose calls read like
+//! the `kube` crate's `Api<Lease>` (`get`, `replace`, a 409 `Conflict`),
+//! and the process `client-go`, client-go's `LeaderElector` over it, whose
+//! work writes on after it stopped leading (cilium issue 42920) unless
+//! `check_lease = true`. Its scenarios name it with `process = "client-go"`
+//! and set its `lease_duration`, `renew_deadline`, `retry_period` and
+//! `writes`.
+//!
 //! ```text
 //! cargo run --example k8s_lease -- check examples/k8s_lease/
 //! cargo run --release --example k8s_lease -- explore examples/k8s_lease/unfenced.toml
+//! cargo run --release --example k8s_lease -- explore examples/k8s_lease/client-go.toml --generic --seeds 0..2000
+//! cargo run --release --example k8s_lease -- explore examples/k8s_lease/client-go-fenced.toml --generic --seeds 0..10000
 //! ```
 
 use std::time::Duration;
