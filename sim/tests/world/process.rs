@@ -501,3 +501,38 @@ fn probes_are_journaled_as_the_nodes_events() {
     assert_eq!(wrote.str("op"), Some("put"));
     assert_eq!(wrote.i64("value"), Some(1));
 }
+
+#[test]
+fn a_run_whose_last_input_is_a_timer_cancelled_during_a_pause_completes() {
+    // a asks echo and waits 100 ms for the answer, but is paused from 5 ms
+    // to 1005 ms: the answer (20 ms) and the timeout's timer (105 ms) both
+    // queue up. On resume the answer comes first, the process ends and
+    // drops its timer, and the timer's queued input is the run's last: the
+    // run is over then, not at its time limit.
+    let r = run(1, || {
+        let mut w = WorldBuilder::<Msg>::new(limits(ms(10_000)));
+        w.node(
+            "a",
+            Process::new(|h| async move {
+                let echo = h.node("echo").unwrap();
+                h.send(echo, Msg::Ping(0));
+                let answered = h.timeout(ms(100), h.recv()).await.is_ok();
+                sim::emit!("answered", ok = answered);
+            }),
+        );
+        w.node("echo", Echo);
+        w.network(net_fixed(ms(10)));
+        w.fault(at(
+            ms(5),
+            Fault::Pause(Pause {
+                node: "a".into(),
+                duration: ms(1_000),
+            }),
+        ));
+        w
+    });
+    let answered = only(&r.journal, "a", "answered");
+    assert_eq!(answered.bool("ok"), Some(true));
+    assert_eq!(r.outcome, Outcome::Completed);
+    assert!(r.sim_time < ms(1_100), "ended at {:?}", r.sim_time);
+}
