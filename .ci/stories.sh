@@ -18,6 +18,9 @@ stories=(
     "etcd-mutex-async etcd-mutex-async-fenced"
     "redisson-watchdog-async redisson-watchdog-async-fenced"
     "leader-elector-async leader-elector-async-fenced"
+    "zookeeper-recipe-async zookeeper-recipe-async-fenced"
+    "hazelcast-fenced-lock-async hazelcast-fenced-lock-async-fenced"
+    "cas-writer-async cas-writer-async-if-match"
 )
 for story in "${stories[@]}"; do
     read -r broken fixed <<<"$story"
