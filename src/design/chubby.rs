@@ -28,43 +28,28 @@
 
 use std::time::Duration;
 
-use sim::{Actor, NodeId};
+use sim::NodeId;
 
-use crate::design::catalog::{DesignInfo, KeyKind};
-use crate::design::config::{key, DesignConfig as _};
-use crate::design::lock_client::LockClient;
+use crate::design::catalog::KeyKind;
+use crate::design::config::key;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
-use crate::design::LockDesign;
 use crate::protocol::Msg;
 
-/// The `chubby` design as the registry knows it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Chubby;
 
-impl LockDesign for Chubby {
-    type Config = ChubbyConfig;
-
-    fn info(&self) -> DesignInfo {
-        CHUBBY
-    }
-
-    fn server(&self, config: &ChubbyConfig, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(ChubbyLock::new(config.clone()))
-    }
-
-    fn client(&self, config: &ChubbyConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let (heartbeat, ttl) = (config.heartbeat, config.ttl);
-        SessionLockClient::for_design(lock_nodes, heartbeat, ttl, 3, LossNotice::OnSessionExpiry)
-    }
+crate::lock_design! {
+    /// The `chubby` design as the registry knows it.
+    pub struct Chubby(ChubbyConfig) as CHUBBY = "chubby",
+        "Chubby lock: sessions kept by keep-alives, sequencer generation numbers, lock-delay";
+    server(config, _index) => Box::new(ChubbyLock::new(config.clone()));
+    client(config, lock_nodes) => SessionLockClient::for_design(
+        lock_nodes,
+        config.heartbeat,
+        config.ttl,
+        3,
+        LossNotice::OnSessionExpiry,
+    );
 }
-
-/// Lock service: Chubby's lock with sequencers and lock-delay.
-pub const CHUBBY: DesignInfo = DesignInfo::lock(
-    "chubby",
-    "Chubby lock: sessions kept by keep-alives, sequencer generation numbers, lock-delay",
-    ChubbyConfig::KEYS,
-);
 
 /// Chubby's lock-delay: none up to one minute.
 const LOCK_DELAY: KeyKind = KeyKind::DurationIn {

@@ -462,3 +462,90 @@ macro_rules! design_choice {
         }
     };
 }
+
+/// Declares a lock design, the unit struct the registry takes: its name,
+/// one-line summary, configuration (a [`design_config!`] struct) and the
+/// server and client it builds from that configuration. It also declares
+/// the design's catalog entry as a constant, for documentation and tests.
+/// `server` and `client` give boxed actors, as
+/// [`LockDesign`](crate::design::LockDesign)'s methods do.
+/// A design that checks its settings beyond their keys' bounds, or whose
+/// server needs more than its configuration and index, implements
+/// [`LockDesign`](crate::design::LockDesign) by hand instead.
+///
+/// ```
+/// use std::time::Duration;
+/// use fencesim::design::config::key;
+/// use fencesim::design::lock_client::SingleServer;
+///
+/// fencesim::design_config! {
+///     /// My lock's keys.
+///     #[derive(Clone, Debug)]
+///     pub struct MyConfig {
+///         ttl: Duration = key::ttl(), "how long a grant lasts";
+///     }
+/// }
+///
+/// # use fencesim::{protocol::Msg, sim::{Actor, Context, NodeId, TimerId}};
+/// # struct MyServer(Duration);
+/// # impl Actor<Msg> for MyServer {
+/// #     fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
+/// #     fn on_message(&mut self, _: &mut Context<'_, Msg>, _: NodeId, _: Msg) {}
+/// #     fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
+/// # }
+/// fencesim::lock_design! {
+///     /// My lock.
+///     pub struct MyLock(MyConfig) as MY_LOCK = "my_lock", "a TTL lease of my own";
+///     server(config, _index) => Box::new(MyServer(config.ttl));
+///     client(_config, lock_nodes) => Box::new(SingleServer::new(lock_nodes[0].clone()));
+/// }
+///
+/// assert_eq!(MY_LOCK.name, "my_lock");
+/// let mut registry = fencesim::design::catalog::Registry::builtin();
+/// registry.add_lock(MyLock);
+/// ```
+#[macro_export]
+macro_rules! lock_design {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident ($config:ty) as $info:ident = $design:literal, $summary:literal;
+        server($sc:pat, $index:pat) => $server:expr;
+        client($cc:pat, $nodes:pat) => $client:expr;
+    ) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, Default)]
+        $vis struct $name;
+
+        #[doc = concat!("The `", $design, "` design's catalog entry: ", $summary, ".")]
+        $vis const $info: $crate::design::catalog::DesignInfo =
+            $crate::design::catalog::DesignInfo::lock(
+                $design,
+                $summary,
+                <$config as $crate::design::config::DesignConfig>::KEYS,
+            );
+
+        impl $crate::design::LockDesign for $name {
+            type Config = $config;
+
+            fn info(&self) -> $crate::design::catalog::DesignInfo {
+                $info
+            }
+
+            fn server(
+                &self,
+                $sc: &$config,
+                $index: usize,
+            ) -> ::std::boxed::Box<dyn $crate::sim::Actor<$crate::protocol::Msg>> {
+                $server
+            }
+
+            fn client(
+                &self,
+                $cc: &$config,
+                $nodes: &[::std::string::String],
+            ) -> ::std::boxed::Box<dyn $crate::design::lock_client::LockClient> {
+                $client
+            }
+        }
+    };
+}

@@ -55,41 +55,22 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::DesignInfo;
-use crate::design::config::{key, DesignConfig as _};
+use crate::design::config::key;
 use crate::design::grants::Grants;
 use crate::design::lock_client::{KeepAlive, LockClient, LockEvent, SingleServer};
-use crate::design::LockDesign;
 use crate::protocol::Msg;
 
-/// The `etcd` design as the registry knows it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Etcd;
 
-impl LockDesign for Etcd {
-    type Config = EtcdConfig;
-
-    fn info(&self) -> DesignInfo {
-        ETCD
-    }
-
-    fn server(&self, config: &EtcdConfig, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(EtcdServer::new(config.ttl, config.tokens))
-    }
-
-    fn client(&self, config: &EtcdConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let keepalive = config.keepalive_interval();
-        Box::new(EtcdClient::new(lock_nodes[0].clone(), keepalive))
-    }
+crate::lock_design! {
+    /// The `etcd` design as the registry knows it.
+    pub struct Etcd(EtcdConfig) as ETCD = "etcd",
+        "etcd concurrency.Mutex: a lease kept alive by the client, a lock key \
+        on it; the lowest create revision holds, and is the token";
+    server(config, _index) => Box::new(EtcdServer::new(config.ttl, config.tokens));
+    client(config, lock_nodes) => {
+        Box::new(EtcdClient::new(lock_nodes[0].clone(), config.keepalive_interval()))
+    };
 }
-
-/// Lock service: an etcd lease with a lock key; the key's revision is the token.
-pub const ETCD: DesignInfo = DesignInfo::lock(
-    "etcd",
-    "etcd concurrency.Mutex: a lease kept alive by the client, a lock key \
-     on it; the lowest create revision holds, and is the token",
-    EtcdConfig::KEYS,
-);
 
 crate::design_config! {
     /// Settings of the `etcd` design: the server's leases and the client's

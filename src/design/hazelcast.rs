@@ -30,43 +30,27 @@
 
 use std::time::Duration;
 
-use sim::{Actor, NodeId};
+use sim::NodeId;
 
-use crate::design::catalog::DesignInfo;
-use crate::design::config::{key, DesignConfig as _};
-use crate::design::lock_client::LockClient;
+use crate::design::config::key;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
-use crate::design::LockDesign;
 use crate::protocol::Msg;
 
-/// The `hazelcast` design as the registry knows it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Hazelcast;
 
-impl LockDesign for Hazelcast {
-    type Config = HazelcastConfig;
-
-    fn info(&self) -> DesignInfo {
-        HAZELCAST
-    }
-
-    fn server(&self, config: &HazelcastConfig, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(FencedLock::new(config.clone()))
-    }
-
-    fn client(&self, config: &HazelcastConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let (heartbeat, ttl) = (config.heartbeat, config.ttl);
-        SessionLockClient::for_design(lock_nodes, heartbeat, ttl, 5, LossNotice::OnNextLockCall)
-    }
+crate::lock_design! {
+    /// The `hazelcast` design as the registry knows it.
+    pub struct Hazelcast(HazelcastConfig) as HAZELCAST = "hazelcast",
+        "Hazelcast FencedLock on CP sessions: reentrant, fence grows per free-to-acquired transition";
+    server(config, _index) => Box::new(FencedLock::new(config.clone()));
+    client(config, lock_nodes) => SessionLockClient::for_design(
+        lock_nodes,
+        config.heartbeat,
+        config.ttl,
+        5,
+        LossNotice::OnNextLockCall,
+    );
 }
-
-/// Lock service: Hazelcast's FencedLock on CP sessions.
-pub const HAZELCAST: DesignInfo = DesignInfo::lock(
-    "hazelcast",
-    "Hazelcast FencedLock on CP sessions: reentrant, fence grows per free-to-acquired transition",
-    HazelcastConfig::KEYS,
-);
 
 crate::design_config! {
     /// Settings of the `hazelcast` design: its server and its clients'

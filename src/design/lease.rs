@@ -26,39 +26,18 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::DesignInfo;
-use crate::design::config::{key, DesignConfig as _};
+use crate::design::config::key;
 use crate::design::grants::Grants;
-use crate::design::lock_client::{LockClient, SingleServer};
-use crate::design::LockDesign;
+use crate::design::lock_client::SingleServer;
 use crate::protocol::Msg;
 
-/// The `lease` design as the registry knows it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Lease;
-
-impl LockDesign for Lease {
-    type Config = LeaseConfig;
-
-    fn info(&self) -> DesignInfo {
-        LEASE
-    }
-
-    fn server(&self, config: &LeaseConfig, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(LeaseLock::new(config.clone()))
-    }
-
-    fn client(&self, _: &LeaseConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        Box::new(SingleServer::new(lock_nodes[0].clone()))
-    }
+crate::lock_design! {
+    /// The `lease` design as the registry knows it.
+    pub struct Lease(LeaseConfig) as LEASE = "lease",
+        "single server TTL lease, optionally handing out fencing tokens";
+    server(config, _index) => Box::new(LeaseLock::new(config.clone()));
+    client(_config, lock_nodes) => Box::new(SingleServer::new(lock_nodes[0].clone()));
 }
-
-/// Lock service: a TTL lease with optional fencing tokens.
-pub const LEASE: DesignInfo = DesignInfo::lock(
-    "lease",
-    "single server TTL lease, optionally handing out fencing tokens",
-    LeaseConfig::KEYS,
-);
 
 crate::design_config! {
     /// Settings of the `lease` lock service.

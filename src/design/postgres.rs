@@ -94,36 +94,14 @@ mod server;
 
 use std::time::Duration;
 
-use sim::Actor;
 
-use crate::design::catalog::{DesignInfo, KeyKind, MAX_DURATION, MIN_INTERVAL};
-use crate::design::config::{key, DesignConfig as _};
-use crate::design::lock_client::LockClient;
-use crate::design::LockDesign;
-use crate::protocol::{Msg, Payload};
+use crate::design::catalog::{KeyKind, MAX_DURATION, MIN_INTERVAL};
+use crate::design::config::key;
+use crate::protocol::Payload;
 
 pub use client::{PgClient, RETRANSMIT};
 pub use server::PgServer;
 
-/// The `postgres` design as the registry knows it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Postgres;
-
-impl LockDesign for Postgres {
-    type Config = PostgresConfig;
-
-    fn info(&self) -> DesignInfo {
-        POSTGRES
-    }
-
-    fn server(&self, config: &PostgresConfig, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(PgServer::new(config.clone()))
-    }
-
-    fn client(&self, _: &PostgresConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        Box::new(PgClient::new(lock_nodes[0].clone()))
-    }
-}
 
 /// Linux's `net.ipv4.tcp_keepalive_time`: what `tcp_keepalives_idle = 0`
 /// means.
@@ -150,13 +128,14 @@ const TIMEOUT: KeyKind = KeyKind::DurationIn {
     below: None,
 };
 
-/// Lock service: PostgreSQL's session-level advisory lock.
-pub const POSTGRES: DesignInfo = DesignInfo::lock(
-    "postgres",
-    "PostgreSQL session-level advisory lock: held by a server session, released when the server \
-     ends it (keepalive, idle timeouts, crash); nextval tokens, PgBouncer pooling",
-    PostgresConfig::KEYS,
-);
+crate::lock_design! {
+    /// The `postgres` design as the registry knows it.
+    pub struct Postgres(PostgresConfig) as POSTGRES = "postgres",
+        "PostgreSQL session-level advisory lock: held by a server session, released when the server \
+        ends it (keepalive, idle timeouts, crash); nextval tokens, PgBouncer pooling";
+    server(config, _index) => Box::new(PgServer::new(config.clone()));
+    client(_config, lock_nodes) => Box::new(PgClient::new(lock_nodes[0].clone()));
+}
 
 crate::design_choice! {
     /// How clients reach the server.

@@ -39,43 +39,23 @@ use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
 
-use crate::design::catalog::DesignInfo;
-use crate::design::config::{key, DesignConfig as _};
+use crate::design::config::key;
 use crate::design::grants::Grants;
-use crate::design::lock_client::{LockClient, SingleServer};
-use crate::design::LockDesign;
+use crate::design::lock_client::SingleServer;
 use crate::protocol::Msg;
 
 /// How often the active expire cycle looks at the key, on the monotonic
 /// clock (Redis' default `hz 10`).
 pub const EXPIRE_CYCLE: Duration = Duration::from_millis(100);
 
-/// The `redis` design as the registry knows it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Redis;
 
-impl LockDesign for Redis {
-    type Config = RedisConfig;
-
-    fn info(&self) -> DesignInfo {
-        REDIS
-    }
-
-    fn server(&self, config: &RedisConfig, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(RedisLock::new(config.clone()))
-    }
-
-    fn client(&self, _: &RedisConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        Box::new(SingleServer::new(lock_nodes[0].clone()))
-    }
+crate::lock_design! {
+    /// The `redis` design as the registry knows it.
+    pub struct Redis(RedisConfig) as REDIS = "redis",
+        "one Redis node: SET NX PX with the key's expiry on the node's wall clock";
+    server(config, _index) => Box::new(RedisLock::new(config.clone()));
+    client(_config, lock_nodes) => Box::new(SingleServer::new(lock_nodes[0].clone()));
 }
-
-/// Lock service: one Redis node, `SET NX PX` on its wall clock.
-pub const REDIS: DesignInfo = DesignInfo::lock(
-    "redis",
-    "one Redis node: SET NX PX with the key's expiry on the node's wall clock",
-    RedisConfig::KEYS,
-);
 
 crate::design_choice! {
     /// How a release deletes the key.

@@ -31,44 +31,28 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId};
+use sim::{Context, NodeId};
 
-use crate::design::catalog::DesignInfo;
-use crate::design::config::{key, DesignConfig as _};
+use crate::design::config::key;
 use crate::design::grants::Grants;
-use crate::design::lock_client::LockClient;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
-use crate::design::LockDesign;
 use crate::protocol::Msg;
 
-/// The `zookeeper` design as the registry knows it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ZooKeeper;
 
-impl LockDesign for ZooKeeper {
-    type Config = ZooKeeperConfig;
-
-    fn info(&self) -> DesignInfo {
-        ZOOKEEPER
-    }
-
-    fn server(&self, config: &ZooKeeperConfig, _index: usize) -> Box<dyn Actor<Msg>> {
-        Box::new(ZooKeeperLock::new(config.clone()))
-    }
-
-    fn client(&self, config: &ZooKeeperConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
-        let (heartbeat, ttl) = (config.heartbeat, config.ttl);
-        SessionLockClient::for_design(lock_nodes, heartbeat, ttl, 3, LossNotice::OnSessionExpiry)
-    }
+crate::lock_design! {
+    /// The `zookeeper` design as the registry knows it.
+    pub struct ZooKeeper(ZooKeeperConfig) as ZOOKEEPER = "zookeeper",
+        "ZooKeeper lock recipe: sessions kept by heartbeats, ephemeral sequential znodes, zxid as token";
+    server(config, _index) => Box::new(ZooKeeperLock::new(config.clone()));
+    client(config, lock_nodes) => SessionLockClient::for_design(
+        lock_nodes,
+        config.heartbeat,
+        config.ttl,
+        3,
+        LossNotice::OnSessionExpiry,
+    );
 }
-
-/// Lock service: ZooKeeper's lock recipe (sessions, ephemeral sequential znodes).
-pub const ZOOKEEPER: DesignInfo = DesignInfo::lock(
-    "zookeeper",
-    "ZooKeeper lock recipe: sessions kept by heartbeats, ephemeral sequential znodes, zxid as token",
-    ZooKeeperConfig::KEYS,
-);
 
 crate::design_config! {
     /// Settings of the `zookeeper` design: its server and its clients' heartbeat.

@@ -54,7 +54,7 @@ fn writes_a_crate_that_depends_on_this_checkout() {
     );
     // Every placeholder is filled: the design's name, the crate's identifier.
     let lib = fs::read_to_string(target.join("src/lib.rs")).unwrap();
-    assert!(lib.contains(r#"name: "k8s_lease","#), "{lib}");
+    assert!(lib.contains(r#"as DESIGN = "k8s_lease","#), "{lib}");
     let main = fs::read_to_string(target.join("src/main.rs")).unwrap();
     assert!(main.contains("k8s_lease::registry()"), "{main}");
     let scenario = fs::read_to_string(target.join("scenarios/paused-holder.toml")).unwrap();
