@@ -394,15 +394,7 @@ pub(crate) fn designs(registry: &Registry) -> String {
     )
     .unwrap();
     for k in CLIENT_KEYS {
-        writeln!(
-            out,
-            "      {:<16} {:<18} default {:<9} {}",
-            k.name,
-            k.kind.to_string(),
-            shown_default(k),
-            k.doc
-        )
-        .unwrap();
+        client_key_line(&mut out, k);
     }
     writeln!(out, "\nclient processes ([[clients]] process = \"NAME\"):").unwrap();
     for p in registry.processes() {
@@ -411,18 +403,24 @@ pub(crate) fn designs(registry: &Registry) -> String {
             writeln!(out, "      speaks to the lock designs {}", locks.join(", ")).unwrap();
         }
         for k in p.keys {
-            writeln!(
-                out,
-                "      {:<16} {:<18} default {:<9} {}",
-                k.name,
-                k.kind.to_string(),
-                shown_default(k),
-                k.doc
-            )
-            .unwrap();
+            client_key_line(&mut out, k);
         }
     }
     out
+}
+
+/// A key of a `[[clients]]` table (the client's or a process's own) as a
+/// line of `designs`.
+fn client_key_line(out: &mut String, k: &KeySpec) {
+    writeln!(
+        out,
+        "      {:<16} {:<18} default {:<9} {}",
+        k.name,
+        k.kind.to_string(),
+        shown_default(k),
+        k.doc
+    )
+    .unwrap();
 }
 
 /// A key's default as a scenario file writes it, or `(required)`.

@@ -524,17 +524,8 @@ impl Registry {
             + Sync
             + 'static,
     ) {
-        assert!(
-            self.process(name).is_none(),
-            "process `{name}` is registered twice"
-        );
-        self.processes.push(ProcessDesign {
-            name,
-            summary,
-            make: Arc::new(move |config, _, locks| make(config, locks)),
-            keys: &[],
-            refuses: |_| None,
-            locks: None,
+        self.add_process_with(name, summary, move |config, _: &(), locks| {
+            make(config, locks)
         });
     }
 

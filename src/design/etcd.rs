@@ -197,11 +197,17 @@ impl EtcdServer {
     fn delete_lease(&mut self, lease: u64) -> Option<NodeId> {
         let state = self.leases.remove(&lease)?;
         if let Some(key) = state.key {
-            self.keys.remove(&key);
-            self.revision += 1;
-            self.holder.take_if(|&mut held| held == lease);
+            self.delete_key(lease, key);
         }
         Some(state.client)
+    }
+
+    /// Deletes `lease`'s lock key `key` (one write: the revision moves); the
+    /// lock is free if that key held it.
+    fn delete_key(&mut self, lease: u64, key: u64) {
+        self.keys.remove(&key);
+        self.revision += 1;
+        self.holder.take_if(|&mut held| held == lease);
     }
 
     /// A new lease of `ttl` for `client`'s request `req`: its id.
@@ -274,14 +280,11 @@ impl EtcdServer {
             EtcdCall::Unlock { lease } => {
                 let key = self
                     .leases
-                    .get(&lease)
+                    .get_mut(&lease)
                     .filter(|state| state.client == from)
-                    .and_then(|state| state.key);
+                    .and_then(|state| state.key.take());
                 if let Some(key) = key {
-                    self.keys.remove(&key);
-                    self.revision += 1;
-                    self.leases.get_mut(&lease).expect("just seen").key = None;
-                    self.holder.take_if(|&mut held| held == lease);
+                    self.delete_key(lease, key);
                 }
                 let ack = self.grants.release(ctx, from, lease);
                 if key.is_some() {

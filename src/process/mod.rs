@@ -46,23 +46,27 @@ pub(crate) fn add_bundled(registry: &mut crate::design::catalog::Registry) {
     stories::add(registry);
 }
 
+/// The settings of `checks` that are on (`(on, the setting's words)`), as
+/// one list for a process's refusal; `None` when none is.
+pub(crate) fn unsupported(checks: &[(bool, &str)]) -> Option<String> {
+    let set: Vec<&str> = checks
+        .iter()
+        .filter_map(|&(on, what)| on.then_some(what))
+        .collect();
+    (!set.is_empty()).then(|| set.join(", "))
+}
+
 /// What [`workload`] does not do.
 fn refuses(config: &ClientConfig) -> Option<String> {
-    let unsupported = [
+    unsupported(&[
         (config.op != Op::Put, "workload = \"increment\""),
         (config.check_lease, "check_lease"),
         (config.renew, "renew"),
         (config.fence_on_acquire, "fence_on_acquire"),
-    ];
-    let set: Vec<&str> = unsupported
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, what)| *what)
-        .collect();
-    (!set.is_empty()).then(|| {
+    ])
+    .map(|set| {
         format!(
-            "process `rounds` writes blindly and does not do {}: that is the bundled client's",
-            set.join(", ")
+            "process `rounds` writes blindly and does not do {set}: that is the bundled client's"
         )
     })
 }

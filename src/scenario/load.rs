@@ -182,22 +182,8 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
     table.what = format!("[{role}] for design `{name}`");
     table.accept(&accepted)?;
 
-    let mut params = Vec::new();
-    for key in info.keys {
-        let value = match (table.get(key.name), &key.default) {
-            (Some(field), _) => param_value(&key.kind, &field)?,
-            (None, Some(default)) => default.clone(),
-            (None, None) => {
-                return Err(table.error(format!(
-                    "missing required key `{}` in {} ({}, {})",
-                    key.name, table.what, key.kind, key.doc
-                )))
-            }
-        };
-        params.push((key.name.to_string(), value));
-    }
-    let params = Params::new(params);
-    relations(info.keys, &params, &mut table)?;
+    let whose = format!("in {}", table.what);
+    let params = key_values(info.keys, &mut table, &whose)?;
     // A design may check its keys further (the `sql` storage prepares its
     // statement, Redlock's quorum must be reachable): its objection is
     // reported at the key.
@@ -224,6 +210,29 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
 /// Each duration key declared `below` another is shorter than it, defaults
 /// included. The error points at the key if the file sets it, else at the
 /// key it must stay below, else at the table.
+/// The values of `keys` in `table` (a missing key takes its default; one
+/// without a default is an error naming it `whose`, as in "in [lock] for
+/// design `x`"), checked against each other.
+fn key_values(keys: &[KeySpec], table: &mut Table<'_>, whose: &str) -> Result<Params> {
+    let mut params = Vec::new();
+    for key in keys {
+        let value = match (table.get(key.name), &key.default) {
+            (Some(field), _) => param_value(&key.kind, &field)?,
+            (None, Some(default)) => default.clone(),
+            (None, None) => {
+                return Err(table.error(format!(
+                    "missing required key `{}` {whose} ({}, {})",
+                    key.name, key.kind, key.doc
+                )))
+            }
+        };
+        params.push((key.name.to_string(), value));
+    }
+    let params = Params::new(params);
+    relations(keys, &params, table)?;
+    Ok(params)
+}
+
 fn relations(keys: &[KeySpec], params: &Params, table: &mut Table<'_>) -> Result<()> {
     for key in keys {
         let KeyKind::DurationIn {
@@ -464,22 +473,8 @@ fn client(
                 locks.join(", ")
             )));
         }
-        let mut params = Vec::new();
-        for key in process.keys {
-            let value = match (table.get(key.name), &key.default) {
-                (Some(field), _) => param_value(&key.kind, &field)?,
-                (None, Some(default)) => default.clone(),
-                (None, None) => {
-                    return Err(table.error(format!(
-                        "missing required key `{}` of process `{name}` ({}, {})",
-                        key.name, key.kind, key.doc
-                    )))
-                }
-            };
-            params.push((key.name.to_string(), value));
-        }
-        spec.process_params = Params::new(params);
-        relations(process.keys, &spec.process_params, &mut table)?;
+        spec.process_params =
+            key_values(process.keys, &mut table, &format!("of process `{name}`"))?;
         spec.process = Some(process.clone());
     }
     table.finish()?;

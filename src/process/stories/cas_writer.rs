@@ -35,7 +35,7 @@ pub(crate) fn process(config: ClientConfig, server: String) -> Process<Msg> {
 
 /// What the process does not take.
 pub(crate) fn refuses(config: &ClientConfig) -> Option<String> {
-    let set: Vec<&str> = [
+    crate::process::unsupported(&[
         (
             config.op != Op::Increment,
             "workload = \"write\" (it reads, adds one and writes back: set workload = \"increment\")",
@@ -43,12 +43,8 @@ pub(crate) fn refuses(config: &ClientConfig) -> Option<String> {
         (config.check_lease, "check_lease"),
         (config.renew, "renew"),
         (config.fence_on_acquire, "fence_on_acquire"),
-    ]
-    .iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, what)| *what)
-    .collect();
-    (!set.is_empty()).then(|| format!("process `cas-writer` does not do {}", set.join(", ")))
+    ])
+    .map(|set| format!("process `cas-writer` does not do {set}"))
 }
 
 async fn rounds(h: &Handle<Msg>, config: &ClientConfig, server: &str) {

@@ -88,13 +88,10 @@ where
 /// `renew`.
 fn blind_writer(process: &str, renews: &str, config: &ClientConfig) -> Option<String> {
     let renew = format!("renew ({renews})");
-    let set: Vec<&str> = [
+    super::unsupported(&[
         (config.op != Op::Put, "workload = \"increment\""),
         (config.renew, renew.as_str()),
         (config.fence_on_acquire, "fence_on_acquire"),
-    ]
-    .into_iter()
-    .filter_map(|(on, what)| on.then_some(what))
-    .collect();
-    (!set.is_empty()).then(|| format!("process `{process}` does not do {}", set.join(", ")))
+    ])
+    .map(|set| format!("process `{process}` does not do {set}"))
 }
