@@ -37,20 +37,6 @@ use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::protocol::Msg;
 
 
-crate::lock_design! {
-    /// The `chubby` design as the registry knows it.
-    pub struct Chubby(ChubbyConfig) as CHUBBY = "chubby",
-        "Chubby lock: sessions kept by keep-alives, sequencer generation numbers, lock-delay";
-    server(config, _index) => Box::new(ChubbyLock::new(config.clone()));
-    client(config, lock_nodes) => SessionLockClient::for_design(
-        lock_nodes,
-        config.heartbeat,
-        config.ttl,
-        3,
-        LossNotice::OnSessionExpiry,
-    );
-}
-
 /// Chubby's lock-delay: none up to one minute.
 const LOCK_DELAY: KeyKind = KeyKind::DurationIn {
     min: Duration::ZERO,
@@ -59,9 +45,10 @@ const LOCK_DELAY: KeyKind = KeyKind::DurationIn {
     below: None,
 };
 
-crate::design_config! {
-    /// Settings of the `chubby` design: its server and its clients' keep-alive.
-    #[derive(Clone, Debug, PartialEq, Eq)]
+crate::lock_design! {
+    pub struct Chubby as CHUBBY = "chubby",
+        "Chubby lock: sessions kept by keep-alives, sequencer generation numbers, lock-delay";
+    #[derive(Eq)]
     pub struct ChubbyConfig {
         ttl: Duration = key::ttl(), "session lease on the server's clock";
         tokens: bool = key::tokens(true), "grants carry the lock's generation number (sequencer)";
@@ -70,6 +57,9 @@ crate::design_config! {
              (Chubby caps it at one minute)";
         heartbeat: Duration = key::heartbeat("ttl / 3"), "client keep-alive interval; 0s means ttl / 3";
     }
+    server(config, _index) => Box::new(ChubbyLock::new(config.clone()));
+    client(c, lock_nodes) =>
+        SessionLockClient::for_design(lock_nodes, c.heartbeat, c.ttl, 3, LossNotice::OnSessionExpiry);
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

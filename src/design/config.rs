@@ -464,11 +464,15 @@ macro_rules! design_choice {
 }
 
 /// Declares a lock design, the unit struct the registry takes: its name,
-/// one-line summary, configuration (a [`design_config!`] struct) and the
-/// server and client it builds from that configuration. It also declares
-/// the design's catalog entry as a constant, for documentation and tests.
-/// `server` and `client` give boxed actors, as
-/// [`LockDesign`](crate::design::LockDesign)'s methods do.
+/// one-line summary, configuration and the server and client it builds
+/// from that configuration. It also declares the design's catalog entry as
+/// a constant, for documentation and tests. `server` and `client` give
+/// boxed actors, as [`LockDesign`](crate::design::LockDesign)'s methods do.
+///
+/// The configuration is declared inline, its fields as in
+/// [`design_config!`] (the struct derives `Clone`, `Debug` and
+/// `PartialEq`; more derives may be added above it), or named, as
+/// `struct MyLock(MyConfig)`, when a `design_config!` elsewhere declares it.
 /// A design that checks its settings beyond their keys' bounds, or whose
 /// server needs more than its configuration and index, implements
 /// [`LockDesign`](crate::design::LockDesign) by hand instead.
@@ -478,14 +482,6 @@ macro_rules! design_choice {
 /// use fencesim::design::config::key;
 /// use fencesim::design::lock_client::SingleServer;
 ///
-/// fencesim::design_config! {
-///     /// My lock's keys.
-///     #[derive(Clone, Debug)]
-///     pub struct MyConfig {
-///         ttl: Duration = key::ttl(), "how long a grant lasts";
-///     }
-/// }
-///
 /// # use fencesim::{protocol::Msg, sim::{Actor, Context, NodeId, TimerId}};
 /// # struct MyServer(Duration);
 /// # impl Actor<Msg> for MyServer {
@@ -494,18 +490,50 @@ macro_rules! design_choice {
 /// #     fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
 /// # }
 /// fencesim::lock_design! {
-///     /// My lock.
-///     pub struct MyLock(MyConfig) as MY_LOCK = "my_lock", "a TTL lease of my own";
+///     pub struct MyLock as MY_LOCK = "my_lock", "a TTL lease of my own";
+///     pub struct MyConfig {
+///         ttl: Duration = key::ttl(), "how long a grant lasts";
+///     }
 ///     server(config, _index) => Box::new(MyServer(config.ttl));
 ///     client(_config, lock_nodes) => Box::new(SingleServer::new(lock_nodes[0].clone()));
 /// }
 ///
 /// assert_eq!(MY_LOCK.name, "my_lock");
+/// assert_eq!(MY_LOCK.keys[0].name, "ttl");
+/// assert_eq!(MyConfig::default().ttl, Duration::from_secs(10));
 /// let mut registry = fencesim::design::catalog::Registry::builtin();
 /// registry.add_lock(MyLock);
 /// ```
 #[macro_export]
 macro_rules! lock_design {
+    // The configuration declared inline: a `design_config!` struct deriving
+    // `Clone, Debug, PartialEq`, documented from the design's name, and the
+    // design's own struct documented from its summary.
+    (
+        $vis:vis struct $name:ident as $info:ident = $design:literal, $summary:literal;
+        $(#[$cmeta:meta])*
+        $cvis:vis struct $config:ident {
+            $( $field:ident : $ty:ty = $key:expr $(, $doc:literal)? ; )*
+        }
+        server($sc:pat, $index:pat) => $server:expr;
+        client($cc:pat, $nodes:pat) => $client:expr;
+    ) => {
+        $crate::design_config! {
+            #[doc = concat!("Settings of the `", $design, "` design: the keys of its table.")]
+            #[derive(Clone, Debug, PartialEq)]
+            $(#[$cmeta])*
+            $cvis struct $config {
+                $( $field : $ty = $key $(, $doc)? ; )*
+            }
+        }
+
+        $crate::lock_design! {
+            #[doc = concat!("The `", $design, "` design: ", $summary, ".")]
+            $vis struct $name($config) as $info = $design, $summary;
+            server($sc, $index) => $server;
+            client($cc, $nodes) => $client;
+        }
+    };
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident ($config:ty) as $info:ident = $design:literal, $summary:literal;

@@ -62,20 +62,10 @@ use crate::protocol::Msg;
 
 
 crate::lock_design! {
-    /// The `etcd` design as the registry knows it.
-    pub struct Etcd(EtcdConfig) as ETCD = "etcd",
+    pub struct Etcd as ETCD = "etcd",
         "etcd concurrency.Mutex: a lease kept alive by the client, a lock key \
         on it; the lowest create revision holds, and is the token";
-    server(config, _index) => Box::new(EtcdServer::new(config.ttl, config.tokens));
-    client(config, lock_nodes) => {
-        Box::new(EtcdClient::new(lock_nodes[0].clone(), config.keepalive_interval()))
-    };
-}
-
-crate::design_config! {
-    /// Settings of the `etcd` design: the server's leases and the client's
-    /// keep-alive.
-    #[derive(Clone, Debug, PartialEq, Eq)]
+    #[derive(Eq)]
     pub struct EtcdConfig {
         ttl: Duration = key::ttl(), "the lease's time to live on the server's clock";
         keepalive: Duration = key::heartbeat("ttl / 3"),
@@ -83,6 +73,9 @@ crate::design_config! {
         tokens: bool = key::tokens(true),
             "hand out the lock key's create revision as a fencing token";
     }
+    server(config, _index) => Box::new(EtcdServer::new(config.ttl, config.tokens));
+    client(config, lock_nodes) =>
+        Box::new(EtcdClient::new(lock_nodes[0].clone(), config.keepalive_interval()));
 }
 
 impl EtcdConfig {

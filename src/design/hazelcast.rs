@@ -39,28 +39,17 @@ use crate::protocol::Msg;
 
 
 crate::lock_design! {
-    /// The `hazelcast` design as the registry knows it.
-    pub struct Hazelcast(HazelcastConfig) as HAZELCAST = "hazelcast",
+    pub struct Hazelcast as HAZELCAST = "hazelcast",
         "Hazelcast FencedLock on CP sessions: reentrant, fence grows per free-to-acquired transition";
-    server(config, _index) => Box::new(FencedLock::new(config.clone()));
-    client(config, lock_nodes) => SessionLockClient::for_design(
-        lock_nodes,
-        config.heartbeat,
-        config.ttl,
-        5,
-        LossNotice::OnNextLockCall,
-    );
-}
-
-crate::design_config! {
-    /// Settings of the `hazelcast` design: its server and its clients'
-    /// heartbeat.
-    #[derive(Clone, Debug, PartialEq, Eq)]
+    #[derive(Eq)]
     pub struct HazelcastConfig {
         ttl: Duration = key::ttl(), "CP session TTL on the server's clock";
         tokens: bool = key::tokens(true), "grants carry the fence (Hazelcast always has one)";
         heartbeat: Duration = key::heartbeat("ttl / 5"), "CP session heartbeat interval; 0s means ttl / 5";
     }
+    server(config, _index) => Box::new(FencedLock::new(config.clone()));
+    client(c, lock_nodes) =>
+        SessionLockClient::for_design(lock_nodes, c.heartbeat, c.ttl, 5, LossNotice::OnNextLockCall);
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -32,16 +32,9 @@ use crate::design::lock_client::SingleServer;
 use crate::protocol::Msg;
 
 crate::lock_design! {
-    /// The `lease` design as the registry knows it.
-    pub struct Lease(LeaseConfig) as LEASE = "lease",
+    pub struct Lease as LEASE = "lease",
         "single server TTL lease, optionally handing out fencing tokens";
-    server(config, _index) => Box::new(LeaseLock::new(config.clone()));
-    client(_config, lock_nodes) => Box::new(SingleServer::new(lock_nodes[0].clone()));
-}
-
-crate::design_config! {
-    /// Settings of the `lease` lock service.
-    #[derive(Clone, Debug, PartialEq, Eq)]
+    #[derive(Eq)]
     pub struct LeaseConfig {
         ttl: Duration = key::ttl(), "how long a grant lasts on the lock's clock";
         tokens: bool = key::tokens(true), "hand out fencing tokens with each grant";
@@ -54,6 +47,8 @@ crate::design_config! {
             "a renewal re-arms the expiry timer; false leaves the first one armed, \
              so the lease ends before the end the renewal promised (a bug)";
     }
+    server(config, _index) => Box::new(LeaseLock::new(config.clone()));
+    client(_config, lock_nodes) => Box::new(SingleServer::new(lock_nodes[0].clone()));
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

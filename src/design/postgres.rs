@@ -128,15 +128,6 @@ const TIMEOUT: KeyKind = KeyKind::DurationIn {
     below: None,
 };
 
-crate::lock_design! {
-    /// The `postgres` design as the registry knows it.
-    pub struct Postgres(PostgresConfig) as POSTGRES = "postgres",
-        "PostgreSQL session-level advisory lock: held by a server session, released when the server \
-        ends it (keepalive, idle timeouts, crash); nextval tokens, PgBouncer pooling";
-    server(config, _index) => Box::new(PgServer::new(config.clone()));
-    client(_config, lock_nodes) => Box::new(PgClient::new(lock_nodes[0].clone()));
-}
-
 crate::design_choice! {
     /// How clients reach the server.
     pub enum Pooler {
@@ -149,9 +140,11 @@ crate::design_choice! {
     }
 }
 
-crate::design_config! {
-    /// Settings of the `postgres` design, as PostgreSQL names them.
-    #[derive(Clone, Debug, PartialEq, Eq)]
+crate::lock_design! {
+    pub struct Postgres as POSTGRES = "postgres",
+        "PostgreSQL session-level advisory lock: held by a server session, released when the server \
+        ends it (keepalive, idle timeouts, crash); nextval tokens, PgBouncer pooling";
+    #[derive(Eq)]
     pub struct PostgresConfig {
         tcp_keepalives_idle: Duration = key::duration(KEEPALIVE_SECONDS, Duration::ZERO),
             "silence before the server's first keepalive probe; 0s: the OS default (Linux: 2h)";
@@ -170,6 +163,8 @@ crate::design_config! {
         tokens: bool = key::tokens(false), "each grant takes nextval of a sequence as its fencing token";
         first_token: u64 = key::first_token(), "the sequence's START value";
     }
+    server(config, _index) => Box::new(PgServer::new(config.clone()));
+    client(_config, lock_nodes) => Box::new(PgClient::new(lock_nodes[0].clone()));
 }
 
 impl PostgresConfig {

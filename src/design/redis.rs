@@ -49,14 +49,6 @@ use crate::protocol::Msg;
 pub const EXPIRE_CYCLE: Duration = Duration::from_millis(100);
 
 
-crate::lock_design! {
-    /// The `redis` design as the registry knows it.
-    pub struct Redis(RedisConfig) as REDIS = "redis",
-        "one Redis node: SET NX PX with the key's expiry on the node's wall clock";
-    server(config, _index) => Box::new(RedisLock::new(config.clone()));
-    client(_config, lock_nodes) => Box::new(SingleServer::new(lock_nodes[0].clone()));
-}
-
 crate::design_choice! {
     /// How a release deletes the key.
     pub enum Release {
@@ -67,9 +59,10 @@ crate::design_choice! {
     }
 }
 
-crate::design_config! {
-    /// Settings of one Redis lock node.
-    #[derive(Clone, Debug, PartialEq, Eq)]
+crate::lock_design! {
+    pub struct Redis as REDIS = "redis",
+        "one Redis node: SET NX PX with the key's expiry on the node's wall clock";
+    #[derive(Eq)]
     pub struct RedisConfig {
         ttl: Duration = key::ttl(), "the key's PX, on the node's wall clock";
         tokens: bool = key::tokens(false), "take a token from an INCR counter with each grant";
@@ -80,6 +73,8 @@ crate::design_config! {
             "compare: delete the key only if it holds the releasing client's value; \
              del: a plain DEL, which frees whoever holds the key (a bug)";
     }
+    server(config, _index) => Box::new(RedisLock::new(config.clone()));
+    client(_config, lock_nodes) => Box::new(SingleServer::new(lock_nodes[0].clone()));
 }
 
 /// The lock key: who set it, with which value, until when.

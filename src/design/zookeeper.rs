@@ -41,27 +41,17 @@ use crate::protocol::Msg;
 
 
 crate::lock_design! {
-    /// The `zookeeper` design as the registry knows it.
-    pub struct ZooKeeper(ZooKeeperConfig) as ZOOKEEPER = "zookeeper",
+    pub struct ZooKeeper as ZOOKEEPER = "zookeeper",
         "ZooKeeper lock recipe: sessions kept by heartbeats, ephemeral sequential znodes, zxid as token";
-    server(config, _index) => Box::new(ZooKeeperLock::new(config.clone()));
-    client(config, lock_nodes) => SessionLockClient::for_design(
-        lock_nodes,
-        config.heartbeat,
-        config.ttl,
-        3,
-        LossNotice::OnSessionExpiry,
-    );
-}
-
-crate::design_config! {
-    /// Settings of the `zookeeper` design: its server and its clients' heartbeat.
-    #[derive(Clone, Debug, PartialEq, Eq)]
+    #[derive(Eq)]
     pub struct ZooKeeperConfig {
         ttl: Duration = key::ttl(), "session timeout on the server's clock";
         tokens: bool = key::tokens(true), "grants carry the lock node's zxid as a fencing token";
         heartbeat: Duration = key::heartbeat("ttl / 3"), "client heartbeat interval; 0s means ttl / 3";
     }
+    server(config, _index) => Box::new(ZooKeeperLock::new(config.clone()));
+    client(c, lock_nodes) =>
+        SessionLockClient::for_design(lock_nodes, c.heartbeat, c.ttl, 3, LossNotice::OnSessionExpiry);
 }
 
 /// An ephemeral sequential znode under the lock path.
