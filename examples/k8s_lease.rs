@@ -81,6 +81,7 @@ fencesim::lock_design! {
             "retryPeriod: how often the leader renews";
         tokens: bool = key::tokens(true), "hand out the resourceVersion as the fencing token";
     }
+    node = "apiserver";
     server(config, _index) => Box::new(ApiServer {
         tokens: config.tokens,
         grants: Grants::held_by_sessions(),

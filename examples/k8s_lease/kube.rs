@@ -4,7 +4,7 @@
 //! network (every fault applies, every message is journaled).
 //!
 //! ```ignore
-//! let client = kube::Client::new(&h, "lock", Duration::from_secs(1));
+//! let client = kube::Client::new(&h, "apiserver", Duration::from_secs(1));
 //! let leases: kube::Api<kube::Lease> = kube::Api::namespaced(client, "default");
 //! let mut lease = leases.get("leader").await?;
 //! lease.spec.as_mut().unwrap().renew_time = Some(kube::MicroTime(h.wall_ns()));

@@ -493,12 +493,7 @@ mod tests {
         type Config = ();
 
         fn info(&self) -> DesignInfo {
-            DesignInfo {
-                name: "panics",
-                role: Role::Storage,
-                summary: "panics on its first write",
-                keys: &[],
-            }
+            DesignInfo::storage("panics", "panics on its first write", &[])
         }
         fn server(&self, _: &()) -> Box<dyn Actor<Msg>> {
             Box::new(PanickingServer)

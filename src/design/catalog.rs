@@ -316,6 +316,11 @@ pub struct DesignInfo {
     pub summary: &'static str,
     /// Keys its table takes besides `design`, in documentation order.
     pub keys: &'static [KeySpec],
+    /// What a lock design's node is called (`lock` unless the design says,
+    /// [`DesignInfo::on_node`]); with a `nodes` key above 1, its nodes are
+    /// this name and a number (`lock1` … `lockN`). Scenario files name it
+    /// in triggers, faults and links, and the reports show it.
+    pub node: &'static str,
 }
 
 impl DesignInfo {
@@ -327,6 +332,7 @@ impl DesignInfo {
             role: Role::Lock,
             summary,
             keys,
+            node: "lock",
         }
     }
 
@@ -341,7 +347,20 @@ impl DesignInfo {
             role: Role::Storage,
             summary,
             keys,
+            node: "storage",
         }
+    }
+
+    /// This lock design with its node called `node` (`apiserver` for a
+    /// Kubernetes API server) instead of `lock`.
+    ///
+    /// ```
+    /// use fencesim::design::catalog::DesignInfo;
+    /// const INFO: DesignInfo = DesignInfo::lock("k8s", "an API server", &[]).on_node("apiserver");
+    /// assert_eq!(INFO.node, "apiserver");
+    /// ```
+    pub const fn on_node(self, node: &'static str) -> Self {
+        DesignInfo { node, ..self }
     }
 
     /// The key named `name`, if the design takes it.
@@ -705,12 +724,18 @@ impl Registry {
     ///
     /// # Panics
     /// If a design with the same name and role is already registered, if a
+    /// lock design's node is not a well-formed name or is `storage`, if a
     /// key is named `design` or listed twice, if a key's default does not
     /// satisfy its own kind, or if a duration's bounds are out of order or
     /// name as `below` a key that is not one of the design's durations: all
     /// mistakes in the program, not in a scenario file, so they fail at
     /// startup rather than when a file is loaded.
     pub fn add(&mut self, info: DesignInfo) {
+        if info.role == Role::Lock {
+            if let Some(problem) = crate::scenario::node_name_problem(info.node, "lock node") {
+                panic!("design `{}`: {problem}", info.name);
+            }
+        }
         assert!(
             self.get(info.role, info.name).is_none(),
             "design `{}` is already registered as a {}",
@@ -883,12 +908,13 @@ mod tests {
             default: Some(ParamValue::Duration(Duration::ZERO)),
             doc: "",
         }];
-        Registry::empty().add(DesignInfo {
-            name: "x",
-            role: Role::Lock,
-            summary: "",
-            keys: KEYS,
-        });
+        Registry::empty().add(DesignInfo::lock("x", "", KEYS));
+    }
+
+    #[test]
+    #[should_panic(expected = "lock node name `storage` is the storage's")]
+    fn a_lock_node_called_storage_panics() {
+        Registry::empty().add(DesignInfo::lock("x", "", &[]).on_node("storage"));
     }
 
     #[test]
@@ -900,10 +926,7 @@ mod tests {
     #[test]
     fn the_same_name_may_serve_two_roles() {
         let mut registry = Registry::builtin();
-        registry.add(DesignInfo {
-            role: Role::Lock,
-            ..FENCED
-        });
+        registry.add(DesignInfo::lock(FENCED.name, FENCED.summary, FENCED.keys));
         assert!(registry.get(Role::Lock, "fenced").is_some());
     }
 
@@ -916,11 +939,6 @@ mod tests {
             default: Some(ParamValue::U64(10)),
             doc: "",
         }];
-        Registry::empty().add(DesignInfo {
-            name: "x",
-            role: Role::Lock,
-            summary: "",
-            keys,
-        });
+        Registry::empty().add(DesignInfo::lock("x", "", keys));
     }
 }

@@ -473,6 +473,8 @@ macro_rules! design_choice {
 /// [`design_config!`] (the struct derives `Clone`, `Debug` and
 /// `PartialEq`; more derives may be added above it), or named, as
 /// `struct MyLock(MyConfig)`, when a `design_config!` elsewhere declares it.
+/// `node = "apiserver";` before `server` names the design's node, which
+/// is `lock` otherwise ([`DesignInfo::on_node`](crate::design::catalog::DesignInfo::on_node)).
 /// A design that checks its settings beyond their keys' bounds, or whose
 /// server needs more than its configuration and index, implements
 /// [`LockDesign`](crate::design::LockDesign) by hand instead.
@@ -515,6 +517,7 @@ macro_rules! lock_design {
         $cvis:vis struct $config:ident {
             $( $field:ident : $ty:ty = $key:expr $(, $doc:literal)? ; )*
         }
+        $(node = $node:literal;)?
         server($sc:pat, $index:pat) => $server:expr;
         client($cc:pat, $nodes:pat) => $client:expr;
     ) => {
@@ -530,6 +533,7 @@ macro_rules! lock_design {
         $crate::lock_design! {
             #[doc = concat!("The `", $design, "` design: ", $summary, ".")]
             $vis struct $name($config) as $info = $design, $summary;
+            $(node = $node;)?
             server($sc, $index) => $server;
             client($cc, $nodes) => $client;
         }
@@ -537,6 +541,7 @@ macro_rules! lock_design {
     (
         $(#[$meta:meta])*
         $vis:vis struct $name:ident ($config:ty) as $info:ident = $design:literal, $summary:literal;
+        $(node = $node:literal;)?
         server($sc:pat, $index:pat) => $server:expr;
         client($cc:pat, $nodes:pat) => $client:expr;
     ) => {
@@ -550,7 +555,7 @@ macro_rules! lock_design {
                 $design,
                 $summary,
                 <$config as $crate::design::config::DesignConfig>::KEYS,
-            );
+            )$(.on_node($node))?;
 
         impl $crate::design::LockDesign for $name {
             type Config = $config;

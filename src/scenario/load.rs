@@ -93,7 +93,7 @@ pub(crate) fn scenario(registry: &Registry, src: Source<'_>) -> Result<Scenario>
     let lock = design(registry, Role::Lock, &lock_field)?;
     let storage_field = required_table(&mut top, "storage")?;
     let storage = design(registry, Role::Storage, &storage_field)?;
-    let clients = clients(registry, &mut top, &lock.design)?;
+    let clients = clients(registry, &mut top, &lock)?;
 
     let mut scenario = Scenario {
         file: src.file.to_string(),
@@ -376,7 +376,7 @@ fn probability(field: &Field<'_>, what: &str) -> Result<f64> {
     Ok(p)
 }
 
-fn clients(registry: &Registry, top: &mut Table<'_>, lock: &str) -> Result<Vec<ClientSpec>> {
+fn clients(registry: &Registry, top: &mut Table<'_>, lock: &DesignSpec) -> Result<Vec<ClientSpec>> {
     let field = top
         .get("clients")
         .ok_or_else(|| top.error("missing [[clients]]: a scenario needs at least one client"))?;
@@ -390,7 +390,8 @@ fn clients(registry: &Registry, top: &mut Table<'_>, lock: &str) -> Result<Vec<C
     }
     let mut clients = Vec::with_capacity(tables.len());
     for table in tables {
-        let client = client(registry, table, &clients, lock)?;
+        let node = lock.resolved.info().node;
+        let client = client(registry, table, &clients, &lock.design, node)?;
         clients.push(client);
     }
     Ok(clients)
@@ -403,6 +404,7 @@ fn client(
     mut table: Table<'_>,
     earlier: &[ClientSpec],
     lock: &str,
+    lock_node: &str,
 ) -> Result<ClientSpec> {
     // The process first: its own keys are keys of this table too.
     let process = match table.get("process") {
@@ -431,7 +433,7 @@ fn client(
     table.accept(&accepted)?;
     let name_field = table.require("name")?;
     let name = name_field.str()?;
-    if let Some(problem) = client_name_problem(name) {
+    if let Some(problem) = client_name_problem(name, lock_node) {
         return Err(name_field.error(problem));
     }
     if earlier.iter().any(|c| c.name == name) {
@@ -481,30 +483,44 @@ fn client(
     Ok(spec)
 }
 
-/// Why `name` cannot name a client, if it cannot.
-fn client_name_problem(name: &str) -> Option<String> {
+/// Why `name` cannot name a client of a lock whose nodes are called
+/// `lock_node` (and `lock_node` with a number), if it cannot.
+fn client_name_problem(name: &str, lock_node: &str) -> Option<String> {
+    if let Some(problem) = node_name_problem(name, "client") {
+        return Some(problem);
+    }
+    let numbered = name
+        .strip_prefix(lock_node)
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if name == lock_node || name == "storage" || numbered {
+        return Some(format!(
+            "client name `{name}` is reserved for a server node ({lock_node}, {lock_node}N, storage)"
+        ));
+    }
+    None
+}
+
+/// Why `name` cannot name a node (`what`: a client, a lock), if it cannot:
+/// a name starts with a letter and continues with letters, digits, `_` or
+/// `-`, and is not the world's.
+pub(crate) fn node_name_problem(name: &str, what: &str) -> Option<String> {
     let mut chars = name.chars();
     let well_formed = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if !well_formed {
         return Some(format!(
-            "invalid client name \"{name}\": a name starts with a letter and continues with letters, \
+            "invalid {what} name \"{name}\": a name starts with a letter and continues with letters, \
              digits, `_` or `-`"
-        ));
-    }
-    let lock_n = name
-        .strip_prefix("lock")
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    if name == "lock" || name == "storage" || lock_n {
-        return Some(format!(
-            "client name `{name}` is reserved for a server node (lock, lockN, storage)"
         ));
     }
     // The journal's own events (partition, heal) are the world's.
     if name == sim::world::WORLD_NODE {
         return Some(format!(
-            "client name `{name}` is reserved: the journal names the simulated world `{name}`"
+            "{what} name `{name}` is reserved: the journal names the simulated world `{name}`"
         ));
+    }
+    if what != "client" && name == "storage" {
+        return Some(format!("{what} name `storage` is the storage's"));
     }
     None
 }

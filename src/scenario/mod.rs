@@ -49,6 +49,7 @@ pub mod write;
 pub use error::ScenarioError;
 pub use file::MAX_FILE_BYTES;
 pub(crate) use file::{read_regular, Kind as FileKind};
+pub(crate) use load::node_name_problem;
 pub use model::{
     ClientSpec, DesignSpec, Expect, ExploreSpec, Fault, FaultSpec, LinkSpec, NetworkSpec,
     ParamValue, Params, Scenario, Scope, Trigger, Verdict, Workload,

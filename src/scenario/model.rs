@@ -54,12 +54,15 @@ impl Scenario {
             .unwrap_or_else(|| ExploreSpec::scaled(self))
     }
 
-    /// The lock service's node names: `lock`, or `lock1` … `lockN` when the
-    /// lock design has a `nodes` parameter greater than 1.
+    /// The lock service's node names: `lock` (or the name the lock design
+    /// gives its node, [`DesignInfo::on_node`](crate::design::catalog::DesignInfo::on_node)),
+    /// or `lock1` … `lockN` when the lock design has a `nodes` parameter
+    /// greater than 1.
     pub fn lock_nodes(&self) -> Vec<String> {
+        let node = self.lock.resolved.info().node;
         match self.lock.params.get("nodes") {
-            Some(ParamValue::U64(n)) if *n > 1 => (1..=*n).map(|i| format!("lock{i}")).collect(),
-            _ => vec!["lock".to_string()],
+            Some(ParamValue::U64(n)) if *n > 1 => (1..=*n).map(|i| format!("{node}{i}")).collect(),
+            _ => vec![node.to_string()],
         }
     }
 

@@ -137,12 +137,7 @@ impl fencesim::design::StorageDesign for Crash {
     type Config = ();
 
     fn info(&self) -> fencesim::design::catalog::DesignInfo {
-        fencesim::design::catalog::DesignInfo {
-            name: "crash",
-            role: fencesim::design::catalog::Role::Storage,
-            summary: "panics on every write",
-            keys: &[],
-        }
+        fencesim::design::catalog::DesignInfo::storage("crash", "panics on every write", &[])
     }
     fn server(&self, _: &()) -> Box<dyn sim::Actor<fencesim::protocol::Msg>> {
         Box::new(fencesim::design::storage::StorageNode::new(Crash))

@@ -251,12 +251,7 @@ impl fencesim::design::StorageDesign for Spin {
     type Config = ();
 
     fn info(&self) -> fencesim::design::catalog::DesignInfo {
-        fencesim::design::catalog::DesignInfo {
-            name: "spin",
-            role: fencesim::design::catalog::Role::Storage,
-            summary: "never returns from a write",
-            keys: &[],
-        }
+        fencesim::design::catalog::DesignInfo::storage("spin", "never returns from a write", &[])
     }
     fn server(&self, _: &()) -> Box<dyn sim::Actor<fencesim::protocol::Msg>> {
         Box::new(fencesim::design::storage::StorageNode::new(Spin))

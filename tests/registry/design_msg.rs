@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use fencesim::cli::Status;
-use fencesim::design::catalog::{DesignInfo, Registry, Role};
+use fencesim::design::catalog::{DesignInfo, Registry};
 use fencesim::design::grants::Grants;
 use fencesim::design::lock_client::{Grant, LockClient, LockEvent};
 use fencesim::design::{node_named, LockDesign};
@@ -43,12 +43,7 @@ impl LockDesign for TicketDesign {
     type Config = ();
 
     fn info(&self) -> DesignInfo {
-        DesignInfo {
-            name: "ticket",
-            role: Role::Lock,
-            summary: "a lock asked for with its own message type",
-            keys: &[],
-        }
+        DesignInfo::lock("ticket", "a lock asked for with its own message type", &[])
     }
 
     fn server(&self, _: &(), _index: usize) -> Box<dyn Actor<Msg>> {

@@ -8,6 +8,7 @@
 mod commands;
 mod design_msg;
 mod library;
+mod node_name;
 
 #[path = "../support/mod.rs"]
 mod support;

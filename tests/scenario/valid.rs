@@ -325,12 +325,7 @@ fn user_registry() -> Registry {
         },
     ];
     let mut registry = Registry::builtin();
-    registry.add(DesignInfo {
-        name: "mylock",
-        role: Role::Lock,
-        summary: "a user's lock",
-        keys: KEYS,
-    });
+    registry.add(DesignInfo::lock("mylock", "a user's lock", KEYS));
     registry
 }
 
