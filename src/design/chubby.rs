@@ -36,7 +36,6 @@ use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::protocol::Msg;
 
-
 /// Chubby's lock-delay: none up to one minute.
 const LOCK_DELAY: KeyKind = KeyKind::DurationIn {
     min: Duration::ZERO,

@@ -60,7 +60,6 @@ use crate::design::grants::Grants;
 use crate::design::lock_client::{KeepAlive, LockClient, LockEvent, SingleServer};
 use crate::protocol::Msg;
 
-
 crate::lock_design! {
     pub struct Etcd as ETCD = "etcd",
         "etcd concurrency.Mutex: a lease kept alive by the client, a lock key \
@@ -617,14 +616,23 @@ mod tests {
     #[test]
     fn etcds_own_calls_grant_a_lease_lock_a_key_on_it_and_unlock_it() {
         let (mut h, mut s) = server();
-        let grant = |req| Msg::design(EtcdCall::LeaseGrant {
-            req,
-            ttl: Duration::ZERO,
-        });
+        let grant = |req| {
+            Msg::design(EtcdCall::LeaseGrant {
+                req,
+                ttl: Duration::ZERO,
+            })
+        };
         let step = h.message(&mut s, CLIENT1, grant(1));
         assert_eq!(
             step.sends,
-            vec![(CLIENT1, Msg::LeaseCreated { req: 1, lease: 1, ttl: TTL })]
+            vec![(
+                CLIENT1,
+                Msg::LeaseCreated {
+                    req: 1,
+                    lease: 1,
+                    ttl: TTL
+                }
+            )]
         );
         // A lease alone holds nothing, and moves no revision.
         assert!(step.events.is_empty());
@@ -637,7 +645,17 @@ mod tests {
         // A retried Lock on the held lease is answered again, for itself.
         let step = h.message(&mut s, CLIENT1, lock(3, 1));
         assert!(step.events.is_empty());
-        assert!(matches!(step.sends[..], [(CLIENT1, Msg::Granted { req: 3, lease: 1, .. })]));
+        assert!(matches!(
+            step.sends[..],
+            [(
+                CLIENT1,
+                Msg::Granted {
+                    req: 3,
+                    lease: 1,
+                    ..
+                }
+            )]
+        ));
         // Unlock deletes the key (revision 4) and the next key holds; the
         // lease lives on and is kept alive.
         let step = h.message(&mut s, CLIENT1, Msg::design(EtcdCall::Unlock { lease: 1 }));

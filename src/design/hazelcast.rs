@@ -37,7 +37,6 @@ use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::protocol::Msg;
 
-
 crate::lock_design! {
     pub struct Hazelcast as HAZELCAST = "hazelcast",
         "Hazelcast FencedLock on CP sessions: reentrant, fence grows per free-to-acquired transition";

@@ -29,14 +29,28 @@ pub mod session;
 pub mod session_client;
 pub mod session_server;
 
+// The bundled designs' modules. They are declared here, not by `bundled!`
+// below: rustfmt (and so `cargo fmt`) follows only the modules it sees
+// declared, never those a macro declares.
+pub mod chubby;
+pub mod epoch;
+pub mod etcd;
+pub mod hazelcast;
+pub mod lease;
+pub mod postgres;
+pub mod redis;
+pub mod redlock;
+#[cfg(feature = "sql")]
+pub mod sql;
+pub mod storage;
+pub mod zookeeper;
+
 /// The bundled designs, one line each, in the order `fencesim designs`
-/// lists them: `lock module::{Design};` declares the design's module and
-/// registers the design in [`catalog::Registry::builtin`]. A bundled design
-/// is its file and its line here.
+/// lists them: `lock module::{Design};` registers the design in
+/// [`catalog::Registry::builtin`]. A bundled design is its file, its
+/// module's line above and its line here.
 macro_rules! bundled {
     ($( $(#[$cfg:meta])* $role:ident $module:ident :: { $($design:ident),+ } ; )*) => {
-        $( $(#[$cfg])* pub mod $module; )*
-
         /// Adds the bundled designs to `registry`, in their order.
         pub(crate) fn add_bundled(registry: &mut catalog::Registry) {
             $( $(#[$cfg])* { $( bundled!(@add registry $role $module::$design); )+ } )*

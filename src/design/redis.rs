@@ -48,7 +48,6 @@ use crate::protocol::Msg;
 /// clock (Redis' default `hz 10`).
 pub const EXPIRE_CYCLE: Duration = Duration::from_millis(100);
 
-
 crate::design_choice! {
     /// How a release deletes the key.
     pub enum Release {

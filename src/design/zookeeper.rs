@@ -39,7 +39,6 @@ use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::protocol::Msg;
 
-
 crate::lock_design! {
     pub struct ZooKeeper as ZOOKEEPER = "zookeeper",
         "ZooKeeper lock recipe: sessions kept by heartbeats, ephemeral sequential znodes, zxid as token";
