@@ -27,6 +27,10 @@ use random::{Draw, Sizes, Targets};
 /// reference and the loader's messages list them). A new kind is its file,
 /// a line here, and its place in [`KINDS`] and [`WEIGHTS`].
 ///
+/// `cargo fmt` does not reach the files this list declares (rustfmt follows
+/// only declared modules): format them by name, `rustfmt --edition 2021
+/// sim/src/fault/*.rs src/scenario/fault_kind/*.rs`, as CI checks them.
+///
 /// It calls `$callback!` with the lines, so that a crate that gives each
 /// kind a file of its own (the scenario layer does) registers them all from
 /// this one list: `sim::fault_kinds!(register)` expands to
