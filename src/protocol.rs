@@ -138,30 +138,6 @@ pub enum Msg {
         /// Whether it was applied.
         ok: bool,
     },
-    /// Lock → client (`etcd`): a lease was created for acquire `req` (etcd's
-    /// `LeaseGrant`); the client keeps it alive with [`Msg::KeepAlive`] while
-    /// it waits for the lock and while it holds it.
-    LeaseCreated {
-        /// The acquire answered.
-        req: u64,
-        /// The lease's id.
-        lease: u64,
-        /// The lease's time to live on the server's clock.
-        ttl: Duration,
-    },
-    /// Client → lock (`etcd`): keep lease `lease` alive (`LeaseKeepAlive`).
-    KeepAlive {
-        /// The lease to refresh.
-        lease: u64,
-    },
-    /// Lock → client (`etcd`): the answer to a keep-alive; `ttl` is zero when
-    /// the lease is gone (expired or revoked), as etcd answers.
-    KeepAliveReply {
-        /// The lease refreshed.
-        lease: u64,
-        /// Its remaining time to live, zero if it no longer exists.
-        ttl: Duration,
-    },
     /// Client → lock: open a session (`zookeeper`, `chubby`, `hazelcast`).
     OpenSession {
         /// Request id, echoed in the answer.
@@ -392,12 +368,6 @@ impl sim::Message for Msg {
             Msg::WriteReply { write, ok } => {
                 write!(s, "{} {write}", if *ok { "ok" } else { "rejected" }).unwrap()
             }
-            Msg::LeaseCreated { lease, .. } => write!(s, "lease {lease} created").unwrap(),
-            Msg::KeepAlive { lease } => write!(s, "keepalive lease={lease}").unwrap(),
-            Msg::KeepAliveReply { lease, ttl } if ttl.is_zero() => {
-                write!(s, "lease {lease} gone").unwrap()
-            }
-            Msg::KeepAliveReply { lease, .. } => write!(s, "lease {lease} kept").unwrap(),
             Msg::OpenSession { req } => write!(s, "open session req={req}").unwrap(),
             Msg::SessionOpened { session, .. } => write!(s, "session {session} open").unwrap(),
             Msg::Heartbeat { session } => write!(s, "heartbeat session={session}").unwrap(),
