@@ -63,7 +63,6 @@ use crate::design::grants::Grants;
 use crate::design::lock_client::{KeepAlive, LockClient, LockEvent, SingleServer};
 use crate::protocol::Msg;
 
-
 crate::lock_design! {
     /// The `etcd` design as the registry knows it.
     pub struct Etcd(EtcdConfig) as ETCD = "etcd",
@@ -588,7 +587,10 @@ mod tests {
         let (to, created) = &step.sends[0];
         assert_eq!(*to, CLIENT1);
         let created = created.as_design();
-        assert!(matches!(created, Some(EtcdCall::LeaseCreated { lease: 1, .. })));
+        assert!(matches!(
+            created,
+            Some(EtcdCall::LeaseCreated { lease: 1, .. })
+        ));
         // Revision 1 is the empty store; the first key is revision 2.
         assert_eq!(granted(&step.sends), Some((CLIENT1, 1, Some(2))));
         let step = h.message(&mut s, CLIENT2, Msg::Acquire { req: 1 });
@@ -673,15 +675,14 @@ mod tests {
     #[test]
     fn etcds_own_calls_grant_a_lease_lock_a_key_on_it_and_unlock_it() {
         let (mut h, mut s) = server();
-        let grant = |req| Msg::design(EtcdCall::LeaseGrant {
-            req,
-            ttl: Duration::ZERO,
-        });
+        let grant = |req| {
+            Msg::design(EtcdCall::LeaseGrant {
+                req,
+                ttl: Duration::ZERO,
+            })
+        };
         let step = h.message(&mut s, CLIENT1, grant(1));
-        assert_eq!(
-            step.sends,
-            vec![(CLIENT1, created(1, 1, TTL))]
-        );
+        assert_eq!(step.sends, vec![(CLIENT1, created(1, 1, TTL))]);
         // A lease alone holds nothing, and moves no revision.
         assert!(step.events.is_empty());
         h.message(&mut s, CLIENT2, grant(1));
@@ -693,7 +694,17 @@ mod tests {
         // A retried Lock on the held lease is answered again, for itself.
         let step = h.message(&mut s, CLIENT1, lock(3, 1));
         assert!(step.events.is_empty());
-        assert!(matches!(step.sends[..], [(CLIENT1, Msg::Granted { req: 3, lease: 1, .. })]));
+        assert!(matches!(
+            step.sends[..],
+            [(
+                CLIENT1,
+                Msg::Granted {
+                    req: 3,
+                    lease: 1,
+                    ..
+                }
+            )]
+        ));
         // Unlock deletes the key (revision 4) and the next key holds; the
         // lease lives on and is kept alive.
         let step = h.message(&mut s, CLIENT1, Msg::design(EtcdCall::Unlock { lease: 1 }));
@@ -702,7 +713,10 @@ mod tests {
         let step = h.message(&mut s, CLIENT1, keep_alive(1));
         assert_eq!(
             step.sends,
-            vec![(CLIENT1, Msg::design(EtcdCall::KeepAliveReply { lease: 1, ttl: TTL }))]
+            vec![(
+                CLIENT1,
+                Msg::design(EtcdCall::KeepAliveReply { lease: 1, ttl: TTL })
+            )]
         );
         // Not client2's lease, and a lease that is gone: not found.
         for (client, lease) in [(CLIENT2, 1), (CLIENT1, 9)] {
