@@ -1,9 +1,13 @@
 //! The messages clients, lock services and storages exchange.
 //!
 //! Every design speaks this protocol, so a user's lock service works with the
-//! bundled clients and storages, and the other way round. A design with a
-//! wire protocol of its own carries its messages in [`Msg::Design`], a
-//! [`Payload`] of its own type, without editing fencesim.
+//! bundled clients and storages, and the other way round. It is what any
+//! lock and storage share: acquire, grant, deny, release and renew with
+//! their answers, read and write with theirs. A design with a wire protocol
+//! of its own carries its messages in [`Msg::Design`], a [`Payload`] of its
+//! own type, without editing fencesim: so do etcd's leases and keep-alives
+//! ([`crate::design::etcd::EtcdCall`]) and the session designs' sessions
+//! ([`crate::design::session::SessionMsg`]).
 
 use std::any::Any;
 use std::fmt::{Debug, Write as _};
@@ -137,90 +141,6 @@ pub enum Msg {
         write: String,
         /// Whether it was applied.
         ok: bool,
-    },
-    /// Lock → client (`etcd`): a lease was created for acquire `req` (etcd's
-    /// `LeaseGrant`); the client keeps it alive with [`Msg::KeepAlive`] while
-    /// it waits for the lock and while it holds it.
-    LeaseCreated {
-        /// The acquire answered.
-        req: u64,
-        /// The lease's id.
-        lease: u64,
-        /// The lease's time to live on the server's clock.
-        ttl: Duration,
-    },
-    /// Client → lock (`etcd`): keep lease `lease` alive (`LeaseKeepAlive`).
-    KeepAlive {
-        /// The lease to refresh.
-        lease: u64,
-    },
-    /// Lock → client (`etcd`): the answer to a keep-alive; `ttl` is zero when
-    /// the lease is gone (expired or revoked), as etcd answers.
-    KeepAliveReply {
-        /// The lease refreshed.
-        lease: u64,
-        /// Its remaining time to live, zero if it no longer exists.
-        ttl: Duration,
-    },
-    /// Client → lock: open a session (`zookeeper`, `chubby`, `hazelcast`).
-    OpenSession {
-        /// Request id, echoed in the answer.
-        req: u64,
-    },
-    /// Lock → client: session `session` is open; it lives while heartbeats
-    /// arrive at least every `ttl` on the lock's clock.
-    SessionOpened {
-        /// The request answered.
-        req: u64,
-        /// The new session's id.
-        session: u64,
-        /// The session timeout (ZooKeeper) or TTL (Chubby, Hazelcast CP).
-        ttl: Duration,
-    },
-    /// Client → lock: keep session `session` alive (ZooKeeper ping, Chubby
-    /// KeepAlive, Hazelcast CP session heartbeat).
-    Heartbeat {
-        /// The session kept alive.
-        session: u64,
-    },
-    /// Lock → client: session `session` is unknown or has expired; whatever
-    /// it held is gone. The answer to any request on such a session.
-    SessionExpired {
-        /// The dead session.
-        session: u64,
-    },
-    /// Client → lock: acquire the lock within session `session`. Answered by
-    /// [`Msg::Granted`], [`Msg::Denied`], [`Msg::Queued`] or
-    /// [`Msg::SessionExpired`].
-    SessionAcquire {
-        /// The session acquiring.
-        session: u64,
-        /// Request id, echoed in the answer.
-        req: u64,
-    },
-    /// Lock → client: the request is queued as lease `lease` (a ZooKeeper
-    /// ephemeral sequential znode behind a predecessor); a
-    /// [`Msg::Granted`] for the same `req` follows when it reaches the head.
-    Queued {
-        /// The request answered.
-        req: u64,
-        /// The queued lease's id (the znode's sequence number).
-        lease: u64,
-    },
-    /// Client → lock: give up lease `lease` (held or queued) of session
-    /// `session`. Answered by [`Msg::ReleaseAck`], [`Msg::SessionExpired`]
-    /// or [`Msg::LockLost`].
-    SessionRelease {
-        /// The session that took the lease.
-        session: u64,
-        /// The lease given up.
-        lease: u64,
-    },
-    /// Lock → client: you no longer own lease `lease`: your session was lost
-    /// meanwhile (Hazelcast's `LockOwnershipLostException`).
-    LockLost {
-        /// The lease lost.
-        lease: u64,
     },
     /// A message of a design's own protocol, which fencesim carries without
     /// knowing its type: see [`Payload`] and [`Msg::design`].
@@ -392,24 +312,6 @@ impl sim::Message for Msg {
             Msg::WriteReply { write, ok } => {
                 write!(s, "{} {write}", if *ok { "ok" } else { "rejected" }).unwrap()
             }
-            Msg::LeaseCreated { lease, .. } => write!(s, "lease {lease} created").unwrap(),
-            Msg::KeepAlive { lease } => write!(s, "keepalive lease={lease}").unwrap(),
-            Msg::KeepAliveReply { lease, ttl } if ttl.is_zero() => {
-                write!(s, "lease {lease} gone").unwrap()
-            }
-            Msg::KeepAliveReply { lease, .. } => write!(s, "lease {lease} kept").unwrap(),
-            Msg::OpenSession { req } => write!(s, "open session req={req}").unwrap(),
-            Msg::SessionOpened { session, .. } => write!(s, "session {session} open").unwrap(),
-            Msg::Heartbeat { session } => write!(s, "heartbeat session={session}").unwrap(),
-            Msg::SessionExpired { session } => write!(s, "session {session} expired").unwrap(),
-            Msg::SessionAcquire { session, req } => {
-                write!(s, "acquire session={session} req={req}").unwrap()
-            }
-            Msg::Queued { lease, .. } => write!(s, "queued lease={lease}").unwrap(),
-            Msg::SessionRelease { session, lease } => {
-                write!(s, "release session={session} lease={lease}").unwrap()
-            }
-            Msg::LockLost { lease } => write!(s, "lock lost lease={lease}").unwrap(),
             Msg::Design(m) => s.push_str(&m.summary()),
         }
         s

@@ -167,7 +167,7 @@ impl SessionLock for ChubbyMutex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::design::session::SESSION_TAG;
+    use crate::design::session::{SessionMsg, SESSION_TAG};
     use sim::testing::{Harness, Step};
     use sim::TimerId;
 
@@ -181,14 +181,26 @@ mod tests {
             lock_delay,
             ..ChubbyConfig::default()
         });
-        h.message(&mut lock, CLIENT1, Msg::OpenSession { req: 1 });
-        h.message(&mut lock, CLIENT2, Msg::OpenSession { req: 1 });
+        h.message(
+            &mut lock,
+            CLIENT1,
+            Msg::design(SessionMsg::OpenSession { req: 1 }),
+        );
+        h.message(
+            &mut lock,
+            CLIENT2,
+            Msg::design(SessionMsg::OpenSession { req: 1 }),
+        );
         (h, lock)
     }
 
     fn acquire(h: &mut Harness, lock: &mut ChubbyLock, client: NodeId, req: u64) -> Msg {
         let session = client as u64;
-        let s = h.message(lock, client, Msg::SessionAcquire { session, req });
+        let s = h.message(
+            lock,
+            client,
+            Msg::design(SessionMsg::SessionAcquire { session, req }),
+        );
         s.sends[0].1.clone()
     }
 
@@ -199,13 +211,21 @@ mod tests {
         session: u64,
         lease: u64,
     ) -> Step<Msg> {
-        h.message(lock, client, Msg::SessionRelease { session, lease })
+        h.message(
+            lock,
+            client,
+            Msg::design(SessionMsg::SessionRelease { session, lease }),
+        )
     }
 
     /// client1 holds; only client2 heartbeats; client1's session expires.
     fn lose_client1(h: &mut Harness, lock: &mut ChubbyLock) {
         h.advance(TTL / 2);
-        h.message(lock, CLIENT2, Msg::Heartbeat { session: 2 });
+        h.message(
+            lock,
+            CLIENT2,
+            Msg::design(SessionMsg::Heartbeat { session: 2 }),
+        );
         h.advance(TTL / 2);
         let s = h.timer(lock, TimerId(0), SESSION_TAG + 1);
         assert!(s.event("expired").is_some());
@@ -255,7 +275,11 @@ mod tests {
         acquire(&mut h, &mut lock, CLIENT1, 1);
         lose_client1(&mut h, &mut lock);
         h.advance(delay - Duration::from_millis(1));
-        h.message(&mut lock, CLIENT2, Msg::Heartbeat { session: 2 });
+        h.message(
+            &mut lock,
+            CLIENT2,
+            Msg::design(SessionMsg::Heartbeat { session: 2 }),
+        );
         assert_eq!(
             acquire(&mut h, &mut lock, CLIENT2, 1),
             Msg::Denied { req: 1 }
@@ -271,10 +295,16 @@ mod tests {
         acquire(&mut h, &mut lock, CLIENT1, 1);
         lose_client1(&mut h, &mut lock);
         let s = release(&mut h, &mut lock, CLIENT1, 1, 1);
-        assert_eq!(s.sends, [(CLIENT1, Msg::SessionExpired { session: 1 })]);
+        assert_eq!(
+            s.sends,
+            [(
+                CLIENT1,
+                Msg::design(SessionMsg::SessionExpired { session: 1 })
+            )]
+        );
         assert_eq!(
             acquire(&mut h, &mut lock, CLIENT1, 2),
-            Msg::SessionExpired { session: 1 }
+            Msg::design(SessionMsg::SessionExpired { session: 1 })
         );
     }
 
@@ -283,7 +313,11 @@ mod tests {
         let (mut h, mut lock) = server(Duration::ZERO);
         acquire(&mut h, &mut lock, CLIENT1, 1);
         // client1 restarted and opened session 3; session 1 holds the lock.
-        h.message(&mut lock, CLIENT1, Msg::OpenSession { req: 2 });
+        h.message(
+            &mut lock,
+            CLIENT1,
+            Msg::design(SessionMsg::OpenSession { req: 2 }),
+        );
         let s = release(&mut h, &mut lock, CLIENT1, 3, 1);
         assert!(s.events.is_empty(), "{:?}", s.events);
         assert_eq!(s.sends, [(CLIENT1, Msg::ReleaseAck { lease: 1 })]);
@@ -300,7 +334,11 @@ mod tests {
             tokens: false,
             ..ChubbyConfig::default()
         });
-        h.message(&mut lock, CLIENT1, Msg::OpenSession { req: 1 });
+        h.message(
+            &mut lock,
+            CLIENT1,
+            Msg::design(SessionMsg::OpenSession { req: 1 }),
+        );
         let got = acquire(&mut h, &mut lock, CLIENT1, 1);
         assert!(matches!(got, Msg::Granted { token: None, .. }));
     }

@@ -19,13 +19,16 @@
 //! server has seen already from that client (a duplicate) is answered again
 //! with the same lease instead of creating a second one.
 //!
-//! Besides the shared protocol, the server takes etcd's own calls as
-//! [`EtcdCall`] messages, one per call of etcd's client API, for clients
-//! written as async code ([`crate::process::etcd`]): `LeaseGrant` makes a
-//! lease with no key, `Lock` puts a key on a lease (granted when it is the
-//! lowest, or refused when the lease is gone), `Unlock` deletes the key and
-//! keeps the lease. `Release` is `LeaseRevoke`. A lease may ask for its own
-//! TTL; the others get the design's `ttl`.
+//! Besides the shared protocol, the server and its clients speak etcd's own
+//! calls and answers as [`EtcdCall`] messages, carried in [`Msg::Design`]:
+//! the lease's creation (`LeaseCreated`, the answer to an acquire) and its
+//! keep-alives (`KeepAlive`, answered by `KeepAliveReply`), which the
+//! bundled client uses, and one message per call of etcd's client API for
+//! clients written as async code ([`crate::process::etcd`]): `LeaseGrant`
+//! makes a lease with no key, `Lock` puts a key on a lease (granted when it
+//! is the lowest, or refused when the lease is gone), `Unlock` deletes the
+//! key and keeps the lease. `Release` is `LeaseRevoke`. A lease may ask for
+//! its own TTL; the others get the design's `ttl`.
 //!
 //! Known failures:
 //! - **Jepsen, etcd 3.4.3 (2020)**: the lock workload (2 s TTL; read, sleep,
@@ -103,16 +106,45 @@ struct LeaseState {
     timer: TimerId,
 }
 
-/// etcd's own calls, beside the shared protocol (see the module
-/// documentation), carried in [`Msg::Design`].
+/// etcd's own calls and their answers, beside the shared protocol (see the
+/// module documentation), carried in [`Msg::Design`]. The journal shows
+/// the lease's messages as `lease 1 created`, `keepalive lease=1`, `lease 1
+/// kept` or `lease 1 gone`, and the client API's calls in their `Debug`
+/// form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EtcdCall {
     /// Client → server, `LeaseGrant`: a lease of `ttl` (the design's own
-    /// for zero) with no key yet, answered by [`Msg::LeaseCreated`].
+    /// for zero) with no key yet, answered by [`EtcdCall::LeaseCreated`].
     LeaseGrant {
         /// Request id, echoed in the answer.
         req: u64,
         /// The TTL asked for.
+        ttl: Duration,
+    },
+    /// Server → client: a lease was created for request `req`, a
+    /// `LeaseGrant` or an [`Msg::Acquire`] (which makes the lease and its
+    /// key in one request); the client keeps it alive with
+    /// [`EtcdCall::KeepAlive`] while it waits for the lock and while it
+    /// holds it.
+    LeaseCreated {
+        /// The request answered.
+        req: u64,
+        /// The lease's id.
+        lease: u64,
+        /// The lease's time to live on the server's clock.
+        ttl: Duration,
+    },
+    /// Client → server, `LeaseKeepAlive`: keep lease `lease` alive.
+    KeepAlive {
+        /// The lease to refresh.
+        lease: u64,
+    },
+    /// Server → client: the answer to a keep-alive; `ttl` is zero when the
+    /// lease is gone (expired or revoked), as etcd answers.
+    KeepAliveReply {
+        /// The lease refreshed.
+        lease: u64,
+        /// Its remaining time to live, zero if it no longer exists.
         ttl: Duration,
     },
     /// Client → server, `Lock` with `WithLease(lease)`: a key under the
@@ -139,12 +171,23 @@ pub enum EtcdCall {
     },
 }
 
+/// [`EtcdCall::LeaseCreated`], as a message.
+fn created(req: u64, lease: u64, ttl: Duration) -> Msg {
+    Msg::design(EtcdCall::LeaseCreated { req, lease, ttl })
+}
+
 impl crate::protocol::Payload for EtcdCall {
     fn summary(&self) -> String {
         match self {
             EtcdCall::LeaseGrant { req, ttl } => {
                 format!("LeaseGrant {{ req: {req}, ttl: {}ms }}", ttl.as_millis())
             }
+            EtcdCall::LeaseCreated { lease, .. } => format!("lease {lease} created"),
+            EtcdCall::KeepAlive { lease } => format!("keepalive lease={lease}"),
+            EtcdCall::KeepAliveReply { lease, ttl } if ttl.is_zero() => {
+                format!("lease {lease} gone")
+            }
+            EtcdCall::KeepAliveReply { lease, .. } => format!("lease {lease} kept"),
             EtcdCall::Lock { req, lease } => format!("Lock {{ req: {req}, lease: {lease} }}"),
             EtcdCall::Unlock { lease } => format!("Unlock {{ lease: {lease} }}"),
             EtcdCall::LeaseNotFound { req } => format!("LeaseNotFound {{ req: {req} }}"),
@@ -245,7 +288,7 @@ impl EtcdServer {
                 let seen = self.seen(from, req);
                 let lease = seen.unwrap_or_else(|| self.create_lease(ctx, from, req, ttl));
                 let ttl = self.leases[&lease].ttl;
-                ctx.send(from, Msg::LeaseCreated { req, lease, ttl });
+                ctx.send(from, created(req, lease, ttl));
             }
             EtcdCall::Lock { req, lease } => {
                 let Some(state) = self.leases.get(&lease).filter(|s| s.client == from) else {
@@ -284,7 +327,20 @@ impl EtcdServer {
                 }
                 ack.send(ctx);
             }
-            EtcdCall::LeaseNotFound { .. } => {}
+            EtcdCall::KeepAlive { lease } => {
+                let ttl = match self.leases.get_mut(&lease) {
+                    Some(state) if state.client == from => {
+                        ctx.cancel_timer(state.timer);
+                        state.timer = ctx.set_timer(state.ttl, lease);
+                        state.ttl
+                    }
+                    _ => Duration::ZERO,
+                };
+                ctx.send(from, Msg::design(EtcdCall::KeepAliveReply { lease, ttl }));
+            }
+            EtcdCall::LeaseCreated { .. }
+            | EtcdCall::KeepAliveReply { .. }
+            | EtcdCall::LeaseNotFound { .. } => {}
         }
     }
 
@@ -315,7 +371,7 @@ impl EtcdServer {
     /// answers again (the lease, and the grant if its key holds the lock).
     fn answer_again(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, req: u64, lease: u64) {
         let ttl = self.leases[&lease].ttl;
-        ctx.send(client, Msg::LeaseCreated { req, lease, ttl });
+        ctx.send(client, created(req, lease, ttl));
         if self.holder == Some(lease) {
             self.grants.repeat(ctx, client, req, lease, ttl);
         }
@@ -342,19 +398,8 @@ impl Actor<Msg> for EtcdServer {
                 let lease = self.create_lease(ctx, from, req, self.ttl);
                 self.put_key(lease, req);
                 let ttl = self.ttl;
-                ctx.send(from, Msg::LeaseCreated { req, lease, ttl });
+                ctx.send(from, created(req, lease, ttl));
                 self.grant_next(ctx);
-            }
-            Msg::KeepAlive { lease } => {
-                let ttl = match self.leases.get_mut(&lease) {
-                    Some(state) if state.client == from => {
-                        ctx.cancel_timer(state.timer);
-                        state.timer = ctx.set_timer(state.ttl, lease);
-                        state.ttl
-                    }
-                    _ => Duration::ZERO,
-                };
-                ctx.send(from, Msg::KeepAliveReply { lease, ttl });
             }
             Msg::Renew { lease, req } => {
                 let extended = match self.leases.get_mut(&lease) {
@@ -418,7 +463,9 @@ impl EtcdClient {
     pub fn new(lock: impl Into<String>, keepalive: Duration) -> Self {
         EtcdClient {
             single: SingleServer::new(lock),
-            keepalive: KeepAlive::new(keepalive),
+            keepalive: KeepAlive::new(keepalive, |lease| {
+                Msg::design(EtcdCall::KeepAlive { lease })
+            }),
         }
     }
 }
@@ -440,17 +487,19 @@ impl LockClient for EtcdClient {
     }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
-        match *msg {
-            Msg::LeaseCreated { req, lease, .. } if self.single.is_waiting_for(req) => {
+        match msg.as_design::<EtcdCall>() {
+            Some(&EtcdCall::LeaseCreated { req, lease, .. }) if self.single.is_waiting_for(req) => {
                 self.keepalive.start(ctx, lease);
                 LockEvent::Nothing
             }
-            Msg::LeaseCreated { lease, .. } if self.keepalive.lease() != Some(lease) => {
+            Some(&EtcdCall::LeaseCreated { lease, .. })
+                if self.keepalive.lease() != Some(lease) =>
+            {
                 // For an acquire given up already: revoke the lease.
                 ctx.send(from, Msg::Release { lease });
                 LockEvent::Nothing
             }
-            Msg::KeepAliveReply { lease, ttl }
+            Some(&EtcdCall::KeepAliveReply { lease, ttl })
                 if ttl.is_zero() && self.keepalive.lease() == Some(lease) =>
             {
                 // The session is gone (etcd closes `Session.Done()`), and
@@ -513,6 +562,10 @@ mod tests {
         )
     }
 
+    fn keep_alive(lease: u64) -> Msg {
+        Msg::design(EtcdCall::KeepAlive { lease })
+    }
+
     fn granted(sends: &[(NodeId, Msg)]) -> Option<(NodeId, u64, Option<u64>)> {
         sends.iter().find_map(|(to, m)| match m {
             Msg::Granted { lease, token, .. } => Some((*to, *lease, *token)),
@@ -524,9 +577,12 @@ mod tests {
     fn the_lowest_revision_holds_and_the_next_is_granted_on_release() {
         let (mut h, mut s) = server();
         let step = h.message(&mut s, CLIENT1, Msg::Acquire { req: 1 });
+        let (to, created) = &step.sends[0];
+        assert_eq!(*to, CLIENT1);
+        let created = created.as_design();
         assert!(matches!(
-            step.sends[0],
-            (CLIENT1, Msg::LeaseCreated { lease: 1, .. })
+            created,
+            Some(EtcdCall::LeaseCreated { lease: 1, .. })
         ));
         // Revision 1 is the empty store; the first key is revision 2.
         assert_eq!(granted(&step.sends), Some((CLIENT1, 1, Some(2))));
@@ -545,22 +601,22 @@ mod tests {
         let timer = step.timers[0].0;
         h.message(&mut s, CLIENT2, Msg::Acquire { req: 1 });
         // A keep-alive resets the lease's timer.
-        let step = h.message(&mut s, CLIENT1, Msg::KeepAlive { lease: 1 });
+        let step = h.message(&mut s, CLIENT1, keep_alive(1));
         assert_eq!(step.cancelled, vec![timer]);
         let timer = step.timers[0].0;
         let step = h.timer(&mut s, timer, 1);
         assert_eq!(step.events[0].0, "expired");
         // Revisions: keys 2 and 3, the deletion 4; client2's token is 3.
         assert_eq!(granted(&step.sends), Some((CLIENT2, 2, Some(3))));
-        let step = h.message(&mut s, CLIENT1, Msg::KeepAlive { lease: 1 });
+        let step = h.message(&mut s, CLIENT1, keep_alive(1));
         assert_eq!(
             step.sends,
             vec![(
                 CLIENT1,
-                Msg::KeepAliveReply {
+                Msg::design(EtcdCall::KeepAliveReply {
                     lease: 1,
                     ttl: Duration::ZERO
-                }
+                })
             )]
         );
         // The next key is created after the deletion: revision 5.
@@ -584,11 +640,7 @@ mod tests {
         let step = h.start(&mut c);
         let step = h.timer(&mut c, step.timers[0].0, step.timers[0].2);
         assert_eq!(step.sends, vec![(LOCK, Msg::Acquire { req: 1 })]);
-        let created = Msg::LeaseCreated {
-            req: 1,
-            lease: 9,
-            ttl: TTL,
-        };
+        let created = created(1, 9, TTL);
         let step = h.message(&mut c, LOCK, created);
         let (keepalive, every, tag) = step.timers[0];
         assert_eq!((every, tag), (TTL / 3, PROTOCOL_TAG));
@@ -601,11 +653,11 @@ mod tests {
         let step = h.message(&mut c, LOCK, grant);
         assert!(step.event("acquired").is_some());
         let step = h.timer(&mut c, keepalive, tag);
-        assert_eq!(step.sends, vec![(LOCK, Msg::KeepAlive { lease: 9 })]);
-        let gone = Msg::KeepAliveReply {
+        assert_eq!(step.sends, vec![(LOCK, keep_alive(9))]);
+        let gone = Msg::design(EtcdCall::KeepAliveReply {
             lease: 9,
             ttl: Duration::ZERO,
-        };
+        });
         // Told while working: the round is abandoned, nothing is written.
         let step = h.message(&mut c, LOCK, gone);
         assert!(step.event("lost").is_some());
@@ -623,17 +675,7 @@ mod tests {
             })
         };
         let step = h.message(&mut s, CLIENT1, grant(1));
-        assert_eq!(
-            step.sends,
-            vec![(
-                CLIENT1,
-                Msg::LeaseCreated {
-                    req: 1,
-                    lease: 1,
-                    ttl: TTL
-                }
-            )]
-        );
+        assert_eq!(step.sends, vec![(CLIENT1, created(1, 1, TTL))]);
         // A lease alone holds nothing, and moves no revision.
         assert!(step.events.is_empty());
         h.message(&mut s, CLIENT2, grant(1));
@@ -661,10 +703,13 @@ mod tests {
         let step = h.message(&mut s, CLIENT1, Msg::design(EtcdCall::Unlock { lease: 1 }));
         assert_eq!(step.events[0].0, "released");
         assert_eq!(granted(&step.sends), Some((CLIENT2, 2, Some(3))));
-        let step = h.message(&mut s, CLIENT1, Msg::KeepAlive { lease: 1 });
+        let step = h.message(&mut s, CLIENT1, keep_alive(1));
         assert_eq!(
             step.sends,
-            vec![(CLIENT1, Msg::KeepAliveReply { lease: 1, ttl: TTL })]
+            vec![(
+                CLIENT1,
+                Msg::design(EtcdCall::KeepAliveReply { lease: 1, ttl: TTL })
+            )]
         );
         // Not client2's lease, and a lease that is gone: not found.
         for (client, lease) in [(CLIENT2, 1), (CLIENT1, 9)] {

@@ -15,7 +15,7 @@
 //! When the owner's session is lost, the lock is released. The owner hears
 //! of it only on its **next lock call** (here: its release, or a request on
 //! the lost session), which fails with `LockOwnershipLostException`:
-//! [`Msg::LockLost`], reported to the workload as [`LockEvent::Lost`].
+//! [`SessionMsg::LockLost`], reported to the workload as [`LockEvent::Lost`].
 //!
 //! Known failure: a **CP session lost in a pause**. The owner is paused past
 //! the session TTL, the lock goes to another client with a higher fence, and
@@ -33,6 +33,7 @@ use std::time::Duration;
 use sim::NodeId;
 
 use crate::design::config::key;
+use crate::design::session::SessionMsg;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::protocol::Msg;
@@ -127,7 +128,7 @@ impl SessionLock for Fence {
             .filter(|o| o.session == session && o.node == from && o.fence == lease)
         else {
             // Not the owner (any more): Hazelcast's unlock fails.
-            ctx.send(from, Msg::LockLost { lease });
+            ctx.send(from, Msg::design(SessionMsg::LockLost { lease }));
             return;
         };
         o.holds -= 1;
@@ -143,7 +144,7 @@ impl SessionLock for Fence {
     fn release_on_lost_session(&mut self, call: Call<'_, '_>, lease: u64) {
         let (ctx, from) = (call.ctx, call.from);
         // The session that took the lock is gone, and the lock with it.
-        ctx.send(from, Msg::LockLost { lease });
+        ctx.send(from, Msg::design(SessionMsg::LockLost { lease }));
     }
 
     fn session_of(&self, from: NodeId, lease: u64) -> Option<u64> {
@@ -181,20 +182,36 @@ mod tests {
     fn server() -> (Harness, FencedLock) {
         let mut h = Harness::new(&["lock", "client1", "client2"], 0);
         let mut lock = FencedLock::new(HazelcastConfig::default());
-        h.message(&mut lock, CLIENT1, Msg::OpenSession { req: 1 });
-        h.message(&mut lock, CLIENT2, Msg::OpenSession { req: 1 });
+        h.message(
+            &mut lock,
+            CLIENT1,
+            Msg::design(SessionMsg::OpenSession { req: 1 }),
+        );
+        h.message(
+            &mut lock,
+            CLIENT2,
+            Msg::design(SessionMsg::OpenSession { req: 1 }),
+        );
         (h, lock)
     }
 
     fn acquire(h: &mut Harness, lock: &mut FencedLock, client: NodeId, req: u64) -> Msg {
         let session = client as u64;
-        let s = h.message(lock, client, Msg::SessionAcquire { session, req });
+        let s = h.message(
+            lock,
+            client,
+            Msg::design(SessionMsg::SessionAcquire { session, req }),
+        );
         s.sends[0].1.clone()
     }
 
     fn release(h: &mut Harness, lock: &mut FencedLock, client: NodeId, lease: u64) -> Msg {
         let session = client as u64;
-        let s = h.message(lock, client, Msg::SessionRelease { session, lease });
+        let s = h.message(
+            lock,
+            client,
+            Msg::design(SessionMsg::SessionRelease { session, lease }),
+        );
         s.sends[0].1.clone()
     }
 
@@ -205,7 +222,7 @@ mod tests {
         let s = h.message(
             &mut lock,
             CLIENT1,
-            Msg::SessionAcquire { session: 1, req: 2 },
+            Msg::design(SessionMsg::SessionAcquire { session: 1, req: 2 }),
         );
         assert!(
             s.event("granted").is_none(),
@@ -230,7 +247,7 @@ mod tests {
         let s = h.message(
             &mut lock,
             CLIENT1,
-            Msg::SessionRelease { session: 1, lease },
+            Msg::design(SessionMsg::SessionRelease { session: 1, lease }),
         );
         assert!(s.event("released").is_some());
         // Free → acquired again: the fence grows.
@@ -250,7 +267,11 @@ mod tests {
         let (mut h, mut lock) = server();
         acquire(&mut h, &mut lock, CLIENT1, 1);
         h.advance(TTL / 2);
-        h.message(&mut lock, CLIENT2, Msg::Heartbeat { session: 2 });
+        h.message(
+            &mut lock,
+            CLIENT2,
+            Msg::design(SessionMsg::Heartbeat { session: 2 }),
+        );
         h.advance(TTL / 2);
         let s = h.timer(&mut lock, TimerId(0), SESSION_TAG + 1);
         assert!(s.event("expired").is_some());
@@ -258,7 +279,7 @@ mod tests {
         assert!(matches!(got, Msg::Granted { token: Some(2), .. }));
         assert_eq!(
             release(&mut h, &mut lock, CLIENT1, 1),
-            Msg::LockLost { lease: 1 }
+            Msg::design(SessionMsg::LockLost { lease: 1 })
         );
     }
 
@@ -275,8 +296,11 @@ mod tests {
         // The heartbeat after a pause is answered: session expired. The
         // client is not told it lost the lock yet.
         let (_, step) = c.timer(&mut h, PROTOCOL_TAG + 3);
-        assert_eq!(step.sends, [(LOCK, Msg::Heartbeat { session: 3 })]);
-        let expired = Msg::SessionExpired { session: 3 };
+        assert_eq!(
+            step.sends,
+            [(LOCK, Msg::design(SessionMsg::Heartbeat { session: 3 }))]
+        );
+        let expired = Msg::design(SessionMsg::SessionExpired { session: 3 });
         assert_eq!(c.message(&mut h, LOCK, expired).0, LockEvent::Nothing);
         // Its next lock call is the release, on the old session.
         let sends = c.release(&mut h);
@@ -284,13 +308,13 @@ mod tests {
             sends,
             [(
                 LOCK,
-                Msg::SessionRelease {
+                Msg::design(SessionMsg::SessionRelease {
                     session: 3,
                     lease: 5
-                }
+                })
             )]
         );
-        let lost = Msg::LockLost { lease: 5 };
+        let lost = Msg::design(SessionMsg::LockLost { lease: 5 });
         assert_eq!(c.message(&mut h, LOCK, lost).0, LockEvent::Lost);
     }
 
@@ -301,7 +325,7 @@ mod tests {
         let (mut h, mut c) = Host::opened(protocol, 3, TTL);
         let granted = granted_msg(1, 5, Some(5), TTL);
         c.message(&mut h, LOCK, granted);
-        let expired = Msg::SessionExpired { session: 3 };
+        let expired = Msg::design(SessionMsg::SessionExpired { session: 3 });
         assert_eq!(c.message(&mut h, LOCK, expired).0, LockEvent::Nothing);
         // Still believing, it asks; the server refuses: the lock is lost.
         assert!(c.renew(&mut h));

@@ -207,24 +207,29 @@ impl SingleServer {
     }
 }
 
-/// A lease kept alive by a [`Msg::KeepAlive`] every `every` on the client's
+/// A lease kept alive by a keep-alive message every `every` on the client's
 /// own clock, for as long as the client wants it (etcd's
 /// `concurrency.Session` keep-alive loop). A capability a protocol adds to
-/// its acquire: the etcd client is a [`SingleServer`] with a `KeepAlive`.
-/// Its one timer uses tag [`PROTOCOL_TAG`].
+/// its acquire: the etcd client is a [`SingleServer`] with a `KeepAlive`
+/// that sends etcd's own keep-alive. Its one timer uses tag
+/// [`PROTOCOL_TAG`].
 #[derive(Debug)]
 pub struct KeepAlive {
     every: Duration,
+    /// The keep-alive of a lease, in the protocol's own message type.
+    message: fn(u64) -> Msg,
     lease: Option<u64>,
     timer: Option<TimerId>,
 }
 
 impl KeepAlive {
-    /// Keeps a lease alive every `every` once started.
-    pub fn new(every: Duration) -> Self {
+    /// Keeps a lease alive every `every` once started, by sending
+    /// `message(lease)`.
+    pub fn new(every: Duration, message: fn(u64) -> Msg) -> Self {
         assert!(!every.is_zero(), "a keep-alive interval must be positive");
         KeepAlive {
             every,
+            message,
             lease: None,
             timer: None,
         }
@@ -255,7 +260,7 @@ impl KeepAlive {
     pub fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, lock: NodeId) {
         self.timer = None;
         if let Some(lease) = self.lease {
-            ctx.send(lock, Msg::KeepAlive { lease });
+            ctx.send(lock, (self.message)(lease));
             self.timer = Some(ctx.set_timer(self.every, PROTOCOL_TAG));
         }
     }

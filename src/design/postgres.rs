@@ -78,14 +78,17 @@
 //!
 //! ```
 //! use fencesim::design::postgres::{PgServer, PostgresConfig};
+//! use fencesim::design::session::SessionMsg;
 //! use fencesim::protocol::Msg;
 //! use sim::testing::Harness;
 //!
 //! let mut server = PgServer::new(PostgresConfig { tokens: true, ..PostgresConfig::default() });
 //! let mut h = Harness::new(&["lock", "client1"], 0);
-//! let step = h.message(&mut server, 1, Msg::OpenSession { req: 1 });
-//! assert!(matches!(step.sends[0].1, Msg::SessionOpened { session: 1, .. }));
-//! let step = h.message(&mut server, 1, Msg::SessionAcquire { session: 1, req: 1 });
+//! let step = h.message(&mut server, 1, Msg::design(SessionMsg::OpenSession { req: 1 }));
+//! let opened = step.sends[0].1.as_design();
+//! assert!(matches!(opened, Some(SessionMsg::SessionOpened { session: 1, .. })));
+//! let acquire = SessionMsg::SessionAcquire { session: 1, req: 1 };
+//! let step = h.message(&mut server, 1, Msg::design(acquire));
 //! assert!(matches!(step.sends[0].1, Msg::Granted { token: Some(1), .. }));
 //! ```
 
@@ -245,8 +248,15 @@ impl EndReason {
 
 /// The design's own messages, carried in [`Msg::Design`]: the TCP layer's
 /// keepalive and the server's notice before it closes a connection.
-/// Everything else is the common session protocol ([`Msg::OpenSession`],
-/// [`Msg::SessionAcquire`], [`Msg::SessionRelease`], [`Msg::Renew`]).
+/// Everything else is the session designs' protocol
+/// ([`SessionMsg::OpenSession`], [`SessionMsg::SessionAcquire`],
+/// [`SessionMsg::SessionRelease`]) and the shared one ([`Msg::Renew`]).
+///
+/// [`Msg::Design`]: crate::protocol::Msg::Design
+/// [`Msg::Renew`]: crate::protocol::Msg::Renew
+/// [`SessionMsg::OpenSession`]: crate::design::session::SessionMsg::OpenSession
+/// [`SessionMsg::SessionAcquire`]: crate::design::session::SessionMsg::SessionAcquire
+/// [`SessionMsg::SessionRelease`]: crate::design::session::SessionMsg::SessionRelease
 #[derive(Clone, Debug, PartialEq)]
 pub enum PgWire {
     /// Server's kernel → client's kernel: a keepalive probe on connection

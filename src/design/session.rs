@@ -7,19 +7,23 @@
 //! sessions with timers; what a session held (znodes, a lock) is the
 //! design's business. The client ([`ClientSession`]) opens a session, sends a
 //! heartbeat every `heartbeat` on its own clock, and learns of an expiry only
-//! when the server answers a request with [`Msg::SessionExpired`]: a paused
-//! client hears nothing until it wakes up, which is how these designs fail.
+//! when the server answers a request with [`SessionMsg::SessionExpired`]: a
+//! paused client hears nothing until it wakes up, which is how these designs
+//! fail. Their messages are a [`SessionMsg`] of their own, carried in
+//! [`Msg::Design`].
 //!
 //! ```
 //! use std::time::Duration;
-//! use fencesim::design::session::SessionTable;
+//! use fencesim::design::session::{SessionMsg, SessionTable};
 //! use fencesim::protocol::Msg;
 //! use sim::testing::Harness;
 //! # struct Server(SessionTable);
 //! # impl sim::Actor<Msg> for Server {
 //! #     fn on_start(&mut self, _: &mut sim::Context<'_, Msg>) {}
 //! #     fn on_message(&mut self, ctx: &mut sim::Context<'_, Msg>, from: usize, msg: Msg) {
-//! #         if let Msg::OpenSession { req } = msg { self.0.open(ctx, from, req); }
+//! #         if let Some(&SessionMsg::OpenSession { req }) = msg.as_design() {
+//! #             self.0.open(ctx, from, req);
+//! #         }
 //! #     }
 //! #     fn on_timer(&mut self, ctx: &mut sim::Context<'_, Msg>, _: sim::TimerId, tag: u64) {
 //! #         assert!(self.0.on_timer(ctx, tag).is_some());
@@ -27,8 +31,9 @@
 //! # }
 //! let mut server = Server(SessionTable::new(Duration::from_secs(10)));
 //! let mut h = Harness::new(&["lock", "client1"], 0);
-//! let step = h.message(&mut server, 1, Msg::OpenSession { req: 1 });
-//! assert!(matches!(step.sends[0].1, Msg::SessionOpened { session: 1, .. }));
+//! let step = h.message(&mut server, 1, Msg::design(SessionMsg::OpenSession { req: 1 }));
+//! let opened = step.sends[0].1.as_design();
+//! assert!(matches!(opened, Some(SessionMsg::SessionOpened { session: 1, .. })));
 //! h.advance(Duration::from_secs(10));
 //! let (timer, _, tag) = step.timers[0];
 //! h.timer(&mut server, timer, tag); // no heartbeat for 10 s: expired
@@ -41,7 +46,97 @@ use sim::{Context, NodeId};
 
 use crate::design::lock_client::PROTOCOL_TAG;
 use crate::design::node_named;
-use crate::protocol::Msg;
+use crate::protocol::{Msg, Payload};
+
+/// The session designs' own messages, carried in [`Msg::Design`]: a session
+/// is opened, kept alive by heartbeats and reported expired, and the lock
+/// is acquired and released within it. The answers a lock gives any client
+/// ([`Msg::Granted`], [`Msg::Denied`], [`Msg::ReleaseAck`], [`Msg::Renew`]
+/// and its reply) stay in the shared protocol. The journal shows each as
+/// one short line (`open session req=1`, `heartbeat session=1`, `queued
+/// lease=2`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionMsg {
+    /// Client → lock: open a session (`zookeeper`, `chubby`, `hazelcast`).
+    OpenSession {
+        /// Request id, echoed in the answer.
+        req: u64,
+    },
+    /// Lock → client: session `session` is open; it lives while heartbeats
+    /// arrive at least every `ttl` on the lock's clock.
+    SessionOpened {
+        /// The request answered.
+        req: u64,
+        /// The new session's id.
+        session: u64,
+        /// The session timeout (ZooKeeper) or TTL (Chubby, Hazelcast CP).
+        ttl: Duration,
+    },
+    /// Client → lock: keep session `session` alive (ZooKeeper ping, Chubby
+    /// KeepAlive, Hazelcast CP session heartbeat).
+    Heartbeat {
+        /// The session kept alive.
+        session: u64,
+    },
+    /// Lock → client: session `session` is unknown or has expired; whatever
+    /// it held is gone. The answer to any request on such a session.
+    SessionExpired {
+        /// The dead session.
+        session: u64,
+    },
+    /// Client → lock: acquire the lock within session `session`. Answered by
+    /// [`Msg::Granted`], [`Msg::Denied`], [`SessionMsg::Queued`] or
+    /// [`SessionMsg::SessionExpired`].
+    SessionAcquire {
+        /// The session acquiring.
+        session: u64,
+        /// Request id, echoed in the answer.
+        req: u64,
+    },
+    /// Lock → client: the request is queued as lease `lease` (a ZooKeeper
+    /// ephemeral sequential znode behind a predecessor); a
+    /// [`Msg::Granted`] for the same `req` follows when it reaches the head.
+    Queued {
+        /// The request answered.
+        req: u64,
+        /// The queued lease's id (the znode's sequence number).
+        lease: u64,
+    },
+    /// Client → lock: give up lease `lease` (held or queued) of session
+    /// `session`. Answered by [`Msg::ReleaseAck`],
+    /// [`SessionMsg::SessionExpired`] or [`SessionMsg::LockLost`].
+    SessionRelease {
+        /// The session that took the lease.
+        session: u64,
+        /// The lease given up.
+        lease: u64,
+    },
+    /// Lock → client: you no longer own lease `lease`: your session was lost
+    /// meanwhile (Hazelcast's `LockOwnershipLostException`).
+    LockLost {
+        /// The lease lost.
+        lease: u64,
+    },
+}
+
+impl Payload for SessionMsg {
+    fn summary(&self) -> String {
+        match *self {
+            SessionMsg::OpenSession { req } => format!("open session req={req}"),
+            SessionMsg::SessionOpened { session, .. } => format!("session {session} open"),
+            SessionMsg::Heartbeat { session } => format!("heartbeat session={session}"),
+            SessionMsg::SessionExpired { session } => format!("session {session} expired"),
+            SessionMsg::SessionAcquire { session, req } => {
+                format!("acquire session={session} req={req}")
+            }
+            SessionMsg::Queued { lease, .. } => format!("queued lease={lease}"),
+            SessionMsg::SessionRelease { session, lease } => {
+                format!("release session={session} lease={lease}")
+            }
+            SessionMsg::LockLost { lease } => format!("lock lost lease={lease}"),
+        }
+    }
+}
 
 /// Server timer tags at or above this belong to the [`SessionTable`]
 /// (`SESSION_TAG + session id`); a server keeps its own tags below it.
@@ -86,7 +181,8 @@ impl SessionTable {
     }
 
     /// Opens a session for `client`, answers request `req` with
-    /// [`Msg::SessionOpened`] and arms its expiry timer. Returns its id.
+    /// [`SessionMsg::SessionOpened`] and arms its expiry timer. Returns its
+    /// id.
     pub fn open(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, req: u64) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
@@ -103,11 +199,11 @@ impl SessionTable {
         let ttl = self.ttl;
         ctx.send(
             client,
-            Msg::SessionOpened {
+            Msg::design(SessionMsg::SessionOpened {
                 req,
                 session: id,
                 ttl,
-            },
+            }),
         );
         id
     }
@@ -120,10 +216,11 @@ impl SessionTable {
     }
 
     /// A heartbeat from `client` for `session`: extends a live session, else
-    /// answers [`Msg::SessionExpired`]. Returns whether the session is live.
+    /// answers [`SessionMsg::SessionExpired`]. Returns whether the session is
+    /// live.
     pub fn heartbeat(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, session: u64) -> bool {
         if !self.is_live(ctx, client, session) {
-            ctx.send(client, Msg::SessionExpired { session });
+            ctx.send(client, Msg::design(SessionMsg::SessionExpired { session }));
             return false;
         }
         let expires_at = ctx.now() + self.ttl;
@@ -134,11 +231,11 @@ impl SessionTable {
     }
 
     /// A request from `client` on `session`: `true` if the session is live,
-    /// else answers [`Msg::SessionExpired`] and returns `false`.
+    /// else answers [`SessionMsg::SessionExpired`] and returns `false`.
     pub fn check(&mut self, ctx: &mut Context<'_, Msg>, client: NodeId, session: u64) -> bool {
         let live = self.is_live(ctx, client, session);
         if !live {
-            ctx.send(client, Msg::SessionExpired { session });
+            ctx.send(client, Msg::design(SessionMsg::SessionExpired { session }));
         }
         live
     }
@@ -226,7 +323,7 @@ impl ClientSession {
             self.req += 1;
             self.state = State::Opening { req: self.req };
             let lock = self.lock(ctx);
-            ctx.send(lock, Msg::OpenSession { req: self.req });
+            ctx.send(lock, Msg::design(SessionMsg::OpenSession { req: self.req }));
         }
         self.id()
     }
@@ -246,23 +343,25 @@ impl ClientSession {
             return false;
         };
         let lock = self.lock(ctx);
-        ctx.send(lock, Msg::Heartbeat { session });
+        ctx.send(lock, Msg::design(SessionMsg::Heartbeat { session }));
         true
     }
 
-    /// Handles [`Msg::SessionOpened`] and [`Msg::SessionExpired`]; an
-    /// expiry of the open session closes it (open another with
-    /// [`ClientSession::open`]).
+    /// Handles [`SessionMsg::SessionOpened`] and
+    /// [`SessionMsg::SessionExpired`]; an expiry of the open session closes it
+    /// (open another with [`ClientSession::open`]).
     pub fn on_message(&mut self, ctx: &mut Context<'_, Msg>, msg: &Msg) -> SessionEvent {
-        match *msg {
-            Msg::SessionOpened { req, session, .. } if self.state == State::Opening { req } => {
+        match msg.as_design::<SessionMsg>() {
+            Some(&SessionMsg::SessionOpened { req, session, .. })
+                if self.state == State::Opening { req } =>
+            {
                 self.state = State::Open { session };
                 // One timer chain per session: its tag names the session, so
                 // the chain of an expired session dies out.
                 ctx.set_timer(self.heartbeat, PROTOCOL_TAG + session);
                 SessionEvent::Opened(session)
             }
-            Msg::SessionExpired { session } => {
+            Some(&SessionMsg::SessionExpired { session }) => {
                 if self.id() == Some(session) {
                     self.state = State::Closed;
                 }
@@ -313,11 +412,11 @@ mod tests {
     impl Actor<Msg> for Server {
         fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-            match msg {
-                Msg::OpenSession { req } => {
+            match msg.as_design::<SessionMsg>() {
+                Some(&SessionMsg::OpenSession { req }) => {
                     self.0.open(ctx, from, req);
                 }
-                Msg::Heartbeat { session } => {
+                Some(&SessionMsg::Heartbeat { session }) => {
                     self.0.heartbeat(ctx, from, session);
                 }
                 _ => {}
@@ -343,11 +442,19 @@ mod tests {
     #[test]
     fn heartbeats_keep_a_session_alive_and_silence_expires_it() {
         let (mut h, mut s) = server();
-        let open = h.message(&mut s, CLIENT1, Msg::OpenSession { req: 1 });
+        let open = h.message(
+            &mut s,
+            CLIENT1,
+            Msg::design(SessionMsg::OpenSession { req: 1 }),
+        );
         let (timer, after, tag) = open.timers[0];
         assert_eq!(after, Duration::from_secs(10));
         h.advance(Duration::from_secs(6));
-        h.message(&mut s, CLIENT1, Msg::Heartbeat { session: 1 });
+        h.message(
+            &mut s,
+            CLIENT1,
+            Msg::design(SessionMsg::Heartbeat { session: 1 }),
+        );
         h.advance(Duration::from_secs(4));
         // The first deadline passed, but the heartbeat moved it to 16 s.
         let step = h.timer(&mut s, timer, tag);
@@ -357,16 +464,40 @@ mod tests {
         h.timer(&mut s, step.timers[0].0, tag);
         assert_eq!(s.1, [1]);
         // Too late now.
-        let step = h.message(&mut s, CLIENT1, Msg::Heartbeat { session: 1 });
-        assert_eq!(step.sends, [(CLIENT1, Msg::SessionExpired { session: 1 })]);
+        let step = h.message(
+            &mut s,
+            CLIENT1,
+            Msg::design(SessionMsg::Heartbeat { session: 1 }),
+        );
+        assert_eq!(
+            step.sends,
+            [(
+                CLIENT1,
+                Msg::design(SessionMsg::SessionExpired { session: 1 })
+            )]
+        );
     }
 
     #[test]
     fn a_session_answers_only_its_own_client() {
         let (mut h, mut s) = server();
-        h.message(&mut s, CLIENT1, Msg::OpenSession { req: 1 });
-        let step = h.message(&mut s, CLIENT2, Msg::Heartbeat { session: 1 });
-        assert_eq!(step.sends, [(CLIENT2, Msg::SessionExpired { session: 1 })]);
+        h.message(
+            &mut s,
+            CLIENT1,
+            Msg::design(SessionMsg::OpenSession { req: 1 }),
+        );
+        let step = h.message(
+            &mut s,
+            CLIENT2,
+            Msg::design(SessionMsg::Heartbeat { session: 1 }),
+        );
+        assert_eq!(
+            step.sends,
+            [(
+                CLIENT2,
+                Msg::design(SessionMsg::SessionExpired { session: 1 })
+            )]
+        );
     }
 
     /// Hosts a client session: opens it on start, hands it everything else.
@@ -391,18 +522,28 @@ mod tests {
         let mut h = Harness::new(&["client1", "lock"], 0);
         let mut c = Host(ClientSession::new("lock", Duration::from_secs(3)), vec![]);
         let step = h.start(&mut c);
-        assert_eq!(step.sends, [(LOCK, Msg::OpenSession { req: 1 })]);
-        let opened = Msg::SessionOpened {
+        assert_eq!(
+            step.sends,
+            [(LOCK, Msg::design(SessionMsg::OpenSession { req: 1 }))]
+        );
+        let opened = Msg::design(SessionMsg::SessionOpened {
             req: 1,
             session: 4,
             ttl: Duration::from_secs(10),
-        };
+        });
         let step = h.message(&mut c, LOCK, opened);
         let (timer, after, tag) = step.timers[0];
         assert_eq!((after, tag), (Duration::from_secs(3), PROTOCOL_TAG + 4));
         let step = h.timer(&mut c, timer, tag);
-        assert_eq!(step.sends, [(LOCK, Msg::Heartbeat { session: 4 })]);
-        h.message(&mut c, LOCK, Msg::SessionExpired { session: 4 });
+        assert_eq!(
+            step.sends,
+            [(LOCK, Msg::design(SessionMsg::Heartbeat { session: 4 }))]
+        );
+        h.message(
+            &mut c,
+            LOCK,
+            Msg::design(SessionMsg::SessionExpired { session: 4 }),
+        );
         assert_eq!(c.0.id(), None);
         // The old session's timer chain stops.
         let step = h.timer(&mut c, step.timers[0].0, tag);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use sim::{Context, NodeId};
 
 use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
-use crate::design::session::{ClientSession, SessionEvent};
+use crate::design::session::{ClientSession, SessionEvent, SessionMsg};
 use crate::protocol::Msg;
 
 /// When a client learns that the lock it held is gone.
@@ -16,14 +16,14 @@ pub enum LossNotice {
     /// As soon as the server says its session expired (ZooKeeper's
     /// `Expired` state, Chubby's session loss): the lock went with it.
     OnSessionExpiry,
-    /// Only when its next lock call is answered with [`Msg::LockLost`]
-    /// (Hazelcast's `LockOwnershipLostException`).
+    /// Only when its next lock call is answered with
+    /// [`SessionMsg::LockLost`] (Hazelcast's `LockOwnershipLostException`).
     OnNextLockCall,
 }
 
 /// The client protocol of the session designs: open a session, keep it
-/// alive, acquire within it ([`Msg::SessionAcquire`]), release
-/// ([`Msg::SessionRelease`]).
+/// alive, acquire within it ([`SessionMsg::SessionAcquire`]), release
+/// ([`SessionMsg::SessionRelease`]).
 ///
 /// A request given up unanswered (the workload timed out) is sent again with
 /// the **same** request id when the workload next acquires, so the server
@@ -110,7 +110,10 @@ impl SessionLockClient {
         if let Some(req) = self.waiting {
             if self.releasing.is_empty() {
                 let lock = self.session.lock(ctx);
-                ctx.send(lock, Msg::SessionAcquire { session, req });
+                ctx.send(
+                    lock,
+                    Msg::design(SessionMsg::SessionAcquire { session, req }),
+                );
             }
         }
     }
@@ -134,7 +137,10 @@ impl SessionLockClient {
             self.releasing.push((session, lease));
         }
         let lock = self.session.lock(ctx);
-        ctx.send(lock, Msg::SessionRelease { session, lease });
+        ctx.send(
+            lock,
+            Msg::design(SessionMsg::SessionRelease { session, lease }),
+        );
     }
 
     /// A grant or queue slot for a request given up: hand it back.
@@ -216,19 +222,22 @@ impl LockClient for SessionLockClient {
             }
             SessionEvent::None => {}
         }
-        match *msg {
-            Msg::Queued { req, lease } => match self.session.id() {
+        match (msg, msg.as_design::<SessionMsg>()) {
+            (_, Some(&SessionMsg::Queued { req, lease })) => match self.session.id() {
                 Some(session) if self.waiting == Some(req) => {
                     self.queued = Some((session, lease));
                 }
                 _ => self.give_back(ctx, lease),
             },
-            Msg::Granted {
-                req,
-                lease,
-                token,
-                ttl,
-            } => match self.session.id() {
+            (
+                &Msg::Granted {
+                    req,
+                    lease,
+                    token,
+                    ttl,
+                },
+                _,
+            ) => match self.session.id() {
                 Some(session) if self.waiting == Some(req) => {
                     self.waiting = None;
                     self.queued = None;
@@ -237,17 +246,20 @@ impl LockClient for SessionLockClient {
                 }
                 _ => self.give_back(ctx, lease),
             },
-            Msg::Denied { req } if self.waiting == Some(req) => {
+            (&Msg::Denied { req }, _) if self.waiting == Some(req) => {
                 self.waiting = None;
                 return LockEvent::Denied;
             }
-            Msg::ReleaseAck { lease } => self.release_answered(ctx, lease),
-            Msg::RenewReply {
-                lease,
-                req,
-                ok,
-                ttl,
-            } if self.held.is_some_and(|(_, held)| held == lease) && self.renewing == Some(req) => {
+            (&Msg::ReleaseAck { lease }, _) => self.release_answered(ctx, lease),
+            (
+                &Msg::RenewReply {
+                    lease,
+                    req,
+                    ok,
+                    ttl,
+                },
+                _,
+            ) if self.held.is_some_and(|(_, held)| held == lease) && self.renewing == Some(req) => {
                 self.renewing = None;
                 if ok {
                     return LockEvent::Renewed(ttl);
@@ -256,7 +268,7 @@ impl LockClient for SessionLockClient {
                 self.held = None;
                 return LockEvent::Lost;
             }
-            Msg::LockLost { lease } => match self.held {
+            (_, Some(&SessionMsg::LockLost { lease })) => match self.held {
                 // Ownership lost: of the lease held, or of the one just
                 // released (its release was the "next lock call").
                 Some((_, held)) if held != lease => {}
@@ -298,7 +310,7 @@ impl LockClient for SessionLockClient {
         true
     }
 
-    /// Queued once the server answered [`Msg::Queued`] on the open
+    /// Queued once the server answered [`SessionMsg::Queued`] on the open
     /// session: its grant comes when the znode ahead of it goes.
     fn is_queued(&self) -> bool {
         self.waiting.is_some() && self.queued.is_some()
@@ -332,6 +344,7 @@ pub(crate) mod testing {
     use sim::{Actor, Context, NodeId, TimerId};
 
     use crate::design::lock_client::{LockClient, LockEvent};
+    use crate::design::session::SessionMsg;
     use crate::protocol::Msg;
 
     enum Call {
@@ -378,11 +391,11 @@ pub(crate) mod testing {
             let mut h = Harness::new(&["client1", "lock"], 0);
             let mut c = Host::new(protocol);
             c.acquire(&mut h);
-            let opened = Msg::SessionOpened {
+            let opened = Msg::design(SessionMsg::SessionOpened {
                 req: 1,
                 session,
                 ttl,
-            };
+            });
             c.message(&mut h, 1, opened);
             (h, c)
         }

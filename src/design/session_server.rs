@@ -12,6 +12,7 @@
 //!
 //! ```
 //! use std::time::Duration;
+//! use fencesim::design::session::SessionMsg;
 //! use fencesim::design::session_server::{Call, SessionLock, SessionServer};
 //! use fencesim::protocol::Msg;
 //! use sim::testing::Harness;
@@ -49,12 +50,14 @@
 //!
 //! let mut server = SessionServer::with_lock(Duration::from_secs(10), Simple::default());
 //! let mut h = Harness::new(&["lock", "client1"], 0);
-//! h.message(&mut server, 1, Msg::OpenSession { req: 1 });
-//! let step = h.message(&mut server, 1, Msg::SessionAcquire { session: 1, req: 1 });
+//! h.message(&mut server, 1, Msg::design(SessionMsg::OpenSession { req: 1 }));
+//! let acquire = SessionMsg::SessionAcquire { session: 1, req: 1 };
+//! let step = h.message(&mut server, 1, Msg::design(acquire));
 //! assert!(step.event("granted").is_some());
 //! // A request on a session the server never opened is refused.
-//! let step = h.message(&mut server, 1, Msg::SessionAcquire { session: 9, req: 2 });
-//! assert_eq!(step.sends[0].1, Msg::SessionExpired { session: 9 });
+//! let acquire = SessionMsg::SessionAcquire { session: 9, req: 2 };
+//! let step = h.message(&mut server, 1, Msg::design(acquire));
+//! assert_eq!(step.sends[0].1, Msg::design(SessionMsg::SessionExpired { session: 9 }));
 //! ```
 
 use std::fmt::Debug;
@@ -63,7 +66,7 @@ use std::time::Duration;
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::grants::Grants;
-use crate::design::session::SessionTable;
+use crate::design::session::{SessionMsg, SessionTable};
 use crate::protocol::Msg;
 
 /// One call of the [`SessionServer`] into its lock: whose session it is
@@ -89,20 +92,20 @@ impl<'a, 'c> Call<'a, 'c> {
 
 /// What a session design's lock does; the [`SessionServer`] does the rest.
 pub trait SessionLock: Debug + Send + 'static {
-    /// [`Msg::SessionAcquire`] `req` on a live session: grant through
+    /// [`SessionMsg::SessionAcquire`] `req` on a live session: grant through
     /// `call.grants`, queue, or deny.
     fn acquire(&mut self, call: Call<'_, '_>, req: u64);
 
-    /// [`Msg::SessionRelease`] of `lease` on a live session: answer it
+    /// [`SessionMsg::SessionRelease`] of `lease` on a live session: answer it
     /// (usually with [`Grants::release`]).
     fn release(&mut self, call: Call<'_, '_>, lease: u64);
 
     /// A release on a session that is not live. By default it is refused
-    /// like any request on it ([`Msg::SessionExpired`]).
+    /// like any request on it ([`SessionMsg::SessionExpired`]).
     fn release_on_lost_session(&mut self, call: Call<'_, '_>, _lease: u64) {
-        let expired = Msg::SessionExpired {
+        let expired = Msg::design(SessionMsg::SessionExpired {
             session: call.session,
-        };
+        });
         call.ctx.send(call.from, expired);
     }
 
@@ -159,17 +162,19 @@ impl<L: SessionLock> Actor<Msg> for SessionServer<L> {
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         let grants = &mut self.grants;
-        match msg {
-            Msg::OpenSession { req } => {
+        match (&msg, msg.as_design::<SessionMsg>()) {
+            (_, Some(&SessionMsg::OpenSession { req })) => {
                 self.lock.on_open();
                 self.sessions.open(ctx, from, req);
             }
-            Msg::Heartbeat { session } => {
+            (_, Some(&SessionMsg::Heartbeat { session })) => {
                 self.sessions.heartbeat(ctx, from, session);
             }
             // A request on a session that is not live is answered
             // SessionExpired by the check.
-            Msg::SessionAcquire { session, req } if self.sessions.check(ctx, from, session) => {
+            (_, Some(&SessionMsg::SessionAcquire { session, req }))
+                if self.sessions.check(ctx, from, session) =>
+            {
                 let call = Call {
                     from,
                     session,
@@ -178,7 +183,7 @@ impl<L: SessionLock> Actor<Msg> for SessionServer<L> {
                 };
                 self.lock.acquire(call, req);
             }
-            Msg::SessionRelease { session, lease } => {
+            (_, Some(&SessionMsg::SessionRelease { session, lease })) => {
                 let live = self.sessions.is_live(ctx, from, session);
                 let call = Call {
                     from,
@@ -192,7 +197,7 @@ impl<L: SessionLock> Actor<Msg> for SessionServer<L> {
                     self.lock.release_on_lost_session(call, lease);
                 }
             }
-            Msg::Renew { lease, req } => {
+            (&Msg::Renew { lease, req }, _) => {
                 // The lock lives as long as the session that holds it: a
                 // renewal heartbeats that session, or finds the lock lost.
                 let session = self

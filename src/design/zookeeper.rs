@@ -9,7 +9,7 @@
 //! owner is told it holds the lock ([`Msg::Granted`]); the znode's sequence
 //! number is the lease id. A session expires when no heartbeat reached the
 //! server for `ttl` on the **server's** clock; the client hears of it only
-//! when its next request is answered with [`Msg::SessionExpired`].
+//! when its next request is answered with [`SessionMsg::SessionExpired`].
 //!
 //! The fencing token is the **zxid** of the lock node (its `czxid`): the
 //! server's transaction counter, incremented on every write to the tree
@@ -35,6 +35,7 @@ use sim::{Context, NodeId};
 
 use crate::design::config::key;
 use crate::design::grants::Grants;
+use crate::design::session::SessionMsg;
 use crate::design::session_client::{LossNotice, SessionLockClient};
 use crate::design::session_server::{Call, SessionLock, SessionServer};
 use crate::protocol::Msg;
@@ -130,7 +131,7 @@ impl SessionLock for LockPath {
             if granted {
                 grants.repeat(ctx, from, req, seq, self.config.ttl);
             } else {
-                ctx.send(from, Msg::Queued { req, lease: seq });
+                ctx.send(from, Msg::design(SessionMsg::Queued { req, lease: seq }));
             }
             return;
         }
@@ -149,7 +150,7 @@ impl SessionLock for LockPath {
         );
         if self.znodes.keys().next() != Some(&seq) {
             // Behind a predecessor: the client watches it.
-            ctx.send(from, Msg::Queued { req, lease: seq });
+            ctx.send(from, Msg::design(SessionMsg::Queued { req, lease: seq }));
         }
         self.notify_lowest(grants, ctx);
     }
@@ -231,8 +232,8 @@ mod tests {
 
     /// Opens sessions 1 (client1) and 2 (client2); zxids 1 and 2.
     fn two_sessions(h: &mut Harness, zk: &mut ZooKeeperLock) -> TimerId {
-        let s = h.message(zk, CLIENT1, Msg::OpenSession { req: 1 });
-        h.message(zk, CLIENT2, Msg::OpenSession { req: 1 });
+        let s = h.message(zk, CLIENT1, Msg::design(SessionMsg::OpenSession { req: 1 }));
+        h.message(zk, CLIENT2, Msg::design(SessionMsg::OpenSession { req: 1 }));
         s.timers[0].0
     }
 
@@ -241,18 +242,34 @@ mod tests {
         // client1 restarted: its first session still owns the lock's znode,
         // and it gives the grant back on its second one.
         let (mut h, mut zk) = server();
-        h.message(&mut zk, CLIENT1, Msg::OpenSession { req: 1 });
-        h.message(&mut zk, CLIENT1, Msg::OpenSession { req: 2 });
-        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
-        let delete = Msg::SessionRelease {
+        h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::design(SessionMsg::OpenSession { req: 1 }),
+        );
+        h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::design(SessionMsg::OpenSession { req: 2 }),
+        );
+        h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::design(SessionMsg::SessionAcquire { session: 1, req: 1 }),
+        );
+        let delete = Msg::design(SessionMsg::SessionRelease {
             session: 2,
             lease: 0,
-        };
+        });
         let s = h.message(&mut zk, CLIENT1, delete);
         assert!(s.events.is_empty(), "{:?}", s.events);
         assert_eq!(s.sends, [(CLIENT1, Msg::ReleaseAck { lease: 0 })]);
         // The grant ends with its session.
-        h.message(&mut zk, CLIENT1, Msg::Heartbeat { session: 2 });
+        h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::design(SessionMsg::Heartbeat { session: 2 }),
+        );
         h.advance(TTL);
         let s = h.timer(&mut zk, TimerId(0), SESSION_TAG + 1);
         assert!(s.event("expired").is_some(), "{:?}", s.events);
@@ -262,24 +279,38 @@ mod tests {
     fn the_lowest_znode_holds_and_its_zxid_is_the_token() {
         let (mut h, mut zk) = server();
         two_sessions(&mut h, &mut zk);
-        let s = h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
+        let s = h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::design(SessionMsg::SessionAcquire { session: 1, req: 1 }),
+        );
         let granted = granted_msg(1, 0, Some(3), TTL);
         assert_eq!(s.sends, [(CLIENT1, granted)]);
         assert_eq!(
             field(s.event("granted").unwrap(), "lease"),
             Value::from(0u64)
         );
-        let s = h.message(&mut zk, CLIENT2, Msg::SessionAcquire { session: 2, req: 1 });
-        assert_eq!(s.sends, [(CLIENT2, Msg::Queued { req: 1, lease: 1 })]);
+        let s = h.message(
+            &mut zk,
+            CLIENT2,
+            Msg::design(SessionMsg::SessionAcquire { session: 2, req: 1 }),
+        );
+        assert_eq!(
+            s.sends,
+            [(
+                CLIENT2,
+                Msg::design(SessionMsg::Queued { req: 1, lease: 1 })
+            )]
+        );
         // client1 deletes its znode (zxid 5): the watch fires for client2,
         // whose znode was created by zxid 4.
         let s = h.message(
             &mut zk,
             CLIENT1,
-            Msg::SessionRelease {
+            Msg::design(SessionMsg::SessionRelease {
                 session: 1,
                 lease: 0,
-            },
+            }),
         );
         assert!(s.event("released").is_some());
         let granted = granted_msg(1, 1, Some(4), TTL);
@@ -293,10 +324,22 @@ mod tests {
     fn session_expiry_deletes_the_holders_znode_and_grants_the_next() {
         let (mut h, mut zk) = server();
         let timer1 = two_sessions(&mut h, &mut zk);
-        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
-        h.message(&mut zk, CLIENT2, Msg::SessionAcquire { session: 2, req: 1 });
+        h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::design(SessionMsg::SessionAcquire { session: 1, req: 1 }),
+        );
+        h.message(
+            &mut zk,
+            CLIENT2,
+            Msg::design(SessionMsg::SessionAcquire { session: 2, req: 1 }),
+        );
         h.advance(Duration::from_secs(5));
-        h.message(&mut zk, CLIENT2, Msg::Heartbeat { session: 2 });
+        h.message(
+            &mut zk,
+            CLIENT2,
+            Msg::design(SessionMsg::Heartbeat { session: 2 }),
+        );
         h.advance(Duration::from_secs(5));
         let s = h.timer(&mut zk, timer1, SESSION_TAG + 1);
         let expired = s.event("expired").unwrap();
@@ -307,17 +350,38 @@ mod tests {
             (CLIENT2, Msg::Granted { lease: 1, .. })
         ));
         // The paused holder wakes: its session is gone.
-        let s = h.message(&mut zk, CLIENT1, Msg::Heartbeat { session: 1 });
-        assert_eq!(s.sends, [(CLIENT1, Msg::SessionExpired { session: 1 })]);
+        let s = h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::design(SessionMsg::Heartbeat { session: 1 }),
+        );
+        assert_eq!(
+            s.sends,
+            [(
+                CLIENT1,
+                Msg::design(SessionMsg::SessionExpired { session: 1 })
+            )]
+        );
     }
 
     #[test]
     fn a_waiter_whose_session_expires_leaves_the_queue_silently() {
         let (mut h, mut zk) = server();
         two_sessions(&mut h, &mut zk);
-        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
-        let s = h.message(&mut zk, CLIENT2, Msg::SessionAcquire { session: 2, req: 1 });
-        assert!(s.sends.iter().all(|(_, m)| matches!(m, Msg::Queued { .. })));
+        h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::design(SessionMsg::SessionAcquire { session: 1, req: 1 }),
+        );
+        let s = h.message(
+            &mut zk,
+            CLIENT2,
+            Msg::design(SessionMsg::SessionAcquire { session: 2, req: 1 }),
+        );
+        assert!(s
+            .sends
+            .iter()
+            .all(|(_, m)| matches!(m.as_design(), Some(SessionMsg::Queued { .. }))));
         h.advance(TTL);
         let s = h.timer(&mut zk, TimerId(99), SESSION_TAG + 2);
         assert!(s.events.is_empty() && s.sends.is_empty());
@@ -329,16 +393,29 @@ mod tests {
         let mut h = Harness::new(&["client1", "lock"], 0);
         let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
         let mut c = Host::new(protocol);
-        assert_eq!(c.acquire(&mut h), [(LOCK, Msg::OpenSession { req: 1 })]);
-        let opened = Msg::SessionOpened {
+        assert_eq!(
+            c.acquire(&mut h),
+            [(LOCK, Msg::design(SessionMsg::OpenSession { req: 1 }))]
+        );
+        let opened = Msg::design(SessionMsg::SessionOpened {
             req: 1,
             session: 7,
             ttl: TTL,
-        };
+        });
         let (event, sends) = c.message(&mut h, LOCK, opened);
         assert_eq!(event, LockEvent::Nothing);
-        assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 7, req: 1 })]);
-        let (event, _) = c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 3 });
+        assert_eq!(
+            sends,
+            [(
+                LOCK,
+                Msg::design(SessionMsg::SessionAcquire { session: 7, req: 1 })
+            )]
+        );
+        let (event, _) = c.message(
+            &mut h,
+            LOCK,
+            Msg::design(SessionMsg::Queued { req: 1, lease: 3 }),
+        );
         assert_eq!(event, LockEvent::Nothing);
         let granted = granted_msg(1, 3, Some(9), TTL);
         let grant = Grant::new(3, Some(9), TTL);
@@ -348,8 +425,11 @@ mod tests {
         );
         assert!(c.renew(&mut h));
         let (_, step) = c.timer(&mut h, PROTOCOL_TAG + 7);
-        assert_eq!(step.sends, [(LOCK, Msg::Heartbeat { session: 7 })]);
-        let expired = Msg::SessionExpired { session: 7 };
+        assert_eq!(
+            step.sends,
+            [(LOCK, Msg::design(SessionMsg::Heartbeat { session: 7 }))]
+        );
+        let expired = Msg::design(SessionMsg::SessionExpired { session: 7 });
         assert_eq!(c.message(&mut h, LOCK, expired).0, LockEvent::Lost);
         assert!(!c.renew(&mut h));
         // Nothing left to release.
@@ -361,11 +441,15 @@ mod tests {
         const LOCK: NodeId = 1;
         let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
         let (mut h, mut c) = Host::opened(protocol, 1, TTL);
-        c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 4 });
-        let delete = Msg::SessionRelease {
+        c.message(
+            &mut h,
+            LOCK,
+            Msg::design(SessionMsg::Queued { req: 1, lease: 4 }),
+        );
+        let delete = Msg::design(SessionMsg::SessionRelease {
             session: 1,
             lease: 4,
-        };
+        });
         assert_eq!(c.release(&mut h), [(LOCK, delete.clone())]);
         // A grant for the abandoned request comes back anyway: handed back.
         let granted = granted_msg(1, 4, Some(2), TTL);
@@ -378,8 +462,16 @@ mod tests {
     fn a_renewal_heartbeats_the_holders_session_and_is_refused_to_others() {
         let (mut h, mut zk) = server();
         two_sessions(&mut h, &mut zk);
-        h.message(&mut zk, CLIENT1, Msg::SessionAcquire { session: 1, req: 1 });
-        h.message(&mut zk, CLIENT2, Msg::SessionAcquire { session: 2, req: 1 });
+        h.message(
+            &mut zk,
+            CLIENT1,
+            Msg::design(SessionMsg::SessionAcquire { session: 1, req: 1 }),
+        );
+        h.message(
+            &mut zk,
+            CLIENT2,
+            Msg::design(SessionMsg::SessionAcquire { session: 2, req: 1 }),
+        );
         let s = h.message(&mut zk, CLIENT1, Msg::Renew { lease: 0, req: 4 });
         assert!(s.event("renewed").is_some());
         let ok = Msg::RenewReply {
@@ -437,25 +529,44 @@ mod tests {
         let protocol = SessionLockClient::new("lock", TTL / 3, LossNotice::OnSessionExpiry);
         let mut c = Host::new(protocol);
         c.acquire(&mut h);
-        let opened = |req, session| Msg::SessionOpened {
-            req,
-            session,
-            ttl: TTL,
+        let opened = |req, session| {
+            Msg::design(SessionMsg::SessionOpened {
+                req,
+                session,
+                ttl: TTL,
+            })
         };
         c.message(&mut h, LOCK, opened(1, 1));
-        c.message(&mut h, LOCK, Msg::Queued { req: 1, lease: 4 });
+        c.message(
+            &mut h,
+            LOCK,
+            Msg::design(SessionMsg::Queued { req: 1, lease: 4 }),
+        );
         // The expiry overtakes the grant the server sent just before it.
-        let (_, sends) = c.message(&mut h, LOCK, Msg::SessionExpired { session: 1 });
-        assert_eq!(sends, [(LOCK, Msg::OpenSession { req: 2 })]);
+        let (_, sends) = c.message(
+            &mut h,
+            LOCK,
+            Msg::design(SessionMsg::SessionExpired { session: 1 }),
+        );
+        assert_eq!(
+            sends,
+            [(LOCK, Msg::design(SessionMsg::OpenSession { req: 2 }))]
+        );
         let (_, sends) = c.message(&mut h, LOCK, opened(2, 2));
-        assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 2, req: 2 })]);
+        assert_eq!(
+            sends,
+            [(
+                LOCK,
+                Msg::design(SessionMsg::SessionAcquire { session: 2, req: 2 })
+            )]
+        );
         let late = granted_msg(1, 4, Some(5), TTL);
         let (event, sends) = c.message(&mut h, LOCK, late);
         assert_eq!(event, LockEvent::Nothing);
-        let give_back = Msg::SessionRelease {
+        let give_back = Msg::design(SessionMsg::SessionRelease {
             session: 2,
             lease: 4,
-        };
+        });
         assert_eq!(sends, [(LOCK, give_back)]);
     }
 }

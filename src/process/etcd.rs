@@ -172,8 +172,10 @@ impl LeaseKeeper {
 
     /// Sends one keep-alive; its answer comes on the stream.
     pub async fn keep_alive(&mut self) -> Result<(), Error> {
-        self.handle
-            .send(self.server, Msg::KeepAlive { lease: self.lease });
+        self.handle.send(
+            self.server,
+            Msg::design(EtcdCall::KeepAlive { lease: self.lease }),
+        );
         Ok(())
     }
 }
@@ -212,15 +214,19 @@ impl LeaseKeepAliveStream {
         let (_, msg) = self
             .handle
             .recv_where(move |from, m| {
-                from == server && matches!(m, Msg::KeepAliveReply { lease: l, .. } if *l == lease)
+                from == server && keep_alive_reply(m).is_some_and(|(l, _)| l == lease)
             })
             .await;
-        match msg {
-            Msg::KeepAliveReply { lease, ttl } => {
-                Ok(Some(LeaseKeepAliveResponse { id: lease, ttl }))
-            }
-            _ => unreachable!("only keep-alive answers are taken"),
-        }
+        let (id, ttl) = keep_alive_reply(&msg).expect("only keep-alive answers are taken");
+        Ok(Some(LeaseKeepAliveResponse { id, ttl }))
+    }
+}
+
+/// The lease and TTL a keep-alive's answer gives, if `msg` is one.
+fn keep_alive_reply(msg: &Msg) -> Option<(u64, Duration)> {
+    match msg.as_design() {
+        Some(&EtcdCall::KeepAliveReply { lease, ttl }) => Some((lease, ttl)),
+        _ => None,
     }
 }
 
@@ -285,13 +291,15 @@ impl Client {
         self.handle
             .send(self.server, Msg::design(EtcdCall::LeaseGrant { req, ttl }));
         let msg = self
-            .answer(
-                self.timeout,
-                move |m| matches!(m, Msg::LeaseCreated { req: r, .. } if *r == req),
-            )
+            .answer(self.timeout, move |m| {
+                let created = m.as_design();
+                matches!(created, Some(EtcdCall::LeaseCreated { req: r, .. }) if *r == req)
+            })
             .await?;
-        match msg {
-            Msg::LeaseCreated { lease, ttl, .. } => Ok(LeaseGrantResponse { id: lease, ttl }),
+        match msg.as_design() {
+            Some(&EtcdCall::LeaseCreated { lease, ttl, .. }) => {
+                Ok(LeaseGrantResponse { id: lease, ttl })
+            }
             _ => unreachable!("only the lease's answer is taken"),
         }
     }

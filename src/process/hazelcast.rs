@@ -60,6 +60,7 @@ use fencesim_env::{Env, Probe};
 use sim::process::Handle;
 use sim::NodeId;
 
+use crate::design::session::SessionMsg;
 use crate::process::session::{Key, Session, Strays};
 use crate::protocol::Msg;
 
@@ -241,10 +242,10 @@ async fn invoke(session: &Session) -> Option<Msg> {
     let req = session.new_request();
     let answers = session.expect(Key::Req(req));
     loop {
-        session.send(Msg::SessionAcquire {
+        session.send(Msg::design(SessionMsg::SessionAcquire {
             session: session.id(),
             req,
-        });
+        }));
         let handle = session.handle();
         if let Ok(answer) = handle.timeout(session.timeout(), answers.next()).await {
             return answer;

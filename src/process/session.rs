@@ -1,8 +1,8 @@
 //! The session the simulated ZooKeeper and Hazelcast clients keep with
-//! their server: opened with [`Msg::OpenSession`], kept alive by heartbeats
-//! from a task of its own, ended when the server answers anything with
-//! [`Msg::SessionExpired`] (or when the client closes it), and the routing
-//! of the server's answers to the calls that wait for them.
+//! their server: opened with [`SessionMsg::OpenSession`], kept alive by
+//! heartbeats from a task of its own, ended when the server answers anything
+//! with [`SessionMsg::SessionExpired`] (or when the client closes it), and
+//! the routing of the server's answers to the calls that wait for them.
 //!
 //! Each request of a session has an id from the node's disk, unique in the
 //! run across crashes, and the session knows the ids it sent and the leases
@@ -35,6 +35,7 @@ use fencesim_env::{select, Either, Signal};
 use sim::process::Handle;
 use sim::NodeId;
 
+use crate::design::session::SessionMsg;
 use crate::protocol::Msg;
 
 /// Request ids, on the node's disk: unique in the run across crashes, so a
@@ -53,10 +54,10 @@ pub(crate) enum End {
 /// What an awaited answer answers: a request, or a release of a lease.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Key {
-    /// [`Msg::Granted`], [`Msg::Queued`], [`Msg::Denied`] or
+    /// [`Msg::Granted`], [`SessionMsg::Queued`], [`Msg::Denied`] or
     /// [`Msg::RenewReply`] for this request id.
     Req(u64),
-    /// [`Msg::ReleaseAck`] or [`Msg::LockLost`] for this lease.
+    /// [`Msg::ReleaseAck`] or [`SessionMsg::LockLost`] for this lease.
     Lease(u64),
 }
 
@@ -129,13 +130,20 @@ impl Session {
         strays: Strays,
     ) -> Option<Session> {
         let req = handle.disk().next_u64(REQUESTS);
-        handle.send(server, Msg::OpenSession { req });
+        handle.send(server, Msg::design(SessionMsg::OpenSession { req }));
         let opened = handle.recv_where(move |from, m| {
-            from == server && matches!(m, Msg::SessionOpened { req: r, .. } if *r == req)
+            let answer = m.as_design();
+            from == server
+                && matches!(answer, Some(&SessionMsg::SessionOpened { req: r, .. }) if r == req)
         });
-        let (id, ttl) = match handle.timeout(timeout, opened).await {
-            Ok((_, Msg::SessionOpened { session, ttl, .. })) => (session, ttl),
-            _ => return None,
+        let Ok((_, opened)) = handle.timeout(timeout, opened).await else {
+            return None;
+        };
+        let Some(&SessionMsg::SessionOpened {
+            session: id, ttl, ..
+        }) = opened.as_design()
+        else {
+            return None;
         };
         let state = State {
             requests: BTreeSet::from([req]),
@@ -284,10 +292,10 @@ impl Session {
     }
 
     fn send_release(&self, lease: u64) {
-        self.send(Msg::SessionRelease {
+        self.send(Msg::design(SessionMsg::SessionRelease {
             session: self.0.id,
             lease,
-        });
+        }));
     }
 
     /// Ends the session on the client's side: the heartbeats stop (the
@@ -318,31 +326,36 @@ impl Session {
     /// Whether `msg` from the server is this session's to take.
     fn is_mine(&self, msg: &Msg) -> bool {
         let s = self.0.state.borrow();
-        match *msg {
-            Msg::SessionExpired { session } => session == self.0.id,
-            Msg::SessionOpened { req, .. }
-            | Msg::Granted { req, .. }
-            | Msg::Queued { req, .. }
-            | Msg::Denied { req }
-            | Msg::RenewReply { req, .. } => s.requests.contains(&req),
-            Msg::ReleaseAck { lease } | Msg::LockLost { lease } => s.leases.contains(&lease),
+        match (msg, msg.as_design::<SessionMsg>()) {
+            (_, Some(&SessionMsg::SessionExpired { session })) => session == self.0.id,
+            (_, Some(&SessionMsg::SessionOpened { req, .. }))
+            | (&Msg::Granted { req, .. }, _)
+            | (_, Some(&SessionMsg::Queued { req, .. }))
+            | (&Msg::Denied { req }, _)
+            | (&Msg::RenewReply { req, .. }, _) => s.requests.contains(&req),
+            (&Msg::ReleaseAck { lease }, _) | (_, Some(&SessionMsg::LockLost { lease })) => {
+                s.leases.contains(&lease)
+            }
             _ => false,
         }
     }
 
     /// Hands `msg` (this session's) to whoever it is for.
     fn route(&self, msg: Msg) {
-        match msg {
-            Msg::SessionExpired { .. } => self.finish(End::Expired),
+        match (&msg, msg.as_design::<SessionMsg>()) {
+            (_, Some(SessionMsg::SessionExpired { .. })) => self.finish(End::Expired),
             // A second copy of the opening's answer: the session is open.
-            Msg::SessionOpened { .. } => {}
-            Msg::Granted { req, lease, .. } | Msg::Queued { req, lease } => {
+            (_, Some(SessionMsg::SessionOpened { .. })) => {}
+            (&Msg::Granted { req, lease, .. }, _)
+            | (_, Some(&SessionMsg::Queued { req, lease })) => {
                 self.0.state.borrow_mut().leases.insert(lease);
                 let last = matches!(msg, Msg::Granted { .. });
                 self.deliver(req, msg, last);
             }
-            Msg::Denied { req } | Msg::RenewReply { req, .. } => self.deliver(req, msg, true),
-            Msg::ReleaseAck { lease } | Msg::LockLost { lease } => {
+            (&Msg::Denied { req } | &Msg::RenewReply { req, .. }, _) => {
+                self.deliver(req, msg, true)
+            }
+            (&Msg::ReleaseAck { lease }, _) | (_, Some(&SessionMsg::LockLost { lease })) => {
                 let wakers = {
                     let mut s = self.0.state.borrow_mut();
                     s.releasing.remove(&lease);
@@ -395,9 +408,9 @@ async fn heartbeats(session: Session, every: Duration) {
         if let Either::Right(()) = select(handle.sleep(every), session.0.ended.raised()).await {
             return;
         }
-        session.send(Msg::Heartbeat {
+        session.send(Msg::design(SessionMsg::Heartbeat {
             session: session.0.id,
-        });
+        }));
         let now = handle.now();
         let due: Vec<u64> = {
             let mut s = session.0.state.borrow_mut();

@@ -64,6 +64,7 @@ use std::time::Duration;
 use fencesim_env::{Env, Probe};
 use sim::process::Handle;
 
+use crate::design::session::SessionMsg;
 use crate::process::session::{End, Key, Session, Strays};
 use crate::protocol::Msg;
 
@@ -145,7 +146,9 @@ impl Client {
         let mine = held.clone();
         // A grant or queue slot nobody waits for: its znode is deleted.
         let strays: Strays = Rc::new(move |session: &Session, msg: &Msg| {
-            if let Msg::Granted { lease, .. } | Msg::Queued { lease, .. } = *msg {
+            if let (&Msg::Granted { lease, .. }, _) | (_, Some(&SessionMsg::Queued { lease, .. })) =
+                (msg, msg.as_design())
+            {
                 if !mine.borrow().contains(&lease) {
                     session.release(lease);
                 }
@@ -208,17 +211,16 @@ impl Client {
         };
         let mut doublings = 0;
         loop {
-            session.send(Msg::SessionAcquire {
+            session.send(Msg::design(SessionMsg::SessionAcquire {
                 session: session.id(),
                 req,
-            });
+            }));
             loop {
                 let wait = session.timeout() * (1 << doublings);
                 match handle.timeout(wait, answers.next()).await {
                     Ok(None) => {
                         return Err(session.end().map_or(Error::SessionExpired, Error::from))
                     }
-                    Ok(Some(Msg::Queued { lease, .. })) => znode.znode = Some(lease),
                     Ok(Some(Msg::Granted {
                         lease, token, ttl, ..
                     })) => {
@@ -232,7 +234,11 @@ impl Client {
                             czxid: token,
                         });
                     }
-                    Ok(Some(_)) => {}
+                    Ok(Some(m)) => {
+                        if let Some(&SessionMsg::Queued { lease, .. }) = m.as_design() {
+                            znode.znode = Some(lease);
+                        }
+                    }
                     // No answer: ask about the same request again.
                     Err(_) => break,
                 }

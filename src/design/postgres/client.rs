@@ -9,6 +9,7 @@ use sim::{Context, NodeId, TimerId};
 use super::PgWire;
 use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
 use crate::design::node_named;
+use crate::design::session::SessionMsg;
 use crate::protocol::Msg;
 
 /// The client half: one connection (reopened when the server closed it),
@@ -70,7 +71,10 @@ impl PgClient {
     fn send_unlock(&mut self, ctx: &mut Context<'_, Msg>, session: u64, lease: u64) {
         self.unlocking = Some((session, lease));
         let server = node_named(ctx, &self.server);
-        ctx.send(server, Msg::SessionRelease { session, lease });
+        ctx.send(
+            server,
+            Msg::design(SessionMsg::SessionRelease { session, lease }),
+        );
         if let Some(t) = self.retransmit.take() {
             ctx.cancel_timer(t);
         }
@@ -92,11 +96,17 @@ impl PgClient {
     fn send_lock(&mut self, ctx: &mut Context<'_, Msg>) {
         let server = node_named(ctx, &self.server);
         match (self.conn, self.waiting) {
-            (Some(session), Some(req)) => ctx.send(server, Msg::SessionAcquire { session, req }),
+            (Some(session), Some(req)) => ctx.send(
+                server,
+                Msg::design(SessionMsg::SessionAcquire { session, req }),
+            ),
             (None, Some(_)) if self.connecting.is_none() => {
                 self.opens += 1;
                 self.connecting = Some(self.opens);
-                ctx.send(server, Msg::OpenSession { req: self.opens });
+                ctx.send(
+                    server,
+                    Msg::design(SessionMsg::OpenSession { req: self.opens }),
+                );
             }
             _ => {}
         }
@@ -126,18 +136,23 @@ impl LockClient for PgClient {
     }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
-        match *msg {
-            Msg::SessionOpened { req, session, .. } if self.connecting == Some(req) => {
+        match (msg, msg.as_design::<SessionMsg>()) {
+            (_, Some(&SessionMsg::SessionOpened { req, session, .. }))
+                if self.connecting == Some(req) =>
+            {
                 self.connecting = None;
                 self.conn = Some(session);
                 self.send_lock(ctx);
             }
-            Msg::Granted {
-                req,
-                lease,
-                token,
-                ttl,
-            } => match self.conn {
+            (
+                &Msg::Granted {
+                    req,
+                    lease,
+                    token,
+                    ttl,
+                },
+                _,
+            ) => match self.conn {
                 Some(conn) if self.waiting == Some(req) => {
                     self.waiting = None;
                     self.held = Some((conn, lease));
@@ -145,29 +160,35 @@ impl LockClient for PgClient {
                 }
                 // A lock for a request given up: unlock it.
                 Some(session) if self.held.map(|(_, l)| l) != Some(lease) => {
-                    ctx.send(from, Msg::SessionRelease { session, lease });
+                    ctx.send(
+                        from,
+                        Msg::design(SessionMsg::SessionRelease { session, lease }),
+                    );
                 }
                 _ => {}
             },
-            Msg::Denied { req } if self.waiting == Some(req) => {
+            (&Msg::Denied { req }, _) if self.waiting == Some(req) => {
                 self.waiting = None;
                 return LockEvent::Denied;
             }
-            Msg::ReleaseAck { lease } => {
+            (&Msg::ReleaseAck { lease }, _) => {
                 if let Some((session, _)) = self.unlocking {
                     self.unlock_answered(ctx, session, Some(lease));
                 }
             }
-            Msg::SessionExpired { session } => {
+            (_, Some(&SessionMsg::SessionExpired { session })) => {
                 self.unlock_answered(ctx, session, None);
                 self.closed(ctx, session);
             }
-            Msg::RenewReply {
-                lease,
-                req,
-                ok,
-                ttl,
-            } if self.held.is_some_and(|(_, l)| l == lease) && self.renewing == Some(req) => {
+            (
+                &Msg::RenewReply {
+                    lease,
+                    req,
+                    ok,
+                    ttl,
+                },
+                _,
+            ) if self.held.is_some_and(|(_, l)| l == lease) && self.renewing == Some(req) => {
                 self.renewing = None;
                 if ok {
                     return LockEvent::Renewed(ttl);
@@ -252,14 +273,23 @@ mod tests {
         const LOCK: NodeId = 1;
         let mut h = Harness::new(&["client1", "lock"], 0);
         let mut c = Host::new(PgClient::new("lock"));
-        assert_eq!(c.acquire(&mut h), [(LOCK, Msg::OpenSession { req: 1 })]);
-        let opened = Msg::SessionOpened {
+        assert_eq!(
+            c.acquire(&mut h),
+            [(LOCK, Msg::design(SessionMsg::OpenSession { req: 1 }))]
+        );
+        let opened = Msg::design(SessionMsg::SessionOpened {
             req: 1,
             session: 4,
             ttl: 10 * SECOND,
-        };
+        });
         let (_, sends) = c.message(&mut h, LOCK, opened);
-        assert_eq!(sends, [(LOCK, Msg::SessionAcquire { session: 4, req: 1 })]);
+        assert_eq!(
+            sends,
+            [(
+                LOCK,
+                Msg::design(SessionMsg::SessionAcquire { session: 4, req: 1 })
+            )]
+        );
         let grant = Msg::Granted {
             req: 1,
             lease: 7,
@@ -295,6 +325,9 @@ mod tests {
         };
         assert_eq!(c.message(&mut h, LOCK, refused).0, LockEvent::Lost);
         // The next acquire opens a new connection.
-        assert_eq!(c.acquire(&mut h), [(LOCK, Msg::OpenSession { req: 2 })]);
+        assert_eq!(
+            c.acquire(&mut h),
+            [(LOCK, Msg::design(SessionMsg::OpenSession { req: 2 }))]
+        );
     }
 }

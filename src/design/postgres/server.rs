@@ -9,6 +9,7 @@ use sim::{Actor, Context, NodeId, TimerId};
 
 use super::{EndReason, PgWire, Pooler, PostgresConfig, SEQ_LOG_VALS};
 use crate::design::grants::Grants;
+use crate::design::session::SessionMsg;
 use crate::protocol::Msg;
 
 const KEEPALIVE_TAG: u64 = 1 << 40;
@@ -224,11 +225,11 @@ impl PgServer {
             self.touch(ctx, b);
         }
         let ttl = self.config.belief();
-        let opened = Msg::SessionOpened {
+        let opened = Msg::design(SessionMsg::SessionOpened {
             req,
             session: conn,
             ttl,
-        };
+        });
         ctx.send(from, opened);
     }
 
@@ -410,25 +411,29 @@ impl Actor<Msg> for PgServer {
     }
 
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-        match msg {
-            Msg::OpenSession { req } => self.open(ctx, from, req),
-            Msg::SessionAcquire { session, .. } | Msg::SessionRelease { session, .. }
-                if !self.live(from, session) =>
-            {
+        match (&msg, msg.as_design::<SessionMsg>()) {
+            (_, Some(&SessionMsg::OpenSession { req })) => self.open(ctx, from, req),
+            (
+                _,
+                Some(
+                    &SessionMsg::SessionAcquire { session, .. }
+                    | &SessionMsg::SessionRelease { session, .. },
+                ),
+            ) if !self.live(from, session) => {
                 // A connection the server closed (or never had): the client
                 // finds the socket gone.
-                ctx.send(from, Msg::SessionExpired { session });
+                ctx.send(from, Msg::design(SessionMsg::SessionExpired { session }));
             }
-            Msg::SessionAcquire { session, req } => {
+            (_, Some(&SessionMsg::SessionAcquire { session, req })) => {
                 self.heard(ctx, session);
                 self.lock(ctx, from, session, req);
             }
-            Msg::SessionRelease { session, lease } => {
+            (_, Some(&SessionMsg::SessionRelease { session, lease })) => {
                 self.heard(ctx, session);
                 self.unlock(ctx, from, session, lease);
             }
-            Msg::Renew { lease, req } => self.renew(ctx, from, lease, req),
-            msg => {
+            (&Msg::Renew { lease, req }, _) => self.renew(ctx, from, lease, req),
+            _ => {
                 if let Some(&PgWire::ProbeAck { conn }) = msg.as_design::<PgWire>() {
                     if self.live(from, conn) {
                         self.heard(ctx, conn);
@@ -502,19 +507,28 @@ mod tests {
 
         /// Opens a connection for `client`; returns its id.
         fn connect(&mut self, client: NodeId) -> u64 {
-            let step = self.message(client, Msg::OpenSession { req: 1 });
+            let step = self.message(client, Msg::design(SessionMsg::OpenSession { req: 1 }));
             match step.sends[..] {
-                [(to, Msg::SessionOpened { session, .. })] if to == client => session,
+                [(to, ref m)] if to == client => match m.as_design() {
+                    Some(&SessionMsg::SessionOpened { session, .. }) => session,
+                    _ => panic!("{m:?}"),
+                },
                 ref other => panic!("{other:?}"),
             }
         }
 
         fn lock(&mut self, client: NodeId, session: u64, req: u64) -> Step<Msg> {
-            self.message(client, Msg::SessionAcquire { session, req })
+            self.message(
+                client,
+                Msg::design(SessionMsg::SessionAcquire { session, req }),
+            )
         }
 
         fn unlock(&mut self, client: NodeId, session: u64, lease: u64) -> Step<Msg> {
-            self.message(client, Msg::SessionRelease { session, lease })
+            self.message(
+                client,
+                Msg::design(SessionMsg::SessionRelease { session, lease }),
+            )
         }
 
         /// Moves time on by `d` and fires the timer of `tag`.
@@ -631,7 +645,10 @@ mod tests {
         assert_eq!(step.sends, [(CLIENT1, Msg::design(fatal))]);
         // Its next call finds the connection gone.
         let step = s.unlock(CLIENT1, conn, lease);
-        assert_eq!(step.sends[0].1, Msg::SessionExpired { session: conn });
+        assert_eq!(
+            step.sends[0].1,
+            Msg::design(SessionMsg::SessionExpired { session: conn })
+        );
     }
 
     #[test]
@@ -720,7 +737,10 @@ mod tests {
         // The old connection is gone; a new one locks at once, with a token
         // past everything the sequence had logged.
         let step = s.lock(CLIENT1, c1, 2);
-        assert_eq!(step.sends[0].1, Msg::SessionExpired { session: c1 });
+        assert_eq!(
+            step.sends[0].1,
+            Msg::design(SessionMsg::SessionExpired { session: c1 })
+        );
         let c2 = s.connect(CLIENT2);
         assert_ne!(c2, c1, "a new connection, a new id");
         let (lease, token) = granted(&s.lock(CLIENT2, c2, 1)).unwrap();
