@@ -18,8 +18,6 @@
 //! ```text
 //! cargo run --example k8s_lease -- check examples/k8s_lease/
 //! cargo run --release --example k8s_lease -- explore examples/k8s_lease/unfenced.toml
-//! cargo run --release --example k8s_lease -- explore examples/k8s_lease/client-go.toml --generic --seeds 0..2000
-//! cargo run --release --example k8s_lease -- explore examples/k8s_lease/client-go-fenced.toml --generic --seeds 0..10000
 //! ```
 
 use std::time::Duration;
@@ -289,11 +287,8 @@ impl LockClient for Candidate {
     }
 }
 
-// The async half: a kube-shaped API client and client-go's elector over it.
 #[path = "k8s_lease/client_go.rs"]
 mod client_go;
-#[path = "k8s_lease/kube.rs"]
-mod kube;
 
 /// The whole command line, with `k8s_lease` and the process `client-go`.
 fn main() -> std::process::ExitCode {

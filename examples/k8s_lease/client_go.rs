@@ -23,6 +23,11 @@
 //! new `acquireTime`, so a new token), even of a Lease still its own, as the
 //! sans-IO candidate does; and a renewal only renews a Lease it holds,
 //! never takes one over.
+//!
+//! ```text
+//! cargo run --release --example k8s_lease -- explore examples/k8s_lease/client-go.toml --generic --seeds 0..2000
+//! cargo run --release --example k8s_lease -- explore examples/k8s_lease/client-go-fenced.toml --generic --seeds 0..10000
+//! ```
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -35,7 +40,11 @@ use fencesim::process::{Env, Handle, Probe, Process, SimStorage, Storage};
 use fencesim::protocol::{Msg, Op};
 use fencesim_env::{select, Either, Signal};
 
-use super::kube::{self, Api, Lease, LeaseSpec, MicroTime, PostParams};
+use self::kube::{Api, Lease, LeaseSpec, MicroTime, PostParams};
+
+// The kube-shaped API client this elector calls.
+#[path = "kube.rs"]
+pub mod kube;
 
 fencesim::design_config! {
     /// client-go's `LeaderElectionConfig`: keys of the `[[clients]]`

@@ -60,7 +60,7 @@ use fencesim::protocol::Msg;
 use fencesim::sim::NodeId;
 use fencesim_env::Elapsed;
 
-use super::{Api as Call, Lease as Stored};
+use crate::{Api as Call, Lease as Stored};
 
 /// Request ids, on the node's disk: unique in the run across crashes.
 const REQUESTS: &str = "kube/requests";
