@@ -219,9 +219,8 @@ pub(crate) fn locks(source: &Source, calls: &[Call]) -> Vec<Hit> {
             }
             "getlock" if recv == "getcpsubsystem" => Some(Kind::HazelcastFencedLock),
             "getlock" if ctx.hazelcast => Some(Kind::HazelcastLock),
-            "getlock" | "getfairlock" | "getspinlock" | "getfencedlock" if ctx.redisson => {
-                Some(Kind::RedissonLock)
-            }
+            "getfencedlock" if ctx.redisson => Some(Kind::RedissonFencedLock),
+            "getlock" | "getfairlock" | "getspinlock" if ctx.redisson => Some(Kind::RedissonLock),
             "pg_advisory_lock"
             | "pg_try_advisory_lock"
             | "pg_advisory_xact_lock"

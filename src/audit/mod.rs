@@ -7,11 +7,14 @@
 //! libraries give them (Redis `SET … NX`, Redlock, Redisson, Curator and
 //! ZooKeeper recipes, etcd, Hazelcast, PostgreSQL advisory locks,
 //! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock)
-//! and leader flags in an `if`. Each is then judged by the writes after it
-//! in the same function: `fenced` is true when every write checks a token,
-//! version or precondition in its own statement, false when one checks
-//! nothing, and unknown (`None`) when no write is in sight or a write
-//! carries a token to a check that is elsewhere.
+//! and leader flags in an `if`. A lock whose API hands out no token (SET
+//! NX, Redlock, a Redisson `RLock`, a ZooKeeper recipe used as is, …)
+//! cannot fence anything: `fenced` is false whatever its writes check.
+//! Any other is judged by the writes after it in the same function:
+//! `fenced` is true when every write checks a token, version or
+//! precondition in its own statement, false when one checks nothing, and
+//! unknown (`None`) when no write is in sight or a write carries a token to
+//! a check that is elsewhere.
 //!
 //! ```
 //! use fencesim::audit::{audit_source, Kind, Language};
@@ -23,6 +26,7 @@
 //! assert_eq!(findings.len(), 1);
 //! assert_eq!((findings[0].line, findings[0].kind), (2, Kind::RedisSetNx));
 //! assert_eq!(findings[0].fenced, Some(false));
+//! assert!(findings[0].reason.starts_with("a SET NX lock hands out no token"));
 //! ```
 
 mod detect;
@@ -101,6 +105,9 @@ pub enum Kind {
     Redlock,
     /// A Redisson `getLock` (one Redis).
     RedissonLock,
+    /// A Redisson `getFencedLock`: an `RFencedLock`, whose `lockAndGetToken`
+    /// hands out a token.
+    RedissonFencedLock,
     /// A ZooKeeper recipe: Curator's `InterProcessMutex`, `LeaderLatch`,
     /// kazoo's `Lock`, go-zookeeper's `NewLock`.
     ZookeeperLock,
@@ -133,6 +140,7 @@ impl Kind {
             Kind::RedisSetNx => "redis_set_nx",
             Kind::Redlock => "redlock",
             Kind::RedissonLock => "redisson_lock",
+            Kind::RedissonFencedLock => "redisson_fenced_lock",
             Kind::ZookeeperLock => "zookeeper_lock",
             Kind::EtcdLock => "etcd_lock",
             Kind::EtcdLease => "etcd_lease",
@@ -148,10 +156,11 @@ impl Kind {
     }
 
     /// Every kind, in the order above.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::RedisSetNx,
         Kind::Redlock,
         Kind::RedissonLock,
+        Kind::RedissonFencedLock,
         Kind::ZookeeperLock,
         Kind::EtcdLock,
         Kind::EtcdLease,
@@ -171,6 +180,7 @@ impl Kind {
             Kind::RedisSetNx => "Redis SET NX lock",
             Kind::Redlock => "Redlock (a majority of Redis nodes)",
             Kind::RedissonLock => "Redisson lock",
+            Kind::RedissonFencedLock => "Redisson RFencedLock",
             Kind::ZookeeperLock => "ZooKeeper lock recipe",
             Kind::EtcdLock => "etcd lock",
             Kind::EtcdLease => "etcd lease",
@@ -185,13 +195,65 @@ impl Kind {
         }
     }
 
+    /// The token its API hands out with the lock, in words; `None` when it
+    /// hands out none. A write can only be fenced by a token the lock
+    /// service issued with the grant: a lock without one cannot fence
+    /// anything, whatever its writes check (a counter read after taking
+    /// it can be read by a holder that already lost the lock).
+    pub fn token(self) -> Option<&'static str> {
+        match self {
+            Kind::RedisSetNx
+            | Kind::Redlock
+            | Kind::RedissonLock
+            | Kind::ZookeeperLock
+            | Kind::HazelcastLock
+            | Kind::PgAdvisoryLock
+            | Kind::Shedlock => None,
+            Kind::RedissonFencedLock => Some("the token of `lockAndGetToken`"),
+            Kind::EtcdLock => Some("the lock key's revision"),
+            Kind::EtcdLease => Some("the revision of the key put under the lease"),
+            Kind::HazelcastFencedLock => Some("the fence of `lockAndGetFence`"),
+            Kind::KubernetesLease => Some("the Lease's `resourceVersion`"),
+            Kind::DynamodbLock => Some("the lock item's record version number"),
+            Kind::ConsulLock => Some("the key's `LockIndex`"),
+            // A flag is no lock: the election behind it may hand out a term,
+            // so its writes decide.
+            Kind::LeaderGuard => Some("the election's term, if it hands one out"),
+        }
+    }
+
+    /// Why a lock of this kind cannot fence its writes: `None` for a kind
+    /// whose API hands out a token.
+    pub fn no_token(self) -> Option<&'static str> {
+        Some(match self {
+            Kind::RedisSetNx => "a SET NX lock hands out no token that a write could carry",
+            Kind::Redlock => "a Redlock lock hands out no token that a write could carry",
+            Kind::RedissonLock => {
+                "a Redisson RLock hands out no token that a write could carry (an RFencedLock does)"
+            }
+            Kind::ZookeeperLock => {
+                "a ZooKeeper lock recipe used as is hands out no token that a write could carry"
+            }
+            Kind::HazelcastLock => {
+                "a Hazelcast lock outside the CP subsystem hands out no token that a write could carry"
+            }
+            Kind::PgAdvisoryLock => {
+                "a PostgreSQL advisory lock hands out no token that a write could carry"
+            }
+            Kind::Shedlock => "a ShedLock lock hands out no token that a write could carry",
+            _ => return None,
+        })
+    }
+
     /// The bundled scenario (under `scenarios/`) that shows what goes wrong
     /// with this kind of lock when nothing fences its writes. PostgreSQL's
     /// is `postgres-advisory-idle-timeout.toml` when `scenarios` holds it,
     /// else the generic lease story.
     pub fn scenario(self, scenarios: &Path) -> &'static str {
         match self {
-            Kind::RedisSetNx | Kind::RedissonLock => "redis-restart-without-persistence.toml",
+            Kind::RedisSetNx | Kind::RedissonLock | Kind::RedissonFencedLock => {
+                "redis-restart-without-persistence.toml"
+            }
             Kind::Redlock => "redlock-clock-jump.toml",
             Kind::ZookeeperLock => "zookeeper-session-expiry.toml",
             Kind::EtcdLock | Kind::EtcdLease => "etcd-11456-lock-after-lease-expired.toml",
@@ -232,7 +294,8 @@ pub struct Finding {
     /// Whether the writes after it are fenced: `None` when the audit
     /// cannot tell.
     pub fenced: Option<bool>,
-    /// Why, in words.
+    /// Why, in words. For a kind whose API hands out no token
+    /// ([`Kind::no_token`]), that.
     pub reason: String,
     /// The write the verdict rests on, if any (its line).
     pub write_line: Option<usize>,
@@ -286,6 +349,7 @@ impl Finding {
             "what": self.what(),
             "fenced": self.fenced,
             "reason": self.reason,
+            "token": self.kind.token(),
             "write_line": self.write_line,
             "scenario": self.scenario,
             "command": self.command(),
@@ -347,7 +411,10 @@ fn audit_with(file: &str, language: Language, text: &str, scenarios: &Path) -> V
                 from += 1;
             }
             let writes = fence::writes(&source, &calls, from, end.max(from));
-            let (fenced, reason, write_line) = judge(&source, &writes);
+            let (fenced, reason, write_line) = match hit.kind.no_token() {
+                Some(why) => unfenceable(&source, why, &writes),
+                None => judge(&source, &writes),
+            };
             let line = source.line(hit.at);
             let mut snippet: String = source.snippet(line).chars().take(80).collect();
             if snippet.chars().count() == 80 {
@@ -367,6 +434,23 @@ fn audit_with(file: &str, language: Language, text: &str, scenarios: &Path) -> V
             }
         })
         .collect()
+}
+
+/// The verdict on a lock whose API hands out no token: unfenced, whatever
+/// its writes check; the first write after it is the one named.
+fn unfenceable(
+    source: &Source,
+    why: &str,
+    writes: &[fence::Write],
+) -> (Option<bool>, String, Option<usize>) {
+    match writes.first() {
+        Some(w) => {
+            let line = source.line(w.at);
+            let reason = format!("{why}: the `{}` at line {line} cannot be fenced", w.name);
+            (Some(false), reason, Some(line))
+        }
+        None => (Some(false), why.to_owned(), None),
+    }
 }
 
 /// The verdict on a lock from the writes after it: unfenced if one write

@@ -9,6 +9,7 @@
 mod cli;
 mod fixtures;
 mod fuzz;
+mod tokens;
 mod walk;
 
 #[path = "../support/mod.rs"]
