@@ -31,6 +31,7 @@
 
 mod detect;
 mod fence;
+pub mod sarif;
 mod source;
 pub mod walk;
 

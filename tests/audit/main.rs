@@ -9,6 +9,7 @@
 mod cli;
 mod fixtures;
 mod fuzz;
+mod sarif;
 mod tokens;
 mod walk;
 
