@@ -2,7 +2,7 @@
 //! whose tool lists a rule per lock kind, and a result per finding.
 //!
 //! The output is deterministic: findings in file, line and column order,
-//! rules in [`Kind::ALL`] order, object keys sorted, no timestamp and no
+//! rules in [`Kind::ALL`] order (then a rule file's kinds), object keys sorted, no timestamp and no
 //! absolute path the user did not give. A result's fingerprint leaves the
 //! line out, so a finding keeps it when code above it moves.
 
@@ -31,7 +31,12 @@ const FINGERPRINT: &str = "fencesimFinding/v1";
 /// The audit as one SARIF log; `scenarios` is the directory the findings'
 /// scenarios were named from (as for [`super::audit`]).
 pub fn log(report: &Audit, scenarios: &Path) -> Value {
-    let rules: Vec<Value> = Kind::ALL.iter().map(|&k| rule(k, scenarios)).collect();
+    let kinds = if report.kinds.is_empty() {
+        &Kind::ALL[..]
+    } else {
+        &report.kinds[..]
+    };
+    let rules: Vec<Value> = kinds.iter().map(|&k| rule(k, scenarios)).collect();
     let mut seen: Vec<(String, String, String)> = Vec::new();
     let results: Vec<Value> = report
         .findings
@@ -46,7 +51,7 @@ pub fn log(report: &Audit, scenarios: &Path) -> Value {
             );
             let rank = seen.iter().filter(|k| **k == key).count();
             seen.push(key);
-            result(f, rank)
+            result(f, kinds, rank)
         })
         .collect();
     json!({
@@ -85,8 +90,8 @@ fn rule(kind: Kind, scenarios: &Path) -> Value {
         (None, None) => unreachable!("a kind hands out a token or says why not"),
     };
     let full = format!(
-        "{}. {fence} Without a fence, a holder that paused or lost the lock can still write.",
-        kind.label()
+        "{} {fence} Without a fence, a holder that paused or lost the lock can still write.",
+        kind.description()
     );
     let help = format!(
         "The bundled scenario scenarios/{scenario} shows what goes wrong: fencesim run scenarios/{scenario}"
@@ -132,11 +137,11 @@ pub fn level(fenced: Option<bool>) -> &'static str {
     }
 }
 
-fn result(f: &Finding, rank: usize) -> Value {
-    let index = Kind::ALL
+fn result(f: &Finding, kinds: &[Kind], rank: usize) -> Value {
+    let index = kinds
         .iter()
         .position(|&k| k == f.kind)
-        .expect("every kind is in ALL");
+        .expect("the rules list every kind they find");
     let location = |line: usize, column: Option<usize>| {
         let mut region = json!({ "startLine": line });
         if let Some(column) = column {

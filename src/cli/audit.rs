@@ -1,4 +1,4 @@
-//! `fencesim audit PATH… [--json | --sarif]`.
+//! `fencesim audit PATH… [--json | --sarif] [--rules FILE]…`.
 
 use std::path::{Path, PathBuf};
 
@@ -18,14 +18,30 @@ pub(super) struct AuditArgs {
     /// Print the findings as one SARIF 2.1.0 log, for code-scanning tools.
     #[arg(long, conflicts_with = "json")]
     sarif: bool,
+    /// A YAML rule file adding lock APIs (an in-house lock library) to the
+    /// bundled ones; repeatable.
+    #[arg(long = "rules", value_name = "FILE")]
+    rules: Vec<PathBuf>,
 }
 
 pub(super) fn audit(args: AuditArgs) -> Status {
-    let AuditArgs { paths, json, sarif } = args;
+    let AuditArgs {
+        paths,
+        json,
+        sarif,
+        rules,
+    } = args;
     let paths = &paths[..];
+    let rules = match audit::Rules::load(&rules) {
+        Ok(rules) => rules,
+        Err(e) => {
+            eprintln!("error: {}", escape::terminal(&e));
+            return Status::Invalid;
+        }
+    };
     // The findings name the scenarios of the checkout the audit runs from.
     let scenarios = Path::new("scenarios");
-    let report = match audit::audit(paths, scenarios) {
+    let report = match audit::audit_with_rules(paths, scenarios, &rules) {
         Ok(report) => report,
         Err(e) => {
             eprintln!("error: {}", escape::terminal(&e));

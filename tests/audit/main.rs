@@ -9,6 +9,7 @@
 mod cli;
 mod fixtures;
 mod fuzz;
+mod rules;
 mod sarif;
 mod tokens;
 mod walk;
