@@ -384,6 +384,15 @@ fn resolve(
             def.id
         ));
     }
+    if let Some(r) = &def.receiver {
+        if !r.any && r.is.is_empty() && r.contains.is_empty() && r.assigned_from.is_empty() {
+            return Err(format!(
+                "{}: rule `{}`: `receiver` needs `any`, `is`, `contains` or `assigned_from`",
+                at(&def.id, "receiver"),
+                def.id
+            ));
+        }
+    }
     for (key, list) in [("uses", &def.uses), ("uses_none", &def.uses_none)] {
         if let Some(bad) = list
             .iter()

@@ -186,6 +186,10 @@ fn a_bad_rule_is_exit_2_at_its_file_line_and_column() {
             "error: bad.yaml:5:5: rule `acme`: unknown library `acme` (known: ",
         ),
         (
+            rule("    receiver: { or_named: [x] }\n"),
+            "error: bad.yaml:5:5: rule `acme`: `receiver` needs `any`, `is`, `contains` or `assigned_from`",
+        ),
+        (
             rule("    annotation: Locked\n"),
             "error: bad.yaml:2:5: rule `acme` needs either `calls` or `annotation`",
         ),
