@@ -207,7 +207,8 @@ impl Kind {
         }
     }
 
-    /// Every kind, in the order above.
+    /// Every bundled kind, in the order above (a rule file's kinds are
+    /// [`Rules::kinds`]).
     pub const ALL: [Kind; 15] = [
         Kind::RedisSetNx,
         Kind::Redlock,
