@@ -3,6 +3,7 @@
 //! as text (SQL, Redis commands, Lua scripts) found inside string literals
 //! only where something executes them.
 
+use super::rules::{FileFacts, Rules};
 use super::source::{find_word, is_ident, matching, Source};
 use super::{Kind, Language};
 
@@ -113,34 +114,6 @@ pub(crate) struct Hit {
     pub scope_end: Option<usize>,
 }
 
-/// The client libraries a file imports or names, from its code.
-struct Context {
-    redis: bool,
-    redisson: bool,
-    hazelcast: bool,
-    etcd: bool,
-    zookeeper: bool,
-    dynamodb: bool,
-    consul: bool,
-    kubernetes: bool,
-}
-
-impl Context {
-    fn of(code_lower: &str) -> Context {
-        let has = |w: &[&str]| w.iter().any(|w| code_lower.contains(w));
-        Context {
-            redis: has(&["redis", "ioredis"]),
-            redisson: has(&["redisson"]),
-            hazelcast: has(&["hazelcast"]),
-            etcd: has(&["etcd", "clientv3"]),
-            zookeeper: has(&["kazoo", "zookeeper", "curator", "zk."]),
-            dynamodb: has(&["dynamodb"]),
-            consul: has(&["consul"]),
-            kubernetes: has(&["kube", "k8s", "leaderelection"]),
-        }
-    }
-}
-
 /// Callees that execute a command or statement given as text.
 const EXECUTORS: [&str; 14] = [
     "do",
@@ -159,105 +132,55 @@ const EXECUTORS: [&str; 14] = [
     "docontext",
 ];
 
-/// Every lock acquisition and leader guard in `source`, in file order.
-pub(crate) fn locks(source: &Source, calls: &[Call]) -> Vec<Hit> {
+/// Every lock acquisition and leader guard in `source`, in file order:
+/// calls and annotations as `rules` describe them, then the leader flags
+/// and the commands written as text.
+pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> {
     let lower = source.code.to_ascii_lowercase();
-    let ctx = Context::of(&lower);
-    let mut hits = Vec::new();
-    let hit = |at: usize, kind: Kind, end: usize| Hit {
-        at,
-        kind,
-        end,
-        scope_end: None,
+    let facts = FileFacts {
+        uses: rules.uses(&lower),
+        call_names: calls.iter().map(|c| c.name.as_str()).collect(),
     };
-    let redlock_vars = redlock_factories(source, calls);
-    let has_elector = calls.iter().any(|c| {
-        matches!(
-            c.name.as_str(),
-            "runordie" | "newleaderelector" | "leaderelector" | "leaderelection"
-        )
-    });
+    let assigned = |c: &Call| assigned_name(&source.code, c.at);
+    let bound: Vec<Vec<String>> = rules
+        .rules()
+        .iter()
+        .map(|r| r.bound_names(calls, &assigned))
+        .collect();
+    let mut hits = Vec::new();
     for c in calls {
-        let recv = c.receiver.as_deref().unwrap_or("");
-        let args_literal = first_arg_literal(source, c);
-        let kind = match c.name.as_str() {
-            "newmutex" | "lock" | "acquire" | "using" | "acquire_lock"
-                if redlock_vars.iter().any(|v| v == recv) =>
-            {
-                Some(Kind::Redlock)
-            }
-            "setnx" | "set_nx" | "setifabsent" if c.receiver.is_some() => Some(Kind::RedisSetNx),
-            "set" | "setargs" | "set_options" if c.receiver.is_some() && nx_in_args(source, c) => {
-                Some(Kind::RedisSetNx)
-            }
-            "lock" if recv == "redis" || (ctx.redis && !ctx.etcd && !ctx.redisson) => {
-                // redis-py's and redis-rs's Lock objects are SET NX PX.
-                args_literal
-                    .filter(|l| !l.starts_with('/'))
-                    .map(|_| Kind::RedisSetNx)
-            }
-            "redissonredlock" | "redissonmultilock" => Some(Kind::Redlock),
-            "newmutex" if recv == "concurrency" => Some(Kind::EtcdLock),
-            "newlocker" | "newelection" if recv == "concurrency" => Some(Kind::EtcdLock),
-            "getlockclient" | "lock_client" => Some(Kind::EtcdLock),
-            "lock" if ctx.etcd && args_literal.is_some_and(|l| !l.starts_with('/')) => {
-                Some(Kind::EtcdLock)
-            }
-            "lease_grant" | "getleaseclient" | "lease_client" if ctx.etcd => Some(Kind::EtcdLease),
-            // `Grant` and `lease` are common words: only on an etcd client.
-            "grant" | "lease" if ctx.etcd && is_client(recv) => Some(Kind::EtcdLease),
-            "interprocessmutex"
-            | "interprocesssemaphoremutex"
-            | "interprocessreadwritelock"
-            | "leaderlatch"
-            | "leaderselector" => Some(Kind::ZookeeperLock),
-            "newlock" if recv == "zk" => Some(Kind::ZookeeperLock),
-            "lock" | "election"
-                if ctx.zookeeper && args_literal.is_some_and(|l| l.starts_with('/')) =>
-            {
-                Some(Kind::ZookeeperLock)
-            }
-            "getlock" if recv == "getcpsubsystem" => Some(Kind::HazelcastFencedLock),
-            "getlock" if ctx.hazelcast => Some(Kind::HazelcastLock),
-            "getlock" | "getfairlock" | "getspinlock" | "getfencedlock" if ctx.redisson => {
-                Some(Kind::RedissonLock)
-            }
-            "pg_advisory_lock"
-            | "pg_try_advisory_lock"
-            | "pg_advisory_xact_lock"
-            | "pg_try_advisory_xact_lock"
-            | "pg_advisory_lock_shared" => Some(Kind::PgAdvisoryLock),
-            "runordie" | "newleaderelector" | "leaderelector" | "leaderelection"
-                if ctx.kubernetes =>
-            {
-                Some(Kind::KubernetesLease)
-            }
-            "leaselock" if ctx.kubernetes && !has_elector => Some(Kind::KubernetesLease),
-            "new" if recv == "leaselock" && ctx.kubernetes && !has_elector => {
-                Some(Kind::KubernetesLease)
-            }
-            "acquirelock" | "tryacquirelock" | "acquire_lock" if ctx.dynamodb => {
-                Some(Kind::DynamodbLock)
-            }
-            "lockkey" | "lockopts" | "setacquiresession" => Some(Kind::ConsulLock),
-            "acquire" if ctx.consul && recv.contains("kv") => Some(Kind::ConsulLock),
-            "put" if ctx.consul && kwarg(source, c, "acquire") => Some(Kind::ConsulLock),
-            _ => None,
-        };
-        if let Some(kind) = kind {
-            hits.push(hit(c.at, kind, c.close));
+        let first_arg = first_arg_literal(source, c);
+        let nx = || nx_in_args(source, c);
+        let keyword = |name: &str| kwarg(source, c, name);
+        let found = rules
+            .rules()
+            .iter()
+            .zip(&bound)
+            .find(|(rule, bound)| rule.matches(c, &facts, bound, first_arg, &nx, &keyword));
+        if let Some((rule, _)) = found {
+            hits.push(Hit {
+                at: c.at,
+                kind: rule.kind(),
+                end: c.close,
+                scope_end: None,
+            });
         }
     }
-    // ShedLock: `@SchedulerLock(…)` on a scheduled method; the method is
-    // the scope.
-    for (i, _) in lower.match_indices("@schedulerlock") {
-        let end = source.next_block_end(i);
-        hits.push(Hit {
-            at: i,
-            kind: Kind::Shedlock,
-            end: i + "@schedulerlock".len(),
-            scope_end: Some(end),
-        });
+    // An annotation on a method (ShedLock's `@SchedulerLock(…)`): the
+    // method is the scope.
+    for rule in rules.rules() {
+        let Some(annotation) = rule.annotation() else {
+            continue;
+        };
+        for (i, _) in lower.match_indices(annotation) {
+            let end = source.next_block_end(i);
+            hits.push(Hit {
+                at: i,
+                kind: rule.kind(),
+                end: i + annotation.len(),
+                scope_end: Some(end),
+            });
+        }
     }
     hits.extend(leader_guards(&lower));
     hits.extend(text_commands(source, calls));
@@ -266,38 +189,6 @@ pub(crate) fn locks(source: &Source, calls: &[Call]) -> Vec<Hit> {
     // as `Do(ctx, "SET", k, v, "NX")`).
     hits.dedup_by_key(|h| source.line(h.at));
     hits
-}
-
-/// Whether a receiver names a client of a service (`cli`, `client`,
-/// `etcd`, `etcdClient`, `lease`, `lessor`).
-fn is_client(recv: &str) -> bool {
-    recv == "cli"
-        || recv == "lessor"
-        || ["client", "etcd", "lease"].iter().any(|w| recv.contains(w))
-}
-
-/// Names bound to a Redlock client: `dlm = Redlock(…)`, `rs :=
-/// redsync.New(pool)`, `const redlock = new Redlock(…)`, `let rl =
-/// LockManager::new(…)` (rslock).
-fn redlock_factories(source: &Source, calls: &[Call]) -> Vec<String> {
-    let mut vars = Vec::new();
-    for c in calls {
-        let recv = c.receiver.as_deref().unwrap_or("");
-        let factory = c.name == "redlock"
-            || (c.name == "new" && matches!(recv, "redsync" | "redlock"))
-            || (c.name == "new" && recv == "lockmanager");
-        if !factory {
-            continue;
-        }
-        if let Some(var) = assigned_name(&source.code, c.at) {
-            vars.push(var);
-        }
-        // `redlock` itself, when the client is a module-level name.
-        vars.push("redlock".to_owned());
-    }
-    vars.sort();
-    vars.dedup();
-    vars
 }
 
 /// The name assigned by the statement that `at` is in: `x = …`, `x := …`,

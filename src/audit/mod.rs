@@ -6,12 +6,16 @@
 //! comments and strings; lock acquisitions are matched by the names client
 //! libraries give them (Redis `SET … NX`, Redlock, Redisson, Curator and
 //! ZooKeeper recipes, etcd, Hazelcast, PostgreSQL advisory locks,
-//! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock)
-//! and leader flags in an `if`. Each is then judged by the writes after it
-//! in the same function: `fenced` is true when every write checks a token,
-//! version or precondition in its own statement, false when one checks
-//! nothing, and unknown (`None`) when no write is in sight or a write
-//! carries a token to a check that is elsewhere.
+//! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock;
+//! the table is data, in [`rules`], and a user's rule file adds to it) and
+//! leader flags in an `if`. A lock whose API hands out no token (SET
+//! NX, Redlock, a Redisson `RLock`, a ZooKeeper recipe used as is, …)
+//! cannot fence anything: `fenced` is false whatever its writes check.
+//! Any other is judged by the writes after it in the same function:
+//! `fenced` is true when every write checks a token, version or
+//! precondition in its own statement, false when one checks nothing, and
+//! unknown (`None`) when no write is in sight or a write carries a token to
+//! a check that is elsewhere.
 //!
 //! ```
 //! use fencesim::audit::{audit_source, Kind, Language};
@@ -23,10 +27,13 @@
 //! assert_eq!(findings.len(), 1);
 //! assert_eq!((findings[0].line, findings[0].kind), (2, Kind::RedisSetNx));
 //! assert_eq!(findings[0].fenced, Some(false));
+//! assert!(findings[0].reason.starts_with("a SET NX lock hands out no token"));
 //! ```
 
 mod detect;
 mod fence;
+pub mod rules;
+pub mod sarif;
 mod source;
 pub mod walk;
 
@@ -35,6 +42,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use fence::Guard;
+pub use rules::Rules;
 use source::Source;
 
 /// A language the audit reads, from a file's extension.
@@ -101,6 +109,9 @@ pub enum Kind {
     Redlock,
     /// A Redisson `getLock` (one Redis).
     RedissonLock,
+    /// A Redisson `getFencedLock`: an `RFencedLock`, whose `lockAndGetToken`
+    /// hands out a token.
+    RedissonFencedLock,
     /// A ZooKeeper recipe: Curator's `InterProcessMutex`, `LeaderLatch`,
     /// kazoo's `Lock`, go-zookeeper's `NewLock`.
     ZookeeperLock,
@@ -124,6 +135,39 @@ pub enum Kind {
     Shedlock,
     /// A branch on a leader flag (`if is_leader`): check, then act.
     LeaderGuard,
+    /// A kind a rule file given with `--rules` declares.
+    Custom(CustomKind),
+}
+
+/// A kind declared by a user's rule file: its definition lives as long as
+/// the process (rule files are read once, at start).
+#[derive(Clone, Copy, Debug)]
+pub struct CustomKind(&'static rules::KindDef);
+
+impl PartialEq for CustomKind {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
+    }
+}
+
+impl Eq for CustomKind {}
+
+impl PartialOrd for CustomKind {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for CustomKind {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.id.cmp(&other.0.id)
+    }
+}
+
+impl std::hash::Hash for CustomKind {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.id.hash(state);
+    }
 }
 
 impl Kind {
@@ -133,6 +177,7 @@ impl Kind {
             Kind::RedisSetNx => "redis_set_nx",
             Kind::Redlock => "redlock",
             Kind::RedissonLock => "redisson_lock",
+            Kind::RedissonFencedLock => "redisson_fenced_lock",
             Kind::ZookeeperLock => "zookeeper_lock",
             Kind::EtcdLock => "etcd_lock",
             Kind::EtcdLease => "etcd_lease",
@@ -144,14 +189,31 @@ impl Kind {
             Kind::ConsulLock => "consul_lock",
             Kind::Shedlock => "shedlock",
             Kind::LeaderGuard => "leader_guard",
+            Kind::Custom(c) => &c.0.id,
         }
     }
 
-    /// Every kind, in the order above.
-    pub const ALL: [Kind; 14] = [
+    /// Its definition: a bundled kind's from `rules/kinds.yaml`.
+    fn def(self) -> &'static rules::KindDef {
+        match self {
+            Kind::Custom(c) => c.0,
+            bundled => {
+                let i = Kind::ALL
+                    .iter()
+                    .position(|&k| k == bundled)
+                    .expect("every other kind is bundled");
+                &rules::bundled_kinds()[i]
+            }
+        }
+    }
+
+    /// Every bundled kind, in the order above (a rule file's kinds are
+    /// [`Rules::kinds`]).
+    pub const ALL: [Kind; 15] = [
         Kind::RedisSetNx,
         Kind::Redlock,
         Kind::RedissonLock,
+        Kind::RedissonFencedLock,
         Kind::ZookeeperLock,
         Kind::EtcdLock,
         Kind::EtcdLease,
@@ -167,49 +229,36 @@ impl Kind {
 
     /// What it is, in words.
     pub fn label(self) -> &'static str {
-        match self {
-            Kind::RedisSetNx => "Redis SET NX lock",
-            Kind::Redlock => "Redlock (a majority of Redis nodes)",
-            Kind::RedissonLock => "Redisson lock",
-            Kind::ZookeeperLock => "ZooKeeper lock recipe",
-            Kind::EtcdLock => "etcd lock",
-            Kind::EtcdLease => "etcd lease",
-            Kind::HazelcastFencedLock => "Hazelcast FencedLock",
-            Kind::HazelcastLock => "Hazelcast lock",
-            Kind::PgAdvisoryLock => "PostgreSQL advisory lock",
-            Kind::KubernetesLease => "Kubernetes Lease leader election",
-            Kind::DynamodbLock => "DynamoDB lock client",
-            Kind::ConsulLock => "Consul session lock",
-            Kind::Shedlock => "ShedLock scheduled job",
-            Kind::LeaderGuard => "leader check before acting",
-        }
+        &self.def().label
+    }
+
+    /// What the audit matches, in a sentence.
+    pub fn description(self) -> &'static str {
+        &self.def().description
+    }
+
+    /// The token its API hands out with the lock, in words; `None` when it
+    /// hands out none. A write can only be fenced by a token the lock
+    /// service issued with the grant: a lock without one cannot fence
+    /// anything, whatever its writes check (a counter read after taking
+    /// it can be read by a holder that already lost the lock).
+    pub fn token(self) -> Option<&'static str> {
+        self.def().token.as_deref()
+    }
+
+    /// Why a lock of this kind cannot fence its writes: `None` for a kind
+    /// whose API hands out a token.
+    pub fn no_token(self) -> Option<&'static str> {
+        self.def().no_token.as_deref()
     }
 
     /// The bundled scenario (under `scenarios/`) that shows what goes wrong
-    /// with this kind of lock when nothing fences its writes. PostgreSQL's
-    /// is `postgres-advisory-idle-timeout.toml` when `scenarios` holds it,
-    /// else the generic lease story.
+    /// with this kind of lock when nothing fences its writes: the first of
+    /// its rule's `scenarios` that `scenarios` holds, else the last.
+    /// PostgreSQL's is `postgres-advisory-idle-timeout.toml` when
+    /// `scenarios` holds it, else the generic lease story.
     pub fn scenario(self, scenarios: &Path) -> &'static str {
-        match self {
-            Kind::RedisSetNx | Kind::RedissonLock => "redis-restart-without-persistence.toml",
-            Kind::Redlock => "redlock-clock-jump.toml",
-            Kind::ZookeeperLock => "zookeeper-session-expiry.toml",
-            Kind::EtcdLock | Kind::EtcdLease => "etcd-11456-lock-after-lease-expired.toml",
-            Kind::HazelcastFencedLock | Kind::HazelcastLock => "hazelcast-session-lost.toml",
-            Kind::PgAdvisoryLock => {
-                const POSTGRES: &str = "postgres-advisory-idle-timeout.toml";
-                if scenarios.join(POSTGRES).is_file() {
-                    POSTGRES
-                } else {
-                    "figure-9-6-unfenced.toml"
-                }
-            }
-            Kind::KubernetesLease | Kind::DynamodbLock | Kind::ConsulLock => {
-                "figure-9-6-unfenced.toml"
-            }
-            Kind::Shedlock => "batch-job-ran-twice.toml",
-            Kind::LeaderGuard => "check-then-write.toml",
-        }
+        rules::scenario(self.def(), scenarios)
     }
 }
 
@@ -232,7 +281,8 @@ pub struct Finding {
     /// Whether the writes after it are fenced: `None` when the audit
     /// cannot tell.
     pub fenced: Option<bool>,
-    /// Why, in words.
+    /// Why, in words. For a kind whose API hands out no token
+    /// ([`Kind::no_token`]), that.
     pub reason: String,
     /// The write the verdict rests on, if any (its line).
     pub write_line: Option<usize>,
@@ -286,6 +336,7 @@ impl Finding {
             "what": self.what(),
             "fenced": self.fenced,
             "reason": self.reason,
+            "token": self.kind.token(),
             "write_line": self.write_line,
             "scenario": self.scenario,
             "command": self.command(),
@@ -304,24 +355,42 @@ pub struct Audit {
     pub notes: Vec<String>,
     /// Directories skipped by name (hidden, build output, vendored).
     pub skipped_dirs: usize,
+    /// Every kind the rules could report (the bundled ones, then a rule
+    /// file's), as the SARIF log lists them.
+    pub kinds: Vec<Kind>,
 }
 
 /// Audits `paths` (files or directories); `scenarios` is the directory
 /// whose scenario files the findings name (`scenarios` when run from a
 /// checkout). An error names a path that cannot be read at all.
 pub fn audit(paths: &[PathBuf], scenarios: &Path) -> Result<Audit, String> {
+    audit_with_rules(paths, scenarios, Rules::bundled())
+}
+
+/// [`audit`] with `rules` (the bundled ones and a user's: [`Rules::load`]).
+pub fn audit_with_rules(
+    paths: &[PathBuf],
+    scenarios: &Path,
+    rules: &Rules,
+) -> Result<Audit, String> {
     let walk = walk::walk(paths)?;
     let mut out = Audit {
         notes: walk.notes,
         skipped_dirs: walk.skipped_dirs,
+        kinds: rules.kinds().to_vec(),
         ..Audit::default()
     };
     for file in &walk.files {
         match walk::read(file) {
             Ok(text) => {
                 out.files_read += 1;
-                out.findings
-                    .extend(audit_with(&file.display, file.language, &text, scenarios));
+                out.findings.extend(audit_with(
+                    &file.display,
+                    file.language,
+                    &text,
+                    scenarios,
+                    rules,
+                ));
             }
             Err(note) => out.notes.push(note),
         }
@@ -332,13 +401,25 @@ pub fn audit(paths: &[PathBuf], scenarios: &Path) -> Result<Audit, String> {
 /// The findings in one file's text, as [`audit`] makes them, with the
 /// scenarios named as under `scenarios/`.
 pub fn audit_source(file: &str, language: Language, text: &str) -> Vec<Finding> {
-    audit_with(file, language, text, Path::new("scenarios"))
+    audit_with(
+        file,
+        language,
+        text,
+        Path::new("scenarios"),
+        Rules::bundled(),
+    )
 }
 
-fn audit_with(file: &str, language: Language, text: &str, scenarios: &Path) -> Vec<Finding> {
+fn audit_with(
+    file: &str,
+    language: Language,
+    text: &str,
+    scenarios: &Path,
+    rules: &Rules,
+) -> Vec<Finding> {
     let source = Source::new(language, text);
     let calls = detect::calls(&source);
-    detect::locks(&source, &calls)
+    detect::locks(&source, &calls, rules)
         .into_iter()
         .map(|hit| {
             let end = hit.scope_end.unwrap_or_else(|| source.scope_end(hit.at));
@@ -347,7 +428,10 @@ fn audit_with(file: &str, language: Language, text: &str, scenarios: &Path) -> V
                 from += 1;
             }
             let writes = fence::writes(&source, &calls, from, end.max(from));
-            let (fenced, reason, write_line) = judge(&source, &writes);
+            let (fenced, reason, write_line) = match hit.kind.no_token() {
+                Some(why) => unfenceable(&source, why, &writes),
+                None => judge(&source, &writes),
+            };
             let line = source.line(hit.at);
             let mut snippet: String = source.snippet(line).chars().take(80).collect();
             if snippet.chars().count() == 80 {
@@ -367,6 +451,23 @@ fn audit_with(file: &str, language: Language, text: &str, scenarios: &Path) -> V
             }
         })
         .collect()
+}
+
+/// The verdict on a lock whose API hands out no token: unfenced, whatever
+/// its writes check; the first write after it is the one named.
+fn unfenceable(
+    source: &Source,
+    why: &str,
+    writes: &[fence::Write],
+) -> (Option<bool>, String, Option<usize>) {
+    match writes.first() {
+        Some(w) => {
+            let line = source.line(w.at);
+            let reason = format!("{why}: the `{}` at line {line} cannot be fenced", w.name);
+            (Some(false), reason, Some(line))
+        }
+        None => (Some(false), why.to_owned(), None),
+    }
 }
 
 /// The verdict on a lock from the writes after it: unfenced if one write

@@ -38,7 +38,7 @@ fn the_human_output_is_one_line_per_finding_then_a_summary() {
         .expect("the SQL file's first lock");
     assert!(
         line.contains("PostgreSQL advisory lock")
-            && line.contains("fenced no: the `UPDATE` at line 7 checks no token")
+            && line.contains("fenced no: a PostgreSQL advisory lock hands out no token that a write could carry: the `UPDATE` at line 7 cannot be fenced")
             && line.ends_with("see fencesim run scenarios/postgres-advisory-idle-timeout.toml"),
         "{line}"
     );
@@ -131,11 +131,11 @@ fn only_fenced_locks_exit_0_and_only_undetermined_ones_exit_4() {
     let dir = TempDir::new("codes");
     dir.write(
         "fenced/job.py",
-        b"def run(r, db, token):\n    r.set('lock:job', 'me', nx=True, px=30000)\n    db.execute('UPDATE jobs SET done = 1 WHERE id = 1 AND fence < %s', (token,))\n",
+        b"import etcd3\n\ndef run(etcd, db, revision):\n    etcd.lock('job').acquire()\n    db.execute('UPDATE jobs SET done = 1 WHERE id = 1 AND revision < %s', (revision,))\n",
     );
     dir.write(
         "unknown/job.py",
-        b"def run(r, work):\n    if r.set('lock:job', 'me', nx=True, px=30000):\n        work()\n",
+        b"import etcd3\n\ndef run(etcd, work):\n    with etcd.lock('job'):\n        work()\n",
     );
     dir.write("none/job.py", b"def run(work):\n    work()\n");
     let fenced = fencesim_in(dir.path(), &["audit", "fenced"]);

@@ -9,6 +9,9 @@
 mod cli;
 mod fixtures;
 mod fuzz;
+mod rules;
+mod sarif;
+mod tokens;
 mod walk;
 
 #[path = "../support/mod.rs"]

@@ -1,0 +1,592 @@
+//! The lock-API table as data: which calls take which kind of lock, and
+//! what each kind can fence. The bundled table is `rules/kinds.yaml` and
+//! `rules/locks.yaml` (embedded in the binary); `fencesim audit --rules
+//! FILE` adds a user's own, in the same format, for an in-house lock
+//! library.
+//!
+//! A rule describes a call by the shapes the audit's lexer sees (the
+//! callee's name, its receiver, its first argument, the libraries the file
+//! uses), so that a matcher that parses the code can read the same files
+//! later. A bad file is the user's mistake: an error at `FILE:LINE:COL`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::Kind;
+
+const KINDS_YAML: &str = include_str!("rules/kinds.yaml");
+const LOCKS_YAML: &str = include_str!("rules/locks.yaml");
+
+/// A kind of lock, as a rule file declares it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KindDef {
+    /// Its name in the output.
+    pub(crate) id: String,
+    /// What it is, in words.
+    pub(crate) label: String,
+    /// The token its API hands out with the lock, in words.
+    #[serde(default)]
+    pub(crate) token: Option<String>,
+    /// Why it cannot fence, for a kind that hands out no token.
+    #[serde(default)]
+    pub(crate) no_token: Option<String>,
+    /// The bundled scenarios showing what goes wrong: the first one
+    /// `scenarios/` holds, else the last.
+    pub(crate) scenarios: Vec<String>,
+    /// What the audit matches, in a sentence.
+    pub(crate) description: String,
+}
+
+/// Names a receiver may have.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Names {
+    /// There is a receiver.
+    #[serde(default)]
+    any: bool,
+    /// It is one of these.
+    #[serde(default)]
+    is: Vec<String>,
+    /// It holds one of these.
+    #[serde(default)]
+    contains: Vec<String>,
+}
+
+impl Names {
+    fn matches(&self, receiver: Option<&str>) -> bool {
+        Names::matches_parts(self.any, &self.is, &self.contains, receiver)
+    }
+
+    fn matches_parts(
+        any: bool,
+        is: &[String],
+        contains: &[String],
+        receiver: Option<&str>,
+    ) -> bool {
+        let Some(r) = receiver else {
+            return false;
+        };
+        any || is.iter().any(|n| n == r) || contains.iter().any(|n| r.contains(n.as_str()))
+    }
+
+    fn lowercase(&mut self) {
+        lower_all(&mut self.is);
+        lower_all(&mut self.contains);
+    }
+}
+
+/// A call that binds a client: `dlm = Redlock(…)`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Shape {
+    calls: Vec<String>,
+    #[serde(default)]
+    receiver: Option<Names>,
+}
+
+/// What a rule asks of a call's receiver: any of these.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Receiver {
+    /// There is a receiver.
+    #[serde(default)]
+    any: bool,
+    /// It is one of these.
+    #[serde(default)]
+    is: Vec<String>,
+    /// It holds one of these.
+    #[serde(default)]
+    contains: Vec<String>,
+    /// A name assigned from one of these calls.
+    #[serde(default)]
+    assigned_from: Vec<Shape>,
+    /// Also these names, once one of `assigned_from` is in the file.
+    #[serde(default)]
+    or_named: Vec<String>,
+}
+
+/// The first argument's shape.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum FirstArg {
+    /// A string literal.
+    String,
+    /// A string literal starting with `/`.
+    Path,
+    /// A string literal not starting with `/`.
+    Name,
+}
+
+/// One rule: which calls (or annotation) take a lock of `kind`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleDef {
+    id: String,
+    kind: String,
+    #[serde(default)]
+    calls: Vec<String>,
+    #[serde(default)]
+    annotation: Option<String>,
+    #[serde(default)]
+    receiver: Option<Receiver>,
+    #[serde(default)]
+    uses: Vec<String>,
+    #[serde(default)]
+    uses_none: Vec<String>,
+    #[serde(default)]
+    first_arg: Option<FirstArg>,
+    #[serde(default)]
+    nx: bool,
+    #[serde(default)]
+    keyword: Option<String>,
+    #[serde(default)]
+    unless_file_calls: Vec<String>,
+}
+
+/// A rule file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDef {
+    #[serde(default)]
+    libraries: Libraries,
+    #[serde(default)]
+    kinds: Vec<KindDef>,
+    #[serde(default)]
+    rules: Vec<RuleDef>,
+}
+
+/// A rule, its kind resolved.
+#[derive(Debug)]
+pub(crate) struct Rule {
+    kind: Kind,
+    def: RuleDef,
+}
+
+/// The rules an audit matches with: libraries, kinds and call rules, the
+/// user's before the bundled ones.
+#[derive(Debug)]
+pub struct Rules {
+    libraries: Vec<(String, Vec<String>)>,
+    kinds: Vec<Kind>,
+    rules: Vec<Rule>,
+}
+
+/// The bundled kinds, in [`Kind::ALL`] order.
+pub(crate) fn bundled_kinds() -> &'static [KindDef] {
+    &bundled_table().0
+}
+
+/// Libraries by name: the words that show a file uses one.
+type Libraries = BTreeMap<String, Vec<String>>;
+
+/// The bundled kinds (in [`Kind::ALL`] order) and libraries.
+fn bundled_table() -> &'static (Vec<KindDef>, Libraries) {
+    static TABLE: OnceLock<(Vec<KindDef>, Libraries)> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        // The bundled file is ours: a bad one is a bug, found by any test.
+        let mut file = parse("kinds.yaml", KINDS_YAML).unwrap_or_else(|e| panic!("{e}"));
+        let mut ordered = Vec::new();
+        for kind in Kind::ALL {
+            let at = file
+                .kinds
+                .iter()
+                .position(|k| k.id == kind.name())
+                .unwrap_or_else(|| panic!("kinds.yaml has no kind `{}`", kind.name()));
+            let def = file.kinds.remove(at);
+            check_kind(&def).unwrap_or_else(|e| panic!("kinds.yaml: {e}"));
+            ordered.push(def);
+        }
+        assert!(
+            file.kinds.is_empty() && file.rules.is_empty(),
+            "kinds.yaml has kinds the code does not name, or rules"
+        );
+        (ordered, file.libraries)
+    })
+}
+
+impl Rules {
+    /// The bundled rules.
+    pub fn bundled() -> &'static Rules {
+        static RULES: OnceLock<Rules> = OnceLock::new();
+        RULES.get_or_init(|| Rules::with(&[]).unwrap_or_else(|e| panic!("the bundled rules: {e}")))
+    }
+
+    /// The bundled rules and those of `files` (their rules first, in the
+    /// order given). An error says `FILE:LINE:COL: what is wrong`.
+    pub fn load(files: &[PathBuf]) -> Result<Rules, String> {
+        let mut parsed = Vec::new();
+        for path in files {
+            let shown = path.display().to_string();
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("{shown}: cannot read the rule file: {e}"))?;
+            parsed.push((shown, text));
+        }
+        Rules::with(&parsed)
+    }
+
+    /// The bundled rules and those of the given `(name, text)` files.
+    fn with(files: &[(String, String)]) -> Result<Rules, String> {
+        let (bundled, bundled_libraries) = bundled_table();
+        let mut libraries: Vec<(String, Vec<String>)> = bundled_libraries
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    v.iter().map(|w| w.to_ascii_lowercase()).collect(),
+                )
+            })
+            .collect();
+        let mut kinds: Vec<Kind> = Kind::ALL.to_vec();
+        debug_assert_eq!(bundled.len(), kinds.len());
+        let mut user_rules = Vec::new();
+        for (name, text) in files {
+            let file = parse(name, text)?;
+            let at = |id: &str, key: &str| locate(name, text, id, key);
+            for (lib, words) in file.libraries {
+                if libraries.iter().any(|(l, _)| *l == lib) {
+                    return Err(format!(
+                        "{}: library `{lib}` is already defined",
+                        locate(name, text, &lib, "")
+                    ));
+                }
+                if words.is_empty() {
+                    return Err(format!(
+                        "{}: library `{lib}` lists no word",
+                        locate(name, text, &lib, "")
+                    ));
+                }
+                libraries.push((lib, words.iter().map(|w| w.to_ascii_lowercase()).collect()));
+            }
+            for def in file.kinds {
+                check_kind(&def).map_err(|e| format!("{}: {e}", at(&def.id, "id")))?;
+                if kinds.iter().any(|k| k.name() == def.id) {
+                    return Err(format!(
+                        "{}: kind `{}` is already defined",
+                        at(&def.id, "id"),
+                        def.id
+                    ));
+                }
+                kinds.push(Kind::Custom(super::CustomKind(Box::leak(Box::new(def)))));
+            }
+            for def in file.rules {
+                user_rules.push(resolve(def, &kinds, &libraries, &at)?);
+            }
+        }
+        // The bundled rules come after the user's: the first rule that
+        // matches a call wins.
+        let locks = parse("locks.yaml", LOCKS_YAML)?;
+        let at = |id: &str, key: &str| locate("locks.yaml", LOCKS_YAML, id, key);
+        let mut rules = user_rules;
+        for def in locks.rules {
+            rules.push(resolve(def, &kinds, &libraries, &at)?);
+        }
+        Ok(Rules {
+            libraries,
+            kinds,
+            rules,
+        })
+    }
+
+    /// Every kind these rules can report: the bundled ones in
+    /// [`Kind::ALL`] order, then the user's.
+    pub fn kinds(&self) -> &[Kind] {
+        &self.kinds
+    }
+
+    pub(crate) fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// Which libraries a file uses, from its lowercased code.
+    pub(crate) fn uses(&self, code_lower: &str) -> Vec<(&str, bool)> {
+        self.libraries
+            .iter()
+            .map(|(name, words)| {
+                let used = words.iter().any(|w| code_lower.contains(w.as_str()));
+                (name.as_str(), used)
+            })
+            .collect()
+    }
+}
+
+/// A kind hands out a token or says why not, and names a scenario.
+fn check_kind(def: &KindDef) -> Result<(), String> {
+    if !is_id(&def.id) {
+        return Err(format!(
+            "kind id `{}`: use lowercase letters, digits and `_`",
+            def.id
+        ));
+    }
+    match (&def.token, &def.no_token) {
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "kind `{}` has both `token` and `no_token`: a lock hands out a token or it does not",
+                def.id
+            ))
+        }
+        (None, None) => {
+            return Err(format!(
+                "kind `{}` needs `token` (the token its API hands out) or `no_token` (why it cannot fence)",
+                def.id
+            ))
+        }
+        _ => {}
+    }
+    if def.scenarios.is_empty() {
+        return Err(format!("kind `{}` names no scenario", def.id));
+    }
+    if let Some(bad) = def
+        .scenarios
+        .iter()
+        .find(|s| !s.ends_with(".toml") || s.contains(['/', '\\']))
+    {
+        return Err(format!(
+            "kind `{}`: scenario `{bad}` is not the name of a scenario file under scenarios/",
+            def.id
+        ));
+    }
+    Ok(())
+}
+
+fn is_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// A rule checked against the kinds and libraries known, its names
+/// lowercased.
+fn resolve(
+    mut def: RuleDef,
+    kinds: &[Kind],
+    libraries: &[(String, Vec<String>)],
+    at: &dyn Fn(&str, &str) -> String,
+) -> Result<Rule, String> {
+    let Some(&kind) = kinds.iter().find(|k| k.name() == def.kind) else {
+        let known: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+        return Err(format!(
+            "{}: rule `{}`: unknown kind `{}` (known: {})",
+            at(&def.id, "kind"),
+            def.id,
+            def.kind,
+            known.join(", ")
+        ));
+    };
+    if def.calls.is_empty() == def.annotation.is_none() {
+        return Err(format!(
+            "{}: rule `{}` needs either `calls` or `annotation`",
+            at(&def.id, "id"),
+            def.id
+        ));
+    }
+    if let Some(r) = &def.receiver {
+        if !r.any && r.is.is_empty() && r.contains.is_empty() && r.assigned_from.is_empty() {
+            return Err(format!(
+                "{}: rule `{}`: `receiver` needs `any`, `is`, `contains` or `assigned_from`",
+                at(&def.id, "receiver"),
+                def.id
+            ));
+        }
+    }
+    for (key, list) in [("uses", &def.uses), ("uses_none", &def.uses_none)] {
+        if let Some(bad) = list
+            .iter()
+            .find(|l| !libraries.iter().any(|(n, _)| n == *l))
+        {
+            let known: Vec<&str> = libraries.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(format!(
+                "{}: rule `{}`: unknown library `{bad}` (known: {})",
+                at(&def.id, key),
+                def.id,
+                known.join(", ")
+            ));
+        }
+    }
+    lower_all(&mut def.calls);
+    lower_all(&mut def.unless_file_calls);
+    if let Some(a) = &mut def.annotation {
+        *a = format!("@{}", a.trim_start_matches('@').to_ascii_lowercase());
+    }
+    if let Some(k) = &mut def.keyword {
+        *k = k.to_ascii_lowercase();
+    }
+    if let Some(r) = &mut def.receiver {
+        lower_all(&mut r.is);
+        lower_all(&mut r.contains);
+        lower_all(&mut r.or_named);
+        for s in &mut r.assigned_from {
+            lower_all(&mut s.calls);
+            if let Some(n) = &mut s.receiver {
+                n.lowercase();
+            }
+        }
+    }
+    Ok(Rule { kind, def })
+}
+
+fn lower_all(names: &mut [String]) {
+    for n in names {
+        *n = n.to_ascii_lowercase();
+    }
+}
+
+fn parse(name: &str, text: &str) -> Result<FileDef, String> {
+    serde_norway::from_str(text).map_err(|e| {
+        let message = e.to_string();
+        match e.location() {
+            Some(l) => {
+                // The place leads the line; it need not be said twice.
+                let place = format!(" at line {} column {}", l.line(), l.column());
+                let message = message.replacen(&place, "", 1);
+                format!("{name}:{}:{}: {message}", l.line(), l.column())
+            }
+            None => format!("{name}: {message}"),
+        }
+    })
+}
+
+/// `FILE:LINE:COL` of `key:` in the list item whose `id` is `id` (or of
+/// the mapping key `id` itself when `key` is empty, for a library): where
+/// a check made after parsing points.
+fn locate(name: &str, text: &str, id: &str, key: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let is_key = key_value;
+    let item = lines.iter().position(|l| match is_key(l, "id") {
+        Some((v, _)) => v == id,
+        None => key.is_empty() && is_key(l, id).is_some(),
+    });
+    let Some(start) = item else {
+        return format!("{name}:1:1");
+    };
+    if key.is_empty() {
+        let col = is_key(lines[start], id).map_or(1, |(_, c)| c);
+        return format!("{name}:{}:{col}", start + 1);
+    }
+    for (i, line) in lines.iter().enumerate().skip(start) {
+        if i > start && line.trim_start().starts_with("- id") {
+            break;
+        }
+        if let Some((_, col)) = is_key(line, key) {
+            return format!("{name}:{}:{col}", i + 1);
+        }
+    }
+    let col = is_key(lines[start], "id").map_or(1, |(_, c)| c);
+    format!("{name}:{}:{col}", start + 1)
+}
+
+/// The value of `key:` on `line` (a list item's `- key:` too) and the
+/// 1-based column of the key.
+fn key_value<'a>(line: &'a str, key: &str) -> Option<(&'a str, usize)> {
+    let t = line.trim_start().trim_start_matches("- ").trim_start();
+    t.strip_prefix(key)
+        .and_then(|r| r.trim_start().strip_prefix(':'))
+        .map(|v| (v.trim().trim_matches(['"', '\'']), line.len() - t.len() + 1))
+}
+
+/// What a file gives a rule to test: the libraries it uses, its calls.
+pub(crate) struct FileFacts<'a> {
+    pub uses: Vec<(&'a str, bool)>,
+    pub call_names: Vec<&'a str>,
+}
+
+impl Rule {
+    pub(crate) fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    pub(crate) fn annotation(&self) -> Option<&str> {
+        self.def.annotation.as_deref()
+    }
+
+    /// The names bound by this rule's `assigned_from` calls in a file.
+    pub(crate) fn bound_names(
+        &self,
+        calls: &[super::detect::Call],
+        assigned: &dyn Fn(&super::detect::Call) -> Option<String>,
+    ) -> Vec<String> {
+        let Some(r) = &self.def.receiver else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for c in calls {
+            let bound = r.assigned_from.iter().any(|s| {
+                s.calls.contains(&c.name)
+                    && s.receiver
+                        .as_ref()
+                        .map_or(true, |n| n.matches(c.receiver.as_deref()))
+            });
+            if !bound {
+                continue;
+            }
+            out.extend(assigned(c));
+            out.extend(r.or_named.iter().cloned());
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Whether `call` is this rule's: `bound` are [`Rule::bound_names`],
+    /// `first_arg` the call's first argument if a string literal, `nx`
+    /// and `keyword` tests of its arguments.
+    pub(crate) fn matches(
+        &self,
+        call: &super::detect::Call,
+        facts: &FileFacts,
+        bound: &[String],
+        first_arg: Option<&str>,
+        nx: &dyn Fn() -> bool,
+        keyword: &dyn Fn(&str) -> bool,
+    ) -> bool {
+        let d = &self.def;
+        if !d.calls.contains(&call.name) {
+            return false;
+        }
+        if let Some(r) = &d.receiver {
+            let recv = call.receiver.as_deref();
+            let named = Names::matches_parts(r.any, &r.is, &r.contains, recv);
+            let assigned = recv.is_some_and(|n| bound.iter().any(|b| b == n));
+            if !(named || assigned) {
+                return false;
+            }
+        }
+        let uses = |lib: &String| facts.uses.iter().any(|(n, u)| n == lib && *u);
+        if !d.uses.iter().all(uses) || d.uses_none.iter().any(uses) {
+            return false;
+        }
+        let arg_ok = match d.first_arg {
+            None => true,
+            Some(FirstArg::String) => first_arg.is_some(),
+            Some(FirstArg::Path) => first_arg.is_some_and(|l| l.starts_with('/')),
+            Some(FirstArg::Name) => first_arg.is_some_and(|l| !l.starts_with('/')),
+        };
+        if !arg_ok {
+            return false;
+        }
+        if d.unless_file_calls
+            .iter()
+            .any(|n| facts.call_names.contains(&n.as_str()))
+        {
+            return false;
+        }
+        if d.nx && !nx() {
+            return false;
+        }
+        d.keyword.as_deref().map_or(true, keyword)
+    }
+}
+
+/// The scenario a kind names, as [`Kind::scenario`] documents.
+pub(crate) fn scenario<'a>(def: &'a KindDef, scenarios: &Path) -> &'a str {
+    def.scenarios
+        .iter()
+        .find(|s| scenarios.join(s).is_file())
+        .or(def.scenarios.last())
+        .map(String::as_str)
+        .expect("a kind names a scenario")
+}
