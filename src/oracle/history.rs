@@ -12,6 +12,7 @@ use sim::journal::{Event, Journal};
 
 use sim::events::WorldEvent;
 
+use super::spans::{SpanIndexer, Spans};
 use super::stops::{Stop, Stops};
 use super::Roles;
 use crate::events::{decoded, Decoded, DomainEvent as D, Op};
@@ -214,7 +215,7 @@ pub(crate) struct Ack<'a> {
 }
 
 /// The indexes of one journal.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct History<'a> {
     /// Each node's role: the run's topology, else what the journal shows.
     pub roles: std::borrow::Cow<'a, Roles>,
@@ -246,6 +247,9 @@ pub(crate) struct History<'a> {
     /// saying so (a process that sends to the storage itself, not through
     /// its storage client) would otherwise be judged on half a story.
     pub untrusted: Vec<String>,
+    /// Who believes, holds and runs what, event by event: the one account
+    /// every reader of beliefs, holders and node states queries.
+    pub spans: Spans<'a>,
 }
 
 impl<'a> History<'a> {
@@ -317,6 +321,7 @@ impl<'a> History<'a> {
         }
         let mut history = indexer.history;
         history.stops = indexer.stops.finish();
+        history.spans = indexer.spans.finish();
         history.roles = if roles.is_empty() {
             std::borrow::Cow::Owned(Roles::from_journal(journal))
         } else {
@@ -421,6 +426,8 @@ struct Indexer<'a> {
     applied: std::collections::BTreeSet<(&'a str, &'a str)>,
     /// Where nodes ran nothing.
     stops: Stops<'a>,
+    /// Beliefs, holders and node states.
+    spans: SpanIndexer<'a>,
 }
 
 /// A lock node's `granted` event: (seq, t_ns, node).
@@ -487,7 +494,9 @@ impl<'a> Newest<'a> {
 
 impl<'a> Indexer<'a> {
     fn event(&mut self, e: &'a Event) {
-        match decoded(e) {
+        let d = decoded(e);
+        self.spans.event(e, &d);
+        match d {
             Decoded::Domain(d) => match d {
                 D::Acquired { lease, token, .. } => self.acquired(e, lease, token, d.ends_needed()),
                 D::Wrote {

@@ -34,7 +34,6 @@ pub struct Roles {
 }
 
 /// No roles: a journal judged on its own events.
-#[cfg(feature = "report")]
 pub(crate) static NO_ROLES: Roles = Roles {
     nodes: BTreeMap::new(),
 };
