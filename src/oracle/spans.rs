@@ -200,6 +200,16 @@ impl<'a> Spans<'a> {
         let i = last_before(at, p, |i| self.holders[i].from_seq)?;
         open_at(self.holders[i].until.map(|u| u.0), p).then_some(i)
     }
+
+    /// The grants live at `lock` at position `p`, oldest first.
+    pub fn live(&self, lock: &str, p: u64) -> impl Iterator<Item = &HolderSpan<'a>> {
+        let at = self.holders_at.get(lock).map_or(&[][..], Vec::as_slice);
+        let made = at.partition_point(|&i| self.holders[i].from_seq < p);
+        at[..made]
+            .iter()
+            .map(|&i| &self.holders[i])
+            .filter(move |h| open_at(h.live_until, p))
+    }
 }
 
 /// Builds [`Spans`] one event at a time.
