@@ -413,3 +413,95 @@ impl<'a> SpanIndexer<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use sim::journal::{Event, Journal};
+
+    use super::*;
+    use crate::oracle::history::History;
+    use crate::oracle::Roles;
+
+    fn event(t: u64, node: &str, kind: &str) -> Event {
+        Event::new(0, t, node, t as i64, kind)
+    }
+
+    fn granted(t: u64, client: &str, lease: u64) -> Event {
+        event(t, "lock", "granted")
+            .with("client", client)
+            .with("lease", lease)
+    }
+
+    #[test]
+    fn a_lock_crash_ends_no_holding_but_the_grant_is_live_there_no_more() {
+        let journal = Journal::from_events([
+            granted(1, "client1", 1),
+            event(2, "lock", "crash"),
+            event(3, "lock", "restart"),
+            event(4, "lock", "expired")
+                .with("client", "client1")
+                .with("lease", 1u64)
+                .with("reason", "restart"),
+        ]);
+        let roles = Roles::default();
+        let history = History::index(&journal, &roles);
+        let spans = &history.spans;
+        // Held across the crash, until the lock says it lost it.
+        assert_eq!(spans.holder("lock", 0), None);
+        assert_eq!(spans.holder("lock", 3), Some(0));
+        assert_eq!(spans.holder("lock", 4), None);
+        assert_eq!(spans.holders[0].until, Some((3, 4, HoldEnd::LostInACrash)));
+        // Live (its clock running on it) only until the crash.
+        assert_eq!(spans.live("lock", 1).count(), 1);
+        assert_eq!(spans.live("lock", 2).count(), 0);
+        assert_eq!(spans.state("lock", 2), NodeState::Down(2));
+        assert_eq!(spans.state("lock", 3), NodeState::Up);
+    }
+
+    #[test]
+    fn a_superseded_grant_stays_live_until_the_lock_ends_it() {
+        let journal = Journal::from_events([
+            granted(1, "client1", 1),
+            granted(2, "client2", 2),
+            event(3, "lock", "expired")
+                .with("client", "client1")
+                .with("lease", 1u64),
+        ]);
+        let roles = Roles::default();
+        let history = History::index(&journal, &roles);
+        let spans = &history.spans;
+        assert_eq!(spans.holders[0].until, Some((1, 2, HoldEnd::Superseded)));
+        assert_eq!(spans.holder("lock", 2), Some(1));
+        let live = |p| spans.live("lock", p).map(|h| h.client).collect::<Vec<_>>();
+        assert_eq!(live(2), ["client1", "client2"]);
+        assert_eq!(live(3), ["client2"]);
+        // The late end of the superseded grant does not end the holder.
+        assert_eq!(spans.holder("lock", 3), Some(1));
+        assert_eq!(spans.holder_ends, [0]);
+    }
+
+    #[test]
+    fn renewals_move_the_believed_end_and_a_release_of_another_lease_ends_nothing() {
+        let s = 1_000_000_000u64;
+        let journal = Journal::from_events([
+            event(s, "client1", "acquired")
+                .with("lease", 1u64)
+                .with("ttl_ms", 10_000u64),
+            event(5 * s, "client1", "renewed")
+                .with("lease", 1u64)
+                .with("ttl_ms", 10_000u64),
+            event(6 * s, "client1", "released").with("lease", 2u64),
+            event(7 * s, "client1", "lapsed").with("lease", 1u64),
+        ]);
+        let roles = Roles::default();
+        let history = History::index(&journal, &roles);
+        let spans = &history.spans;
+        assert_eq!(spans.belief("client1", 0), None);
+        assert_eq!(spans.belief("client1", 1), Some(0));
+        let until = |p| spans.beliefs[0].moves[spans.moved(0, p)].2;
+        assert_eq!((until(1), until(2)), (11 * s as i64, 15 * s as i64));
+        assert_eq!(spans.belief("client1", 3), Some(0));
+        assert_eq!(spans.belief("client1", 4), None);
+        assert_eq!(spans.beliefs[0].until, Some((3, 7 * s, BeliefEnd::Lapsed)));
+    }
+}
