@@ -23,10 +23,9 @@
 //!
 //! A client believes in its latest grant (its latest `acquired`) until it
 //! logs `released` of its lease, `lost` or `lapsed`, or crashes: the
-//! history's belief spans, which also say which grants
-//! are live at each lock node. A grant *ends* at the
-//! lock with its lock-side `expired` or `released` (the `ends`-th one, with
-//! several lock nodes). Whether a grant is still *current*, and which is
+//! history's belief spans, which also say which grants are live at each
+//! lock node. A grant *ends* at the lock with its lock-side `expired` or
+//! `released` (the `ends`-th one, with several lock nodes). Whether a grant is still *current*, and which is
 //! *newer*, is the oracle's own judgement (the lock's order, see
 //! [`crate::oracle`]): the storage milestones and `token_regressed` count
 //! exactly what the oracle counts, so a milestone never contradicts the
