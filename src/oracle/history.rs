@@ -13,7 +13,7 @@ use sim::journal::{Event, Journal};
 use sim::events::WorldEvent;
 
 use super::spans::{SpanIndexer, Spans};
-use super::stops::{Stop, Stops};
+use super::stops::{stops, Stop};
 use super::Roles;
 use crate::events::{decoded, Decoded, DomainEvent as D, Op};
 
@@ -320,8 +320,8 @@ impl<'a> History<'a> {
             indexer.event(event);
         }
         let mut history = indexer.history;
-        history.stops = indexer.stops.finish();
         history.spans = indexer.spans.finish();
+        history.stops = stops(&history.spans);
         history.roles = if roles.is_empty() {
             std::borrow::Cow::Owned(Roles::from_journal(journal))
         } else {
@@ -424,8 +424,6 @@ struct Indexer<'a> {
     regranted: BTreeMap<(&'a str, u64, &'a str), u64>,
     /// (storage node, write id) of every acceptance so far.
     applied: std::collections::BTreeSet<(&'a str, &'a str)>,
-    /// Where nodes ran nothing.
-    stops: Stops<'a>,
     /// Beliefs, holders and node states.
     spans: SpanIndexer<'a>,
 }
@@ -540,16 +538,8 @@ impl<'a> Indexer<'a> {
                 } => self.outcome(e, write, client, key, None, None),
                 _ => {}
             },
-            Decoded::World(w) => match w {
-                WorldEvent::Crash { .. } => {
-                    // A crashed (or powered-off) client believes nothing any more.
-                    self.client_released(e);
-                    self.stops.open(e, true);
-                }
-                WorldEvent::Pause { .. } => self.stops.open(e, false),
-                WorldEvent::Resume | WorldEvent::Restart => self.stops.close(e),
-                _ => {}
-            },
+            // A crashed (or powered-off) client believes nothing any more.
+            Decoded::World(WorldEvent::Crash { .. }) => self.client_released(e),
             _ => {}
         }
     }

@@ -48,8 +48,10 @@ pub enum NodeState {
 /// A node's state from one event on, until its next span.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct StateSpan {
-    /// The `pause`, `crash`, `resume` or `restart` that began it.
+    /// The `pause`, `crash`, `resume` or `restart` that began it: its
+    /// journal position and true time.
     pub from_seq: u64,
+    pub from_t_ns: u64,
     pub state: NodeState,
 }
 
@@ -344,6 +346,7 @@ impl<'a> SpanIndexer<'a> {
             .or_default()
             .push(StateSpan {
                 from_seq: e.seq,
+                from_t_ns: e.t_ns,
                 state,
             });
     }
