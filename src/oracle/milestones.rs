@@ -281,8 +281,7 @@ impl<'a> Pass<'a> {
         self.at = e.seq + 1;
         // What the node believed before the event and after it: the only
         // belief an event can change is its own node's.
-        let spans = &self.history.spans;
-        let (was, now) = (spans.belief(node, e.seq), spans.belief(node, e.seq + 1));
+        let (was, now) = self.history.spans.belief_around(node, e.seq);
         if let Some(g) = was {
             self.believed.remove(&g);
         }
@@ -341,16 +340,16 @@ impl<'a> Pass<'a> {
             }
         }
         if !matches!(d, Decoded::World(W::Drop { .. } | W::Crash { .. })) {
-            self.came_back(node, e.t_ns);
+            self.came_back(node, now, e.t_ns);
         }
     }
 
-    /// `node` acts at `t_ns`: if it still believes a grant that ended at the
-    /// lock since it last acted, it was paused or silent across that end.
-    /// Only believers' times matter: a client's `acquired` is where its
-    /// belief starts, and it acts then.
-    fn came_back(&mut self, node: &'a str, t_ns: u64) {
-        let Some(g) = self.history.spans.belief(node, self.at) else {
+    /// `node` acts at `t_ns`, believing grant `believed` (after its event):
+    /// if that grant ended at the lock since the node last acted, it was
+    /// paused or silent across that end. Only believers' times matter: a
+    /// client's `acquired` is where its belief starts, and it acts then.
+    fn came_back(&mut self, node: &'a str, believed: Option<usize>, t_ns: u64) {
+        let Some(g) = believed else {
             return;
         };
         let last = self.last_ns.insert(node, t_ns).unwrap_or(t_ns);

@@ -126,9 +126,12 @@ pub(crate) struct BeliefSpan<'a> {
     pub from_seq: u64,
     pub from_t_ns: u64,
     pub from_local_ns: i64,
-    /// The end it believes, as the `acquired` set it and each `renewed`
-    /// moved it: (journal position, TTL told, end on its own clock).
-    pub moves: Vec<Move>,
+    /// The end it believes as the `acquired` set it: (journal position,
+    /// TTL told, end on its own clock).
+    pub first: Move,
+    /// Each `renewed` that moved that end, in journal order (most beliefs
+    /// have none, and allocate nothing for them).
+    pub renewals: Vec<Move>,
     /// Where it stopped believing, at what true time, and why.
     pub until: Option<(u64, u64, BeliefEnd)>,
 }
@@ -136,6 +139,13 @@ pub(crate) struct BeliefSpan<'a> {
 /// A believed end, from one event on: (journal position, TTL in ms, end on
 /// the client's clock in ns).
 pub(crate) type Move = (u64, u64, i64);
+
+impl BeliefSpan<'_> {
+    /// Every end it believed, the first first.
+    pub fn moves(&self) -> impl Iterator<Item = &Move> {
+        std::iter::once(&self.first).chain(&self.renewals)
+    }
+}
 
 /// The spans of one journal.
 #[derive(Clone, Debug, Default)]
@@ -190,10 +200,17 @@ impl<'a> Spans<'a> {
         open_at(self.beliefs[i].until.map(|u| u.0), p).then_some(i)
     }
 
-    /// Which move of belief `i` is in force at position `p`.
-    pub fn moved(&self, i: usize, p: u64) -> usize {
-        let moves = &self.beliefs[i].moves;
-        moves.partition_point(|m| m.0 < p).max(1) - 1
+    /// The belief of `client` before event `seq` and after it, with one
+    /// look-up of the client.
+    pub fn belief_around(&self, client: &str, seq: u64) -> (Option<usize>, Option<usize>) {
+        let Some(of) = self.beliefs_of.get(client) else {
+            return (None, None);
+        };
+        let at = |p: u64| {
+            let i = last_before(of, p, |i| self.beliefs[i].from_seq)?;
+            open_at(self.beliefs[i].until.map(|u| u.0), p).then_some(i)
+        };
+        (at(seq), at(seq + 1))
     }
 
     /// The lease `lock` holds at position `p`: its index into `holders`.
@@ -222,8 +239,9 @@ pub(crate) struct SpanIndexer<'a> {
     seen_as: std::collections::BTreeSet<(&'a str, Role)>,
     /// Each lock node's current holder (index into `holders`).
     holding: BTreeMap<&'a str, usize>,
-    /// Each (lock node, client, lease)'s grants still live there.
-    live: BTreeMap<(&'a str, &'a str, u64), Vec<usize>>,
+    /// Each grant still live at its lock node: (lock node, client, lease,
+    /// index into `holders`).
+    live: std::collections::BTreeSet<(&'a str, &'a str, u64, usize)>,
     /// Each client's current belief (index into `beliefs`).
     believing: BTreeMap<&'a str, usize>,
 }
@@ -280,7 +298,8 @@ impl<'a> SpanIndexer<'a> {
                     from_seq: e.seq,
                     from_t_ns: e.t_ns,
                     from_local_ns: e.local_ns,
-                    moves: vec![(e.seq, ttl_ms, until)],
+                    first: (e.seq, ttl_ms, until),
+                    renewals: Vec::new(),
                     until: None,
                 });
                 let client = e.node.as_str();
@@ -305,7 +324,7 @@ impl<'a> SpanIndexer<'a> {
                     let until = e.local_ns.saturating_sub(asked_ago).saturating_add(
                         i64::try_from(ttl_ms).unwrap_or(i64::MAX / 1_000_000) * 1_000_000,
                     );
-                    belief.moves.push((e.seq, ttl_ms, until));
+                    belief.renewals.push((e.seq, ttl_ms, until));
                 }
             }
             D::Lost => self.stop_believing(e, BeliefEnd::Lost),
@@ -373,7 +392,7 @@ impl<'a> SpanIndexer<'a> {
         });
         self.spans.holders_at.entry(lock).or_default().push(i);
         self.holding.insert(lock, i);
-        self.live.entry((lock, client, lease)).or_default().push(i);
+        self.live.insert((lock, client, lease, i));
     }
 
     fn stop_holding(&mut self, e: &Event, how: HoldEnd) {
@@ -394,8 +413,16 @@ impl<'a> SpanIndexer<'a> {
         if current {
             self.stop_holding(e, how);
         }
-        for i in self.live.remove(&(lock, client, lease)).unwrap_or_default() {
-            self.spans.holders[i].live_until.get_or_insert(e.seq);
+        let grants = (lock, client, lease, 0)..=(lock, client, lease, usize::MAX);
+        let ended = self.live.range(grants).copied().collect();
+        self.unlive(e.seq, ended);
+    }
+
+    /// Ends the liveness of `grants` (keys of `live`) at `seq`.
+    fn unlive(&mut self, seq: u64, grants: Vec<(&'a str, &'a str, u64, usize)>) {
+        for key in grants {
+            self.live.remove(&key);
+            self.spans.holders[key.3].live_until.get_or_insert(seq);
         }
     }
 
@@ -403,17 +430,13 @@ impl<'a> SpanIndexer<'a> {
     /// no clock), though it may still hold them on disk.
     fn crashed(&mut self, e: &'a Event) {
         let lock = e.node.as_str();
-        let keys: Vec<(&'a str, &'a str, u64)> = self
+        let ended = self
             .live
-            .range((lock, "", 0)..)
-            .take_while(|(k, _)| k.0 == lock)
-            .map(|(k, _)| *k)
+            .range((lock, "", 0, 0)..)
+            .take_while(|k| k.0 == lock)
+            .copied()
             .collect();
-        for key in keys {
-            for i in self.live.remove(&key).unwrap_or_default() {
-                self.spans.holders[i].live_until.get_or_insert(e.seq);
-            }
-        }
+        self.unlive(e.seq, ended);
     }
 }
 
@@ -501,8 +524,8 @@ mod tests {
         let spans = &history.spans;
         assert_eq!(spans.belief("client1", 0), None);
         assert_eq!(spans.belief("client1", 1), Some(0));
-        let until = |p| spans.beliefs[0].moves[spans.moved(0, p)].2;
-        assert_eq!((until(1), until(2)), (11 * s as i64, 15 * s as i64));
+        let until: Vec<i64> = spans.beliefs[0].moves().map(|m| m.2).collect();
+        assert_eq!(until, [11 * s as i64, 15 * s as i64]);
         assert_eq!(spans.belief("client1", 3), Some(0));
         assert_eq!(spans.belief("client1", 4), None);
         assert_eq!(spans.beliefs[0].until, Some((3, 7 * s, BeliefEnd::Lapsed)));

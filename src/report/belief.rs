@@ -182,8 +182,7 @@ impl<'a> Beliefs<'a> {
             .beliefs
             .iter()
             .map(|b| {
-                b.moves
-                    .iter()
+                b.moves()
                     .map(|&(_, ttl_ms, until_local_ns)| Believed {
                         lease: b.lease,
                         token: b.token,
@@ -422,7 +421,9 @@ impl<'a> View<'a> {
         let b = self.beliefs;
         b.place(client).client?;
         let i = b.spans().belief(client, self.at)?;
-        Some(&b.believed[i][b.spans().moved(i, self.at)])
+        let span = &b.spans().beliefs[i];
+        let k = span.renewals.partition_point(|m| m.0 < self.at);
+        Some(&b.believed[i][k])
     }
 
     pub(crate) fn holder(self, lock: &str) -> Option<&'a Held> {
@@ -634,7 +635,7 @@ impl Beliefs<'_> {
             let mut open: Option<usize> = None;
             for &i in of {
                 let span = &spans.beliefs[i];
-                let until_local_ns = span.moves.last().map(|m| m.2);
+                let until_local_ns = span.moves().last().map(|m| m.2);
                 // A new grant of the same lease at the same instant moves the
                 // end of the same belief, as a renewal does: one bar.
                 if let Some(k) = open.filter(|&k| {
