@@ -1,7 +1,11 @@
 //! One pass over the journal into the small indexes every checker reads:
 //! grants (with their place in the lock's order), writes (with the grant
 //! each was made under), lease ends at the lock, storage outcomes (with the
-//! earlier acceptance that supersedes each) and acknowledgements.
+//! earlier acceptance that supersedes each) and acknowledgements; and the
+//! spans every other reader queries ([`super::spans`]: who believes, holds
+//! and runs what, from which event to which), with the stops the timeline
+//! draws read off them. The roles of a journal judged alone come from the
+//! same pass.
 //!
 //! Everything borrows from the journal, so indexing allocates only the
 //! vectors and maps themselves.
@@ -323,7 +327,7 @@ impl<'a> History<'a> {
         history.spans = indexer.spans.finish();
         history.stops = stops(&history.spans);
         history.roles = if roles.is_empty() {
-            std::borrow::Cow::Owned(Roles::from_journal(journal))
+            std::borrow::Cow::Owned(Roles::first_of(&history.spans.appears))
         } else {
             std::borrow::Cow::Borrowed(roles)
         };
