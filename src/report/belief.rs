@@ -16,6 +16,10 @@
 //! `reason = "restart"` when it is back (shown as lost in a crash). The gap
 //! between the two is the whole story of figure 9-6.
 //!
+//! None of this is worked out here: the oracle's history finds these
+//! spans once, for every reader (the milestones, the lanes, the timeline,
+//! Perfetto), and [`Beliefs`] only reads them at one point of the journal.
+//!
 //! ```
 //! use fencesim::report::belief::Beliefs;
 //! use sim::journal::{Event, Journal};
