@@ -1,7 +1,11 @@
 //! One pass over the journal into the small indexes every checker reads:
 //! grants (with their place in the lock's order), writes (with the grant
 //! each was made under), lease ends at the lock, storage outcomes (with the
-//! earlier acceptance that supersedes each) and acknowledgements.
+//! earlier acceptance that supersedes each) and acknowledgements; and the
+//! spans every other reader queries ([`super::spans`]: who believes, holds
+//! and runs what, from which event to which), with the stops the timeline
+//! draws read off them. The roles of a journal judged alone come from the
+//! same pass.
 //!
 //! Everything borrows from the journal, so indexing allocates only the
 //! vectors and maps themselves.
@@ -12,7 +16,8 @@ use sim::journal::{Event, Journal};
 
 use sim::events::WorldEvent;
 
-use super::stops::{Stop, Stops};
+use super::spans::{SpanIndexer, Spans};
+use super::stops::{stops, Stop};
 use super::Roles;
 use crate::events::{decoded, Decoded, DomainEvent as D, Op};
 
@@ -214,7 +219,7 @@ pub(crate) struct Ack<'a> {
 }
 
 /// The indexes of one journal.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct History<'a> {
     /// Each node's role: the run's topology, else what the journal shows.
     pub roles: std::borrow::Cow<'a, Roles>,
@@ -246,6 +251,9 @@ pub(crate) struct History<'a> {
     /// saying so (a process that sends to the storage itself, not through
     /// its storage client) would otherwise be judged on half a story.
     pub untrusted: Vec<String>,
+    /// Who believes, holds and runs what, event by event: the one account
+    /// every reader of beliefs, holders and node states queries.
+    pub spans: Spans<'a>,
 }
 
 impl<'a> History<'a> {
@@ -316,9 +324,10 @@ impl<'a> History<'a> {
             indexer.event(event);
         }
         let mut history = indexer.history;
-        history.stops = indexer.stops.finish();
+        history.spans = indexer.spans.finish();
+        history.stops = stops(&history.spans);
         history.roles = if roles.is_empty() {
-            std::borrow::Cow::Owned(Roles::from_journal(journal))
+            std::borrow::Cow::Owned(Roles::first_of(&history.spans.appears))
         } else {
             std::borrow::Cow::Borrowed(roles)
         };
@@ -419,8 +428,8 @@ struct Indexer<'a> {
     regranted: BTreeMap<(&'a str, u64, &'a str), u64>,
     /// (storage node, write id) of every acceptance so far.
     applied: std::collections::BTreeSet<(&'a str, &'a str)>,
-    /// Where nodes ran nothing.
-    stops: Stops<'a>,
+    /// Beliefs, holders and node states.
+    spans: SpanIndexer<'a>,
 }
 
 /// A lock node's `granted` event: (seq, t_ns, node).
@@ -487,7 +496,9 @@ impl<'a> Newest<'a> {
 
 impl<'a> Indexer<'a> {
     fn event(&mut self, e: &'a Event) {
-        match decoded(e) {
+        let d = decoded(e);
+        self.spans.event(e, &d);
+        match d {
             Decoded::Domain(d) => match d {
                 D::Acquired { lease, token, .. } => self.acquired(e, lease, token, d.ends_needed()),
                 D::Wrote {
@@ -531,16 +542,8 @@ impl<'a> Indexer<'a> {
                 } => self.outcome(e, write, client, key, None, None),
                 _ => {}
             },
-            Decoded::World(w) => match w {
-                WorldEvent::Crash { .. } => {
-                    // A crashed (or powered-off) client believes nothing any more.
-                    self.client_released(e);
-                    self.stops.open(e, true);
-                }
-                WorldEvent::Pause { .. } => self.stops.open(e, false),
-                WorldEvent::Resume | WorldEvent::Restart => self.stops.close(e),
-                _ => {}
-            },
+            // A crashed (or powered-off) client believes nothing any more.
+            Decoded::World(WorldEvent::Crash { .. }) => self.client_released(e),
             _ => {}
         }
     }

@@ -22,15 +22,16 @@
 //! ```
 //!
 //! A client believes in its latest grant (its latest `acquired`) until it
-//! logs `released`, `lost` or `lapsed`, or crashes. A grant *ends* at the
-//! lock with its lock-side `expired` or `released` (the `ends`-th one, with
-//! several lock nodes). Whether a grant is still *current*, and which is
+//! logs `released` of its lease, `lost` or `lapsed`, or crashes: the
+//! history's belief spans, which also say which grants are live at each
+//! lock node. A grant *ends* at the lock with its lock-side `expired` or
+//! `released` (the `ends`-th one, with several lock nodes). Whether a grant is still *current*, and which is
 //! *newer*, is the oracle's own judgement (the lock's order, see
 //! [`crate::oracle`]): the storage milestones and `token_regressed` count
 //! exactly what the oracle counts, so a milestone never contradicts the
 //! verdict.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 use sim::events::WorldEvent as W;
@@ -200,15 +201,6 @@ impl Milestones {
     }
 }
 
-/// A client's belief in a grant.
-struct Belief {
-    /// The grant (index into `Pass::grants`).
-    grant: usize,
-    /// True time of the client's latest event since its `acquired` (for
-    /// silence across the grant's end).
-    last_ns: u64,
-}
-
 struct Grant<'a> {
     client: &'a str,
     /// True time at which the lock ended it.
@@ -233,19 +225,20 @@ struct Sent {
     outlived: bool,
 }
 
-struct Pass<'a, 'h> {
+struct Pass<'a> {
     m: Milestones,
     grants: Vec<Grant<'a>>,
-    /// Each client's believed grant.
-    believes: BTreeMap<&'a str, Belief>,
+    /// The grants believed at this point of the pass (their clients'
+    /// belief spans, [`super::spans::Spans::belief`]).
+    believed: BTreeSet<usize>,
+    /// Each believer's true time of its latest event since its `acquired`
+    /// (for silence across the grant's end).
+    last_ns: BTreeMap<&'a str, u64>,
     /// Write id → how it was sent.
     writes: BTreeMap<&'a str, Sent>,
     /// Each acceptance's own milestones (its journal `seq` → 0/1 for each):
     /// see [`Milestones::count_with_findings`].
     accepted: BTreeMap<u64, Milestones>,
-    /// Each lock node's live grants (client, lease): granted, not yet
-    /// expired or released there.
-    live: BTreeMap<&'a str, std::collections::BTreeSet<(&'a str, u64)>>,
     /// Each node's clock as the journal changed it: wall offset from true
     /// time (ns) and rate.
     clocks: BTreeMap<&'a str, (i64, f64)>,
@@ -255,33 +248,43 @@ struct Pass<'a, 'h> {
     /// Live grants whose lock node's wall clock moved ahead: counted when
     /// the lock then ends one before its monotonic promise (its expiry ran
     /// on the wall clock).
-    wall_moved: std::collections::BTreeSet<(&'a str, &'a str, u64)>,
+    wall_moved: BTreeSet<(&'a str, &'a str, u64)>,
     /// Token-only writes: left out of the storage milestones.
-    fences: std::collections::BTreeSet<&'a str>,
+    fences: BTreeSet<&'a str>,
+    /// The journal position just after the event the pass is at.
+    at: u64,
     /// The oracle's indexes of the same journal: its grants are this pass's
     /// grants, index for index (one per `acquired`), in the lock's order.
-    history: &'h History<'h>,
+    history: &'a History<'a>,
 }
 
-impl<'a, 'h> Pass<'a, 'h> {
-    fn new(history: &'h History<'h>) -> Self {
+impl<'a> Pass<'a> {
+    fn new(history: &'a History<'a>) -> Self {
         Pass {
             m: Milestones::default(),
             grants: Vec::new(),
-            believes: BTreeMap::new(),
+            believed: BTreeSet::new(),
+            last_ns: BTreeMap::new(),
             writes: BTreeMap::new(),
             accepted: BTreeMap::new(),
-            live: BTreeMap::new(),
             clocks: BTreeMap::new(),
             promises: BTreeMap::new(),
-            wall_moved: std::collections::BTreeSet::new(),
-            fences: std::collections::BTreeSet::new(),
+            wall_moved: BTreeSet::new(),
+            fences: BTreeSet::new(),
+            at: 0,
             history,
         }
     }
 
     fn event(&mut self, e: &'a Event) {
         let node = e.node.as_str();
+        self.at = e.seq + 1;
+        // What the node believed before the event and after it: the only
+        // belief an event can change is its own node's.
+        let (was, now) = self.history.spans.belief_around(node, e.seq);
+        if let Some(g) = was {
+            self.believed.remove(&g);
+        }
         let d = decoded(e);
         match d {
             Decoded::Domain(D::Acquired { .. }) => self.acquired(e),
@@ -307,15 +310,6 @@ impl<'a, 'h> Pass<'a, 'h> {
             Decoded::Domain(D::LockReleased { client, lease }) => {
                 self.lock_end(e, client, lease, None)
             }
-            Decoded::Domain(D::Released { .. } | D::Lost | D::Lapsed { .. }) => {
-                self.believes.remove(node);
-            }
-            Decoded::World(W::Crash { .. }) => {
-                self.believes.remove(node);
-                // A crashed lock node's grants end with it (or outlive it
-                // in its durable state; either way it runs no clock).
-                self.live.remove(node);
-            }
             Decoded::Domain(D::Wrote {
                 write,
                 op: Op::Fence,
@@ -339,21 +333,27 @@ impl<'a, 'h> Pass<'a, 'h> {
             }) => self.clock(e, rate, offset_ns, jump_ns),
             _ => {}
         }
+        if let Some(g) = now {
+            self.believed.insert(g);
+            if was != now {
+                self.last_ns.insert(node, e.t_ns);
+            }
+        }
         if !matches!(d, Decoded::World(W::Drop { .. } | W::Crash { .. })) {
-            self.came_back(node, e.t_ns);
+            self.came_back(node, now, e.t_ns);
         }
     }
 
-    /// `node` acts at `t_ns`: if it still believes a grant that ended at the
-    /// lock since it last acted, it was paused or silent across that end.
-    /// Only believers' times matter: a client's `acquired` is where its
-    /// belief starts, and it acts then.
-    fn came_back(&mut self, node: &str, t_ns: u64) {
-        let Some(belief) = self.believes.get_mut(node) else {
+    /// `node` acts at `t_ns`, believing grant `believed` (after its event):
+    /// if that grant ended at the lock since the node last acted, it was
+    /// paused or silent across that end. Only believers' times matter: a
+    /// client's `acquired` is where its belief starts, and it acts then.
+    fn came_back(&mut self, node: &'a str, believed: Option<usize>, t_ns: u64) {
+        let Some(g) = believed else {
             return;
         };
-        let last = std::mem::replace(&mut belief.last_ns, t_ns);
-        let grant = &mut self.grants[belief.grant];
+        let last = self.last_ns.insert(node, t_ns).unwrap_or(t_ns);
+        let grant = &mut self.grants[g];
         if let Some(end) = grant.ended_ns {
             if !grant.counted_paused && last <= end && end < t_ns {
                 grant.counted_paused = true;
@@ -364,12 +364,8 @@ impl<'a, 'h> Pass<'a, 'h> {
 
     fn acquired(&mut self, e: &'a Event) {
         let client = e.node.as_str();
-        let others: Vec<usize> = self
-            .believes
-            .iter()
-            .filter(|(c, _)| **c != client)
-            .map(|(_, b)| b.grant)
-            .collect();
+        // The client's own earlier belief left `believed` before this event.
+        let others: Vec<usize> = self.believed.iter().copied().collect();
         self.m.two_believers += u64::from(!others.is_empty());
         for &o in &others {
             self.grants[o].overlapped = true;
@@ -391,11 +387,7 @@ impl<'a, 'h> Pass<'a, 'h> {
             arrived_ended,
             overlapped: !others.is_empty(),
         });
-        let belief = Belief {
-            grant: g,
-            last_ns: e.t_ns,
-        };
-        self.believes.insert(client, belief);
+        debug_assert_eq!(self.history.spans.beliefs[g].from_seq, e.seq);
     }
 
     /// A lock node's grant or renewal: the end it promises, on its own
@@ -429,17 +421,13 @@ impl<'a, 'h> Pass<'a, 'h> {
         ttl_ms: Option<u64>,
     ) {
         self.promise(e, to, lease, mono_ns, ttl_ms);
-        self.live
-            .entry(e.node.as_str())
-            .or_default()
-            .insert((to, lease));
         // A lease handed to someone else while a holder still believes in
         // its own: the lock has moved on without that holder.
         let held: Vec<usize> = self
-            .believes
+            .believed
             .iter()
-            .filter(|(c, _)| **c != to)
-            .map(|(_, b)| b.grant)
+            .copied()
+            .filter(|&g| self.grants[g].client != to)
             .collect();
         for g in held {
             self.held_lost(g);
@@ -463,9 +451,6 @@ impl<'a, 'h> Pass<'a, 'h> {
         lease: u64,
         expired: Option<(Option<&str>, Option<u64>)>,
     ) {
-        if let Some(live) = self.live.get_mut(e.node.as_str()) {
-            live.remove(&(client, lease));
-        }
         let key = (e.node.as_str(), client, lease);
         let promise = self.promises.remove(&key);
         if let (true, Some((None, mono_ns))) = (self.wall_moved.remove(&key), expired) {
@@ -486,7 +471,7 @@ impl<'a, 'h> Pass<'a, 'h> {
             return;
         };
         grant.ended_ns = Some(e.t_ns);
-        if expired.is_some() && self.believes.get(client).is_some_and(|b| b.grant == g) {
+        if expired.is_some() && self.history.spans.belief(client, self.at) == Some(g) {
             self.held_lost(g);
         }
     }
@@ -499,7 +484,7 @@ impl<'a, 'h> Pass<'a, 'h> {
     }
 
     fn wrote(&mut self, e: &'a Event, write: &'a str) {
-        let Some(g) = self.believes.get(e.node.as_str()).map(|b| b.grant) else {
+        let Some(g) = self.history.spans.belief(e.node.as_str(), self.at) else {
             return;
         };
         debug_assert_eq!(self.grants[g].client, e.node);
@@ -546,9 +531,18 @@ impl<'a, 'h> Pass<'a, 'h> {
         if !self.history.roles.is(node, Role::Lock) {
             return;
         }
-        let Some(live) = self.live.get(node).filter(|l| !l.is_empty()) else {
+        // The grants live at the lock: granted, not yet expired or
+        // released there, and the lock has not crashed since (whether they
+        // outlive it on disk or not, it runs no clock).
+        let live: BTreeSet<(&'a str, u64)> = self
+            .history
+            .spans
+            .live(node, self.at)
+            .map(|h| (h.client, h.lease))
+            .collect();
+        if live.is_empty() {
             return;
-        };
+        }
         // A faster rate runs both of the node's clocks fast: it shortens a
         // live lease whichever clock the lock expires it on.
         if faster {
@@ -563,7 +557,7 @@ impl<'a, 'h> Pass<'a, 'h> {
         // its monotonic clock. A grant that promised nothing on it is
         // counted now.
         let mut unknown = false;
-        for &(client, lease) in live {
+        for (client, lease) in live {
             let key = (node, client, lease);
             if self.promises.contains_key(&key) {
                 self.wall_moved.insert(key);

@@ -84,6 +84,7 @@ mod lost_update;
 pub mod milestones;
 pub(crate) mod roles;
 pub mod signature;
+pub(crate) mod spans;
 mod stale;
 pub(crate) mod stops;
 mod tokens;

@@ -34,7 +34,6 @@ pub struct Roles {
 }
 
 /// No roles: a journal judged on its own events.
-#[cfg(feature = "report")]
 pub(crate) static NO_ROLES: Roles = Roles {
     nodes: BTreeMap::new(),
 };
@@ -71,6 +70,19 @@ impl Roles {
             }
         }
         Roles { nodes }
+    }
+
+    /// The roles [`Roles::from_journal`] finds, from each (node, role) in
+    /// order of the node's first domain event of that role (the history's
+    /// [`super::spans::Spans::appears`]): the first of each node decides.
+    pub(crate) fn first_of(appears: &[(&str, Role)]) -> Roles {
+        let mut roles = Roles::default();
+        for &(node, role) in appears {
+            if roles.get(node).is_none() {
+                roles.insert(node, role);
+            }
+        }
+        roles
     }
 
     /// Gives `node` its role.

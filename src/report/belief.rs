@@ -16,6 +16,10 @@
 //! `reason = "restart"` when it is back (shown as lost in a crash). The gap
 //! between the two is the whole story of figure 9-6.
 //!
+//! None of this is worked out here: the oracle's history finds these
+//! spans once, for every reader (the milestones, the lanes, the timeline,
+//! Perfetto), and [`Beliefs`] only reads them at one point of the journal.
+//!
 //! ```
 //! use fencesim::report::belief::Beliefs;
 //! use sim::journal::{Event, Journal};
@@ -43,10 +47,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sim::events::{self as world, WorldEvent as W};
 use sim::journal::{Event, Journal};
 
-use crate::events::{decoded, Decoded, DomainEvent, DomainEvent as D};
+use crate::events::Role;
+use crate::oracle::history::History;
+use crate::oracle::roles::NO_ROLES;
+use crate::oracle::spans::{BeliefEnd, Spans};
+
+pub use crate::oracle::spans::NodeState;
 
 /// A client's belief that it holds a lease.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,375 +99,235 @@ pub struct Ended {
     pub at_t_ns: u64,
 }
 
-/// Whether a node runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NodeState {
-    /// Running.
-    Up,
-    /// Paused (a GC pause): runs nothing, since the given true time.
-    Paused(u64),
-    /// Crashed, since the given true time.
-    Down(u64),
-}
-
 /// The beliefs and truths after some prefix of a journal; feed it events in
 /// order with [`Beliefs::apply`].
 ///
-/// What a step's sentence needs (the lease that ended, the grants since)
-/// is found through indexes, and the state *before* an event is a small
-/// copy of the current holders and beliefs over the shared history (see
-/// `apply_keeping_before`): explaining a whole journal costs time
-/// linear in it (times a logarithm), never a copy of the history per event.
+/// A cursor over the spans of the journal's history (who believes, holds
+/// and runs what, from which event to which, computed once when it is
+/// indexed): [`Beliefs::apply`] moves the cursor past an event, and every
+/// question is a binary search in the spans of one node. The state
+/// *before* an event is the same spans one position earlier (see
+/// `apply_keeping_before`): explaining a whole journal costs time linear
+/// in it (times a logarithm), never a copy of the history per event.
 #[derive(Clone, Debug)]
-pub struct Beliefs {
-    now: Now,
-    /// Every true lease that ended so far, oldest first.
-    ended: Vec<Ended>,
+pub struct Beliefs<'a> {
+    history: History<'a>,
+    /// How many events the cursor has passed.
+    at: u64,
+    /// Each belief span's belief, one per end it believed (its acquisition,
+    /// then each renewal).
+    believed: Vec<Vec<Believed>>,
+    /// Each holder span's lease, as held.
+    held: Vec<Held>,
+    /// Every holding that ended, in the order it did, with the journal
+    /// position of its end.
+    ended: Vec<(u64, Ended)>,
     /// client → lease → indexes into `ended`, ascending.
-    ended_by_lease: BTreeMap<String, BTreeMap<u64, Vec<usize>>>,
-    /// Every grant so far (lock, lease), oldest first (so in true time).
-    grants: Vec<(String, Held)>,
-}
-
-/// Who believes and holds what right now: as small as the set of nodes,
-/// and looked up by name through an index, never by scanning every client.
-#[derive(Clone, Debug)]
-pub(crate) struct Now {
-    /// Client nodes (those emitting client events), in order of appearance,
-    /// with their belief.
-    clients: Vec<(String, Option<Believed>)>,
-    /// Lock nodes (those emitting `granted` or `expired`), with the lease
-    /// they truly granted.
-    locks: Vec<(String, Option<Held>)>,
-    /// Every node seen, with its state.
-    states: Vec<(String, NodeState)>,
+    ended_by_lease: BTreeMap<&'a str, BTreeMap<u64, Vec<usize>>>,
+    /// Client nodes, in order of their first client event.
+    clients: Vec<&'a str>,
+    /// Lock nodes, in order of their first lock event.
+    locks: Vec<&'a str>,
+    /// Every node, in order of its first event.
+    states: Vec<&'a str>,
     /// node → where it is in `clients`, `locks` and `states`.
-    index: BTreeMap<String, Roles>,
-    /// The clients (indexes into `clients`) that believe they hold a lease:
-    /// what a crowd's summary names, found without scanning the crowd.
+    index: BTreeMap<&'a str, Place>,
+    /// The clients (indexes into `clients`) that believe they hold a lease
+    /// at the cursor: what a crowd's summary names, found without scanning
+    /// the crowd.
     believing: BTreeSet<usize>,
-    /// The nodes (indexes into `states`) paused or down.
+    /// The nodes (indexes into `states`) paused or down at the cursor.
     out: BTreeSet<usize>,
 }
 
-/// Where a node is in [`Now`]'s lists.
+/// Where a node is in [`Beliefs`]' lists.
 #[derive(Clone, Copy, Debug, Default)]
-struct Roles {
+struct Place {
     client: Option<usize>,
     lock: Option<usize>,
     state: Option<usize>,
 }
 
-/// The beliefs as they were before an event, kept by
-/// [`Beliefs::apply_keeping_before`]: what the event's node believed, held
-/// and was then (an event changes only its own node's entries), and how
-/// much of the (append-only) history existed. As small as one node, so
-/// that a thousand clients cost no copy of a thousand beliefs per event.
+/// Where the cursor was before an event, kept by
+/// [`Beliefs::apply_keeping_before`]: the event's node (the only one whose
+/// belief, holding or state the event changes) and the position.
 #[derive(Clone, Debug)]
 pub(crate) struct Before {
     node: String,
-    belief: Option<Option<Believed>>,
-    lock: Option<Option<Held>>,
-    state: NodeState,
-    ended_len: usize,
-    grants_len: usize,
+    at: u64,
 }
 
-/// Read access to the beliefs at one point: now, or before an event (now,
-/// with the event's node as it was).
+/// Read access to the beliefs at one position: the cursor's, or before an
+/// event (one position earlier).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct View<'a> {
-    now: &'a Now,
-    before: Option<&'a Before>,
-    history: &'a Beliefs,
-    ended_len: usize,
-    grants_len: usize,
+    beliefs: &'a Beliefs<'a>,
+    /// The position read.
+    at: u64,
+    /// The node of the kept event, when this view is before it.
+    kept: Option<&'a str>,
 }
 
 /// Beyond this many clients, a summary names only those that believe they
 /// hold a lease, and counts the others.
 const SUMMARY_CLIENTS: usize = 8;
 
-/// Whether `e` is one of the events only a client journals: what makes a
-/// node a client.
-pub(crate) fn client_kind(e: &Event) -> bool {
-    use crate::events::DomainEvent as D;
-    matches!(
-        DomainEvent::decode(e),
-        Ok(Some(
-            D::Acquired { .. }
-                | D::Denied
-                | D::Read { .. }
-                | D::Wrote { .. }
-                | D::Acked { .. }
-                | D::Lost
-                | D::Checked { .. }
-                | D::Lapsed { .. }
-                | D::Fenced { .. }
-        ))
-    )
-}
+impl<'a> Beliefs<'a> {
+    /// Beliefs before the first event of `journal`, over the spans of its
+    /// history (indexed here, its nodes' roles those its events show).
+    pub fn new(journal: &'a Journal) -> Beliefs<'a> {
+        Beliefs::over(History::index(journal, &NO_ROLES))
+    }
 
-impl Beliefs {
-    /// Empty beliefs for `journal`: it is scanned once for the roles of its
-    /// nodes (clients, locks), nothing else.
-    pub fn new(journal: &Journal) -> Beliefs {
-        let mut clients: Vec<(String, Option<Believed>)> = Vec::new();
-        let mut locks: Vec<(String, Option<Held>)> = Vec::new();
-        let mut states: Vec<(String, NodeState)> = Vec::new();
-        let mut index: BTreeMap<String, Roles> = BTreeMap::new();
-        for e in journal.events() {
-            let d = DomainEvent::decode(e).ok().flatten();
-            let is_client = client_kind(e) || matches!(d, Some(D::Released { .. }));
-            let is_lock = matches!(
-                d,
-                Some(D::Granted { .. } | D::Expired { .. } | D::LockReleased { .. })
-            );
-            let node = e.node.as_str();
-            if !is_client && !is_lock && (node == world::WORLD || index.contains_key(node)) {
+    /// Beliefs before the first event of the journal `history` indexes.
+    pub(crate) fn over(history: History<'a>) -> Beliefs<'a> {
+        let spans = &history.spans;
+        let believed = spans
+            .beliefs
+            .iter()
+            .map(|b| {
+                b.moves()
+                    .map(|&(_, ttl_ms, until_local_ns)| Believed {
+                        lease: b.lease,
+                        token: b.token,
+                        ttl_ms,
+                        since_t_ns: b.from_t_ns,
+                        since_local_ns: b.from_local_ns,
+                        until_local_ns,
+                    })
+                    .collect()
+            })
+            .collect();
+        let held: Vec<Held> = spans
+            .holders
+            .iter()
+            .map(|h| Held {
+                client: h.client.to_owned(),
+                lease: h.lease,
+                token: h.token,
+                since_t_ns: h.from_t_ns,
+            })
+            .collect();
+        let mut ended = Vec::with_capacity(spans.holder_ends.len());
+        let mut ended_by_lease: BTreeMap<&'a str, BTreeMap<u64, Vec<usize>>> = BTreeMap::new();
+        for &i in &spans.holder_ends {
+            let h = &spans.holders[i];
+            let Some((seq, t_ns, how)) = h.until else {
+                continue;
+            };
+            ended_by_lease
+                .entry(h.client)
+                .or_default()
+                .entry(h.lease)
+                .or_default()
+                .push(ended.len());
+            ended.push((
+                seq,
+                Ended {
+                    lock: h.lock.to_owned(),
+                    held: held[i].clone(),
+                    how: how.how(),
+                    at_t_ns: t_ns,
+                },
+            ));
+        }
+        let mut index: BTreeMap<&'a str, Place> = BTreeMap::new();
+        let (mut clients, mut locks) = (Vec::new(), Vec::new());
+        for &(node, role) in &spans.appears {
+            if !history.roles.is(node, role) {
                 continue;
             }
-            let roles = index.entry(node.to_owned()).or_default();
-            if is_client && roles.client.is_none() {
-                roles.client = Some(clients.len());
-                clients.push((node.to_owned(), None));
+            let place = index.entry(node).or_default();
+            match role {
+                Role::Client if place.client.is_none() => {
+                    place.client = Some(clients.len());
+                    clients.push(node);
+                }
+                Role::Lock if place.lock.is_none() => {
+                    place.lock = Some(locks.len());
+                    locks.push(node);
+                }
+                _ => {}
             }
-            if is_lock && roles.lock.is_none() {
-                roles.lock = Some(locks.len());
-                locks.push((node.to_owned(), None));
-            }
-            if node != world::WORLD && roles.state.is_none() {
-                roles.state = Some(states.len());
-                states.push((node.to_owned(), NodeState::Up));
-            }
+        }
+        let states = spans.nodes.clone();
+        for (i, &node) in states.iter().enumerate() {
+            index.entry(node).or_default().state = Some(i);
         }
         Beliefs {
-            now: Now {
-                clients,
-                locks,
-                states,
-                index,
-                believing: BTreeSet::new(),
-                out: BTreeSet::new(),
-            },
-            ended: Vec::new(),
-            ended_by_lease: BTreeMap::new(),
-            grants: Vec::new(),
+            history,
+            at: 0,
+            believed,
+            held,
+            ended,
+            ended_by_lease,
+            clients,
+            locks,
+            states,
+            index,
+            believing: BTreeSet::new(),
+            out: BTreeSet::new(),
         }
     }
 
-    /// Takes one event into account.
+    /// The spans this cursor reads.
+    pub(crate) fn spans(&self) -> &Spans<'a> {
+        &self.history.spans
+    }
+
+    /// Moves past one event: the beliefs just after it.
     pub fn apply(&mut self, e: &Event) {
-        self.apply_to_node(e);
+        self.at = e.seq + 1;
         // An event changes only its own node's belief and state: the sets
         // of believers and of nodes out follow that one node.
-        let roles = self.now.index.get(e.node.as_str()).copied();
-        if let Some(i) = roles.and_then(|r| r.client) {
-            if self.now.clients[i].1.is_some() {
-                self.now.believing.insert(i);
+        let place = self.place(&e.node);
+        if let Some(i) = place.client {
+            if self.view().believed(&e.node).is_some() {
+                self.believing.insert(i);
             } else {
-                self.now.believing.remove(&i);
+                self.believing.remove(&i);
             }
         }
-        if let Some(i) = roles.and_then(|r| r.state) {
-            if self.now.states[i].1 == NodeState::Up {
-                self.now.out.remove(&i);
+        if let Some(i) = place.state {
+            if self.view().is_out(&e.node) {
+                self.out.insert(i);
             } else {
-                self.now.out.insert(i);
+                self.out.remove(&i);
             }
-        }
-    }
-
-    fn apply_to_node(&mut self, e: &Event) {
-        let d = match decoded(e) {
-            Decoded::World(W::Pause { .. }) => {
-                return self.set_state(&e.node, NodeState::Paused(e.t_ns));
-            }
-            Decoded::World(W::Crash { .. }) => {
-                self.set_state(&e.node, NodeState::Down(e.t_ns));
-                // A client's belief lives in memory. A lock's grants may
-                // survive on disk: the lock journals the ones it lost
-                // (`expired`, reason `restart`) when it is back.
-                if let Some(b) = self.belief_mut(&e.node) {
-                    *b = None;
-                }
-                return;
-            }
-            Decoded::World(W::Resume | W::Restart) => {
-                return self.set_state(&e.node, NodeState::Up);
-            }
-            Decoded::Domain(d) => d,
-            _ => return,
-        };
-        match d {
-            D::Acquired {
-                lease,
-                token,
-                ttl_ms,
-                ..
-            } => {
-                if let Some(b) = self.belief_mut(&e.node) {
-                    let ttl_ms = ttl_ms.unwrap_or(0);
-                    *b = Some(Believed {
-                        lease,
-                        token,
-                        ttl_ms,
-                        since_t_ns: e.t_ns,
-                        since_local_ns: e.local_ns,
-                        until_local_ns: e
-                            .local_ns
-                            .saturating_add(i64::try_from(ttl_ms).unwrap_or(i64::MAX) * 1_000_000),
-                    });
-                }
-            }
-            // The lock extended the lease: the client now believes it
-            // until it asked plus the TTL granted (`asked_ago_ns` before
-            // this event on its own clock).
-            D::Renewed {
-                lease,
-                ttl_ms,
-                asked_ago_ns,
-            } => {
-                let ttl_ms = ttl_ms.unwrap_or(0);
-                let asked_ago = i64::try_from(asked_ago_ns.unwrap_or(0)).unwrap_or(0);
-                if let Some(Some(b)) = self.belief_mut(&e.node) {
-                    if b.lease == lease {
-                        b.ttl_ms = ttl_ms;
-                        b.until_local_ns = e.local_ns.saturating_sub(asked_ago).saturating_add(
-                            i64::try_from(ttl_ms).unwrap_or(i64::MAX / 1_000_000) * 1_000_000,
-                        );
-                    }
-                }
-            }
-            // Told it lost the lock, or its own check found the lease run
-            // out: the client no longer believes it holds it.
-            D::Lost | D::Lapsed { .. } => {
-                if let Some(b) = self.belief_mut(&e.node) {
-                    *b = None;
-                }
-            }
-            D::Released { lease } => {
-                if let Some(b) = self.belief_mut(&e.node) {
-                    if b.as_ref().map(|b| b.lease) == Some(lease) {
-                        *b = None;
-                    }
-                }
-            }
-            D::Granted {
-                client,
-                lease,
-                token,
-                ..
-            } => {
-                self.end_at(&e.node, "superseded", e.t_ns);
-                let held = Held {
-                    client: client.to_owned(),
-                    lease,
-                    token,
-                    since_t_ns: e.t_ns,
-                };
-                self.grants.push((e.node.to_string(), held.clone()));
-                if let Some(h) = self.lock_mut(&e.node) {
-                    *h = Some(held);
-                }
-            }
-            D::Expired { client, lease, .. } | D::LockReleased { client, lease } => {
-                let matches = |h: &Held| h.client == client && h.lease == lease;
-                let current = self.holder(&e.node).is_some_and(matches);
-                if current {
-                    let how = match d {
-                        D::Expired {
-                            reason: Some("restart"),
-                            ..
-                        } => "lost in a crash",
-                        D::Expired { .. } => "expired",
-                        _ => "released",
-                    };
-                    self.end_at(&e.node, how, e.t_ns);
-                }
-            }
-            _ => {}
         }
     }
 
     /// [`Beliefs::apply`], keeping what is needed to look at the beliefs as
-    /// they were just before `e` ([`Beliefs::before`]): a copy of the
-    /// current holders and beliefs, not of the history.
+    /// they were just before `e` ([`Beliefs::before`]).
     pub(crate) fn apply_keeping_before(&mut self, e: &Event) -> Before {
-        let node = e.node.as_str();
-        let roles = self.now.roles(node);
         let before = Before {
             node: e.node.to_string(),
-            belief: roles.client.map(|i| self.now.clients[i].1.clone()),
-            lock: roles.lock.map(|i| self.now.locks[i].1.clone()),
-            state: self.state(node),
-            ended_len: self.ended.len(),
-            grants_len: self.grants.len(),
+            at: e.seq,
         };
         self.apply(e);
         before
     }
 
     /// The beliefs as they were when `before` was kept.
-    pub(crate) fn before<'a>(&'a self, before: &'a Before) -> View<'a> {
+    pub(crate) fn before<'v>(&'v self, before: &'v Before) -> View<'v> {
         View {
-            now: &self.now,
-            before: Some(before),
-            history: self,
-            ended_len: before.ended_len,
-            grants_len: before.grants_len,
+            beliefs: self,
+            at: before.at,
+            kept: Some(&before.node),
         }
     }
 
     /// The beliefs now.
     pub(crate) fn view(&self) -> View<'_> {
         View {
-            now: &self.now,
-            before: None,
-            history: self,
-            ended_len: self.ended.len(),
-            grants_len: self.grants.len(),
+            beliefs: self,
+            at: self.at,
+            kept: None,
         }
     }
 
-    fn set_state(&mut self, node: &str, state: NodeState) {
-        match self.now.roles(node).state {
-            Some(i) => self.now.states[i].1 = state,
-            None => {
-                let i = self.now.states.len();
-                self.now.states.push((node.to_owned(), state));
-                self.now.index.entry(node.to_owned()).or_default().state = Some(i);
-            }
-        }
-    }
-
-    fn belief_mut(&mut self, node: &str) -> Option<&mut Option<Believed>> {
-        let i = self.now.roles(node).client?;
-        Some(&mut self.now.clients[i].1)
-    }
-
-    fn lock_mut(&mut self, lock: &str) -> Option<&mut Option<Held>> {
-        let i = self.now.roles(lock).lock?;
-        Some(&mut self.now.locks[i].1)
-    }
-
-    fn end_at(&mut self, lock: &str, how: &'static str, at_t_ns: u64) {
-        if let Some(h) = self.lock_mut(lock) {
-            if let Some(held) = h.take() {
-                self.ended_by_lease
-                    .entry(held.client.clone())
-                    .or_default()
-                    .entry(held.lease)
-                    .or_default()
-                    .push(self.ended.len());
-                self.ended.push(Ended {
-                    lock: lock.to_owned(),
-                    held,
-                    how,
-                    at_t_ns,
-                });
-            }
-        }
+    fn place(&self, node: &str) -> Place {
+        self.index.get(node).copied().unwrap_or_default()
     }
 
     /// The clients, in order of first appearance in the journal.
@@ -484,17 +352,17 @@ impl Beliefs {
 
     /// Whether `node` is a client.
     pub fn is_client(&self, node: &str) -> bool {
-        self.now.roles(node).client.is_some()
+        self.place(node).client.is_some()
     }
 
     /// Whether `node` is a lock node.
     pub fn is_lock(&self, node: &str) -> bool {
-        self.now.roles(node).lock.is_some()
+        self.place(node).lock.is_some()
     }
 
     /// How many clients the journal has.
     pub fn client_count(&self) -> usize {
-        self.now.clients.len()
+        self.clients.len()
     }
 
     /// The state of `node` (a node never seen is up).
@@ -524,15 +392,9 @@ impl Beliefs {
     }
 }
 
-impl Now {
-    fn roles(&self, node: &str) -> Roles {
-        self.index.get(node).copied().unwrap_or_default()
-    }
-}
-
-/// The members of `now`, a set of indexes kept as events are applied, as
-/// they were before the kept event: `kept` is its node's index and whether
-/// it was a member then (an event changes only its own node's membership).
+/// The members of `now`, a set of indexes kept at the cursor, as they were
+/// before the kept event: `kept` is its node's index and whether it was a
+/// member then (an event changes only its own node's membership).
 fn as_before(now: &BTreeSet<usize>, kept: Option<(usize, bool)>) -> Vec<usize> {
     let mut at: Vec<usize> = now.iter().copied().collect();
     if let Some((i, was)) = kept {
@@ -548,84 +410,61 @@ fn as_before(now: &BTreeSet<usize>, kept: Option<(usize, bool)>) -> Vec<usize> {
 }
 
 impl<'a> View<'a> {
-    /// The kept entries of `node`, when this view is before its event.
-    fn kept(self, node: &str) -> Option<&'a Before> {
-        self.before.filter(|b| b.node == node)
-    }
-
-    fn belief_of(self, client: &'a str, now: &'a Option<Believed>) -> Option<&'a Believed> {
-        match self.kept(client).and_then(|b| b.belief.as_ref()) {
-            Some(then) => then.as_ref(),
-            None => now.as_ref(),
-        }
-    }
-
-    fn holder_of(self, lock: &'a str, now: &'a Option<Held>) -> Option<&'a Held> {
-        match self.kept(lock).and_then(|b| b.lock.as_ref()) {
-            Some(then) => then.as_ref(),
-            None => now.as_ref(),
-        }
-    }
-
     pub(crate) fn clients(self) -> impl Iterator<Item = (&'a str, Option<&'a Believed>)> {
-        self.now
+        self.beliefs
             .clients
             .iter()
-            .map(move |(n, b)| (n.as_str(), self.belief_of(n, b)))
+            .map(move |&n| (n, self.believed(n)))
     }
 
     pub(crate) fn locks(self) -> impl Iterator<Item = (&'a str, Option<&'a Held>)> {
-        self.now
-            .locks
-            .iter()
-            .map(move |(n, h)| (n.as_str(), self.holder_of(n, h)))
+        self.beliefs.locks.iter().map(move |&n| (n, self.holder(n)))
     }
 
     pub(crate) fn believed(self, client: &str) -> Option<&'a Believed> {
-        let (n, b) = &self.now.clients[self.now.roles(client).client?];
-        self.belief_of(n, b)
+        let b = self.beliefs;
+        b.place(client).client?;
+        let i = b.spans().belief(client, self.at)?;
+        let span = &b.spans().beliefs[i];
+        let k = span.renewals.partition_point(|m| m.0 < self.at);
+        Some(&b.believed[i][k])
     }
 
     pub(crate) fn holder(self, lock: &str) -> Option<&'a Held> {
-        let (n, h) = &self.now.locks[self.now.roles(lock).lock?];
-        self.holder_of(n, h)
+        let b = self.beliefs;
+        b.place(lock).lock?;
+        b.spans().holder(lock, self.at).map(|i| &b.held[i])
     }
 
     pub(crate) fn state(self, node: &str) -> NodeState {
-        if let Some(b) = self.kept(node) {
-            return b.state;
-        }
-        self.now
-            .roles(node)
-            .state
-            .map_or(NodeState::Up, |i| self.now.states[i].1)
+        self.beliefs.spans().state(node, self.at)
     }
 
-    /// The indexes into `now.clients` of the clients that believe they
-    /// hold a lease in this view, in order: the believers now, give or
+    /// The indexes into `clients` of the clients that believe they hold a
+    /// lease in this view, in order: the believers at the cursor, give or
     /// take the node kept as it was before its event.
     fn believers(self) -> Vec<usize> {
-        let kept = self.before.and_then(|b| {
-            let believed = b.belief.as_ref()?.is_some();
-            Some((self.now.roles(&b.node).client?, believed))
+        let kept = self.kept.and_then(|node| {
+            let i = self.beliefs.place(node).client?;
+            Some((i, self.believed(node).is_some()))
         });
-        as_before(&self.now.believing, kept)
+        as_before(&self.beliefs.believing, kept)
     }
 
-    /// The indexes into `now.states` of the nodes paused or down in this
-    /// view, in order.
+    /// The indexes into `states` of the nodes paused or down in this view,
+    /// in order.
     fn outs(self) -> Vec<usize> {
-        let kept = self.before.and_then(|b| {
-            let out = b.state != NodeState::Up;
-            Some((self.now.roles(&b.node).state?, out))
+        let kept = self.kept.and_then(|node| {
+            let i = self.beliefs.place(node).state?;
+            Some((i, self.is_out(node)))
         });
-        as_before(&self.now.out, kept)
+        as_before(&self.beliefs.out, kept)
     }
 
     /// Whether the clients are a crowd: more than a summary names one by
     /// one.
     pub(crate) fn is_crowd(self) -> bool {
-        self.now.clients.len() > SUMMARY_CLIENTS
+        self.beliefs.clients.len() > SUMMARY_CLIENTS
     }
 
     /// The clients worth naming in a crowd, in order of appearance: those
@@ -634,22 +473,20 @@ impl<'a> View<'a> {
     /// nodes, never in the size of the crowd.
     #[cfg(feature = "report")]
     pub(crate) fn notable_clients(self) -> Vec<(&'a str, Option<&'a Believed>)> {
+        let b = self.beliefs;
         let mut at: BTreeSet<usize> = self.believers().into_iter().collect();
         for (_, h) in self.locks() {
-            if let Some(i) = h.and_then(|h| self.now.roles(&h.client).client) {
+            if let Some(i) = h.and_then(|h| b.place(&h.client).client) {
                 at.insert(i);
             }
         }
         for i in self.outs() {
-            if let Some(c) = self.now.roles(&self.now.states[i].0).client {
+            if let Some(c) = b.place(b.states[i]).client {
                 at.insert(c);
             }
         }
         at.into_iter()
-            .map(|i| {
-                let (n, b) = &self.now.clients[i];
-                (n.as_str(), self.belief_of(n, b))
-            })
+            .map(|i| (b.clients[i], self.believed(b.clients[i])))
             .collect()
     }
 
@@ -659,23 +496,26 @@ impl<'a> View<'a> {
 
     /// The last end of `client`'s `lease` in this view's history.
     pub(crate) fn ended(self, client: &str, lease: u64) -> Option<&'a Ended> {
-        let at = self.history.ended_by_lease.get(client)?.get(&lease)?;
-        let visible = at.partition_point(|&i| i < self.ended_len);
-        visible.checked_sub(1).map(|i| &self.history.ended[at[i]])
+        let b = self.beliefs;
+        let at = b.ended_by_lease.get(client)?.get(&lease)?;
+        let visible = at.partition_point(|&i| b.ended[i].0 < self.at);
+        visible.checked_sub(1).map(|i| &b.ended[at[i]].1)
     }
 
     /// Grants at or after true time `t_ns` to clients other than `client`.
     pub(crate) fn grants_since(self, t_ns: u64, client: &str) -> impl Iterator<Item = &'a Held> {
         let client = client.to_owned();
-        let grants = &self.history.grants[..self.grants_len];
-        let from = grants.partition_point(|(_, h)| h.since_t_ns < t_ns);
-        grants[from..]
+        let b = self.beliefs;
+        let holders = &b.spans().holders;
+        let made = holders.partition_point(|h| h.from_seq < self.at);
+        let from = holders[..made].partition_point(|h| h.from_t_ns < t_ns);
+        b.held[from..made]
             .iter()
-            .map(|(_, h)| h)
             .filter(move |h| h.client != client)
     }
 
     pub(crate) fn summary(self) -> String {
+        let b = self.beliefs;
         let mut parts = Vec::new();
         let crowd = self.is_crowd();
         let mut idle = 0;
@@ -691,16 +531,16 @@ impl<'a> View<'a> {
             // Only the believers are named: found through the index, so
             // that a crowd's summary costs time in them, not in the crowd.
             for i in self.believers() {
-                let (client, b) = &self.now.clients[i];
-                if let Some(b) = self.belief_of(client, b) {
-                    parts.push(believes(client, b));
+                let client = b.clients[i];
+                if let Some(belief) = self.believed(client) {
+                    parts.push(believes(client, belief));
                 }
             }
-            idle = self.now.clients.len() - parts.len();
+            idle = b.clients.len() - parts.len();
         } else {
-            for (client, b) in self.clients() {
-                parts.push(match b {
-                    Some(b) => believes(client, b),
+            for (client, belief) in self.clients() {
+                parts.push(match belief {
+                    Some(belief) => believes(client, belief),
                     None => format!("{client} holds nothing"),
                 });
             }
@@ -725,8 +565,8 @@ impl<'a> View<'a> {
             .outs()
             .into_iter()
             .filter_map(|i| {
-                let (n, s) = &self.now.states[i];
-                match self.kept(n).map_or(*s, |b| b.state) {
+                let n = b.states[i];
+                match self.state(n) {
                     NodeState::Up => None,
                     NodeState::Paused(_) => Some(format!("{n} paused")),
                     NodeState::Down(_) => Some(format!("{n} down")),
@@ -779,77 +619,105 @@ pub struct LeaseBar {
 
 /// Every believed and true lease of `journal`, in order of their start.
 pub fn lease_bars(journal: &Journal) -> Vec<LeaseBar> {
-    let mut beliefs = Beliefs::new(journal);
-    let mut bars: Vec<LeaseBar> = Vec::new();
-    let end = journal.events().last().map_or(0, |e| e.t_ns);
-    // node → its open belief's bar: a map, so that a crowd costs no scan.
-    let mut open_belief: BTreeMap<String, usize> = BTreeMap::new();
-    let mut open_true: Vec<(String, usize)> = Vec::new();
-    let mut ended_seen = 0;
-    for e in journal.events() {
-        let before = beliefs.believed(&e.node).cloned();
-        beliefs.apply(e);
-        let after = beliefs.believed(&e.node).cloned();
-        let renewal = match (&before, &after) {
-            (Some(b), Some(a)) => b.lease == a.lease && b.since_t_ns == a.since_t_ns,
-            _ => false,
-        };
-        if renewal && beliefs.is_client(&e.node) {
-            // A renewal moves the end of the same belief: one bar, whose
-            // `until_local_ns` is the latest end believed.
-            if let Some(&i) = open_belief.get(e.node.as_str()) {
-                bars[i].until_local_ns = after.as_ref().map(|a| a.until_local_ns);
+    Beliefs::new(journal).lease_bars()
+}
+
+impl Beliefs<'_> {
+    /// Every believed and true lease of the journal, in order of their
+    /// start: its belief and holder spans.
+    pub(crate) fn lease_bars(&self) -> Vec<LeaseBar> {
+        let beliefs = self;
+        let spans = beliefs.spans();
+        let end = spans.end_t_ns;
+        // (start seq, bar): a belief and a grant never start at the same event
+        // (a client's and a lock's), so the order of the start is the order.
+        let mut bars: Vec<(u64, LeaseBar)> = Vec::new();
+        for (client, of) in &spans.beliefs_of {
+            if !beliefs.is_client(client) {
+                continue;
             }
-        } else if before != after && beliefs.is_client(&e.node) {
-            if let Some(i) = open_belief.remove(e.node.as_str()) {
-                bars[i].end_t_ns = e.t_ns;
-                bars[i].how = match decoded(e) {
-                    Decoded::World(W::Crash { .. }) => "forgotten in a crash".to_owned(),
-                    Decoded::Domain(D::Acquired { .. }) => "replaced by a new grant".to_owned(),
-                    Decoded::Domain(D::Lost) => "lost: the lock service said so".to_owned(),
-                    Decoded::Domain(D::Lapsed { .. }) => "lapsed on its own clock".to_owned(),
-                    _ => "released".to_owned(),
-                };
-            }
-            if let Some(b) = after {
-                open_belief.insert(e.node.as_str().to_owned(), bars.len());
-                bars.push(LeaseBar {
+            let mut open: Option<usize> = None;
+            for &i in of {
+                let span = &spans.beliefs[i];
+                let until_local_ns = span.moves().last().map(|m| m.2);
+                // A new grant of the same lease at the same instant moves the
+                // end of the same belief, as a renewal does: one bar.
+                if let Some(k) = open.filter(|&k| {
+                    let bar = &bars[k].1;
+                    bar.lease == span.lease && bar.start_t_ns == span.from_t_ns
+                }) {
+                    bars[k].1.until_local_ns = until_local_ns;
+                    close_belief(&mut bars[k].1, span.until, end);
+                    open = span
+                        .until
+                        .is_some_and(|u| u.2 == BeliefEnd::Replaced)
+                        .then_some(k);
+                    continue;
+                }
+                let mut bar = LeaseBar {
                     at_lock: false,
-                    node: e.node.to_string(),
-                    client: e.node.to_string(),
-                    lease: b.lease,
-                    token: b.token,
-                    start_t_ns: e.t_ns,
+                    node: (*client).to_owned(),
+                    client: (*client).to_owned(),
+                    lease: span.lease,
+                    token: span.token,
+                    start_t_ns: span.from_t_ns,
                     end_t_ns: end,
-                    how: "still believed at the end".to_owned(),
-                    until_local_ns: Some(b.until_local_ns),
-                });
+                    how: String::new(),
+                    until_local_ns,
+                };
+                close_belief(&mut bar, span.until, end);
+                open = span
+                    .until
+                    .is_some_and(|u| u.2 == BeliefEnd::Replaced)
+                    .then_some(bars.len());
+                bars.push((span.from_seq, bar));
             }
         }
-        for ended in &beliefs.ended[ended_seen..] {
-            if let Some(pos) = open_true.iter().position(|(n, _)| *n == ended.lock) {
-                let (_, i) = open_true.remove(pos);
-                bars[i].end_t_ns = ended.at_t_ns;
-                bars[i].how = ended.how.to_owned();
+        for (i, h) in spans.holders.iter().enumerate() {
+            if !beliefs.is_lock(h.lock) {
+                continue;
             }
-        }
-        ended_seen = beliefs.ended.len();
-        if let Ok(Some(D::Granted { .. })) = DomainEvent::decode(e) {
-            if let Some(h) = beliefs.holder(&e.node) {
-                open_true.push((e.node.to_string(), bars.len()));
-                bars.push(LeaseBar {
+            let (end_t_ns, how) = match h.until {
+                Some((_, t, how)) => (t, how.how()),
+                None => (end, "still held at the end"),
+            };
+            let held = &beliefs.held[i];
+            bars.push((
+                h.from_seq,
+                LeaseBar {
                     at_lock: true,
-                    node: e.node.to_string(),
-                    client: h.client.clone(),
-                    lease: h.lease,
-                    token: h.token,
-                    start_t_ns: e.t_ns,
-                    end_t_ns: end,
-                    how: "still held at the end".to_owned(),
+                    node: h.lock.to_owned(),
+                    client: held.client.clone(),
+                    lease: held.lease,
+                    token: held.token,
+                    start_t_ns: h.from_t_ns,
+                    end_t_ns,
+                    how: how.to_owned(),
                     until_local_ns: None,
-                });
-            }
+                },
+            ));
         }
+        bars.sort_by_key(|(seq, _)| *seq);
+        bars.into_iter().map(|(_, bar)| bar).collect()
     }
-    bars
+}
+
+/// Ends a belief's bar where and as its span ended (the end of the
+/// journal if it never did).
+fn close_belief(bar: &mut LeaseBar, until: Option<(u64, u64, BeliefEnd)>, end: u64) {
+    let (t, how) = match until {
+        None => (end, "still believed at the end"),
+        Some((_, t, why)) => (
+            t,
+            match why {
+                BeliefEnd::Crashed => "forgotten in a crash",
+                BeliefEnd::Replaced => "replaced by a new grant",
+                BeliefEnd::Lost => "lost: the lock service said so",
+                BeliefEnd::Lapsed => "lapsed on its own clock",
+                BeliefEnd::Released => "released",
+            },
+        ),
+    };
+    bar.end_t_ns = t;
+    bar.how = how.to_owned();
 }

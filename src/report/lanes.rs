@@ -55,8 +55,8 @@ use sim::events::{self as world, WorldEvent as W};
 use sim::journal::{seconds, Event, Journal, Value};
 
 use crate::escape::terminal;
-use crate::events::{decoded, Decoded, DomainEvent, DomainEvent as D, Op};
-use crate::report::belief::client_kind;
+use crate::events::{decoded, Decoded, DomainEvent, DomainEvent as D, Op, Role};
+use crate::oracle::Roles;
 
 /// How [`lanes`] draws.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -100,17 +100,13 @@ pub(in crate::report) fn crowd_hidden<'a>(
     if node_lanes.len() <= MAX_LANES {
         return BTreeSet::new();
     }
-    let clients: BTreeSet<&str> = journal
-        .events()
-        .iter()
-        .filter(|e| client_kind(e))
-        .map(|e| e.node.as_str())
-        .collect();
-    let others = node_lanes.iter().filter(|n| !clients.contains(*n)).count();
+    let roles = Roles::from_journal(journal);
+    let is_client = |n: &str| roles.is(n, Role::Client);
+    let others = node_lanes.iter().filter(|n| !is_client(n)).count();
     let mut room = MAX_LANES.saturating_sub(others).max(1);
     let mut hidden = BTreeSet::new();
     node_lanes.retain(|&n| {
-        if !clients.contains(n) {
+        if !is_client(n) {
             return true;
         }
         if room > 0 {

@@ -45,7 +45,7 @@ use serde_json::{json, Map, Value};
 use sim::events::WorldEvent as W;
 use sim::journal::Value as FieldValue;
 
-use super::belief::{lease_bars, local_seconds as local, token_text};
+use super::belief::{local_seconds as local, token_text, Beliefs, NodeState};
 use super::lanes::describe;
 use super::step::verdict_text;
 use super::{node_order, Subject};
@@ -81,8 +81,10 @@ pub fn trace(s: &Subject<'_>) -> String {
     let mut out = Lines::new(format!(
         "{{\"displayTimeUnit\":\"ms\",\"otherData\":{other},\"traceEvents\":[\n"
     ));
+    let beliefs = Beliefs::new(s.journal);
+    let spans = beliefs.spans();
+    let bars = beliefs.lease_bars();
     let clients: BTreeSet<&str> = {
-        let bars = lease_bars(s.journal);
         let believers: BTreeSet<&str> = bars
             .iter()
             .filter(|b| !b.at_lock)
@@ -136,7 +138,6 @@ pub fn trace(s: &Subject<'_>) -> String {
 
     let mut sends: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     let mut copies: BTreeMap<u64, u64> = BTreeMap::new();
-    let mut out_since: BTreeMap<String, (u64, &'static str)> = BTreeMap::new();
     let mut findings: BTreeMap<u64, Vec<&crate::oracle::Violation>> = BTreeMap::new();
     for v in &s.report.violations {
         findings.entry(v.seq).or_default().push(v);
@@ -186,14 +187,10 @@ pub fn trace(s: &Subject<'_>) -> String {
                     }
                 }
             }
-            Some(W::Pause { .. }) => {
-                out_since.insert(e.node.to_string(), (e.t_ns, "paused"));
-            }
-            Some(W::Crash { .. }) => {
-                out_since.insert(e.node.to_string(), (e.t_ns, "down"));
-            }
+            // A node back up ends its stretch out: paused or down since
+            // the state it was in just before.
             Some(W::Resume | W::Restart) => {
-                if let Some((since, what)) = out_since.remove(e.node.as_str()) {
+                if let Some((since, what)) = out_since(spans.state(&e.node, e.seq)) {
                     out.push(slice(p, OUT, what, since, e.t_ns, json!({})));
                 }
             }
@@ -201,17 +198,20 @@ pub fn trace(s: &Subject<'_>) -> String {
         }
     }
     let end = s.journal.events().last().map_or(0, |e| e.t_ns);
-    for (node, (since, what)) in out_since {
-        out.push(slice(
-            pid(&node),
-            OUT,
-            what,
-            since,
-            end,
-            json!({ "until": "the end of the run" }),
-        ));
+    let after = s.journal.len() as u64;
+    for &node in spans.states.keys() {
+        if let Some((since, what)) = out_since(spans.state(node, after)) {
+            out.push(slice(
+                pid(node),
+                OUT,
+                what,
+                since,
+                end,
+                json!({ "until": "the end of the run" }),
+            ));
+        }
     }
-    for bar in lease_bars(s.journal) {
+    for bar in bars {
         let name = format!("lease {}{}", bar.lease, token_text(bar.token));
         let mut args = json!({ "client": bar.client, "ended": bar.how });
         if let Some(until) = bar.until_local_ns {
@@ -250,6 +250,15 @@ pub fn trace(s: &Subject<'_>) -> String {
     }
     out.0.push_str("\n]}\n");
     out.0
+}
+
+/// Since when, and whether paused or down, a node in `state` is out.
+fn out_since(state: NodeState) -> Option<(u64, &'static str)> {
+    match state {
+        NodeState::Up => None,
+        NodeState::Paused(since) => Some((since, "paused")),
+        NodeState::Down(since) => Some((since, "down")),
+    }
 }
 
 /// The trace's text so far; [`Lines::push`] appends one trace event.

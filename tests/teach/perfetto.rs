@@ -108,3 +108,25 @@ fn figure_9_6_has_pause_and_lease_slices() {
         "fencesim run scenarios/figure-9-6.toml --seed 1"
     );
 }
+
+#[test]
+fn a_holder_powered_off_while_paused_is_down_to_the_end_of_the_run() {
+    let (v, _, _) = trace("stonith-paused-holder");
+    let all = v["traceEvents"].as_array().unwrap();
+    // The paused / down track: client1 paused, then powered off by the
+    // lock (and never restarted), is down from the power-off to the end.
+    let out: Vec<(&str, f64, &Value)> = all
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["tid"] == 2)
+        .map(|e| {
+            (
+                e["name"].as_str().unwrap(),
+                e["ts"].as_f64().unwrap(),
+                &e["args"],
+            )
+        })
+        .collect();
+    assert_eq!(out.len(), 1, "{out:?}");
+    assert_eq!((out[0].0, out[0].1), ("down", 12_003_879.275));
+    assert_eq!(out[0].2["until"], "the end of the run");
+}
