@@ -57,7 +57,7 @@ pub(crate) struct StateSpan {
 
 /// How a lock node stopped holding a lease for its client.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum HoldEnd {
+pub(crate) enum HoldEnd<'a> {
     /// The lock granted again (to anyone): a newer holder.
     Superseded,
     /// The lease ran out on the lock's clock.
@@ -67,16 +67,30 @@ pub(crate) enum HoldEnd {
     /// The lock kept it in memory only, and crashed (`expired` with
     /// `reason = "restart"`).
     LostInACrash,
+    /// The server ended it for a reason of its own, no clock of its
+    /// running out: `expired` with that `reason` (a session its keepalive
+    /// closed, an API server's takeover).
+    EndedBy(&'a str),
 }
 
-impl HoldEnd {
-    /// `superseded`, `expired`, `released` or `lost in a crash`.
+impl<'a> HoldEnd<'a> {
+    /// `superseded`, `expired`, `released`, `lost in a crash` or `ended`
+    /// (for a [`HoldEnd::reason`]).
     pub fn how(self) -> &'static str {
         match self {
             HoldEnd::Superseded => "superseded",
             HoldEnd::Expired => "expired",
             HoldEnd::Released => "released",
             HoldEnd::LostInACrash => "lost in a crash",
+            HoldEnd::EndedBy(_) => "ended",
+        }
+    }
+
+    /// The server's own reason, for [`HoldEnd::EndedBy`].
+    pub fn reason(self) -> Option<&'a str> {
+        match self {
+            HoldEnd::EndedBy(reason) => Some(reason),
+            _ => None,
         }
     }
 }
@@ -93,7 +107,7 @@ pub(crate) struct HolderSpan<'a> {
     pub from_seq: u64,
     pub from_t_ns: u64,
     /// Where the lock stopped holding it, at what true time, and how.
-    pub until: Option<(u64, u64, HoldEnd)>,
+    pub until: Option<(u64, u64, HoldEnd<'a>)>,
     /// Where it stopped being live at the lock: the lock's own `expired` or
     /// `released` of it (even after a newer grant), or the lock node's crash.
     pub live_until: Option<u64>,
@@ -349,7 +363,8 @@ impl<'a> SpanIndexer<'a> {
             } => {
                 let how = match reason {
                     Some("restart") => HoldEnd::LostInACrash,
-                    _ => HoldEnd::Expired,
+                    Some(reason) => HoldEnd::EndedBy(reason),
+                    None => HoldEnd::Expired,
                 };
                 self.lock_end(e, client, lease, how);
             }
@@ -395,7 +410,7 @@ impl<'a> SpanIndexer<'a> {
         self.live.insert((lock, client, lease, i));
     }
 
-    fn stop_holding(&mut self, e: &Event, how: HoldEnd) {
+    fn stop_holding(&mut self, e: &Event, how: HoldEnd<'a>) {
         if let Some(i) = self.holding.remove(e.node.as_str()) {
             self.spans.holders[i].until = Some((e.seq, e.t_ns, how));
             self.spans.holder_ends.push(i);
@@ -404,7 +419,7 @@ impl<'a> SpanIndexer<'a> {
 
     /// A lock node's `expired` or `released` of (`client`, `lease`): ends
     /// the holding if it is the current one, and every live grant of it.
-    fn lock_end(&mut self, e: &'a Event, client: &'a str, lease: u64, how: HoldEnd) {
+    fn lock_end(&mut self, e: &'a Event, client: &'a str, lease: u64, how: HoldEnd<'a>) {
         let lock = e.node.as_str();
         let current = self.holding.get(lock).is_some_and(|&i| {
             let h = &self.spans.holders[i];

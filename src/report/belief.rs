@@ -52,7 +52,7 @@ use sim::journal::{Event, Journal};
 use crate::events::Role;
 use crate::oracle::history::History;
 use crate::oracle::roles::NO_ROLES;
-use crate::oracle::spans::{BeliefEnd, Spans};
+use crate::oracle::spans::{BeliefEnd, HoldEnd, Spans};
 
 pub use crate::oracle::spans::NodeState;
 
@@ -93,8 +93,12 @@ pub struct Ended {
     pub lock: String,
     /// The lease as it was held.
     pub held: Held,
-    /// `expired`, `released`, `superseded` or `lost in a crash`.
+    /// `expired`, `released`, `superseded`, `lost in a crash`, or `ended`
+    /// for a reason of the server's own ([`Ended::reason`]).
     pub how: &'static str,
+    /// The server's own word for an `ended` lease (`keepalive`,
+    /// `takeover`): the `reason` of its `expired` event.
+    pub reason: Option<String>,
     /// True time of the end.
     pub at_t_ns: u64,
 }
@@ -227,6 +231,7 @@ impl<'a> Beliefs<'a> {
                     lock: h.lock.to_owned(),
                     held: held[i].clone(),
                     how: how.how(),
+                    reason: how.reason().map(str::to_owned),
                     at_t_ns: t_ns,
                 },
             ));
@@ -678,8 +683,11 @@ impl Beliefs<'_> {
                 continue;
             }
             let (end_t_ns, how) = match h.until {
-                Some((_, t, how)) => (t, how.how()),
-                None => (end, "still held at the end"),
+                Some((_, t, HoldEnd::EndedBy(reason))) => {
+                    (t, format!("ended: {}", reason.replace('_', " ")))
+                }
+                Some((_, t, how)) => (t, how.how().to_owned()),
+                None => (end, "still held at the end".to_owned()),
             };
             let held = &beliefs.held[i];
             bars.push((
@@ -692,7 +700,7 @@ impl Beliefs<'_> {
                     token: held.token,
                     start_t_ns: h.from_t_ns,
                     end_t_ns,
-                    how: how.to_owned(),
+                    how,
                     until_local_ns: None,
                 },
             ));

@@ -407,6 +407,20 @@ fn domain_phrase(d: DomainEvent<&str>) -> Option<String> {
             Some(t) => format!("granted {client} token {t}"),
             None => format!("granted {client} lease {lease}"),
         },
+        // A reason other than a restart is the server's own word for the
+        // end (a session its keepalive closed, an API server's takeover):
+        // no clock of its ran out.
+        D::Expired {
+            client,
+            lease,
+            reason: Some(reason),
+            ..
+        } if reason != "restart" => {
+            format!(
+                "lease {lease} of {client} ended: {}",
+                reason.replace('_', " ")
+            )
+        }
         D::Expired { client, lease, .. } => format!("lease {lease} of {client} expired"),
         D::LockRenewed { client, lease, .. } => format!("renewed lease {lease} of {client}"),
         D::Renewed { lease, ttl_ms, .. } => match ttl_ms {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use sim::events::{self as world, WorldEvent as W};
 use sim::journal::Event;
 
-use super::belief::{local_seconds, seconds, token_text, NodeState, View};
+use super::belief::{local_seconds, seconds, token_text, Ended, NodeState, View};
 use super::lanes::describe;
 use crate::events::{decoded, Decoded, DomainEvent as D, Op};
 
@@ -141,7 +141,7 @@ pub(super) fn sentence(
             if let Some(end) = e.u64("lease").and_then(|l| after.ended(node, l)) {
                 s.push_str(&format!(
                     ", but the lock already {} at {}",
-                    ended(end.how, "it"),
+                    ended(end, "it"),
                     seconds(end.at_t_ns)
                 ));
             }
@@ -273,6 +273,13 @@ pub(super) fn sentence(
                      was lost in the crash; at the lock, nobody holds it now",
                     field("lease")
                 )
+            } else if let Some(reason) = e.str("reason") {
+                // The server's own reason: no clock of its ran out.
+                format!(
+                    "{node} ends lease {} of {client} ({}): at the lock, nobody holds it now",
+                    field("lease"),
+                    words(reason)
+                )
             } else {
                 format!(
                     "Lease {} of {client} expires on {node}'s clock: at the lock, nobody holds it \
@@ -318,12 +325,21 @@ pub(super) fn sentence(
     s
 }
 
+/// A server's reason (`idle_session_timeout`) as words.
+fn words(reason: &str) -> String {
+    reason.replace('_', " ")
+}
+
 /// How the lock ended a lease ([`super::belief::Ended::how`]) as a verb
 /// phrase on `object`: `expired it`, `lost that lease in a crash, as its
-/// restart showed` (followed by ` at` the time).
-fn ended(how: &str, object: &str) -> String {
-    match how {
-        "expired" | "released" => format!("{how} {object}"),
+/// restart showed`, `ended it (keepalive)` (followed by ` at` the time).
+fn ended(end: &Ended, object: &str) -> String {
+    match end.how {
+        "expired" | "released" => format!("{} {object}", end.how),
+        "ended" => format!(
+            "ended {object} ({})",
+            words(end.reason.as_deref().unwrap_or("its own reason"))
+        ),
         "superseded" => format!("replaced {object} with a newer grant"),
         "lost in a crash" => format!("lost {object} in a crash, as its restart showed"),
         other => format!("ended {object} ({other})"),
@@ -423,7 +439,7 @@ fn resume_sentence(e: &Event, before: View<'_>) -> String {
     if let Some(end) = before.ended(node, b.lease) {
         s.push_str(&format!(
             ", but the lock service {} at {}",
-            ended(end.how, "it"),
+            ended(end, "it"),
             seconds(end.at_t_ns)
         ));
         // A crowd may have been granted the lock many times over while the
@@ -468,7 +484,7 @@ fn wrote_sentence(e: &Event, after: View<'_>) -> String {
     if let Some(end) = after.ended(node, b.lease) {
         s.push_str(&format!(
             "; but the lock {} at {}",
-            ended(end.how, "that lease"),
+            ended(end, "that lease"),
             seconds(end.at_t_ns)
         ));
         let holders: Vec<String> = after

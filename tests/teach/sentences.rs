@@ -217,3 +217,42 @@ fn the_prose_check_rejects_dumps_and_the_fallback() {
         None
     );
 }
+
+/// A lease the server ends for a reason of its own (PostgreSQL closing a
+/// session its keepalive found dead) is said to end for that reason, not
+/// to expire on the server's clock, in the lanes' phrase, the event's
+/// sentence and the later sentences that recall it.
+#[test]
+fn a_lease_the_server_ends_for_its_own_reason_is_ended_not_expired() {
+    let registry = Registry::builtin();
+    let file = crate_root().join("scenarios/postgres-keepalive-vm-freeze.toml");
+    let s = scenario::load_file(&registry, &file).expect("valid scenario");
+    let run = runner::run(&s, s.seed);
+    let journal = &run.result.journal;
+    let steps = steps(journal, &run.report);
+    let (step, _) = steps
+        .iter()
+        .zip(journal.events())
+        .find(|(_, e)| e.kind == "expired" && e.str("reason") == Some("keepalive"))
+        .expect("the server closes client1's session for its keepalive");
+    assert_eq!(step.phrase, "lease 1 of client1 ended: keepalive");
+    assert!(
+        step.sentence
+            .starts_with("lock ends lease 1 of client1 (keepalive):"),
+        "{}",
+        step.sentence
+    );
+    let recalled: Vec<&str> = steps
+        .iter()
+        .map(|s| s.sentence.as_str())
+        .filter(|s| s.contains("(keepalive) at 25.007s"))
+        .collect();
+    assert!(!recalled.is_empty(), "no later sentence recalls the end");
+    // (A message's own words, quoted, may say so: PostgreSQL's do.)
+    for s in steps.iter().map(|s| unquoted(&s.sentence)) {
+        assert!(
+            !s.contains("expire"),
+            "a keepalive's end said to expire: {s}"
+        );
+    }
+}
