@@ -238,3 +238,27 @@ fn tokens_are_the_largest_of_the_majority() {
     assert_eq!((token("client1"), token("client2")), (Some(1), Some(2)));
     assert_counts(&run, Verdict::Safe, 0, 1);
 }
+
+#[test]
+fn redlock_names_its_nodes_lock1_to_lock_n_and_bounds_n() {
+    let text = |nodes: u64| {
+        format!(
+            "name = \"n\"\n[lock]\ndesign = \"redlock\"\nnodes = {nodes}\n\
+             [storage]\ndesign = \"unchecked\"\n[[clients]]\nname = \"client1\"\n"
+        )
+    };
+    let s = fencesim::scenario::load_str(
+        &fencesim::design::catalog::Registry::builtin(),
+        "n.toml",
+        &text(3),
+    )
+    .unwrap();
+    assert_eq!(s.lock_nodes(), ["lock1", "lock2", "lock3"]);
+    let err = fencesim::scenario::load_str(
+        &fencesim::design::catalog::Registry::builtin(),
+        "n.toml",
+        &text(16),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("nodes"), "{err}");
+}

@@ -9,12 +9,12 @@ use fencesim::runner::{self, ScenarioRun};
 use fencesim::scenario;
 use sim::journal::Event;
 
-use crate::{counts, run, token};
+use crate::{counts, run_as_expected, token};
 
 fn bundled(file: &str) -> ScenarioRun {
     let path = format!("{}/scenarios/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    run(file, &text)
+    run_as_expected(file, &text)
 }
 
 /// The events of `kind` at `node`, in order.
@@ -206,7 +206,7 @@ verdict = "{verdict}"
 fn the_keepalive_ends_a_cut_off_clients_session_after_idle_plus_interval_times_count() {
     let keepalive = "tcp_keepalives_idle = \"10s\"\ntcp_keepalives_interval = \"5s\"\n\
                      tcp_keepalives_count = 3";
-    let r = run("postgres-keepalive", &cut_off(keepalive, "violation"));
+    let r = run_as_expected("postgres-keepalive", &cut_off(keepalive, "violation"));
     let acquired = only(&r, "client1", "acquired");
     let ended = only(&r, "lock", EXPIRED);
     assert_eq!(ended.str("reason"), Some("keepalive"));
@@ -221,7 +221,7 @@ fn the_keepalive_ends_a_cut_off_clients_session_after_idle_plus_interval_times_c
 
     // With the operating system's keepalive (over two hours) the session
     // outlives the partition: client2 waits for client1's unlock.
-    let r = run("postgres-keepalive-default", &cut_off("", "safe"));
+    let r = run_as_expected("postgres-keepalive-default", &cut_off("", "safe"));
     assert!(events(&r, "lock", EXPIRED).is_empty());
     assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 2, 0));
     assert!(!events(&r, "client2", "denied").is_empty());
@@ -329,7 +329,7 @@ verdict = "{verdict}"
 
 #[test]
 fn a_select_1_keeps_the_holders_session_busy_through_a_long_critical_section() {
-    let r = run("postgres-renew", &renewing("", "safe"));
+    let r = run_as_expected("postgres-renew", &renewing("", "safe"));
     assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 2, 0));
     assert!(events(&r, "lock", EXPIRED).is_empty());
     assert_eq!(events(&r, "lock", "renewed").len(), 3, "at 5, 10 and 15 s");
@@ -348,7 +348,7 @@ node = "client1"
 after = "client1:acquired"
 duration = "15s"
 "#;
-    let r = run("postgres-renew-paused", &renewing(pause, "safe"));
+    let r = run_as_expected("postgres-renew-paused", &renewing(pause, "safe"));
     assert_eq!(
         only(&r, "lock", EXPIRED).str("reason"),
         Some("idle_session_timeout")

@@ -3,7 +3,7 @@
 
 use fencesim::oracle::Verdict;
 
-use super::run;
+use crate::run;
 
 /// Jepsen's etcd lock workload (Kingsbury, "etcd 3.4.3", 2020): a 2 s lease,
 /// clients that read, take their time, and write. client1 is paused between
@@ -52,7 +52,7 @@ duration = "5s"
 
 #[test]
 fn jepsen_lock_workload_loses_updates_without_fencing() {
-    let r = run(&jepsen("unchecked", true)).report;
+    let r = run("etcd.toml", &jepsen("unchecked", true)).report;
     assert_eq!(r.verdict, Verdict::Violation, "{r:#?}");
     assert!(r.lost_updates > 0, "{r:#?}");
     assert!(r.stale_writes > 0, "{r:#?}");
@@ -61,7 +61,7 @@ fn jepsen_lock_workload_loses_updates_without_fencing() {
 
 #[test]
 fn jepsen_lock_workload_is_safe_when_storage_checks_the_revision() {
-    let r = run(&jepsen("fenced", true)).report;
+    let r = run("etcd.toml", &jepsen("fenced", true)).report;
     assert_eq!(r.verdict, Verdict::Safe, "{r:#?}");
     assert_eq!((r.lost_updates, r.stale_writes), (0, 0));
     assert_eq!(r.rejected_writes, 1, "the paused client's write: {r:#?}");
@@ -70,7 +70,7 @@ fn jepsen_lock_workload_is_safe_when_storage_checks_the_revision() {
 
 #[test]
 fn jepsen_lock_workload_is_safe_with_a_conditional_write_and_no_tokens() {
-    let r = run(&jepsen("cas", false)).report;
+    let r = run("etcd.toml", &jepsen("cas", false)).report;
     assert_eq!(r.verdict, Verdict::Safe, "{r:#?}");
     assert_eq!((r.lost_updates, r.rejected_writes), (0, 1), "{r:#?}");
 }
@@ -114,7 +114,7 @@ after = "lock:granted"
 fn issue_11456_a_grant_after_the_lease_expired_gives_a_stale_write() {
     // client2's revision 3 is the newer grant, although client1 heard of its
     // revision 2 last: client1's write landing after client2's is stale.
-    let run = run(&issue_11456("unchecked"));
+    let run = run("etcd.toml", &issue_11456("unchecked"));
     let r = &run.report;
     assert_eq!(r.verdict, Verdict::Violation, "{r:#?}");
     assert_eq!(
@@ -135,7 +135,7 @@ fn issue_11456_a_grant_after_the_lease_expired_gives_a_stale_write() {
 
 #[test]
 fn issue_11456_the_revision_fences_the_late_grant_off() {
-    let r = run(&issue_11456("fenced")).report;
+    let r = run("etcd.toml", &issue_11456("fenced")).report;
     assert_eq!((r.zombie_writes, r.stale_writes), (0, 0), "{r:#?}");
     assert_eq!((r.accepted_writes, r.rejected_writes), (1, 1), "{r:#?}");
     // client1 hears of revision 2 after client2 acquired revision 3: a late
@@ -177,7 +177,7 @@ duration = "15s"
 
 #[test]
 fn a_session_lost_in_a_pause_is_fenced_off_by_its_revision() {
-    let run = run(&session_lost_in_pause("fenced"));
+    let run = run("etcd.toml", &session_lost_in_pause("fenced"));
     let r = &run.report;
     assert_eq!(r.verdict, Verdict::Safe, "{r:#?}");
     assert_eq!((r.accepted_writes, r.rejected_writes), (1, 1), "{r:#?}");
@@ -195,7 +195,7 @@ fn a_session_lost_in_a_pause_is_fenced_off_by_its_revision() {
 
 #[test]
 fn a_session_lost_in_a_pause_writes_stale_without_fencing() {
-    let r = run(&session_lost_in_pause("unchecked")).report;
+    let r = run("etcd.toml", &session_lost_in_pause("unchecked")).report;
     assert_eq!(r.verdict, Verdict::Violation, "{r:#?}");
     assert_eq!(r.stale_writes, 1, "{r:#?}");
 }

@@ -3,7 +3,7 @@
 
 use fencesim::oracle::Verdict;
 
-use crate::{counts, kinds, run, token};
+use crate::{counts, kinds, run_as_expected, token};
 
 /// client1 acquires and writes; the write is held 15 s in the network and
 /// client1 is paused right after sending it, so its session (10 s) is lost.
@@ -55,7 +55,7 @@ verdict = "{verdict}"
 
 #[test]
 fn without_lock_delay_the_old_holders_delayed_write_lands_after_the_next_holders() {
-    let r = run(
+    let r = run_as_expected(
         "chubby-no-delay",
         &delayed_write("tokens = false", "unchecked", "violation"),
     );
@@ -66,7 +66,7 @@ fn without_lock_delay_the_old_holders_delayed_write_lands_after_the_next_holders
 
 #[test]
 fn a_lock_delay_longer_than_the_delay_lets_the_old_write_land_first() {
-    let r = run(
+    let r = run_as_expected(
         "chubby-lock-delay",
         &delayed_write("tokens = false\nlock_delay = \"20s\"", "unchecked", "safe"),
     );
@@ -86,7 +86,7 @@ fn a_lock_delay_longer_than_the_delay_lets_the_old_write_land_first() {
 
 #[test]
 fn with_sequencers_fenced_storage_rejects_the_old_write() {
-    let r = run("chubby-sequencer", &delayed_write("", "fenced", "safe"));
+    let r = run_as_expected("chubby-sequencer", &delayed_write("", "fenced", "safe"));
     assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 1, 1));
     // Generation numbers: 1 for client1, 2 for client2.
     assert_eq!(token(&r, "client1", "acquired", 0), Some(1));

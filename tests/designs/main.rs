@@ -1,19 +1,30 @@
-//! The session lock designs end to end: `zookeeper`, `chubby`, `hazelcast`
-//! and `postgres`, each in the failure its users have met, failing and fixed.
+//! The bundled designs end to end: scenario text written here, run through
+//! the runner and judged by the oracle, each design in the failure its
+//! users have met, failing and fixed. Locks: `redis` and `redlock`
+//! (Kleppmann, "How to do distributed locking", 2016), `etcd`, and the
+//! session designs `zookeeper`, `chubby`, `hazelcast` and `postgres`;
+//! storages: `cas` (object stores included), `sql` and per-key `fenced`.
 //! Every scenario runs twice with its seed; the traces must be identical.
 
 mod chubby;
+mod etcd;
 mod hazelcast;
+mod object_store;
 mod postgres;
+mod redis;
+mod redlock;
+mod storage;
 mod zookeeper;
 
 use fencesim::design::catalog::Registry;
 use fencesim::oracle::{Report, Verdict};
 use fencesim::runner::{self, ScenarioRun};
 use fencesim::scenario;
+use sim::journal::Event;
 
-/// Loads `text`, runs it with its seed twice, checks the runs agree and
-/// completed, and returns the first.
+/// Loads `text` (a whole scenario file, `name` in messages) and runs it
+/// with its seed, twice: the two runs must give the same trace and
+/// complete. Returns the first.
 fn run(name: &str, text: &str) -> ScenarioRun {
     let s = scenario::load_str(&Registry::builtin(), name, text)
         .unwrap_or_else(|e| panic!("{name} does not load: {e}"));
@@ -22,16 +33,35 @@ fn run(name: &str, text: &str) -> ScenarioRun {
     assert_eq!(
         first.trace_hash(),
         again.trace_hash(),
-        "{name} is not deterministic"
+        "{name}: the same seed gave two traces"
     );
-    assert_eq!(
+    assert!(
+        matches!(first.result.outcome, sim::Outcome::Completed),
+        "{name}: {:?}\n{}",
         first.result.outcome,
-        sim::Outcome::Completed,
-        "{name}: {:#?}",
-        first.report
+        first.result.journal.to_jsonl()
     );
-    assert!(first.expectations_met, "{name}: {:#?}", first.expectations);
     first
+}
+
+/// [`run`], and the run meets the file's `[expect]` table.
+fn run_as_expected(name: &str, text: &str) -> ScenarioRun {
+    let run = run(name, text);
+    assert!(run.expectations_met, "{name}: {:#?}", run.expectations);
+    run
+}
+
+/// The run's verdict and counts, with the journal on failure.
+#[track_caller]
+fn assert_counts(run: &ScenarioRun, verdict: Verdict, stale: u64, overlapping: u64) {
+    let r = &run.report;
+    assert_eq!(
+        (r.verdict, r.stale_writes, r.overlapping_leases),
+        (verdict, stale, overlapping),
+        "{r:#?}\n{}",
+        run.result.journal.to_jsonl()
+    );
+    assert!(run.expectations_met, "{:#?}", run.expectations);
 }
 
 /// The oracle's verdict and counts: (verdict, stale, zombie, accepted, rejected).
@@ -43,6 +73,25 @@ fn counts(r: &Report) -> (Verdict, u64, u64, u64, u64) {
         r.accepted_writes,
         r.rejected_writes,
     )
+}
+
+/// The journal's events of `kind` at `node`.
+fn events<'a>(run: &'a ScenarioRun, node: &str, kind: &str) -> Vec<&'a Event> {
+    run.result
+        .journal
+        .events()
+        .iter()
+        .filter(|e| e.is(node, kind))
+        .collect()
+}
+
+/// The journal position of the first event of `kind` at `node`.
+#[track_caller]
+fn first(run: &ScenarioRun, node: &str, kind: &str) -> u64 {
+    events(run, node, kind)
+        .first()
+        .unwrap_or_else(|| panic!("no {node}:{kind}"))
+        .seq
 }
 
 /// The kinds of the journal's events at `node`, in order.

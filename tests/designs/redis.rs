@@ -179,3 +179,29 @@ jump = "-5s"
     );
     assert!(events(&run, "client2", "acquired")[0].t_ns > 15 * s);
 }
+
+#[test]
+fn the_registry_lists_both_designs_with_their_keys() {
+    use fencesim::design::catalog::Role;
+    let registry = fencesim::design::catalog::Registry::builtin();
+    let keys = |name: &str| -> Vec<&str> {
+        let info = registry.get(Role::Lock, name).expect("registered");
+        info.keys.iter().map(|k| k.name).collect()
+    };
+    assert_eq!(
+        keys("redis"),
+        ["ttl", "tokens", "first_token", "durable", "release"]
+    );
+    assert_eq!(
+        keys("redlock"),
+        [
+            "nodes",
+            "ttl",
+            "timeout",
+            "drift_factor",
+            "tokens",
+            "durable",
+            "quorum"
+        ]
+    );
+}

@@ -4,7 +4,7 @@ use fencesim::design::catalog::Registry;
 use fencesim::oracle::Verdict;
 use fencesim::scenario::load_str;
 
-use super::run;
+use crate::run;
 
 /// A service takes a lease (ZooKeeper in the original story; the `lease`
 /// lock here, without tokens) and read-modify-writes an object in an
@@ -45,14 +45,14 @@ duration = "15s"
 
 #[test]
 fn without_a_condition_the_preempted_writer_loses_an_update() {
-    let r = run(&preempted("unchecked", "increment")).report;
+    let r = run("storage.toml", &preempted("unchecked", "increment")).report;
     assert_eq!(r.verdict, Verdict::Violation, "{r:#?}");
     assert_eq!((r.lost_updates, r.stale_writes), (1, 1), "{r:#?}");
 }
 
 #[test]
 fn cas_rejects_the_preempted_writers_write_at_an_old_version() {
-    let run = run(&preempted("cas", "increment"));
+    let run = run("storage.toml", &preempted("cas", "increment"));
     let r = &run.report;
     assert_eq!(r.verdict, Verdict::Safe, "{r:#?}");
     assert_eq!((r.accepted_writes, r.rejected_writes), (1, 1), "{r:#?}");
@@ -72,7 +72,7 @@ fn cas_rejects_the_preempted_writers_write_at_an_old_version() {
 
 #[test]
 fn cas_has_nothing_to_compare_for_a_blind_write() {
-    let r = run(&preempted("cas", "write")).report;
+    let r = run("storage.toml", &preempted("cas", "write")).report;
     assert_eq!(r.verdict, Verdict::Violation, "{r:#?}");
     assert_eq!(r.stale_writes, 1, "{r:#?}");
 }
@@ -120,7 +120,7 @@ const AT_MOST: &str = "UPDATE kv SET value = :value, lock_token = :token \
 
 #[test]
 fn sql_with_lock_token_at_most_fences_and_accepts_a_holders_repeat() {
-    let r = run(&sql(AT_MOST, true)).report;
+    let r = run("storage.toml", &sql(AT_MOST, true)).report;
     assert_eq!(r.verdict, Verdict::Safe, "{r:#?}");
     assert_eq!((r.accepted_writes, r.rejected_writes), (2, 1), "{r:#?}");
     assert_eq!(r.false_rejections, 0);
@@ -128,7 +128,7 @@ fn sql_with_lock_token_at_most_fences_and_accepts_a_holders_repeat() {
 
 #[test]
 fn sql_with_lock_token_below_rejects_the_holders_own_repeat() {
-    let r = run(&sql(&AT_MOST.replace("<=", "<"), true)).report;
+    let r = run("storage.toml", &sql(&AT_MOST.replace("<=", "<"), true)).report;
     assert_eq!(r.verdict, Verdict::Safe, "{r:#?}");
     assert_eq!((r.accepted_writes, r.rejected_writes), (1, 2), "{r:#?}");
     assert_eq!(r.false_rejections, 1, "{r:#?}");
@@ -136,7 +136,11 @@ fn sql_with_lock_token_below_rejects_the_holders_own_repeat() {
 
 #[test]
 fn sql_without_a_token_condition_accepts_a_stale_write() {
-    let r = run(&sql("UPDATE kv SET value = :value WHERE key = :key", false)).report;
+    let r = run(
+        "storage.toml",
+        &sql("UPDATE kv SET value = :value WHERE key = :key", false),
+    )
+    .report;
     assert_eq!(r.verdict, Verdict::Violation, "{r:#?}");
     assert_eq!(r.stale_writes, 1, "{r:#?}");
 }
@@ -156,7 +160,7 @@ fn fenced_scope_is_global_by_default_and_may_be_per_key() {
         "design = \"sql\"\nupdate",
         "design = \"fenced\"\nscope = \"key\"\n# update",
     );
-    let r = run(&text).report;
+    let r = run("storage.toml", &text).report;
     assert_eq!((r.verdict, r.rejected_writes), (Verdict::Safe, 1), "{r:#?}");
     let bad = text.replace("\"key\"", "\"row\"");
     let err = load_str(&Registry::builtin(), "t.toml", &bad).unwrap_err();

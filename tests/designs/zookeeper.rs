@@ -3,7 +3,7 @@
 
 use fencesim::oracle::Verdict;
 
-use crate::{counts, kinds, run, token};
+use crate::{counts, kinds, run_as_expected, token};
 
 /// client1 holds the lock and is paused for 15 s, past the 10 s session
 /// timeout, in the middle of its work; client2, queued behind it since 2 s,
@@ -48,7 +48,7 @@ verdict = "{verdict}"
 
 #[test]
 fn a_session_lost_in_a_pause_is_fenced_off_by_its_zxid() {
-    let r = run("zookeeper-fenced", &pause("fenced", "safe"));
+    let r = run_as_expected("zookeeper-fenced", &pause("fenced", "safe"));
     assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 1, 1));
     // The lock: client1's grant, its expiry with the session, client2's grant.
     let lock: Vec<_> = kinds(&r, "lock")
@@ -67,7 +67,7 @@ fn a_session_lost_in_a_pause_is_fenced_off_by_its_zxid() {
 
 #[test]
 fn a_session_lost_in_a_pause_writes_stale_data_to_unchecked_storage() {
-    let r = run("zookeeper-unchecked", &pause("unchecked", "violation"));
+    let r = run_as_expected("zookeeper-unchecked", &pause("unchecked", "violation"));
     assert_eq!(counts(&r.report), (Verdict::Violation, 1, 0, 2, 0));
 }
 
@@ -81,7 +81,7 @@ fn a_holder_told_of_its_expiry_before_writing_reports_lost_and_writes_nothing() 
             "name = \"client1\"\n",
             "name = \"client1\"\nwork = \"20s\"\n",
         );
-    let r = run("zookeeper-lost", &text);
+    let r = run_as_expected("zookeeper-lost", &text);
     assert!(kinds(&r, "client1").contains(&"lost"));
     assert_eq!(counts(&r.report), (Verdict::Safe, 0, 0, 1, 0));
 }
