@@ -9,6 +9,7 @@
 mod cli;
 mod fixtures;
 mod fuzz;
+mod precision;
 mod rules;
 mod sarif;
 mod tokens;
