@@ -3,7 +3,7 @@
 //! as text (SQL, Redis commands, Lua scripts) found inside string literals
 //! only where something executes them.
 
-use super::rules::{FileFacts, Rules};
+use super::rules::{FileFacts, FirstArgSeen, Rules};
 use super::source::{find_word, is_ident, matching, Source};
 use super::{Kind, Language};
 
@@ -149,7 +149,13 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
         .collect();
     let mut hits = Vec::new();
     for c in calls {
-        let first_arg = first_arg_literal(source, c);
+        let first_arg = FirstArgSeen {
+            literal: first_arg_literal(source, c),
+            given: source
+                .code
+                .get(c.open + 1..c.close)
+                .is_some_and(|args| !args.trim().is_empty()),
+        };
         let nx = || nx_in_args(source, c);
         let keyword = |name: &str| kwarg(source, c, name);
         let found = rules
@@ -379,5 +385,200 @@ fn literal_hit(at: usize, end: usize, kind: Kind) -> Hit {
         kind,
         end,
         scope_end: None,
+    }
+}
+
+/// Where a lock made in one function is taken in another: a call such as
+/// `acquire` on the field or variable it is held in, or a Python `with`.
+#[derive(Clone, Debug)]
+pub(crate) struct Taken {
+    /// The name the lock is held in.
+    pub held_in: String,
+    /// Byte offset of the taking call (or `with`).
+    pub at: usize,
+    /// The end of that call: the protected work is after it.
+    pub end: usize,
+    /// The call as written: `mutex.acquire`, `with self.lock`.
+    pub what: String,
+}
+
+/// Calls that take a lock held in a name, lowercased.
+const TAKE_CALLS: [&str; 15] = [
+    "lock",
+    "trylock",
+    "lockinterruptibly",
+    "lock_async",
+    "acquire",
+    "tryacquire",
+    "acquire_lock",
+    "lockandgetfence",
+    "trylockandgetfence",
+    "lockandgettoken",
+    "trylockandgettoken",
+    "obtain",
+    "campaign",
+    "using",
+    "do",
+];
+
+/// Follows each lock from the field or variable it is bound to: a hit that
+/// is a call on a name another hit's lock is held in is that lock taken,
+/// not a second lock, and is dropped; a lock held in a field (`this.x =`,
+/// `self.x =`, `x: …` in a struct or object literal, a field declaration)
+/// is paired with the first call that takes it outside the function that
+/// made it.
+pub(crate) fn follow(source: &Source, calls: &[Call], hits: Vec<Hit>) -> Vec<(Hit, Option<Taken>)> {
+    let code = &source.code;
+    let call_at = |at: usize| calls.iter().find(|c| c.at == at);
+    // The name each hit's lock is held in, whether it is a field, and the
+    // range its name reaches.
+    let held: Vec<Option<(String, bool, usize, usize)>> = hits
+        .iter()
+        .map(|h| {
+            if h.scope_end.is_some() {
+                return None;
+            }
+            call_at(h.at)?;
+            let (name, field) = held_in(code, h.at)?;
+            let (from, to) = if field {
+                (0, code.len())
+            } else {
+                (h.at, source.scope_end(h.at))
+            };
+            Some((name, field, from, to))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, hit) in hits.iter().enumerate() {
+        let receiver = call_at(hit.at).and_then(|c| c.receiver.as_deref());
+        let taking_another = receiver.is_some_and(|r| {
+            held.iter().enumerate().any(|(j, b)| {
+                j != i
+                    && b.as_ref().is_some_and(|(name, _, from, to)| {
+                        name == r && (*from..*to).contains(&hit.at)
+                    })
+            })
+        });
+        if taking_another {
+            continue;
+        }
+        let taken = match &held[i] {
+            Some((name, true, _, _)) => {
+                let own = hit.at..source.scope_end(hit.at);
+                taken(source, calls, name, &own)
+            }
+            _ => None,
+        };
+        out.push((hit.clone(), taken));
+    }
+    out
+}
+
+/// The name the lock made by the call at `at` is held in, and whether it
+/// is a field: `this.x = …`, `self.x = …`, `x: …` (a struct or object
+/// literal's field), `private final T x = …`; else a variable.
+fn held_in(code: &str, at: usize) -> Option<(String, bool)> {
+    let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+    // Back over the receiver chain: `hz.getCPSubsystem().`, `new `.
+    let mut start = at;
+    let bytes = code.as_bytes();
+    while start > line_start {
+        let b = bytes[start - 1];
+        if is_ident(b) || b == b'.' || b == b' ' {
+            start -= 1;
+        } else if b == b')' {
+            let open = code[line_start..start - 1].rfind('(')?;
+            start = line_start + open;
+        } else {
+            break;
+        }
+    }
+    let before = code[line_start..start].trim_end();
+    let trimmed = before.trim_start();
+    if let Some(lhs) = before.strip_suffix('=') {
+        if lhs.ends_with(['=', '!', '<', '>']) {
+            return None;
+        }
+        let lhs = lhs.trim_end().trim_end_matches(':').trim_end();
+        // `name: Type` (TypeScript, Rust, Kotlin): the name.
+        let lhs = match lhs.rfind(':') {
+            Some(i) if !lhs[..i].ends_with(':') => lhs[..i].trim_end(),
+            _ => lhs,
+        };
+        let name = ident_before(lhs, lhs.len())?;
+        let first = trimmed.split_whitespace().next().unwrap_or("");
+        let field = lhs.ends_with(&format!("this.{name}"))
+            || lhs.to_ascii_lowercase().ends_with(&format!("self.{name}"))
+            || matches!(first, "private" | "protected" | "public");
+        return Some((name, field));
+    }
+    // `mu: concurrency.NewMutex(…),` in a struct or object literal.
+    let key = before.strip_suffix(':')?;
+    if key.ends_with(':') {
+        return None;
+    }
+    let key = key.trim();
+    let mut chars = key.chars();
+    let ident = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    ident.then(|| (key.to_ascii_lowercase(), true))
+}
+
+/// The first place outside `own` that takes the lock held in `name`: a
+/// taking call on it, or a Python `with name:` / `with self.name:`.
+fn taken(
+    source: &Source,
+    calls: &[Call],
+    name: &str,
+    own: &std::ops::Range<usize>,
+) -> Option<Taken> {
+    let by_call = calls
+        .iter()
+        .filter(|c| !own.contains(&c.at))
+        .find(|c| c.receiver.as_deref() == Some(name) && TAKE_CALLS.contains(&c.name.as_str()))
+        .map(|c| Taken {
+            held_in: name.to_owned(),
+            at: c.at,
+            end: c.close,
+            what: source.code[..c.open]
+                .rsplit(|ch: char| ch.is_whitespace() || "(=,;{!".contains(ch))
+                .next()
+                .unwrap_or(&c.name)
+                .trim()
+                .to_owned(),
+        });
+    let by_with = (source.language == Language::Python)
+        .then(|| {
+            let lower = source.code.to_ascii_lowercase();
+            let mut from = 0;
+            while let Some(i) = find_word(&lower[from..], "with").map(|i| from + i) {
+                from = i + 4;
+                if own.contains(&i) {
+                    continue;
+                }
+                let rest = lower[from..].trim_start();
+                let rest = rest.strip_prefix("self.").unwrap_or(rest);
+                let Some(after) = rest.strip_prefix(name) else {
+                    continue;
+                };
+                if after.trim_start().starts_with(':') || after.starts_with(" as ") {
+                    let end = lower[i..].find(':').map_or(lower.len(), |n| i + n);
+                    let what = source.code[i..end].trim().to_owned();
+                    return Some(Taken {
+                        held_in: name.to_owned(),
+                        at: i,
+                        end,
+                        what,
+                    });
+                }
+            }
+            None
+        })
+        .flatten();
+    match (by_call, by_with) {
+        (Some(a), Some(b)) => Some(if a.at < b.at { a } else { b }),
+        (a, b) => a.or(b),
     }
 }

@@ -43,8 +43,9 @@ const WRITE_CALLS: [&str; 30] = [
 ];
 
 /// Markers of a conditional write, lowercased: object-store preconditions,
-/// DynamoDB conditions, compare-and-set, etcd revision compares.
-const PRECONDITIONS: [&str; 21] = [
+/// DynamoDB conditions, compare-and-set, etcd revision compares (and an
+/// etcd mutex's `IsOwner`, which is one).
+const PRECONDITIONS: [&str; 22] = [
     "ifmatch",
     "if_match",
     "if-match",
@@ -66,6 +67,8 @@ const PRECONDITIONS: [&str; 21] = [
     "create_revision",
     "expectedversion",
     "expected_version",
+    // etcd's `Txn().If(mutex.IsOwner())`: the mutex key's create revision.
+    "isowner",
 ];
 
 /// Parts of a name that say it holds a token: a fencing token, a version,

@@ -12,6 +12,7 @@ mod fuzz;
 mod precision;
 mod rules;
 mod sarif;
+mod scope;
 mod tokens;
 mod walk;
 
