@@ -241,18 +241,49 @@ fn kwarg(source: &Source, c: &Call, name: &str) -> bool {
 /// statement) asks for NX: `nx=True`, `{NX: true}`, `"NX"`, `.nx()`,
 /// `ExistenceCheck::NX`, `Mode: "NX"`.
 fn nx_in_args(source: &Source, c: &Call) -> bool {
-    let end = c.close;
-    let args: String = source.code[c.open..(end + 1).min(source.code.len())]
+    let end = (c.close + 1).min(source.code.len());
+    if asks_nx(source, c.open, end) {
+        return true;
+    }
+    // Options built in a variable first: `let opts =
+    // SetOptions::default().conditional_set(ExistenceCheck::NX)`, `args :=
+    // redis.SetArgs{Mode: "NX"}`, `const opts = { NX: true }`.
+    let function_start = source.line_start(source.line(c.at).saturating_sub(12).max(1));
+    let before = &source.code[function_start..c.at];
+    source.code[c.open..end]
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        .filter(|w| w.len() > 1 && !w.as_bytes()[0].is_ascii_digit())
+        .any(|name| {
+            let mut from = 0;
+            while let Some(i) = find_word(&before[from..], name).map(|i| from + i) {
+                from = i + name.len();
+                let rest = before[from..].trim_start();
+                let rest = rest.strip_prefix(':').unwrap_or(rest);
+                if rest.starts_with('=') && !rest.starts_with("==") {
+                    let at = function_start + from;
+                    let stop = source.code[at..c.at].find(';').map_or(c.at, |n| at + n);
+                    if asks_nx(source, at, stop) {
+                        return true;
+                    }
+                }
+            }
+            false
+        })
+}
+
+/// Whether `from..to` asks for NX: a marker in the code or an `"NX"`.
+fn asks_nx(source: &Source, from: usize, to: usize) -> bool {
+    let code: String = source.code[from..to]
         .to_ascii_lowercase()
         .split_whitespace()
         .collect();
     let code_marker = ["nx=true", "nx:true", ".nx()", "existencecheck::nx", "nx()"]
         .iter()
-        .any(|m| args.contains(m));
+        .any(|m| code.contains(m));
     let literal_marker = source
         .strings
         .iter()
-        .filter(|l| l.start > c.open && l.start < end)
+        .filter(|l| l.start > from && l.start < to)
         .any(|l| l.text.eq_ignore_ascii_case("nx"));
     code_marker || literal_marker
 }
@@ -302,14 +333,24 @@ fn text_commands(source: &Source, calls: &[Call]) -> Vec<Hit> {
     for lit in &source.strings {
         let text = lit.text.to_ascii_lowercase();
         let body = lit.body;
-        // A statement calling pg_advisory_lock (prose has no parenthesis).
+        // A statement calling pg_advisory_lock (prose has no parenthesis,
+        // and a statement starts with a verb: a log message does not).
+        let verb = text
+            .trim_start()
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .unwrap_or("");
+        let statement = matches!(
+            verb,
+            "select" | "perform" | "with" | "do" | "begin" | "call" | "values" | "if"
+        );
         for f in [
             "pg_advisory_lock",
             "pg_try_advisory_lock",
             "pg_advisory_xact_lock",
             "pg_try_advisory_xact_lock",
         ] {
-            if let Some(i) = find_word(&text, f) {
+            if let (true, Some(i)) = (statement, find_word(&text, f)) {
                 if text[i + f.len()..].trim_start().starts_with('(') {
                     hits.push(literal_hit(body + i, lit.end, Kind::PgAdvisoryLock));
                     break;

@@ -184,3 +184,55 @@ fn a_field_never_taken_says_so_no_more_than_before() {
         "no write follows in this function: the protected work happens elsewhere"
     );
 }
+
+#[test]
+fn options_built_in_a_variable_ask_for_nx() {
+    let rust = "use redis::{Commands, ExistenceCheck, SetOptions};\n\nfn f(con: &mut redis::Connection) {\n    let opts = SetOptions::default().conditional_set(ExistenceCheck::NX);\n    let _: bool = con.set_options(\"k\", 1, opts).unwrap();\n}\n";
+    let findings = audit::audit_source("a.rs", Language::Rust, rust);
+    assert_eq!(
+        findings
+            .iter()
+            .map(|f| (f.line, f.kind.name(), f.fenced))
+            .collect::<Vec<_>>(),
+        [(5, "redis_set_nx", Some(false))]
+    );
+    let js = "const redis = require(\"redis\");\nasync function f(client) {\n  const opts = { NX: true, PX: 1000 };\n  await client.set(\"k\", \"v\", opts);\n}\n";
+    assert_eq!(
+        audit::audit_source("a.js", Language::JavaScript, js).len(),
+        1
+    );
+    // Options without NX are a plain SET.
+    let plain = "const redis = require(\"redis\");\nasync function f(client) {\n  const opts = { PX: 1000 };\n  await client.set(\"k\", \"v\", opts);\n}\n";
+    assert_eq!(audit::audit_source("a.js", Language::JavaScript, plain), []);
+}
+
+#[test]
+fn a_message_naming_an_advisory_lock_is_no_query() {
+    let js = "async function f(client) {\n  console.log(\"pg_advisory_lock(42) is not used here\");\n  await client.query(\"SELECT pg_try_advisory_lock($1)\", [7]);\n}\n";
+    let findings = audit::audit_source("a.js", Language::JavaScript, js);
+    assert_eq!(
+        findings.iter().map(|f| f.line).collect::<Vec<_>>(),
+        [3],
+        "{findings:#?}"
+    );
+}
+
+#[test]
+fn shedlock_without_the_annotation_judges_the_task_handed_to_it() {
+    let java = "import net.javacrumbs.shedlock.core.LockingTaskExecutor;\n\nclass A {\n    void f(LockingTaskExecutor executor, Jdbc jdbc) {\n        executor.executeWithLock((Runnable) () -> jdbc.update(\"DELETE FROM t\"), config);\n    }\n}\n";
+    let findings = audit::audit_source("A.java", Language::Java, java);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(
+        (
+            findings[0].kind.name(),
+            findings[0].fenced,
+            findings[0].write_line
+        ),
+        ("shedlock", Some(false), Some(5))
+    );
+    assert!(
+        findings[0].reason.contains("handed to the lock"),
+        "{}",
+        findings[0].reason
+    );
+}
