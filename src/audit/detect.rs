@@ -194,6 +194,26 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
     // One finding per line: the first (the patterns overlap on a line such
     // as `Do(ctx, "SET", k, v, "NX")`).
     hits.dedup_by_key(|h| source.line(h.at));
+    // Options built first (`args := redis.SetArgs{Mode: "NX"}`) and handed
+    // to the call that takes the lock are that call's, not a lock.
+    let call_at = |at: usize| calls.iter().find(|c| c.at == at);
+    let options: Vec<usize> = hits
+        .iter()
+        .filter_map(|h| {
+            let c = call_at(h.at)?;
+            if source.code.as_bytes().get(c.open) != Some(&b'{') {
+                return None;
+            }
+            let name = assigned_name(&source.code, c.at)?;
+            let handed = hits.iter().filter(|o| o.at > c.close).any(|o| {
+                call_at(o.at).is_some_and(|oc| {
+                    find_word(&source.code[oc.open..oc.close].to_ascii_lowercase(), &name).is_some()
+                })
+            });
+            handed.then_some(h.at)
+        })
+        .collect();
+    hits.retain(|h| !options.contains(&h.at));
     hits
 }
 

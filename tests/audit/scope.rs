@@ -196,6 +196,16 @@ fn options_built_in_a_variable_ask_for_nx() {
             .collect::<Vec<_>>(),
         [(5, "redis_set_nx", Some(false))]
     );
+    let go = "package x\n\nimport \"github.com/redis/go-redis/v9\"\n\nfunc f(ctx context.Context, rdb *redis.Client, db *sql.DB) {\n\targs := redis.SetArgs{Mode: \"NX\", TTL: ttl}\n\tif rdb.SetArgs(ctx, \"k\", \"v\", args).Err() == nil {\n\t\tdb.ExecContext(ctx, \"UPDATE t SET v = 1\")\n\t}\n}\n";
+    let findings = audit::audit_source("a.go", Language::Go, go);
+    assert_eq!(
+        findings
+            .iter()
+            .map(|f| (f.line, f.kind.name(), f.fenced))
+            .collect::<Vec<_>>(),
+        [(7, "redis_set_nx", Some(false))],
+        "the options are the call's, not a second lock"
+    );
     let js = "const redis = require(\"redis\");\nasync function f(client) {\n  const opts = { NX: true, PX: 1000 };\n  await client.set(\"k\", \"v\", opts);\n}\n";
     assert_eq!(
         audit::audit_source("a.js", Language::JavaScript, js).len(),
