@@ -141,7 +141,15 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
         uses: rules.uses(&lower),
         call_names: calls.iter().map(|c| c.name.as_str()).collect(),
     };
-    let assigned = |c: &Call| assigned_name(&source.code, c.at);
+    // A name assigned from a call, or a struct or object literal's field
+    // set to one (`&Compactor{locker: redislock.New(rdb)}`).
+    let assigned = |c: &Call| {
+        assigned_name(&source.code, c.at).or_else(|| {
+            held_in(&source.code, c.at)
+                .filter(|(_, field)| *field)
+                .map(|(n, _)| n)
+        })
+    };
     let bound: Vec<Vec<String>> = rules
         .rules()
         .iter()
@@ -578,7 +586,8 @@ fn held_in(code: &str, at: usize) -> Option<(String, bool)> {
     if key.ends_with(':') {
         return None;
     }
-    let key = key.trim();
+    // The last field of a literal on one line: `&T{locker: redislock.New(…)`.
+    let key = key.rsplit(['{', ',', ' ', '\t']).next()?.trim();
     let mut chars = key.chars();
     let ident = chars
         .next()
