@@ -3,7 +3,7 @@
 //! as text (SQL, Redis commands, Lua scripts) found inside string literals
 //! only where something executes them.
 
-use super::rules::{FileFacts, Rules};
+use super::rules::{FileFacts, FirstArgSeen, Rules};
 use super::source::{find_word, is_ident, matching, Source};
 use super::{Kind, Language};
 
@@ -141,7 +141,15 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
         uses: rules.uses(&lower),
         call_names: calls.iter().map(|c| c.name.as_str()).collect(),
     };
-    let assigned = |c: &Call| assigned_name(&source.code, c.at);
+    // A name assigned from a call, or a struct or object literal's field
+    // set to one (`&Compactor{locker: redislock.New(rdb)}`).
+    let assigned = |c: &Call| {
+        assigned_name(&source.code, c.at).or_else(|| {
+            held_in(&source.code, c.at)
+                .filter(|(_, field)| *field)
+                .map(|(n, _)| n)
+        })
+    };
     let bound: Vec<Vec<String>> = rules
         .rules()
         .iter()
@@ -149,7 +157,13 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
         .collect();
     let mut hits = Vec::new();
     for c in calls {
-        let first_arg = first_arg_literal(source, c);
+        let first_arg = FirstArgSeen {
+            literal: first_arg_literal(source, c),
+            given: source
+                .code
+                .get(c.open + 1..c.close)
+                .is_some_and(|args| !args.trim().is_empty()),
+        };
         let nx = || nx_in_args(source, c);
         let keyword = |name: &str| kwarg(source, c, name);
         let found = rules
@@ -188,6 +202,26 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
     // One finding per line: the first (the patterns overlap on a line such
     // as `Do(ctx, "SET", k, v, "NX")`).
     hits.dedup_by_key(|h| source.line(h.at));
+    // Options built first (`args := redis.SetArgs{Mode: "NX"}`) and handed
+    // to the call that takes the lock are that call's, not a lock.
+    let call_at = |at: usize| calls.iter().find(|c| c.at == at);
+    let options: Vec<usize> = hits
+        .iter()
+        .filter_map(|h| {
+            let c = call_at(h.at)?;
+            if source.code.as_bytes().get(c.open) != Some(&b'{') {
+                return None;
+            }
+            let name = assigned_name(&source.code, c.at)?;
+            let handed = hits.iter().filter(|o| o.at > c.close).any(|o| {
+                call_at(o.at).is_some_and(|oc| {
+                    find_word(&source.code[oc.open..oc.close].to_ascii_lowercase(), &name).is_some()
+                })
+            });
+            handed.then_some(h.at)
+        })
+        .collect();
+    hits.retain(|h| !options.contains(&h.at));
     hits
 }
 
@@ -235,18 +269,49 @@ fn kwarg(source: &Source, c: &Call, name: &str) -> bool {
 /// statement) asks for NX: `nx=True`, `{NX: true}`, `"NX"`, `.nx()`,
 /// `ExistenceCheck::NX`, `Mode: "NX"`.
 fn nx_in_args(source: &Source, c: &Call) -> bool {
-    let end = c.close;
-    let args: String = source.code[c.open..(end + 1).min(source.code.len())]
+    let end = (c.close + 1).min(source.code.len());
+    if asks_nx(source, c.open, end) {
+        return true;
+    }
+    // Options built in a variable first: `let opts =
+    // SetOptions::default().conditional_set(ExistenceCheck::NX)`, `args :=
+    // redis.SetArgs{Mode: "NX"}`, `const opts = { NX: true }`.
+    let function_start = source.line_start(source.line(c.at).saturating_sub(12).max(1));
+    let before = &source.code[function_start..c.at];
+    source.code[c.open..end]
+        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+        .filter(|w| w.len() > 1 && !w.as_bytes()[0].is_ascii_digit())
+        .any(|name| {
+            let mut from = 0;
+            while let Some(i) = find_word(&before[from..], name).map(|i| from + i) {
+                from = i + name.len();
+                let rest = before[from..].trim_start();
+                let rest = rest.strip_prefix(':').unwrap_or(rest);
+                if rest.starts_with('=') && !rest.starts_with("==") {
+                    let at = function_start + from;
+                    let stop = source.code[at..c.at].find(';').map_or(c.at, |n| at + n);
+                    if asks_nx(source, at, stop) {
+                        return true;
+                    }
+                }
+            }
+            false
+        })
+}
+
+/// Whether `from..to` asks for NX: a marker in the code or an `"NX"`.
+fn asks_nx(source: &Source, from: usize, to: usize) -> bool {
+    let code: String = source.code[from..to]
         .to_ascii_lowercase()
         .split_whitespace()
         .collect();
     let code_marker = ["nx=true", "nx:true", ".nx()", "existencecheck::nx", "nx()"]
         .iter()
-        .any(|m| args.contains(m));
+        .any(|m| code.contains(m));
     let literal_marker = source
         .strings
         .iter()
-        .filter(|l| l.start > c.open && l.start < end)
+        .filter(|l| l.start > from && l.start < to)
         .any(|l| l.text.eq_ignore_ascii_case("nx"));
     code_marker || literal_marker
 }
@@ -296,14 +361,24 @@ fn text_commands(source: &Source, calls: &[Call]) -> Vec<Hit> {
     for lit in &source.strings {
         let text = lit.text.to_ascii_lowercase();
         let body = lit.body;
-        // A statement calling pg_advisory_lock (prose has no parenthesis).
+        // A statement calling pg_advisory_lock (prose has no parenthesis,
+        // and a statement starts with a verb: a log message does not).
+        let verb = text
+            .trim_start()
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .next()
+            .unwrap_or("");
+        let statement = matches!(
+            verb,
+            "select" | "perform" | "with" | "do" | "begin" | "call" | "values" | "if"
+        );
         for f in [
             "pg_advisory_lock",
             "pg_try_advisory_lock",
             "pg_advisory_xact_lock",
             "pg_try_advisory_xact_lock",
         ] {
-            if let Some(i) = find_word(&text, f) {
+            if let (true, Some(i)) = (statement, find_word(&text, f)) {
                 if text[i + f.len()..].trim_start().starts_with('(') {
                     hits.push(literal_hit(body + i, lit.end, Kind::PgAdvisoryLock));
                     break;
@@ -379,5 +454,201 @@ fn literal_hit(at: usize, end: usize, kind: Kind) -> Hit {
         kind,
         end,
         scope_end: None,
+    }
+}
+
+/// Where a lock made in one function is taken in another: a call such as
+/// `acquire` on the field or variable it is held in, or a Python `with`.
+#[derive(Clone, Debug)]
+pub(crate) struct Taken {
+    /// The name the lock is held in.
+    pub held_in: String,
+    /// Byte offset of the taking call (or `with`).
+    pub at: usize,
+    /// The end of that call: the protected work is after it.
+    pub end: usize,
+    /// The call as written: `mutex.acquire`, `with self.lock`.
+    pub what: String,
+}
+
+/// Calls that take a lock held in a name, lowercased.
+const TAKE_CALLS: [&str; 15] = [
+    "lock",
+    "trylock",
+    "lockinterruptibly",
+    "lock_async",
+    "acquire",
+    "tryacquire",
+    "acquire_lock",
+    "lockandgetfence",
+    "trylockandgetfence",
+    "lockandgettoken",
+    "trylockandgettoken",
+    "obtain",
+    "campaign",
+    "using",
+    "do",
+];
+
+/// Follows each lock from the field or variable it is bound to: a hit that
+/// is a call on a name another hit's lock is held in is that lock taken,
+/// not a second lock, and is dropped; a lock held in a field (`this.x =`,
+/// `self.x =`, `x: …` in a struct or object literal, a field declaration)
+/// is paired with the first call that takes it outside the function that
+/// made it.
+pub(crate) fn follow(source: &Source, calls: &[Call], hits: Vec<Hit>) -> Vec<(Hit, Option<Taken>)> {
+    let code = &source.code;
+    let call_at = |at: usize| calls.iter().find(|c| c.at == at);
+    // The name each hit's lock is held in, whether it is a field, and the
+    // range its name reaches.
+    let held: Vec<Option<(String, bool, usize, usize)>> = hits
+        .iter()
+        .map(|h| {
+            if h.scope_end.is_some() {
+                return None;
+            }
+            call_at(h.at)?;
+            let (name, field) = held_in(code, h.at)?;
+            let (from, to) = if field {
+                (0, code.len())
+            } else {
+                (h.at, source.scope_end(h.at))
+            };
+            Some((name, field, from, to))
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (i, hit) in hits.iter().enumerate() {
+        let receiver = call_at(hit.at).and_then(|c| c.receiver.as_deref());
+        let taking_another = receiver.is_some_and(|r| {
+            held.iter().enumerate().any(|(j, b)| {
+                j != i
+                    && b.as_ref().is_some_and(|(name, _, from, to)| {
+                        name == r && (*from..*to).contains(&hit.at)
+                    })
+            })
+        });
+        if taking_another {
+            continue;
+        }
+        let taken = match &held[i] {
+            Some((name, true, _, _)) => {
+                let own = hit.at..source.scope_end(hit.at);
+                taken(source, calls, name, &own)
+            }
+            _ => None,
+        };
+        out.push((hit.clone(), taken));
+    }
+    out
+}
+
+/// The name the lock made by the call at `at` is held in, and whether it
+/// is a field: `this.x = …`, `self.x = …`, `x: …` (a struct or object
+/// literal's field), `private final T x = …`; else a variable.
+fn held_in(code: &str, at: usize) -> Option<(String, bool)> {
+    let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
+    // Back over the receiver chain: `hz.getCPSubsystem().`, `new `.
+    let mut start = at;
+    let bytes = code.as_bytes();
+    while start > line_start {
+        let b = bytes[start - 1];
+        if is_ident(b) || b == b'.' || b == b' ' {
+            start -= 1;
+        } else if b == b')' {
+            let open = code[line_start..start - 1].rfind('(')?;
+            start = line_start + open;
+        } else {
+            break;
+        }
+    }
+    let before = code[line_start..start].trim_end();
+    let trimmed = before.trim_start();
+    if let Some(lhs) = before.strip_suffix('=') {
+        if lhs.ends_with(['=', '!', '<', '>']) {
+            return None;
+        }
+        let lhs = lhs.trim_end().trim_end_matches(':').trim_end();
+        // `name: Type` (TypeScript, Rust, Kotlin): the name.
+        let lhs = match lhs.rfind(':') {
+            Some(i) if !lhs[..i].ends_with(':') => lhs[..i].trim_end(),
+            _ => lhs,
+        };
+        let name = ident_before(lhs, lhs.len())?;
+        let first = trimmed.split_whitespace().next().unwrap_or("");
+        let field = lhs.ends_with(&format!("this.{name}"))
+            || lhs.to_ascii_lowercase().ends_with(&format!("self.{name}"))
+            || matches!(first, "private" | "protected" | "public");
+        return Some((name, field));
+    }
+    // `mu: concurrency.NewMutex(…),` in a struct or object literal.
+    let key = before.strip_suffix(':')?;
+    if key.ends_with(':') {
+        return None;
+    }
+    // The last field of a literal on one line: `&T{locker: redislock.New(…)`.
+    let key = key.rsplit(['{', ',', ' ', '\t']).next()?.trim();
+    let mut chars = key.chars();
+    let ident = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    ident.then(|| (key.to_ascii_lowercase(), true))
+}
+
+/// The first place outside `own` that takes the lock held in `name`: a
+/// taking call on it, or a Python `with name:` / `with self.name:`.
+fn taken(
+    source: &Source,
+    calls: &[Call],
+    name: &str,
+    own: &std::ops::Range<usize>,
+) -> Option<Taken> {
+    let by_call = calls
+        .iter()
+        .filter(|c| !own.contains(&c.at))
+        .find(|c| c.receiver.as_deref() == Some(name) && TAKE_CALLS.contains(&c.name.as_str()))
+        .map(|c| Taken {
+            held_in: name.to_owned(),
+            at: c.at,
+            end: c.close,
+            what: source.code[..c.open]
+                .rsplit(|ch: char| ch.is_whitespace() || "(=,;{!".contains(ch))
+                .next()
+                .unwrap_or(&c.name)
+                .trim()
+                .to_owned(),
+        });
+    let by_with = (source.language == Language::Python)
+        .then(|| {
+            let lower = source.code.to_ascii_lowercase();
+            let mut from = 0;
+            while let Some(i) = find_word(&lower[from..], "with").map(|i| from + i) {
+                from = i + 4;
+                if own.contains(&i) {
+                    continue;
+                }
+                let rest = lower[from..].trim_start();
+                let rest = rest.strip_prefix("self.").unwrap_or(rest);
+                let Some(after) = rest.strip_prefix(name) else {
+                    continue;
+                };
+                if after.trim_start().starts_with(':') || after.starts_with(" as ") {
+                    let end = lower[i..].find(':').map_or(lower.len(), |n| i + n);
+                    let what = source.code[i..end].trim().to_owned();
+                    return Some(Taken {
+                        held_in: name.to_owned(),
+                        at: i,
+                        end,
+                        what,
+                    });
+                }
+            }
+            None
+        })
+        .flatten();
+    match (by_call, by_with) {
+        (Some(a), Some(b)) => Some(if a.at < b.at { a } else { b }),
+        (a, b) => a.or(b),
     }
 }

@@ -43,8 +43,9 @@ const WRITE_CALLS: [&str; 30] = [
 ];
 
 /// Markers of a conditional write, lowercased: object-store preconditions,
-/// DynamoDB conditions, compare-and-set, etcd revision compares.
-const PRECONDITIONS: [&str; 21] = [
+/// DynamoDB conditions, compare-and-set, etcd revision compares (and an
+/// etcd mutex's `IsOwner`, which is one).
+const PRECONDITIONS: [&str; 25] = [
     "ifmatch",
     "if_match",
     "if-match",
@@ -66,6 +67,13 @@ const PRECONDITIONS: [&str; 21] = [
     "create_revision",
     "expectedversion",
     "expected_version",
+    // etcd's `Txn().If(mutex.IsOwner())`: the mutex key's create revision.
+    "isowner",
+    // python-etcd3's `transaction(compare=[client.transactions.version(k)
+    // == v], …)`: a compare on a key's version or revisions.
+    "transactions.version",
+    "transactions.mod",
+    "transactions.create",
 ];
 
 /// Parts of a name that say it holds a token: a fencing token, a version,

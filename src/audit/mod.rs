@@ -17,6 +17,14 @@
 //! unknown (`None`) when no write is in sight or a write carries a token to
 //! a check that is elsewhere.
 //!
+//! When no write follows the lock in its function, the audit looks further
+//! within the file, and says where in the finding's reason: in a function
+//! handed to the lock (a callback, a closure); where a lock made in a
+//! constructor or a field is taken (`mutex.acquire()`, `with self.lock:`
+//! in another method); then in a function of the same file that the scope
+//! calls (one level deep). Anything else, a helper in another file or a
+//! function passed in, is out of its sight.
+//!
 //! ```
 //! use fencesim::audit::{audit_source, Kind, Language};
 //!
@@ -43,7 +51,7 @@ use serde_json::json;
 
 use fence::Guard;
 pub use rules::Rules;
-use source::Source;
+use source::{find_word, Source};
 
 /// A language the audit reads, from a file's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -102,9 +110,9 @@ impl Language {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     /// Redis `SET key value NX PX ttl`, `SETNX`, and client locks built on
-    /// them (redis-py's `Lock`).
+    /// them (redis-py's `Lock`, bsm/redislock).
     RedisSetNx,
-    /// Redlock on several Redis nodes: `Redlock(…)`, redsync,
+    /// Redlock on several Redis nodes: `Redlock(…)`, redsync, pottery,
     /// `RedissonRedLock`.
     Redlock,
     /// A Redisson `getLock` (one Redis).
@@ -119,7 +127,8 @@ pub enum Kind {
     EtcdLock,
     /// etcd `Grant` / `lease_grant`: a lease held as a lock.
     EtcdLease,
-    /// Hazelcast CP `FencedLock` (`getCPSubsystem().getLock`).
+    /// Hazelcast CP `FencedLock` (`getCPSubsystem().getLock`,
+    /// `lockAndGetFence`).
     HazelcastFencedLock,
     /// Hazelcast `getLock` outside the CP subsystem.
     HazelcastLock,
@@ -419,19 +428,60 @@ fn audit_with(
 ) -> Vec<Finding> {
     let source = Source::new(language, text);
     let calls = detect::calls(&source);
-    detect::locks(&source, &calls, rules)
+    let hits = detect::locks(&source, &calls, rules);
+    detect::follow(&source, &calls, hits)
         .into_iter()
-        .map(|hit| {
+        .map(|(hit, taken)| {
             let end = hit.scope_end.unwrap_or_else(|| source.scope_end(hit.at));
-            let mut from = (hit.end + 1).min(end);
-            while !text.is_char_boundary(from) {
-                from += 1;
+            let from = char_boundary(text, (hit.end + 1).min(end));
+            // Where the protected work is: after the lock in its function;
+            // else in a function handed to it (`using(…, async () => {…})`,
+            // a `RunOrDie` callback); else where a lock made here is taken.
+            let mut scopes = vec![((from, end.max(from)), None)];
+            if let Some(args) = closure_args(&source, &calls, hit.at) {
+                let note = "the work is in the function handed to the lock".to_owned();
+                scopes.push((args, Some(note)));
             }
-            let writes = fence::writes(&source, &calls, from, end.max(from));
-            let (fenced, reason, write_line) = match hit.kind.no_token() {
+            if let Some(t) = &taken {
+                let from = char_boundary(text, (t.end + 1).min(text.len()));
+                let note = format!(
+                    "made here, held in `{}` and taken at line {} by `{}`",
+                    t.held_in,
+                    source.line(t.at),
+                    t.what
+                );
+                scopes.push(((from, source.scope_end(t.at).max(from)), Some(note)));
+            }
+            let in_scope = scopes.iter().find_map(|((a, b), note)| {
+                let writes = fence::writes(&source, &calls, *a, *b);
+                (!writes.is_empty()).then(|| (writes, note.iter().cloned().collect::<Vec<_>>()))
+            });
+            // Else in a helper of the same file that one of them calls.
+            let in_helper = || {
+                scopes.iter().find_map(|(scope, note)| {
+                    let (helper, called_at, writes) = helper_writes(&source, &calls, *scope)?;
+                    let mut notes: Vec<String> = note.iter().cloned().collect();
+                    notes.push(format!(
+                        "the write is in `{helper}`, called at line {}",
+                        source.line(called_at)
+                    ));
+                    Some((writes, notes))
+                })
+            };
+            let (writes, whereabouts) = in_scope.or_else(in_helper).unwrap_or_else(|| {
+                let notes = taken
+                    .as_ref()
+                    .and(scopes.last())
+                    .and_then(|(_, n)| n.clone());
+                (Vec::new(), notes.into_iter().collect())
+            });
+            let (fenced, mut reason, write_line) = match hit.kind.no_token() {
                 Some(why) => unfenceable(&source, why, &writes),
                 None => judge(&source, &writes),
             };
+            if !whereabouts.is_empty() {
+                reason = format!("{reason} ({})", whereabouts.join("; "));
+            }
             let line = source.line(hit.at);
             let mut snippet: String = source.snippet(line).chars().take(80).collect();
             if snippet.chars().count() == 80 {
@@ -451,6 +501,51 @@ fn audit_with(
             }
         })
         .collect()
+}
+
+/// `at`, or the next character boundary of `text` after it.
+fn char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
+}
+
+/// The arguments of the call at `at` when a function is among them (a
+/// closure, a callback): their byte range.
+fn closure_args(source: &Source, calls: &[detect::Call], at: usize) -> Option<(usize, usize)> {
+    let call = calls.iter().find(|c| c.at == at)?;
+    let args = source.code.get(call.open + 1..call.close)?;
+    let function = args.contains("=>")
+        || args.contains("->")
+        || ["func", "function", "fun", "lambda", "def"]
+            .iter()
+            .any(|w| find_word(args, w).is_some());
+    function.then_some((call.open + 1, call.close))
+}
+
+/// The writes of the first function of the same file that `scope` calls
+/// and that writes: its name, where it is called, and its writes. One level
+/// deep: a helper's own helpers are not followed.
+fn helper_writes(
+    source: &Source,
+    calls: &[detect::Call],
+    (from, to): (usize, usize),
+) -> Option<(String, usize, Vec<fence::Write>)> {
+    calls
+        .iter()
+        .filter(|c| (from..to).contains(&c.at))
+        .find_map(|c| {
+            let (body_from, body_to) = calls
+                .iter()
+                .filter(|d| d.name == c.name && d.receiver.is_none())
+                .filter(|d| !(from..to).contains(&d.at))
+                .find_map(|d| source.function_body(d.at, d.close))
+                .filter(|(a, b)| !(*a..*b).contains(&from))?;
+            let writes = fence::writes(source, calls, body_from, body_to);
+            let name = source.code[c.at..c.open].trim().to_owned();
+            (!writes.is_empty()).then_some((name, c.at, writes))
+        })
 }
 
 /// The verdict on a lock whose API hands out no token: unfenced, whatever

@@ -119,6 +119,17 @@ enum FirstArg {
     Path,
     /// A string literal not starting with `/`.
     Name,
+    /// Any argument, a literal or not (`r.lock(key_of(job))`).
+    Any,
+}
+
+/// The first argument of a call, as a rule's `first_arg` looks at it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FirstArgSeen<'a> {
+    /// Its text, if it is a string literal (after a Go `ctx`).
+    pub literal: Option<&'a str>,
+    /// Whether the call is given any argument.
+    pub given: bool,
 }
 
 /// One rule: which calls (or annotation) take a lock of `kind`.
@@ -532,14 +543,14 @@ impl Rule {
     }
 
     /// Whether `call` is this rule's: `bound` are [`Rule::bound_names`],
-    /// `first_arg` the call's first argument if a string literal, `nx`
+    /// `first_arg` the call's first argument, `nx`
     /// and `keyword` tests of its arguments.
     pub(crate) fn matches(
         &self,
         call: &super::detect::Call,
         facts: &FileFacts,
         bound: &[String],
-        first_arg: Option<&str>,
+        first_arg: FirstArgSeen,
         nx: &dyn Fn() -> bool,
         keyword: &dyn Fn(&str) -> bool,
     ) -> bool {
@@ -559,11 +570,13 @@ impl Rule {
         if !d.uses.iter().all(uses) || d.uses_none.iter().any(uses) {
             return false;
         }
+        let literal = first_arg.literal;
         let arg_ok = match d.first_arg {
             None => true,
-            Some(FirstArg::String) => first_arg.is_some(),
-            Some(FirstArg::Path) => first_arg.is_some_and(|l| l.starts_with('/')),
-            Some(FirstArg::Name) => first_arg.is_some_and(|l| !l.starts_with('/')),
+            Some(FirstArg::String) => literal.is_some(),
+            Some(FirstArg::Path) => literal.is_some_and(|l| l.starts_with('/')),
+            Some(FirstArg::Name) => literal.is_some_and(|l| !l.starts_with('/')),
+            Some(FirstArg::Any) => first_arg.given,
         };
         if !arg_ok {
             return false;

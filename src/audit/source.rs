@@ -108,6 +108,38 @@ impl Source {
         }
     }
 
+    /// If the name at `name_at`, whose parameter list closes at `close`,
+    /// is a function being defined (`def f(…):`, `func (r R) f(…) error {`,
+    /// `private void f() {`): the byte range of its body.
+    pub fn function_body(&self, name_at: usize, close: usize) -> Option<(usize, usize)> {
+        let code = &self.code;
+        if self.language == Language::Python {
+            let line = self.line(name_at);
+            let before = code[self.line_start(line)..name_at].trim();
+            if !(before == "def" || before == "async def") {
+                return None;
+            }
+            let body = self.line_start(line + 1).min(code.len());
+            return Some((close, self.python_scope_end(body).max(body)));
+        }
+        if self.language == Language::Sql {
+            return None;
+        }
+        // The body's `{` on the same line as the parameter list, and a
+        // header from the name on that declares a function.
+        let rest = code.get(close..)?;
+        let open = close + rest.find(['{', ';', '}', '\n'])?;
+        if code.as_bytes()[open] != b'{' {
+            return None;
+        }
+        let head_start = code[..open].rfind([';', '{', '}']).map_or(0, |i| i + 1);
+        if head_start > name_at || !is_function_header(header(code, open)) {
+            return None;
+        }
+        let end = matching(code.as_bytes(), open, b'{', b'}').unwrap_or(code.len());
+        Some((open, end))
+    }
+
     fn brace_scope_end(&self, at: usize) -> usize {
         let code = self.code.as_bytes();
         // Walk out through the blocks around `at`; the first whose header

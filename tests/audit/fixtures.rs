@@ -9,7 +9,7 @@ use fencesim::audit::{self, Language};
 use crate::{crate_root, FIXTURES};
 
 /// (file, line, kind, fenced) as the fixtures plant it or the audit finds it.
-type Row = (String, usize, String, Option<bool>);
+pub(crate) type Row = (String, usize, String, Option<bool>);
 
 fn fenced(word: &str) -> Option<bool> {
     match word {
@@ -39,8 +39,13 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// The markers `audit: KIND fenced=WORD` of the fixture tree.
 fn planted() -> BTreeSet<Row> {
+    planted_in(FIXTURES)
+}
+
+/// The markers of the tree at `dir` (relative to the crate root).
+pub(crate) fn planted_in(dir: &str) -> BTreeSet<Row> {
     let mut paths = Vec::new();
-    files(&crate_root().join(FIXTURES), &mut paths);
+    files(&crate_root().join(dir), &mut paths);
     let mut rows = BTreeSet::new();
     for path in paths {
         if Language::of(&path).is_none() {
@@ -71,7 +76,12 @@ fn planted() -> BTreeSet<Row> {
 /// The audit of the fixture tree, named as from the crate root (cargo runs
 /// integration tests there).
 fn found() -> (audit::Audit, BTreeSet<Row>) {
-    let report = audit::audit(&[PathBuf::from(FIXTURES)], &crate_root().join("scenarios"))
+    found_in(FIXTURES)
+}
+
+/// The audit of the tree at `dir` (relative to the crate root).
+pub(crate) fn found_in(dir: &str) -> (audit::Audit, BTreeSet<Row>) {
+    let report = audit::audit(&[PathBuf::from(dir)], &crate_root().join("scenarios"))
         .unwrap_or_else(|e| panic!("{e}"));
     let rows = report
         .findings

@@ -9,8 +9,10 @@
 mod cli;
 mod fixtures;
 mod fuzz;
+mod precision;
 mod rules;
 mod sarif;
+mod scope;
 mod tokens;
 mod walk;
 
