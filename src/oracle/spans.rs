@@ -86,6 +86,17 @@ impl<'a> HoldEnd<'a> {
         }
     }
 
+    /// How an `expired` event with this `reason` ended its lease: on the
+    /// lock's clock without one, in a crash for `restart`, else for the
+    /// server's own reason. Every reader of an `expired` asks here.
+    pub fn of_expired(reason: Option<&'a str>) -> HoldEnd<'a> {
+        match reason {
+            None => HoldEnd::Expired,
+            Some("restart") => HoldEnd::LostInACrash,
+            Some(reason) => HoldEnd::EndedBy(reason),
+        }
+    }
+
     /// The server's own reason, for [`HoldEnd::EndedBy`].
     pub fn reason(self) -> Option<&'a str> {
         match self {
@@ -93,6 +104,17 @@ impl<'a> HoldEnd<'a> {
             _ => None,
         }
     }
+
+    /// [`HoldEnd::reason`] in words ([`reason_words`]).
+    pub fn reason_words(self) -> Option<String> {
+        self.reason().map(reason_words)
+    }
+}
+
+/// A server's reason (`idle_session_timeout`) as the reports write it
+/// (`idle session timeout`).
+pub(crate) fn reason_words(reason: &str) -> String {
+    reason.replace('_', " ")
 }
 
 /// A lease a lock node granted, from its `granted` on.
@@ -360,14 +382,7 @@ impl<'a> SpanIndexer<'a> {
                 lease,
                 reason,
                 ..
-            } => {
-                let how = match reason {
-                    Some("restart") => HoldEnd::LostInACrash,
-                    Some(reason) => HoldEnd::EndedBy(reason),
-                    None => HoldEnd::Expired,
-                };
-                self.lock_end(e, client, lease, how);
-            }
+            } => self.lock_end(e, client, lease, HoldEnd::of_expired(reason)),
             D::LockReleased { client, lease } => self.lock_end(e, client, lease, HoldEnd::Released),
             _ => {}
         }

@@ -52,7 +52,7 @@ use sim::journal::{Event, Journal};
 use crate::events::Role;
 use crate::oracle::history::History;
 use crate::oracle::roles::NO_ROLES;
-use crate::oracle::spans::{BeliefEnd, HoldEnd, Spans};
+use crate::oracle::spans::{BeliefEnd, Spans};
 
 pub use crate::oracle::spans::NodeState;
 
@@ -683,10 +683,10 @@ impl Beliefs<'_> {
                 continue;
             }
             let (end_t_ns, how) = match h.until {
-                Some((_, t, HoldEnd::EndedBy(reason))) => {
-                    (t, format!("ended: {}", reason.replace('_', " ")))
-                }
-                Some((_, t, how)) => (t, how.how().to_owned()),
+                Some((_, t, how)) => match how.reason_words() {
+                    Some(words) => (t, format!("ended: {words}")),
+                    None => (t, how.how().to_owned()),
+                },
                 None => (end, "still held at the end".to_owned()),
             };
             let held = &beliefs.held[i];

@@ -56,6 +56,7 @@ use sim::journal::{seconds, Event, Journal, Value};
 
 use crate::escape::terminal;
 use crate::events::{decoded, Decoded, DomainEvent, DomainEvent as D, Op, Role};
+use crate::oracle::spans::HoldEnd;
 use crate::oracle::Roles;
 
 /// How [`lanes`] draws.
@@ -407,21 +408,17 @@ fn domain_phrase(d: DomainEvent<&str>) -> Option<String> {
             Some(t) => format!("granted {client} token {t}"),
             None => format!("granted {client} lease {lease}"),
         },
-        // A reason other than a restart is the server's own word for the
-        // end (a session its keepalive closed, an API server's takeover):
-        // no clock of its ran out.
+        // A server's own reason (a session its keepalive closed, an API
+        // server's takeover) is no clock of its running out.
         D::Expired {
             client,
             lease,
-            reason: Some(reason),
+            reason,
             ..
-        } if reason != "restart" => {
-            format!(
-                "lease {lease} of {client} ended: {}",
-                reason.replace('_', " ")
-            )
-        }
-        D::Expired { client, lease, .. } => format!("lease {lease} of {client} expired"),
+        } => match HoldEnd::of_expired(reason).reason_words() {
+            Some(words) => format!("lease {lease} of {client} ended: {words}"),
+            None => format!("lease {lease} of {client} expired"),
+        },
         D::LockRenewed { client, lease, .. } => format!("renewed lease {lease} of {client}"),
         D::Renewed { lease, ttl_ms, .. } => match ttl_ms {
             Some(ms) => format!("renewed lease {lease} (+{})", seconds_ms(ms)),

@@ -12,6 +12,7 @@ use sim::journal::Event;
 use super::belief::{local_seconds, seconds, token_text, Ended, NodeState, View};
 use super::lanes::describe;
 use crate::events::{decoded, Decoded, DomainEvent as D, Op};
+use crate::oracle::spans::{reason_words, HoldEnd};
 
 /// The sentence for `e`, given the beliefs just before and just after it.
 pub(super) fn sentence(
@@ -267,25 +268,23 @@ pub(super) fn sentence(
         }
         Decoded::Domain(D::Expired { .. }) => {
             let client = field("client");
-            let mut s = if e.str("reason") == Some("restart") {
-                format!(
+            let mut s = match HoldEnd::of_expired(e.str("reason")) {
+                HoldEnd::LostInACrash => format!(
                     "{node} is back without lease {} of {client}: it lived only in memory and \
                      was lost in the crash; at the lock, nobody holds it now",
                     field("lease")
-                )
-            } else if let Some(reason) = e.str("reason") {
+                ),
                 // The server's own reason: no clock of its ran out.
-                format!(
+                HoldEnd::EndedBy(reason) => format!(
                     "{node} ends lease {} of {client} ({}): at the lock, nobody holds it now",
                     field("lease"),
-                    words(reason)
-                )
-            } else {
-                format!(
+                    reason_words(reason)
+                ),
+                _ => format!(
                     "Lease {} of {client} expires on {node}'s clock: at the lock, nobody holds it \
                      now",
                     field("lease")
-                )
+                ),
             };
             if let Some(b) = after.believed(&client) {
                 s.push_str(&format!(
@@ -325,11 +324,6 @@ pub(super) fn sentence(
     s
 }
 
-/// A server's reason (`idle_session_timeout`) as words.
-fn words(reason: &str) -> String {
-    reason.replace('_', " ")
-}
-
 /// How the lock ended a lease ([`super::belief::Ended::how`]) as a verb
 /// phrase on `object`: `expired it`, `lost that lease in a crash, as its
 /// restart showed`, `ended it (keepalive)` (followed by ` at` the time).
@@ -338,7 +332,7 @@ fn ended(end: &Ended, object: &str) -> String {
         "expired" | "released" => format!("{} {object}", end.how),
         "ended" => format!(
             "ended {object} ({})",
-            words(end.reason.as_deref().unwrap_or("its own reason"))
+            reason_words(end.reason.as_deref().unwrap_or("its own reason"))
         ),
         "superseded" => format!("replaced {object} with a newer grant"),
         "lost in a crash" => format!("lost {object} in a crash, as its restart showed"),
