@@ -210,11 +210,11 @@ pub struct LeaseKeepAliveStream {
 impl LeaseKeepAliveStream {
     /// The next answer (the stream never ends by itself: `Ok(Some)`).
     pub async fn message(&mut self) -> Result<Option<LeaseKeepAliveResponse>, Error> {
-        let (server, lease) = (self.server, self.lease);
+        let lease = self.lease;
         let (_, msg) = self
             .handle
-            .recv_where(move |from, m| {
-                from == server && keep_alive_reply(m).is_some_and(|(l, _)| l == lease)
+            .recv_from(self.server, move |m| {
+                keep_alive_reply(m).is_some_and(|(l, _)| l == lease)
             })
             .await;
         let (id, ttl) = keep_alive_reply(&msg).expect("only keep-alive answers are taken");
@@ -267,12 +267,9 @@ impl Client {
     async fn answer(
         &self,
         limit: Option<Duration>,
-        mut wanted: impl FnMut(&Msg) -> bool + Unpin,
+        wanted: impl FnMut(&Msg) -> bool + Unpin,
     ) -> Result<Msg, Error> {
-        let server = self.server;
-        let recv = self
-            .handle
-            .recv_where(move |from, m| from == server && wanted(m));
+        let recv = self.handle.recv_from(self.server, wanted);
         let (_, msg) = match limit {
             Some(limit) => self
                 .handle

@@ -116,7 +116,7 @@ impl SimLock {
 /// the waiter, a grant nobody waits for is handed back.
 async fn receive(handle: Handle<Msg>, lock: NodeId, state: Rc<RefCell<State>>) {
     loop {
-        let (_, msg) = handle.recv_where(move |from, _| from == lock).await;
+        let (_, msg) = handle.recv_from(lock, |_| true).await;
         let mut s = state.borrow_mut();
         match msg {
             Msg::Granted {

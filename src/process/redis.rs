@@ -93,11 +93,8 @@ impl Client {
         self.handle.disk().next_u64(REQUESTS)
     }
 
-    async fn answer(&self, mut wanted: impl FnMut(&Msg) -> bool + Unpin) -> Result<Msg, Error> {
-        let server = self.server;
-        let recv = self
-            .handle
-            .recv_where(move |from, m| from == server && wanted(m));
+    async fn answer(&self, wanted: impl FnMut(&Msg) -> bool + Unpin) -> Result<Msg, Error> {
+        let recv = self.handle.recv_from(self.server, wanted);
         match self.handle.timeout(self.timeout, recv).await {
             Ok((_, msg)) => Ok(msg),
             Err(_) => Err(Error::Timeout),

@@ -131,10 +131,8 @@ impl Session {
     ) -> Option<Session> {
         let req = handle.disk().next_u64(REQUESTS);
         handle.send(server, Msg::design(SessionMsg::OpenSession { req }));
-        let opened = handle.recv_where(move |from, m| {
-            let answer = m.as_design();
-            from == server
-                && matches!(answer, Some(&SessionMsg::SessionOpened { req: r, .. }) if r == req)
+        let opened = handle.recv_from(server, move |m| {
+            matches!(m.as_design(), Some(&SessionMsg::SessionOpened { req: r, .. }) if r == req)
         });
         let Ok((_, opened)) = handle.timeout(timeout, opened).await else {
             return None;
@@ -436,7 +434,7 @@ async fn receive(session: Session) {
     let (handle, server) = (session.0.handle.clone(), session.0.server);
     loop {
         let mine = session.clone();
-        let next = handle.recv_where(move |from, m| from == server && mine.is_mine(m));
+        let next = handle.recv_from(server, move |m| mine.is_mine(m));
         match select(next, session.0.ended.raised()).await {
             Either::Left((_, msg)) => session.route(msg),
             Either::Right(()) => return,

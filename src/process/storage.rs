@@ -96,10 +96,10 @@ impl SimStorage {
                 expect_version,
             },
         );
-        let storage = self.storage;
-        let answer = self.handle.recv_where(move |from, m| {
-            from == storage && matches!(m, Msg::WriteReply { write: w, .. } if *w == write)
-        });
+        let answer = self.handle.recv_from(
+            self.storage,
+            move |m| matches!(m, Msg::WriteReply { write: w, .. } if *w == write),
+        );
         // The timeout's timer is cancelled after the client says what it
         // heard, as the bundled client does it.
         let mut wait = self.handle.timeout(self.timeout, answer);
@@ -130,10 +130,10 @@ impl SimStorage {
                 key: key.into(),
             },
         );
-        let storage = self.storage;
-        let answer = self.handle.recv_where(move |from, m| {
-            from == storage && matches!(m, Msg::ReadReply { req: r, .. } if *r == req)
-        });
+        let answer = self.handle.recv_from(
+            self.storage,
+            move |m| matches!(m, Msg::ReadReply { req: r, .. } if *r == req),
+        );
         match self.handle.timeout(self.timeout, answer).await {
             Ok((_, Msg::ReadReply { value, version, .. })) => {
                 self.handle.probe(Probe::Read { value, version });

@@ -269,6 +269,16 @@ impl<M: Message> Handle<M> {
         }
     }
 
+    /// [`Handle::recv_where`] for the messages of node `from` only: the
+    /// oldest from it that `wanted` takes (an answer from one server).
+    pub fn recv_from<P: FnMut(&M) -> bool>(
+        &self,
+        from: NodeId,
+        mut wanted: P,
+    ) -> Recv<M, impl FnMut(NodeId, &M) -> bool> {
+        self.recv_where(move |sender, m| sender == from && wanted(m))
+    }
+
     /// The oldest waiting message, if any, without waiting.
     pub fn try_recv(&self) -> Option<(NodeId, M)> {
         self.core.borrow_mut().mailbox.pop_front()
