@@ -80,13 +80,18 @@ fn overlapping_leases(history: &History<'_>) -> u64 {
     // number of clients. Value: where the belief ends (`u64::MAX`: never).
     let mut believers: BTreeMap<&str, u64> = BTreeMap::new();
     let mut pairs = 0;
-    for grant in &history.grants {
+    // The belief spans end where the client stopped believing for any
+    // reason: a new grant, its release, a crash, and also the service's
+    // `lost` and its own `lapsed`, after which it no longer holds the lock
+    // in its own eyes.
+    for (grant, belief) in history.grants.iter().zip(&history.spans.beliefs) {
         believers.retain(|_, until| *until > grant.seq);
         pairs += believers
             .keys()
             .filter(|&&client| client != grant.client)
             .count() as u64;
-        believers.insert(grant.client, grant.believed_until.unwrap_or(u64::MAX));
+        let until = belief.until.map_or(u64::MAX, |(seq, _, _)| seq);
+        believers.insert(grant.client, until);
     }
     pairs
 }

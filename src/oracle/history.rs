@@ -61,8 +61,12 @@ pub(crate) struct Grant<'a> {
     /// Lock-node ends needed, and seen so far.
     ends_needed: u64,
     ends_seen: u64,
-    /// Journal position of the client's next `released` or `acquired`: where
-    /// the client stopped believing it holds this grant (`None`: never did).
+    /// Journal position of the client's next `released` or `acquired`:
+    /// where the client stopped writing under this grant (`None`: never
+    /// did). A `lost` or `lapsed` does not end it here, as it ends the
+    /// client's belief span ([`super::spans::BeliefSpan::until`]): a write
+    /// the client sends after them still carries this grant, and is judged
+    /// as one (a zombie), not as a write under no grant.
     pub believed_until: Option<u64>,
     /// The lock nodes whose `granted` for this (client, lease) came before
     /// the client's `acquired`, each once, in journal order.

@@ -67,6 +67,28 @@ fn a_crashed_client_believes_nothing_any_more() {
 }
 
 #[test]
+fn a_client_told_it_lost_the_lock_or_whose_lease_lapsed_believes_nothing_any_more() {
+    // client1 hears `lost` from the service (or its own check finds the
+    // lease run out) before client2's grant: no overlap, as after a release.
+    let ends = [
+        ev(5, "client1", "lost").with("lease", 1u64),
+        ev(5, "client1", "lapsed")
+            .with("lease", 1u64)
+            .with("overdue_ms", 3u64),
+    ];
+    for end in ends {
+        let kind = end.kind.to_string();
+        let r = judge(
+            J::new()
+                .acquired(0, "client1", 1, None)
+                .push(end)
+                .acquired(6, "client2", 2, None),
+        );
+        assert_eq!(r.overlapping_leases, 0, "after `{kind}`");
+    }
+}
+
+#[test]
 fn every_believing_earlier_client_is_a_pair() {
     // Nobody releases: (1,2), (1,3), (2,3); client1 reacquiring then pairs
     // with client2 and client3 again, but never with its own old grant.

@@ -7,7 +7,7 @@ use sim::journal::{Event, Journal};
 #[derive(Default)]
 pub struct J(Vec<Event>);
 
-fn ev(t_ms: u64, node: &str, kind: &str) -> Event {
+pub fn ev(t_ms: u64, node: &str, kind: &str) -> Event {
     let t_ns = t_ms * 1_000_000;
     Event::new(0, t_ns, node, t_ns as i64, kind)
 }
