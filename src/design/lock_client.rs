@@ -12,9 +12,14 @@
 //!
 //! # Contract
 //!
-//! A `LockClient` emits **no** journal events: the client workload journals
-//! `acquired`, `denied`, `lost`, `renewed` and `released` from the
-//! [`LockEvent`]s it returns, so every protocol is journaled alike. It sends
+//! A `LockClient` emits none of [`crate::events`]' kinds: the client
+//! workload journals `acquired`, `denied`, `lost`, `renewed` and `released`
+//! from the [`LockEvent`]s it returns, so every protocol is judged alike.
+//! It may journal its own decisions under kinds of its own
+//! (`sim::emit!("saw_holder", holder = "client2", expires_in_ms = 4_000)`):
+//! the oracle reads past them, and the lanes, the sentences and the reports
+//! show them on the client's lane as `saw_holder holder=client2
+//! expires_in_ms=4000`. It sends
 //! only to lock nodes (the client routes every message from a node other
 //! than the storage to [`LockClient::on_message`]), reads time only from the
 //! [`Context`], and keeps nothing across [`LockClient::on_crash`] that a real

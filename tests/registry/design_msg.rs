@@ -2,7 +2,8 @@
 //! with its own message type, carried in `Msg::Design`, and hears "busy"
 //! in it too; grants and releases go through the journaling ledger as for
 //! any lock. fencesim neither knows nor edits the type, yet sends, journals,
-//! judges and renders it.
+//! judges and renders it. Its client journals a decision of its own in its
+//! own words, which the oracle reads past and the reports show.
 
 use std::time::Duration;
 
@@ -144,6 +145,8 @@ impl LockClient for TicketClient {
             }
             (_, Some(&Ticket::Busy { req })) if self.waiting == Some(req) => {
                 self.waiting = None;
+                // A decision of the protocol's own, journaled in its words.
+                sim::emit!("heard_busy", req = req, retry = "later");
                 LockEvent::Denied
             }
             _ => LockEvent::Nothing,
@@ -246,5 +249,43 @@ fn reports_and_step_show_a_design_message_escaped() {
     assert!(
         phrases.iter().any(|p| p.contains("ask <ticket> req=1")),
         "{phrases:?}"
+    );
+}
+
+#[test]
+fn a_client_protocol_journals_its_own_decisions_and_the_reports_show_them() {
+    let run = contended().assert_seed(1);
+    let journal = &run.result.journal;
+    let heard: Vec<&sim::journal::Event> = journal
+        .events()
+        .iter()
+        .filter(|e| e.kind == "heard_busy")
+        .collect();
+    // client2 polls while client1 works: busy at each of its asks.
+    assert!(!heard.is_empty());
+    assert!(heard.iter().all(|e| e.node == "client2"), "{heard:?}");
+    assert_eq!(heard[0].u64("req"), Some(1));
+    // The oracle reads past it: the same verdict and counts, nothing
+    // untrusted; the workload still journals the denial itself.
+    assert_eq!(run.report.verdict, Verdict::Safe);
+    assert!(
+        run.report.untrusted.is_empty(),
+        "{:?}",
+        run.report.untrusted
+    );
+    let at = heard[0].seq as usize;
+    assert_eq!(journal.events()[at + 1].kind, "denied");
+    // The lanes and the step sentences show it in its own words.
+    assert_eq!(
+        fencesim::report::describe(heard[0]),
+        "heard_busy req=1 retry=later"
+    );
+    let steps = fencesim::report::step::steps(journal, &run.report);
+    assert!(
+        steps
+            .iter()
+            .any(|s| s.node == "client2" && s.phrase.contains("heard_busy req=1 retry=later")),
+        "{:?}",
+        steps.iter().map(|s| &s.phrase).collect::<Vec<_>>()
     );
 }
