@@ -16,7 +16,7 @@
 //! workload journals `acquired`, `denied`, `lost`, `renewed` and `released`
 //! from the [`LockEvent`]s it returns, so every protocol is judged alike.
 //! It may journal its own decisions under kinds of its own
-//! (`sim::emit!("saw_holder", holder = "client2", expires_in_ms = 4_000)`):
+//! (`fencesim::sim::emit!("saw_holder", holder = "client2", expires_in_ms = 4_000)`):
 //! the oracle reads past them, and the lanes, the sentences and the reports
 //! show them on the client's lane as `saw_holder holder=client2
 //! expires_in_ms=4000`. It sends

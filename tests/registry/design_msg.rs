@@ -146,7 +146,7 @@ impl LockClient for TicketClient {
             (_, Some(&Ticket::Busy { req })) if self.waiting == Some(req) => {
                 self.waiting = None;
                 // A decision of the protocol's own, journaled in its words.
-                sim::emit!("heard_busy", req = req, retry = "later");
+                fencesim::sim::emit!("heard_busy", req = req, retry = "later");
                 LockEvent::Denied
             }
             _ => LockEvent::Nothing,
