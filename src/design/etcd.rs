@@ -494,11 +494,11 @@ impl EtcdClient {
 impl LockClient for EtcdClient {
     type Timer = EtcdTimer;
 
-    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, EtcdTimer>) {
         self.single.acquire(&mut ctx.untimed());
     }
 
-    fn release(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, EtcdTimer>) {
         let held = self.single.held().is_some();
         self.single.release(&mut ctx.untimed());
         if let Some(lease) = self.keepalive.lease().filter(|_| !held) {
@@ -511,7 +511,7 @@ impl LockClient for EtcdClient {
 
     fn on_message(
         &mut self,
-        ctx: &mut LockContext<'_, '_, Self::Timer>,
+        ctx: &mut LockContext<'_, '_, EtcdTimer>,
         from: NodeId,
         msg: &Msg,
     ) -> LockEvent {
@@ -558,7 +558,7 @@ impl LockClient for EtcdClient {
         LockEvent::Nothing
     }
 
-    fn renew(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) -> bool {
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, EtcdTimer>) -> bool {
         self.single.renew(&mut ctx.untimed())
     }
 
@@ -568,7 +568,7 @@ impl LockClient for EtcdClient {
         self.single.is_waiting() && self.keepalive.lease().is_some()
     }
 
-    fn recheck(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn recheck(&mut self, ctx: &mut LockContext<'_, '_, EtcdTimer>) {
         self.single.resend(ctx);
     }
 

@@ -314,7 +314,7 @@ impl RedlockClient {
 impl LockClient for RedlockClient {
     type Timer = RedlockTimer;
 
-    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, RedlockTimer>) {
         self.req += 1;
         let req = self.req;
         self.attempt = Some(Attempt {
@@ -328,7 +328,7 @@ impl LockClient for RedlockClient {
         ctx.set_timer(self.config.timeout, RedlockTimer::Attempt(req));
     }
 
-    fn release(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, RedlockTimer>) {
         self.extension = None;
         let attempt = self.attempt.take().map(|a| a.req);
         if let Some(lease) = self.held.take().or(attempt) {
@@ -338,7 +338,7 @@ impl LockClient for RedlockClient {
 
     fn on_message(
         &mut self,
-        ctx: &mut LockContext<'_, '_, Self::Timer>,
+        ctx: &mut LockContext<'_, '_, RedlockTimer>,
         from: NodeId,
         msg: &Msg,
     ) -> LockEvent {
@@ -385,8 +385,8 @@ impl LockClient for RedlockClient {
 
     fn on_timer(
         &mut self,
-        ctx: &mut LockContext<'_, '_, Self::Timer>,
-        timer: Self::Timer,
+        ctx: &mut LockContext<'_, '_, RedlockTimer>,
+        timer: RedlockTimer,
     ) -> LockEvent {
         match (timer, &self.attempt, &self.extension) {
             (RedlockTimer::Attempt(req), Some(attempt), _) if attempt.req == req => {
@@ -399,7 +399,7 @@ impl LockClient for RedlockClient {
         }
     }
 
-    fn renew(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) -> bool {
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, RedlockTimer>) -> bool {
         let Some(lease) = self.held else {
             return false;
         };

@@ -158,7 +158,7 @@ impl SessionLockClient {
 impl LockClient for SessionLockClient {
     type Timer = SessionTimer;
 
-    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, SessionTimer>) {
         let req = self.unanswered.take().unwrap_or_else(|| {
             self.req += 1;
             self.req
@@ -169,7 +169,7 @@ impl LockClient for SessionLockClient {
         }
     }
 
-    fn release(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, SessionTimer>) {
         self.renewing = None;
         if let Some(req) = self.waiting.take() {
             if self.queued.is_none() {
@@ -184,7 +184,7 @@ impl LockClient for SessionLockClient {
 
     fn on_message(
         &mut self,
-        ctx: &mut LockContext<'_, '_, Self::Timer>,
+        ctx: &mut LockContext<'_, '_, SessionTimer>,
         _from: NodeId,
         msg: &Msg,
     ) -> LockEvent {
@@ -306,7 +306,7 @@ impl LockClient for SessionLockClient {
 
     /// The lock lives as long as the session: the server heartbeats the
     /// session that holds the lease, and says so.
-    fn renew(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) -> bool {
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, SessionTimer>) -> bool {
         // Asked even when the session that took the lease is known to be
         // gone (Hazelcast hears of the loss on its next lock call): the
         // server's refusal is the answer.
@@ -327,7 +327,7 @@ impl LockClient for SessionLockClient {
         self.waiting.is_some() && self.queued.is_some()
     }
 
-    fn recheck(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn recheck(&mut self, ctx: &mut LockContext<'_, '_, SessionTimer>) {
         if let Some(session) = self.session.id() {
             if self.queued.is_some_and(|(s, _)| s == session) {
                 self.send_acquire(ctx, session);

@@ -221,7 +221,7 @@ impl EpochClient {
 impl LockClient for EpochClient {
     type Timer = EpochTimer;
 
-    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, EpochTimer>) {
         self.req += 1;
         self.term += 1;
         let (req, term) = (self.req, self.term);
@@ -237,7 +237,7 @@ impl LockClient for EpochClient {
         ctx.set_timer(self.config.timeout, EpochTimer::Election(req));
     }
 
-    fn release(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, EpochTimer>) {
         self.beat = None;
         let election = self.election.take().map(|e| e.term);
         if let Some(term) = self.leading.take().or(election) {
@@ -247,7 +247,7 @@ impl LockClient for EpochClient {
 
     fn on_message(
         &mut self,
-        ctx: &mut LockContext<'_, '_, Self::Timer>,
+        ctx: &mut LockContext<'_, '_, EpochTimer>,
         from: NodeId,
         msg: &Msg,
     ) -> LockEvent {
@@ -294,8 +294,8 @@ impl LockClient for EpochClient {
 
     fn on_timer(
         &mut self,
-        ctx: &mut LockContext<'_, '_, Self::Timer>,
-        timer: Self::Timer,
+        ctx: &mut LockContext<'_, '_, EpochTimer>,
+        timer: EpochTimer,
     ) -> LockEvent {
         match (timer, &self.election) {
             (EpochTimer::Beat(n), _) => {
@@ -310,7 +310,7 @@ impl LockClient for EpochClient {
     }
 
     /// The leader heartbeats by itself: nothing for the client's `renew`.
-    fn renew(&mut self, _ctx: &mut LockContext<'_, '_, Self::Timer>) -> bool {
+    fn renew(&mut self, _ctx: &mut LockContext<'_, '_, EpochTimer>) -> bool {
         false
     }
 

@@ -133,7 +133,7 @@ impl PgClient {
 impl LockClient for PgClient {
     type Timer = PgTimer;
 
-    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, PgTimer>) {
         let req = self.unanswered.take().unwrap_or_else(|| {
             self.req += 1;
             self.req
@@ -144,7 +144,7 @@ impl LockClient for PgClient {
         self.send_lock(ctx);
     }
 
-    fn release(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, PgTimer>) {
         self.renewing = None;
         if let Some(req) = self.waiting.take() {
             self.unanswered = Some(req);
@@ -156,7 +156,7 @@ impl LockClient for PgClient {
 
     fn on_message(
         &mut self,
-        ctx: &mut LockContext<'_, '_, Self::Timer>,
+        ctx: &mut LockContext<'_, '_, PgTimer>,
         from: NodeId,
         msg: &Msg,
     ) -> LockEvent {
@@ -241,7 +241,7 @@ impl LockClient for PgClient {
         LockEvent::Nothing
     }
 
-    fn renew(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>) -> bool {
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, PgTimer>) -> bool {
         // Asked even when the connection is known to be closed: the
         // server's refusal is how the client hears the lock is gone.
         let Some((_, lease)) = self.held else {
