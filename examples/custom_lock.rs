@@ -28,7 +28,7 @@ use std::time::Duration;
 use fencesim::design::catalog::{DesignInfo, Registry, ANY_DURATION};
 use fencesim::design::config::{key, DesignConfig};
 use fencesim::design::grants::Grants;
-use fencesim::design::lock_client::{LockClient, SingleServer};
+use fencesim::design::lock_client::{AnyLockClient, SingleServer};
 use fencesim::design::LockDesign;
 use fencesim::protocol::Msg;
 use fencesim::sim::{Actor, Context, NodeId, TimerId};
@@ -71,7 +71,7 @@ impl LockDesign for GraceLease {
         })
     }
 
-    fn client(&self, _: &GraceConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, _: &GraceConfig, lock_nodes: &[String]) -> Box<dyn AnyLockClient> {
         // Acquire/Granted/Denied/Release: the bundled single-server protocol.
         Box::new(SingleServer::new(lock_nodes[0].clone()))
     }

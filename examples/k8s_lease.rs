@@ -25,7 +25,7 @@ use std::time::Duration;
 use fencesim::design::catalog::Registry;
 use fencesim::design::config::key;
 use fencesim::design::grants::Grants;
-use fencesim::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use fencesim::design::lock_client::{Grant, LockClient, LockContext, LockEvent, ProtocolTimer};
 use fencesim::design::node_named;
 use fencesim::protocol::{Msg, Payload};
 use fencesim::sim::{Actor, Context, NodeId, TimerId};
@@ -152,8 +152,19 @@ impl Actor<Msg> for ApiServer {
     fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
 }
 
-/// Timer tags of the leader's renewal loop: `RENEW + term`.
-const RENEW: u64 = PROTOCOL_TAG;
+/// The leader's renewal loop, one per term: its tag is the term.
+#[derive(Clone, Copy, PartialEq)]
+struct Renew(u64);
+
+impl ProtocolTimer for Renew {
+    fn tag(&self) -> u64 {
+        self.0
+    }
+
+    fn from_tag(term: u64) -> Option<Self> {
+        Some(Renew(term))
+    }
+}
 
 /// A candidate: `GET`, then `PUT` if the lease is free, expired on its own
 /// clock, or its own.
@@ -224,11 +235,13 @@ impl Candidate {
 }
 
 impl LockClient for Candidate {
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+    type Timer = Renew;
+
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, Renew>) {
         self.send(ctx, |req| Api::Get { req }, false);
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, Renew>) {
         // client-go's ReleaseOnCancel: the lease without a holder.
         if let (Some(mut lease), Some(_)) = (self.written.take(), self.renewed_at.take()) {
             lease.holder = None;
@@ -237,7 +250,12 @@ impl LockClient for Candidate {
         self.waiting = None;
     }
 
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, _: NodeId, msg: &Msg) -> LockEvent {
+    fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, Renew>,
+        _: NodeId,
+        msg: &Msg,
+    ) -> LockEvent {
         let Some((awaited, renewal)) = self.waiting else {
             return LockEvent::Nothing;
         };
@@ -254,7 +272,7 @@ impl LockClient for Candidate {
             (Msg::Granted { req, lease, .. }, _) if *req == awaited => {
                 self.stored(ctx);
                 self.term += 1;
-                ctx.set_timer(self.config.retry_period, RENEW + self.term);
+                ctx.set_timer(self.config.retry_period, Renew(self.term));
                 // The lease id is the resourceVersion, and so is the token.
                 let token = self.config.tokens.then_some(*lease);
                 LockEvent::Acquired(Grant::new(*lease, token, self.config.renew_deadline))
@@ -267,8 +285,8 @@ impl LockClient for Candidate {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent {
-        let Some(renewed_at) = self.renewed_at.filter(|_| tag == RENEW + self.term) else {
+    fn on_timer(&mut self, ctx: &mut LockContext<'_, '_, Renew>, timer: Renew) -> LockEvent {
+        let Some(renewed_at) = self.renewed_at.filter(|_| timer == Renew(self.term)) else {
             return LockEvent::Nothing; // a loop of an earlier term
         };
         // Like client-go's renew loop, it tries once more before it looks at
@@ -276,7 +294,7 @@ impl LockClient for Candidate {
         if self.waiting.is_some() && ctx.now() >= renewed_at + self.config.renew_deadline {
             return self.refused(true);
         }
-        ctx.set_timer(self.config.retry_period, tag);
+        ctx.set_timer(self.config.retry_period, timer);
         self.send(ctx, |req| Api::Get { req }, true);
         LockEvent::Nothing
     }

@@ -7,7 +7,7 @@
 //! acquire is
 //! retried after `retry`; a request unanswered after `timeout` is given up
 //! (an acquire is sent again; an unanswered read or write ends the round).
-//! An acquire the lock service has queued ([`LockClient::is_queued`]: a
+//! An acquire the lock service has queued ([`LockClient::is_queued`](crate::design::lock_client::LockClient::is_queued): a
 //! ZooKeeper znode or an etcd key behind the holder's) is not given up: the
 //! client waits for the service to wake it with the grant, and only asks
 //! about the same request again after `timeout`, then twice that, four
@@ -21,7 +21,7 @@
 //!   the round ends without a write. The classic check-then-act: a pause
 //!   between the check and the write still lets a zombie write through.
 //! - `renew`: keep-alive. Every half ttl while it holds the lock it asks the
-//!   protocol to renew ([`LockClient::renew`]); an extension is journaled as
+//!   protocol to renew ([`LockClient::renew`](crate::design::lock_client::LockClient::renew)); an extension is journaled as
 //!   `renewed`, a refusal as `lost` (the round ends without a write).
 //! - `fence_on_acquire`: right after acquiring, a token-only write
 //!   ([`Op::Fence`], journaled `fenced`) so the storage learns the new token
@@ -42,7 +42,7 @@ use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::catalog::{KeySpec, ANY_DURATION, INTERVAL};
 use crate::design::config::{key, DesignConfig as _};
-use crate::design::lock_client::{Grant, LockClient, LockEvent, SingleServer, PROTOCOL_TAG};
+use crate::design::lock_client::{AnyLockClient, Grant, LockEvent, SingleServer};
 use crate::design::node_named;
 use crate::design::params::Params;
 use crate::events;
@@ -178,6 +178,25 @@ const TAG_RENEW: u64 = 3;
 const TAG_WRITE: u64 = 4;
 const TAG_MODIFY: u64 = 5;
 
+/// The client's timer tags: its own (`TAG_*`) below this, its lock
+/// protocol's at or above it, each a protocol timer's own tag
+/// ([`ProtocolTimer::tag`](crate::design::lock_client::ProtocolTimer::tag))
+/// plus this. The split lives here and nowhere else.
+const PROTOCOL_TAG: u64 = 1 << 32;
+
+/// The sim tag of the protocol timer whose own tag is `tag`.
+pub(crate) fn protocol_tag(tag: u64) -> u64 {
+    PROTOCOL_TAG
+        .checked_add(tag)
+        .expect("a protocol timer's tag is at most u64::MAX - 2^32")
+}
+
+/// The protocol timer's own tag in sim tag `tag`, or `None` for one of the
+/// client's own timers.
+pub(crate) fn protocol_timer(tag: u64) -> Option<u64> {
+    tag.checked_sub(PROTOCOL_TAG)
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Phase {
     Idle,
@@ -208,7 +227,7 @@ impl Phase {
 /// The bundled lock client.
 pub struct Client {
     config: ClientConfig,
-    lock: Box<dyn LockClient>,
+    lock: Box<dyn AnyLockClient>,
     phase: Phase,
     timeout: Option<TimerId>,
     /// Until when, on its own monotonic clock, it believes its lease lasts.
@@ -236,7 +255,7 @@ impl Client {
     }
 
     /// A client with these settings, speaking the lock protocol `lock`.
-    pub fn with_protocol(config: ClientConfig, lock: Box<dyn LockClient>) -> Self {
+    pub fn with_protocol(config: ClientConfig, lock: Box<dyn AnyLockClient>) -> Self {
         Client {
             config,
             lock,
@@ -507,7 +526,7 @@ impl Actor<Msg> for Client {
     }
 
     fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, tag: u64) {
-        if tag >= PROTOCOL_TAG {
+        if protocol_timer(tag).is_some() {
             let event = self.lock.on_timer(ctx, tag);
             self.lock_event(ctx, event);
             self.wait_or_time_out(ctx);

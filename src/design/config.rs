@@ -576,7 +576,7 @@ macro_rules! lock_design {
                 &self,
                 $cc: &$config,
                 $nodes: &[::std::string::String],
-            ) -> ::std::boxed::Box<dyn $crate::design::lock_client::LockClient> {
+            ) -> ::std::boxed::Box<dyn $crate::design::lock_client::AnyLockClient> {
                 $client
             }
         }

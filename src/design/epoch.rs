@@ -58,14 +58,14 @@ use sim::Actor;
 
 use crate::design::catalog::DesignInfo;
 use crate::design::config::{key, DesignConfig as _};
-use crate::design::lock_client::LockClient;
+use crate::design::lock_client::AnyLockClient;
 use crate::design::LockDesign;
 use crate::protocol::{Msg, Payload};
 
 mod candidate;
 mod voter;
 
-pub use candidate::EpochClient;
+pub use candidate::{EpochClient, EpochTimer};
 pub use voter::Voter;
 
 /// The `epoch` design as the registry knows it.
@@ -83,7 +83,7 @@ impl LockDesign for Epoch {
         Box::new(Voter::new(config.clone()))
     }
 
-    fn client(&self, config: &EpochConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, config: &EpochConfig, lock_nodes: &[String]) -> Box<dyn AnyLockClient> {
         Box::new(EpochClient::new(config.clone(), lock_nodes.to_vec()))
     }
 }

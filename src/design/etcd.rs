@@ -60,7 +60,9 @@ use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::config::key;
 use crate::design::grants::Grants;
-use crate::design::lock_client::{KeepAlive, LockClient, LockEvent, SingleServer};
+use crate::design::lock_client::{
+    KeepAlive, LockClient, LockContext, LockEvent, ProtocolTimer, SingleServer,
+};
 use crate::protocol::Msg;
 
 crate::lock_design! {
@@ -455,7 +457,24 @@ impl Actor<Msg> for EtcdServer {
 #[derive(Debug)]
 pub struct EtcdClient {
     single: SingleServer,
-    keepalive: KeepAlive,
+    keepalive: KeepAlive<EtcdTimer>,
+}
+
+/// The etcd client's one timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EtcdTimer {
+    /// The lease's next keep-alive is due.
+    KeepAlive,
+}
+
+impl ProtocolTimer for EtcdTimer {
+    fn tag(&self) -> u64 {
+        0
+    }
+
+    fn from_tag(tag: u64) -> Option<Self> {
+        (tag == 0).then_some(EtcdTimer::KeepAlive)
+    }
 }
 
 impl EtcdClient {
@@ -463,21 +482,25 @@ impl EtcdClient {
     pub fn new(lock: impl Into<String>, keepalive: Duration) -> Self {
         EtcdClient {
             single: SingleServer::new(lock),
-            keepalive: KeepAlive::new(keepalive, |lease| {
-                Msg::design(EtcdCall::KeepAlive { lease })
-            }),
+            keepalive: KeepAlive::new(
+                keepalive,
+                |lease| Msg::design(EtcdCall::KeepAlive { lease }),
+                EtcdTimer::KeepAlive,
+            ),
         }
     }
 }
 
 impl LockClient for EtcdClient {
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
-        self.single.acquire(ctx);
+    type Timer = EtcdTimer;
+
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, EtcdTimer>) {
+        self.single.acquire(&mut ctx.untimed());
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, EtcdTimer>) {
         let held = self.single.held().is_some();
-        self.single.release(ctx);
+        self.single.release(&mut ctx.untimed());
         if let Some(lease) = self.keepalive.lease().filter(|_| !held) {
             // A lease whose key is still waiting: revoke it all the same.
             let lock = self.single.lock(ctx);
@@ -486,7 +509,12 @@ impl LockClient for EtcdClient {
         self.keepalive.stop(ctx);
     }
 
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
+    fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, EtcdTimer>,
+        from: NodeId,
+        msg: &Msg,
+    ) -> LockEvent {
         match msg.as_design::<EtcdCall>() {
             Some(&EtcdCall::LeaseCreated { req, lease, .. }) if self.single.is_waiting_for(req) => {
                 self.keepalive.start(ctx, lease);
@@ -508,7 +536,7 @@ impl LockClient for EtcdClient {
                 self.single.lost()
             }
             _ => {
-                let event = self.single.on_message(ctx, from, msg);
+                let event = self.single.on_message(&mut ctx.untimed(), from, msg);
                 match &event {
                     LockEvent::Acquired(grant) => self.keepalive.start(ctx, grant.lease),
                     LockEvent::Lost => self.keepalive.stop(ctx),
@@ -519,14 +547,19 @@ impl LockClient for EtcdClient {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _tag: u64) -> LockEvent {
+    fn on_timer(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, EtcdTimer>,
+        timer: EtcdTimer,
+    ) -> LockEvent {
+        let EtcdTimer::KeepAlive = timer;
         let lock = self.single.lock(ctx);
         self.keepalive.on_timer(ctx, lock);
         LockEvent::Nothing
     }
 
-    fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
-        self.single.renew(ctx)
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, EtcdTimer>) -> bool {
+        self.single.renew(&mut ctx.untimed())
     }
 
     /// Queued once the server created the lease and its key: the grant
@@ -535,7 +568,7 @@ impl LockClient for EtcdClient {
         self.single.is_waiting() && self.keepalive.lease().is_some()
     }
 
-    fn recheck(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn recheck(&mut self, ctx: &mut LockContext<'_, '_, EtcdTimer>) {
         self.single.resend(ctx);
     }
 
@@ -548,7 +581,7 @@ impl LockClient for EtcdClient {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::design::lock_client::PROTOCOL_TAG;
+    use crate::design::lock_client::timer_tag;
     use sim::testing::Harness;
 
     const CLIENT1: NodeId = 1;
@@ -643,7 +676,7 @@ mod tests {
         let created = created(1, 9, TTL);
         let step = h.message(&mut c, LOCK, created);
         let (keepalive, every, tag) = step.timers[0];
-        assert_eq!((every, tag), (TTL / 3, PROTOCOL_TAG));
+        assert_eq!((every, tag), (TTL / 3, timer_tag(&EtcdTimer::KeepAlive)));
         let grant = Msg::Granted {
             req: 1,
             lease: 9,

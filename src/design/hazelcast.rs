@@ -169,8 +169,8 @@ impl SessionLock for Fence {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::design::lock_client::{LockEvent, PROTOCOL_TAG};
-    use crate::design::session::SESSION_TAG;
+    use crate::design::lock_client::LockEvent;
+    use crate::design::session::{SessionTimer, SESSION_TAG};
     use crate::design::session_client::testing::{granted_msg, Host};
     use sim::testing::Harness;
     use sim::TimerId;
@@ -295,7 +295,7 @@ mod tests {
         ));
         // The heartbeat after a pause is answered: session expired. The
         // client is not told it lost the lock yet.
-        let (_, step) = c.timer(&mut h, PROTOCOL_TAG + 3);
+        let (_, step) = c.timer(&mut h, SessionTimer::Heartbeat(3));
         assert_eq!(
             step.sends,
             [(LOCK, Msg::design(SessionMsg::Heartbeat { session: 3 }))]

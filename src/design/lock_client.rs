@@ -7,8 +7,11 @@
 //! A lock design provides both (see [`crate::design::LockDesign`]); the client
 //! workload (acquire → work → write → release) is the same for all.
 //!
-//! Timers a protocol sets must use tags at or above [`PROTOCOL_TAG`]: the
-//! client hands those back to [`LockClient::on_timer`].
+//! A protocol's timers are its own type ([`LockClient::Timer`], a
+//! [`ProtocolTimer`]): it sets them with [`LockContext::set_timer`] and gets
+//! the same value back in [`LockClient::on_timer`]. A design hands the
+//! workload its protocol boxed as [`AnyLockClient`], which every
+//! `LockClient` is.
 //!
 //! # Contract
 //!
@@ -33,15 +36,104 @@
 //! up or superseded. It never hands back the lease it holds; a grant of any
 //! other lease it does not want is released at once.
 
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut};
 use std::time::Duration;
 
 use sim::{Context, NodeId, TimerId};
 
+use crate::design::client::{protocol_tag, protocol_timer};
 use crate::design::node_named;
 use crate::protocol::Msg;
 
-/// Timer tags at or above this belong to the lock protocol.
-pub const PROTOCOL_TAG: u64 = 1 << 32;
+/// A protocol's timers, in its own words: usually an enum with a variant per
+/// kind of timer (`Attempt(req)`, `Heartbeat(session)`). The workload sets
+/// each one as a sim timer whose tag encodes [`ProtocolTimer::tag`] in its
+/// share of the tag space, and decodes it back with
+/// [`ProtocolTimer::from_tag`] when it fires; the journal shows the sim tag.
+///
+/// The two must agree: `from_tag(t.tag())` is `t`. A tag is at most
+/// `u64::MAX - 2^32` (the workload's own timers sit below the protocol's).
+pub trait ProtocolTimer: Sized + 'static {
+    /// This timer as a number.
+    fn tag(&self) -> u64;
+    /// The timer that [`ProtocolTimer::tag`] turned into `tag`, or `None`
+    /// for a number this protocol never sets (the timer is then ignored).
+    fn from_tag(tag: u64) -> Option<Self>;
+}
+
+/// The timer type of a protocol that sets none ([`SingleServer`], or any
+/// protocol that only answers messages): `type Timer = NoTimer;`. It has no
+/// values, so no timer can be set through a `LockContext<NoTimer>`.
+///
+/// Rust has no stable default for an associated type, so a protocol names
+/// its timer type even when it has none; one line, and it keeps
+/// [`LockClient`] one trait with typed timers, rather than a second trait
+/// that timed protocols implement on top.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoTimer {}
+
+impl ProtocolTimer for NoTimer {
+    fn tag(&self) -> u64 {
+        match *self {}
+    }
+
+    fn from_tag(_: u64) -> Option<Self> {
+        None
+    }
+}
+
+/// The sim tag the workload sets for a protocol's `timer`: what a
+/// [`sim::testing::Harness`] step lists, and what to hand back to
+/// [`AnyLockClient`]'s `on_timer` when a protocol is hosted by hand.
+pub fn timer_tag<T: ProtocolTimer>(timer: &T) -> u64 {
+    protocol_tag(timer.tag())
+}
+
+/// A protocol's view of its client node: the node's [`Context`] (through
+/// `Deref`, for clocks, names and `send`), whose [`LockContext::set_timer`]
+/// takes the protocol's own timer type `T`.
+pub struct LockContext<'c, 'a, T> {
+    ctx: &'c mut Context<'a, Msg>,
+    timer: PhantomData<fn(T)>,
+}
+
+impl<'c, 'a, T: ProtocolTimer> LockContext<'c, 'a, T> {
+    /// The context of a protocol with timers `T`, on the node of `ctx`.
+    pub fn new(ctx: &'c mut Context<'a, Msg>) -> Self {
+        LockContext {
+            ctx,
+            timer: PhantomData,
+        }
+    }
+
+    /// Sets `timer` to fire after `after` on the node's monotonic clock; it
+    /// comes back in [`LockClient::on_timer`]. Cancel it with
+    /// `cancel_timer` and the id returned, as any timer.
+    pub fn set_timer(&mut self, after: Duration, timer: T) -> TimerId {
+        self.ctx.set_timer(after, timer_tag(&timer))
+    }
+
+    /// The context for a protocol without timers that this one is made of
+    /// (etcd's client is a [`SingleServer`] plus a [`KeepAlive`]).
+    pub fn untimed(&mut self) -> LockContext<'_, 'a, NoTimer> {
+        LockContext::new(self.ctx)
+    }
+}
+
+impl<'a, T> Deref for LockContext<'_, 'a, T> {
+    type Target = Context<'a, Msg>;
+
+    fn deref(&self) -> &Context<'a, Msg> {
+        self.ctx
+    }
+}
+
+impl<T> DerefMut for LockContext<'_, '_, T> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.ctx
+    }
+}
 
 /// What a client holds after acquiring.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,16 +182,29 @@ pub enum LockEvent {
     Renewed(Duration),
 }
 
-/// The client half of a lock protocol.
+/// The client half of a lock protocol. Every call gets a [`LockContext`]:
+/// the node's [`Context`], whose timers are the protocol's own
+/// [`LockClient::Timer`], named by what they mean rather than by a number.
 pub trait LockClient: 'static {
+    /// The timers it sets ([`NoTimer`] if none).
+    type Timer: ProtocolTimer;
     /// Start acquiring (again). Answers come through `on_message`.
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>);
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>);
     /// Give up the lock (or an acquisition in progress).
-    fn release(&mut self, ctx: &mut Context<'_, Msg>);
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, Self::Timer>);
     /// A message from a lock node.
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent;
-    /// One of this protocol's timers (tag ≥ [`PROTOCOL_TAG`]) fired.
-    fn on_timer(&mut self, _ctx: &mut Context<'_, Msg>, _tag: u64) -> LockEvent {
+    fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, Self::Timer>,
+        from: NodeId,
+        msg: &Msg,
+    ) -> LockEvent;
+    /// One of this protocol's timers fired.
+    fn on_timer(
+        &mut self,
+        _ctx: &mut LockContext<'_, '_, Self::Timer>,
+        _timer: Self::Timer,
+    ) -> LockEvent {
         LockEvent::Nothing
     }
     /// Extend the current lease; `false` if the protocol cannot renew (the
@@ -107,7 +212,7 @@ pub trait LockClient: 'static {
     /// `on_message` as [`LockEvent::Renewed`], or [`LockEvent::Lost`] when
     /// the lease was no longer ours; an answer to an earlier request, or a
     /// second copy of one, is ignored.
-    fn renew(&mut self, _ctx: &mut Context<'_, Msg>) -> bool {
+    fn renew(&mut self, _ctx: &mut LockContext<'_, '_, Self::Timer>) -> bool {
         false
     }
     /// Whether the acquire in progress is queued at the server, which will
@@ -124,9 +229,125 @@ pub trait LockClient: 'static {
     /// Asks once more about the queued request, under the same request id,
     /// so that a grant lost in the network is answered again; the server
     /// answers a request it has seen without queueing it twice.
-    fn recheck(&mut self, _ctx: &mut Context<'_, Msg>) {}
+    fn recheck(&mut self, _ctx: &mut LockContext<'_, '_, Self::Timer>) {}
     /// The client crashed: forget everything volatile.
     fn on_crash(&mut self) {}
+}
+
+/// A [`LockClient`] of any timer type, as a design hands it to the workload
+/// (`Box<dyn AnyLockClient>`, from [`crate::design::LockDesign::client`]).
+/// Its methods are those of `LockClient` on a plain [`Context`], with
+/// `on_timer` taking the sim tag a timer fired with.
+///
+/// Why a second trait: with an associated timer type, `dyn LockClient`
+/// would have to name it (`dyn LockClient<Timer = …>`), so protocols with
+/// different timers could not share one box. This trait erases it; its
+/// blanket impl makes every `LockClient` one, so a design writes
+/// `Box::new(MyClient::new(…))` and nothing more. It is sealed: timers reach
+/// a protocol only typed.
+pub trait AnyLockClient: sealed::Erased {}
+
+impl<L: LockClient> AnyLockClient for L {}
+
+/// The erased methods, named apart from [`LockClient`]'s so that a type
+/// with both traits in scope calls either without ambiguity; the workload
+/// calls them through `dyn AnyLockClient`'s own methods.
+mod sealed {
+    use super::*;
+
+    pub trait Erased: 'static {
+        fn erased_acquire(&mut self, ctx: &mut Context<'_, Msg>);
+        fn erased_release(&mut self, ctx: &mut Context<'_, Msg>);
+        fn erased_on_message(
+            &mut self,
+            ctx: &mut Context<'_, Msg>,
+            from: NodeId,
+            msg: &Msg,
+        ) -> LockEvent;
+        fn erased_on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent;
+        fn erased_renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool;
+        fn erased_is_queued(&self) -> bool;
+        fn erased_recheck(&mut self, ctx: &mut Context<'_, Msg>);
+        fn erased_on_crash(&mut self);
+    }
+
+    impl<L: LockClient> Erased for L {
+        fn erased_acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+            self.acquire(&mut LockContext::new(ctx));
+        }
+        fn erased_release(&mut self, ctx: &mut Context<'_, Msg>) {
+            self.release(&mut LockContext::new(ctx));
+        }
+        fn erased_on_message(
+            &mut self,
+            ctx: &mut Context<'_, Msg>,
+            from: NodeId,
+            msg: &Msg,
+        ) -> LockEvent {
+            self.on_message(&mut LockContext::new(ctx), from, msg)
+        }
+        fn erased_on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent {
+            match protocol_timer(tag).and_then(L::Timer::from_tag) {
+                Some(timer) => self.on_timer(&mut LockContext::new(ctx), timer),
+                None => LockEvent::Nothing,
+            }
+        }
+        fn erased_renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
+            self.renew(&mut LockContext::new(ctx))
+        }
+        fn erased_is_queued(&self) -> bool {
+            self.is_queued()
+        }
+        fn erased_recheck(&mut self, ctx: &mut Context<'_, Msg>) {
+            self.recheck(&mut LockContext::new(ctx));
+        }
+        fn erased_on_crash(&mut self) {
+            self.on_crash();
+        }
+    }
+}
+
+impl dyn AnyLockClient {
+    /// [`LockClient::acquire`].
+    pub fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.erased_acquire(ctx);
+    }
+
+    /// [`LockClient::release`].
+    pub fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.erased_release(ctx);
+    }
+
+    /// [`LockClient::on_message`].
+    pub fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
+        self.erased_on_message(ctx, from, msg)
+    }
+
+    /// A timer with sim tag `tag` fired: [`LockClient::on_timer`] if it is
+    /// one of the protocol's, else [`LockEvent::Nothing`].
+    pub fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent {
+        self.erased_on_timer(ctx, tag)
+    }
+
+    /// [`LockClient::renew`].
+    pub fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
+        self.erased_renew(ctx)
+    }
+
+    /// [`LockClient::is_queued`].
+    pub fn is_queued(&self) -> bool {
+        self.erased_is_queued()
+    }
+
+    /// [`LockClient::recheck`].
+    pub fn recheck(&mut self, ctx: &mut Context<'_, Msg>) {
+        self.erased_recheck(ctx);
+    }
+
+    /// [`LockClient::on_crash`].
+    pub fn on_crash(&mut self) {
+        self.erased_on_crash();
+    }
 }
 
 /// One request to one lock server (`lease`, `redis`, and any design whose
@@ -216,25 +437,29 @@ impl SingleServer {
 /// own clock, for as long as the client wants it (etcd's
 /// `concurrency.Session` keep-alive loop). A capability a protocol adds to
 /// its acquire: the etcd client is a [`SingleServer`] with a `KeepAlive`
-/// that sends etcd's own keep-alive. Its one timer uses tag
-/// [`PROTOCOL_TAG`].
+/// that sends etcd's own keep-alive. Its one timer is the `timer` it was
+/// made with, of the protocol's timer type `T`; the protocol hands it to
+/// [`KeepAlive::on_timer`] when it fires.
 #[derive(Debug)]
-pub struct KeepAlive {
+pub struct KeepAlive<T> {
     every: Duration,
     /// The keep-alive of a lease, in the protocol's own message type.
     message: fn(u64) -> Msg,
+    /// The timer it sets.
+    tick: T,
     lease: Option<u64>,
     timer: Option<TimerId>,
 }
 
-impl KeepAlive {
+impl<T: ProtocolTimer + Clone> KeepAlive<T> {
     /// Keeps a lease alive every `every` once started, by sending
-    /// `message(lease)`.
-    pub fn new(every: Duration, message: fn(u64) -> Msg) -> Self {
+    /// `message(lease)`, with timer `timer`.
+    pub fn new(every: Duration, message: fn(u64) -> Msg, timer: T) -> Self {
         assert!(!every.is_zero(), "a keep-alive interval must be positive");
         KeepAlive {
             every,
             message,
+            tick: timer,
             lease: None,
             timer: None,
         }
@@ -246,10 +471,10 @@ impl KeepAlive {
     }
 
     /// Keeps `lease` alive from now on.
-    pub fn start(&mut self, ctx: &mut Context<'_, Msg>, lease: u64) {
+    pub fn start(&mut self, ctx: &mut LockContext<'_, '_, T>, lease: u64) {
         self.lease = Some(lease);
         if self.timer.is_none() {
-            self.timer = Some(ctx.set_timer(self.every, PROTOCOL_TAG));
+            self.timer = Some(ctx.set_timer(self.every, self.tick.clone()));
         }
     }
 
@@ -262,11 +487,11 @@ impl KeepAlive {
     }
 
     /// The keep-alive timer fired: the lease's keep-alive goes to `lock`.
-    pub fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, lock: NodeId) {
+    pub fn on_timer(&mut self, ctx: &mut LockContext<'_, '_, T>, lock: NodeId) {
         self.timer = None;
         if let Some(lease) = self.lease {
             ctx.send(lock, (self.message)(lease));
-            self.timer = Some(ctx.set_timer(self.every, PROTOCOL_TAG));
+            self.timer = Some(ctx.set_timer(self.every, self.tick.clone()));
         }
     }
 
@@ -278,7 +503,9 @@ impl KeepAlive {
 }
 
 impl LockClient for SingleServer {
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+    type Timer = NoTimer;
+
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
         self.req += 1;
         let req = self.req;
         self.waiting = Some(req);
@@ -286,7 +513,7 @@ impl LockClient for SingleServer {
         ctx.send(lock, Msg::Acquire { req });
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
         self.waiting = None;
         self.renewing = None;
         if let Some(lease) = self.lease.take() {
@@ -295,7 +522,12 @@ impl LockClient for SingleServer {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
+    fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, NoTimer>,
+        from: NodeId,
+        msg: &Msg,
+    ) -> LockEvent {
         match *msg {
             Msg::Granted {
                 req,
@@ -339,7 +571,7 @@ impl LockClient for SingleServer {
         }
     }
 
-    fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) -> bool {
         let Some(lease) = self.lease else {
             return false;
         };
@@ -370,10 +602,11 @@ mod tests {
     impl Actor<Msg> for Host {
         fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-            let event = self.0.on_message(ctx, from, &msg);
+            let event = self.0.on_message(&mut LockContext::new(ctx), from, &msg);
             self.1.push(event);
         }
         fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _: TimerId, tag: u64) {
+            let ctx = &mut LockContext::new(ctx);
             match tag {
                 0 => self.0.acquire(ctx),
                 _ => assert!(self.0.renew(ctx)),
@@ -382,6 +615,100 @@ mod tests {
     }
 
     const LOCK: NodeId = 1;
+
+    /// `timer` comes back as itself from the tag the workload sets.
+    fn round_trip<T: ProtocolTimer + PartialEq + std::fmt::Debug>(timer: T) -> u64 {
+        let tag = timer_tag(&timer);
+        let back = crate::design::client::protocol_timer(tag).and_then(T::from_tag);
+        assert_eq!(back, Some(timer));
+        tag
+    }
+
+    #[test]
+    fn the_bundled_protocols_timers_keep_their_sim_tags() {
+        use crate::design::epoch::EpochTimer;
+        use crate::design::etcd::EtcdTimer;
+        use crate::design::postgres::PgTimer;
+        use crate::design::redlock::RedlockTimer;
+        use crate::design::session::SessionTimer;
+        // Journals and trace hashes carry these numbers: a protocol's share
+        // of the tag space starts at 2^32, and the second kind of timer of
+        // Redlock and `epoch` at 2^31 within it.
+        let (base, second) = (1u64 << 32, 1u64 << 31);
+        assert_eq!(round_trip(RedlockTimer::Attempt(7)), base + 7);
+        assert_eq!(round_trip(RedlockTimer::Extension(7)), base + second + 7);
+        assert_eq!(round_trip(EpochTimer::Election(3)), base + 3);
+        assert_eq!(round_trip(EpochTimer::Beat(3)), base + second + 3);
+        assert_eq!(round_trip(SessionTimer::Heartbeat(4)), base + 4);
+        assert_eq!(round_trip(PgTimer::Retransmit), base);
+        assert_eq!(round_trip(EtcdTimer::KeepAlive), base);
+    }
+
+    /// A protocol with one kind of timer, denied when its tick fires.
+    struct Ticker;
+
+    #[derive(Debug, PartialEq)]
+    struct Tick(u64);
+
+    impl ProtocolTimer for Tick {
+        fn tag(&self) -> u64 {
+            self.0
+        }
+        fn from_tag(tag: u64) -> Option<Self> {
+            (tag < 10).then_some(Tick(tag))
+        }
+    }
+
+    impl LockClient for Ticker {
+        type Timer = Tick;
+        fn acquire(&mut self, ctx: &mut LockContext<'_, '_, Tick>) {
+            ctx.set_timer(Duration::from_secs(1), Tick(3));
+        }
+        fn release(&mut self, _: &mut LockContext<'_, '_, Tick>) {}
+        fn on_message(
+            &mut self,
+            _: &mut LockContext<'_, '_, Tick>,
+            _: NodeId,
+            _: &Msg,
+        ) -> LockEvent {
+            LockEvent::Nothing
+        }
+        fn on_timer(&mut self, _: &mut LockContext<'_, '_, Tick>, timer: Tick) -> LockEvent {
+            assert_eq!(timer, Tick(3));
+            LockEvent::Denied
+        }
+    }
+
+    /// Hosts a boxed protocol as the workload does.
+    struct Boxed(Box<dyn AnyLockClient>, Vec<LockEvent>);
+
+    impl Actor<Msg> for Boxed {
+        fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
+            self.0.acquire(ctx);
+        }
+        fn on_message(&mut self, _: &mut Context<'_, Msg>, _: NodeId, _: Msg) {}
+        fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _: TimerId, tag: u64) {
+            let event = self.0.on_timer(ctx, tag);
+            self.1.push(event);
+        }
+    }
+
+    #[test]
+    fn a_boxed_protocol_gets_its_own_timers_back_typed_and_nothing_else() {
+        let mut h = Harness::new(&["client1", "lock"], 0);
+        let mut host = Boxed(Box::new(Ticker), Vec::new());
+        let s = h.start(&mut host);
+        let (id, after, tag) = s.timers[0];
+        assert_eq!((after, tag), (Duration::from_secs(1), (1 << 32) + 3));
+        h.timer(&mut host, id, tag);
+        // The workload's own tags, and a number the protocol never sets.
+        h.timer(&mut host, id, 3);
+        h.timer(&mut host, id, (1 << 32) + 10);
+        assert_eq!(
+            host.1,
+            [LockEvent::Denied, LockEvent::Nothing, LockEvent::Nothing]
+        );
+    }
 
     fn granted(req: u64, lease: u64) -> Msg {
         Msg::Granted {

@@ -84,7 +84,7 @@ use sim::Actor;
 
 use crate::design::catalog::DesignInfo;
 pub use crate::design::config::DesignConfig;
-use crate::design::lock_client::LockClient;
+use crate::design::lock_client::AnyLockClient;
 pub use crate::design::params::{ParamValue, Params};
 use crate::protocol::Msg;
 
@@ -115,10 +115,11 @@ use crate::protocol::Msg;
 /// `acquired` events by (client, lease). Lease ids are unique per client.
 /// What survives [`sim::Actor::on_crash`] is what the modelled
 /// service keeps on disk (say which in the design's doc). Its timer tags are
-/// its own; the client protocol's tags must be at or above
-/// [`lock_client::PROTOCOL_TAG`]. Read time only from the context's clocks
-/// (`now()` for leases, `wall_ns()` if the real system uses the wall clock)
-/// and randomness only from `ctx.rng()`.
+/// its own; the client protocol's timers are its
+/// [`LockClient::Timer`](lock_client::LockClient::Timer), apart from the
+/// server's. Read time only from the context's clocks (`now()` for leases,
+/// `wall_ns()` if the real system uses the wall clock) and randomness only
+/// from `ctx.rng()`.
 pub trait LockDesign: Send + Sync + 'static {
     /// The design's settings, one field per key of its `[lock]` table
     /// (`()` for none).
@@ -129,8 +130,9 @@ pub trait LockDesign: Send + Sync + 'static {
     /// The server actor of lock node `index` (0-based; designs with a
     /// `nodes` key have several, named `lock1` … `lockN`).
     fn server(&self, config: &Self::Config, index: usize) -> Box<dyn Actor<Msg>>;
-    /// The protocol one client speaks to the lock nodes, given their names.
-    fn client(&self, config: &Self::Config, lock_nodes: &[String]) -> Box<dyn LockClient>;
+    /// The protocol one client speaks to the lock nodes, given their names:
+    /// any [`LockClient`](lock_client::LockClient), boxed.
+    fn client(&self, config: &Self::Config, lock_nodes: &[String]) -> Box<dyn AnyLockClient>;
     /// Checks the settings beyond their kinds and bounds when a scenario is
     /// loaded (Redlock's `quorum` must not exceed its `nodes`), so a bad
     /// value is an error at its key, with its file, line and column.
@@ -175,7 +177,7 @@ pub trait DynLockDesign: Send + Sync + 'static {
     /// [`LockDesign::server`], given the loaded table.
     fn server(&self, params: &Params, index: usize) -> Box<dyn Actor<Msg>>;
     /// [`LockDesign::client`], given the loaded table.
-    fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient>;
+    fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn AnyLockClient>;
     /// [`LockDesign::validate`], given the loaded table.
     fn validate(&self, params: &Params) -> Result<(), ParamError>;
 }
@@ -187,7 +189,7 @@ impl<D: LockDesign> DynLockDesign for D {
     fn server(&self, params: &Params, index: usize) -> Box<dyn Actor<Msg>> {
         LockDesign::server(self, &D::Config::from_params(params), index)
     }
-    fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, params: &Params, lock_nodes: &[String]) -> Box<dyn AnyLockClient> {
         LockDesign::client(self, &D::Config::from_params(params), lock_nodes)
     }
     fn validate(&self, params: &Params) -> Result<(), ParamError> {

@@ -101,7 +101,7 @@ use crate::design::catalog::{KeyKind, MAX_DURATION, MIN_INTERVAL};
 use crate::design::config::key;
 use crate::protocol::Payload;
 
-pub use client::{PgClient, RETRANSMIT};
+pub use client::{PgClient, PgTimer, RETRANSMIT};
 pub use server::PgServer;
 
 /// Linux's `net.ipv4.tcp_keepalive_time`: what `tcp_keepalives_idle = 0`

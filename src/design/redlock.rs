@@ -51,7 +51,9 @@ use sim::{Actor, Context, NodeId};
 
 use crate::design::catalog::DesignInfo;
 use crate::design::config::{key, DesignConfig as _};
-use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use crate::design::lock_client::{
+    AnyLockClient, Grant, LockClient, LockContext, LockEvent, ProtocolTimer,
+};
 use crate::design::node_named;
 use crate::design::redis::{RedisConfig, RedisLock, Release};
 use crate::design::{LockDesign, ParamError};
@@ -75,7 +77,7 @@ impl LockDesign for Redlock {
         Box::new(RedisLock::new(config.node()))
     }
 
-    fn client(&self, config: &RedlockConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, config: &RedlockConfig, lock_nodes: &[String]) -> Box<dyn AnyLockClient> {
         Box::new(RedlockClient::new(config.clone(), lock_nodes.to_vec()))
     }
 
@@ -158,9 +160,34 @@ struct Extension {
     answers: Vec<Option<bool>>,
 }
 
-/// Timer tags of extensions: `RENEW_TAG + request id` (acquisitions use
-/// `PROTOCOL_TAG + request id`, far below).
-const RENEW_TAG: u64 = PROTOCOL_TAG + (1 << 31);
+/// Redlock's timers: the deadline of an acquisition or an extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedlockTimer {
+    /// Acquisition `req` is decided with the answers it has.
+    Attempt(u64),
+    /// Extension `req` is decided with the answers it has.
+    Extension(u64),
+}
+
+/// Extensions' tags: this plus the request id (an attempt's tag is its
+/// request id, far below).
+const EXTENSION_TAG: u64 = 1 << 31;
+
+impl ProtocolTimer for RedlockTimer {
+    fn tag(&self) -> u64 {
+        match *self {
+            RedlockTimer::Attempt(req) => req,
+            RedlockTimer::Extension(req) => EXTENSION_TAG + req,
+        }
+    }
+
+    fn from_tag(tag: u64) -> Option<Self> {
+        Some(match tag.checked_sub(EXTENSION_TAG) {
+            Some(req) => RedlockTimer::Extension(req),
+            None => RedlockTimer::Attempt(tag),
+        })
+    }
+}
 
 /// The client half of Redlock: majority, timeout, validity.
 #[derive(Debug)]
@@ -285,7 +312,9 @@ impl RedlockClient {
 }
 
 impl LockClient for RedlockClient {
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+    type Timer = RedlockTimer;
+
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, RedlockTimer>) {
         self.req += 1;
         let req = self.req;
         self.attempt = Some(Attempt {
@@ -296,10 +325,10 @@ impl LockClient for RedlockClient {
         for id in self.node_ids(ctx) {
             ctx.send(id, Msg::Acquire { req });
         }
-        ctx.set_timer(self.config.timeout, PROTOCOL_TAG + req);
+        ctx.set_timer(self.config.timeout, RedlockTimer::Attempt(req));
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, RedlockTimer>) {
         self.extension = None;
         let attempt = self.attempt.take().map(|a| a.req);
         if let Some(lease) = self.held.take().or(attempt) {
@@ -307,7 +336,12 @@ impl LockClient for RedlockClient {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
+    fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, RedlockTimer>,
+        from: NodeId,
+        msg: &Msg,
+    ) -> LockEvent {
         let Some(index) = self.nodes.iter().position(|n| n == ctx.name_of(from)) else {
             return LockEvent::Nothing;
         };
@@ -349,17 +383,23 @@ impl LockClient for RedlockClient {
         LockEvent::Nothing
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent {
-        match (&self.attempt, &self.extension) {
-            (Some(attempt), _) if PROTOCOL_TAG + attempt.req == tag => self.decide(ctx),
-            (_, Some(extension)) if RENEW_TAG + extension.req == tag => {
+    fn on_timer(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, RedlockTimer>,
+        timer: RedlockTimer,
+    ) -> LockEvent {
+        match (timer, &self.attempt, &self.extension) {
+            (RedlockTimer::Attempt(req), Some(attempt), _) if attempt.req == req => {
+                self.decide(ctx)
+            }
+            (RedlockTimer::Extension(req), _, Some(extension)) if extension.req == req => {
                 self.decide_extension(ctx, true)
             }
             _ => LockEvent::Nothing,
         }
     }
 
-    fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, RedlockTimer>) -> bool {
         let Some(lease) = self.held else {
             return false;
         };
@@ -373,7 +413,7 @@ impl LockClient for RedlockClient {
         for id in self.node_ids(ctx) {
             ctx.send(id, Msg::Renew { lease, req });
         }
-        ctx.set_timer(self.config.timeout, RENEW_TAG + req);
+        ctx.set_timer(self.config.timeout, RedlockTimer::Extension(req));
         true
     }
 
@@ -387,6 +427,7 @@ impl LockClient for RedlockClient {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::design::lock_client::timer_tag;
     use sim::testing::{Harness, Step};
     use sim::TimerId;
 
@@ -409,18 +450,21 @@ mod tests {
 
     impl Actor<Msg> for Host {
         fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
+            let client: &mut dyn AnyLockClient = &mut self.client;
             match self.command {
-                Command::Acquire => self.client.acquire(ctx),
-                Command::Release => self.client.release(ctx),
-                Command::Renew => assert!(self.client.renew(ctx)),
+                Command::Acquire => client.acquire(ctx),
+                Command::Release => client.release(ctx),
+                Command::Renew => assert!(client.renew(ctx)),
             }
         }
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-            let event = self.client.on_message(ctx, from, &msg);
+            let client: &mut dyn AnyLockClient = &mut self.client;
+            let event = client.on_message(ctx, from, &msg);
             self.events.push(event);
         }
         fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _: TimerId, tag: u64) {
-            let event = self.client.on_timer(ctx, tag);
+            let client: &mut dyn AnyLockClient = &mut self.client;
+            let event = client.on_timer(ctx, tag);
             self.events.push(event);
         }
     }
@@ -475,7 +519,7 @@ mod tests {
         assert_eq!(to, [1, 2, 3, 4, 5]);
         assert!(s.sends.iter().all(|(_, m)| *m == Msg::Acquire { req: 1 }));
         assert_eq!(s.timers[0].1, Duration::from_millis(50));
-        assert!(s.timers[0].2 >= PROTOCOL_TAG);
+        assert_eq!(s.timers[0].2, timer_tag(&RedlockTimer::Attempt(1)));
     }
 
     #[test]
@@ -545,7 +589,7 @@ mod tests {
         assert_eq!(*c.last(), LockEvent::Denied);
         assert_eq!(releases(&s, 1), [1, 2, 3, 4, 5]);
         // The timeout of a decided attempt does nothing.
-        h.timer(&mut c, TimerId(0), PROTOCOL_TAG + 1);
+        h.timer(&mut c, TimerId(0), timer_tag(&RedlockTimer::Attempt(1)));
         assert_eq!(*c.last(), LockEvent::Nothing);
     }
 

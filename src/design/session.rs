@@ -44,7 +44,7 @@ use std::time::Duration;
 
 use sim::{Context, NodeId};
 
-use crate::design::lock_client::PROTOCOL_TAG;
+use crate::design::lock_client::{LockContext, ProtocolTimer};
 use crate::design::node_named;
 use crate::protocol::{Msg, Payload};
 
@@ -279,7 +279,27 @@ enum State {
     Open { session: u64 },
 }
 
-/// The client's half of a session: open, heartbeat, learn of expiry.
+/// The timer of a client's session: the next heartbeat of session `id`.
+/// Its tag is the session id.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionTimer {
+    /// Session `id`'s next heartbeat is due.
+    Heartbeat(u64),
+}
+
+impl ProtocolTimer for SessionTimer {
+    fn tag(&self) -> u64 {
+        let SessionTimer::Heartbeat(session) = *self;
+        session
+    }
+
+    fn from_tag(tag: u64) -> Option<Self> {
+        Some(SessionTimer::Heartbeat(tag))
+    }
+}
+
+/// The client's half of a session: open, heartbeat, learn of expiry. Its
+/// heartbeats are [`SessionTimer`]s of the protocol that holds it.
 #[derive(Debug)]
 pub struct ClientSession {
     lock: String,
@@ -350,15 +370,19 @@ impl ClientSession {
     /// Handles [`SessionMsg::SessionOpened`] and
     /// [`SessionMsg::SessionExpired`]; an expiry of the open session closes it
     /// (open another with [`ClientSession::open`]).
-    pub fn on_message(&mut self, ctx: &mut Context<'_, Msg>, msg: &Msg) -> SessionEvent {
+    pub fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, SessionTimer>,
+        msg: &Msg,
+    ) -> SessionEvent {
         match msg.as_design::<SessionMsg>() {
             Some(&SessionMsg::SessionOpened { req, session, .. })
                 if self.state == State::Opening { req } =>
             {
                 self.state = State::Open { session };
-                // One timer chain per session: its tag names the session, so
-                // the chain of an expired session dies out.
-                ctx.set_timer(self.heartbeat, PROTOCOL_TAG + session);
+                // One timer chain per session: its timer names the session,
+                // so the chain of an expired session dies out.
+                ctx.set_timer(self.heartbeat, SessionTimer::Heartbeat(session));
                 SessionEvent::Opened(session)
             }
             Some(&SessionMsg::SessionExpired { session }) => {
@@ -371,16 +395,20 @@ impl ClientSession {
         }
     }
 
-    /// A protocol timer fired: the open session's heartbeat is sent and
-    /// re-armed. Returns whether the tag was a heartbeat's.
-    pub fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> bool {
-        let Some(session) = tag.checked_sub(PROTOCOL_TAG) else {
+    /// A session's heartbeat timer fired: the open session's heartbeat is
+    /// sent and re-armed. Returns whether it was the open session's (that of
+    /// a session gone since does nothing).
+    pub fn on_timer(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, SessionTimer>,
+        timer: SessionTimer,
+    ) -> bool {
+        let SessionTimer::Heartbeat(session) = timer;
+        if self.id() != Some(session) {
             return false;
-        };
-        if self.id() == Some(session) {
-            self.heartbeat_now(ctx);
-            ctx.set_timer(self.heartbeat, tag);
         }
+        self.heartbeat_now(ctx);
+        ctx.set_timer(self.heartbeat, timer);
         true
     }
 
@@ -403,6 +431,8 @@ pub fn heartbeat_interval(heartbeat: Duration, ttl: Duration, divisor: u32) -> D
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::design::client::protocol_timer;
+    use crate::design::lock_client::timer_tag;
     use sim::testing::Harness;
     use sim::{Actor, TimerId};
 
@@ -508,11 +538,13 @@ mod tests {
             self.0.open(ctx);
         }
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, _: NodeId, msg: Msg) {
-            let event = self.0.on_message(ctx, &msg);
+            let event = self.0.on_message(&mut LockContext::new(ctx), &msg);
             self.1.push(event);
         }
         fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _: TimerId, tag: u64) {
-            assert!(self.0.on_timer(ctx, tag));
+            let timer = protocol_timer(tag).and_then(SessionTimer::from_tag);
+            let timer = timer.expect("a heartbeat's timer");
+            self.0.on_timer(&mut LockContext::new(ctx), timer);
         }
     }
 
@@ -533,7 +565,8 @@ mod tests {
         });
         let step = h.message(&mut c, LOCK, opened);
         let (timer, after, tag) = step.timers[0];
-        assert_eq!((after, tag), (Duration::from_secs(3), PROTOCOL_TAG + 4));
+        let heartbeat = timer_tag(&SessionTimer::Heartbeat(4));
+        assert_eq!((after, tag), (Duration::from_secs(3), heartbeat));
         let step = h.timer(&mut c, timer, tag);
         assert_eq!(
             step.sends,

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use sim::{Context, NodeId};
 
-use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
-use crate::design::session::{ClientSession, SessionEvent, SessionMsg};
+use crate::design::lock_client::{Grant, LockClient, LockContext, LockEvent};
+use crate::design::session::{ClientSession, SessionEvent, SessionMsg, SessionTimer};
 use crate::protocol::Msg;
 
 /// When a client learns that the lock it held is gone.
@@ -73,7 +73,7 @@ impl SessionLockClient {
         ttl: Duration,
         divisor: u32,
         notice: LossNotice,
-    ) -> Box<dyn crate::design::lock_client::LockClient> {
+    ) -> Box<dyn crate::design::lock_client::AnyLockClient> {
         let heartbeat = crate::design::session::heartbeat_interval(heartbeat, ttl, divisor);
         Box::new(SessionLockClient::new(
             lock_nodes[0].clone(),
@@ -156,7 +156,9 @@ impl SessionLockClient {
 }
 
 impl LockClient for SessionLockClient {
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+    type Timer = SessionTimer;
+
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, SessionTimer>) {
         let req = self.unanswered.take().unwrap_or_else(|| {
             self.req += 1;
             self.req
@@ -167,7 +169,7 @@ impl LockClient for SessionLockClient {
         }
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, SessionTimer>) {
         self.renewing = None;
         if let Some(req) = self.waiting.take() {
             if self.queued.is_none() {
@@ -180,7 +182,12 @@ impl LockClient for SessionLockClient {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, _from: NodeId, msg: &Msg) -> LockEvent {
+    fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, SessionTimer>,
+        _from: NodeId,
+        msg: &Msg,
+    ) -> LockEvent {
         let open_before = self.session.id();
         match self.session.on_message(ctx, msg) {
             SessionEvent::Opened(session) => {
@@ -283,8 +290,12 @@ impl LockClient for SessionLockClient {
         LockEvent::Nothing
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent {
-        if self.session.on_timer(ctx, tag) && self.session.id() == tag.checked_sub(PROTOCOL_TAG) {
+    fn on_timer(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, SessionTimer>,
+        timer: SessionTimer,
+    ) -> LockEvent {
+        if self.session.on_timer(ctx, timer) {
             // A heartbeat went out: so do the releases still unanswered.
             for (session, lease) in self.releasing.clone() {
                 self.send_release(ctx, session, lease);
@@ -295,7 +306,7 @@ impl LockClient for SessionLockClient {
 
     /// The lock lives as long as the session: the server heartbeats the
     /// session that holds the lease, and says so.
-    fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, SessionTimer>) -> bool {
         // Asked even when the session that took the lease is known to be
         // gone (Hazelcast hears of the loss on its next lock call): the
         // server's refusal is the answer.
@@ -316,7 +327,7 @@ impl LockClient for SessionLockClient {
         self.waiting.is_some() && self.queued.is_some()
     }
 
-    fn recheck(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn recheck(&mut self, ctx: &mut LockContext<'_, '_, SessionTimer>) {
         if let Some(session) = self.session.id() {
             if self.queued.is_some_and(|(s, _)| s == session) {
                 self.send_acquire(ctx, session);
@@ -343,7 +354,9 @@ pub(crate) mod testing {
     use sim::testing::{Harness, Step};
     use sim::{Actor, Context, NodeId, TimerId};
 
-    use crate::design::lock_client::{LockClient, LockEvent};
+    use crate::design::lock_client::{
+        timer_tag, AnyLockClient, LockClient, LockEvent, ProtocolTimer,
+    };
     use crate::design::session::SessionMsg;
     use crate::protocol::Msg;
 
@@ -365,7 +378,7 @@ pub(crate) mod testing {
 
     /// Hosts a lock client as an actor: calls go in through `on_start`.
     pub(crate) struct Host {
-        lock: Box<dyn LockClient>,
+        lock: Box<dyn AnyLockClient>,
         call: Option<Call>,
         event: LockEvent,
         renewed: bool,
@@ -429,9 +442,13 @@ pub(crate) mod testing {
             (self.event.clone(), step.sends)
         }
 
-        /// A protocol timer with `tag`.
-        pub(crate) fn timer(&mut self, h: &mut Harness, tag: u64) -> (LockEvent, Step<Msg>) {
-            let step = h.timer(self, TimerId(u64::MAX), tag);
+        /// The protocol's `timer` fires.
+        pub(crate) fn timer(
+            &mut self,
+            h: &mut Harness,
+            timer: impl ProtocolTimer,
+        ) -> (LockEvent, Step<Msg>) {
+            let step = h.timer(self, TimerId(u64::MAX), timer_tag(&timer));
             (self.event.clone(), step)
         }
     }

@@ -208,8 +208,8 @@ impl SessionLock for LockPath {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::design::lock_client::{Grant, LockEvent, PROTOCOL_TAG};
-    use crate::design::session::SESSION_TAG;
+    use crate::design::lock_client::{Grant, LockEvent};
+    use crate::design::session::{SessionTimer, SESSION_TAG};
     use crate::design::session_client::testing::{granted_msg, Host};
     use sim::journal::Value;
     use sim::testing::Harness;
@@ -424,7 +424,7 @@ mod tests {
             LockEvent::Acquired(grant)
         );
         assert!(c.renew(&mut h));
-        let (_, step) = c.timer(&mut h, PROTOCOL_TAG + 7);
+        let (_, step) = c.timer(&mut h, SessionTimer::Heartbeat(7));
         assert_eq!(
             step.sends,
             [(LOCK, Msg::design(SessionMsg::Heartbeat { session: 7 }))]

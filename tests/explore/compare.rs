@@ -112,7 +112,7 @@ fn compare_lists_every_lock_design_with_the_same_seeds() {
 #[test]
 fn the_terminal_table_shows_names_as_written() {
     use fencesim::design::catalog::DesignInfo;
-    use fencesim::design::lock_client::LockClient;
+    use fencesim::design::lock_client::AnyLockClient;
     use fencesim::design::LockDesign;
     use fencesim::protocol::Msg;
 
@@ -128,7 +128,7 @@ fn the_terminal_table_shows_names_as_written() {
         fn server(&self, c: &Self::Config, index: usize) -> Box<dyn fencesim::sim::Actor<Msg>> {
             fencesim::design::lease::Lease.server(c, index)
         }
-        fn client(&self, c: &Self::Config, nodes: &[String]) -> Box<dyn LockClient> {
+        fn client(&self, c: &Self::Config, nodes: &[String]) -> Box<dyn AnyLockClient> {
             fencesim::design::lease::Lease.client(c, nodes)
         }
     }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use fencesim::cli::Status;
 use fencesim::design::catalog::{DesignInfo, Registry};
 use fencesim::design::grants::Grants;
-use fencesim::design::lock_client::{Grant, LockClient, LockEvent};
+use fencesim::design::lock_client::{
+    AnyLockClient, Grant, LockClient, LockContext, LockEvent, NoTimer,
+};
 use fencesim::design::{node_named, LockDesign};
 use fencesim::oracle::Verdict;
 use fencesim::protocol::{Msg, Payload};
@@ -55,7 +57,7 @@ impl LockDesign for TicketDesign {
         })
     }
 
-    fn client(&self, _: &(), lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, _: &(), lock_nodes: &[String]) -> Box<dyn AnyLockClient> {
         Box::new(TicketClient {
             lock: lock_nodes[0].clone(),
             req: 0,
@@ -113,14 +115,16 @@ struct TicketClient {
 }
 
 impl LockClient for TicketClient {
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+    type Timer = NoTimer;
+
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
         self.req += 1;
         self.waiting = Some(self.req);
         let lock = node_named(ctx, &self.lock);
         ctx.send(lock, Msg::design(Ticket::Ask { req: self.req }));
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
         self.waiting = None;
         if let Some(lease) = self.held.take() {
             let lock = node_named(ctx, &self.lock);
@@ -128,7 +132,12 @@ impl LockClient for TicketClient {
         }
     }
 
-    fn on_message(&mut self, _: &mut Context<'_, Msg>, _: NodeId, msg: &Msg) -> LockEvent {
+    fn on_message(
+        &mut self,
+        _: &mut LockContext<'_, '_, NoTimer>,
+        _: NodeId,
+        msg: &Msg,
+    ) -> LockEvent {
         match (msg, msg.as_design::<Ticket>()) {
             (
                 &Msg::Granted {

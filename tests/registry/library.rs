@@ -4,7 +4,7 @@
 
 use fencesim::design::catalog::{DesignInfo, Registry, Role};
 use fencesim::design::lease::{LeaseConfig, LeaseLock};
-use fencesim::design::lock_client::{LockClient, SingleServer};
+use fencesim::design::lock_client::{AnyLockClient, SingleServer};
 use fencesim::design::params::Params;
 use fencesim::design::LockDesign;
 use fencesim::explore::exhaustive;
@@ -148,7 +148,7 @@ impl LockDesign for GracelessLease {
         Box::new(LeaseLock::new(config))
     }
 
-    fn client(&self, _p: &Params, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, _p: &Params, lock_nodes: &[String]) -> Box<dyn AnyLockClient> {
         Box::new(SingleServer::new(lock_nodes[0].clone()))
     }
 }

@@ -3,7 +3,7 @@
 
 use fencesim::design::catalog::{DesignInfo, Registry};
 use fencesim::design::lease::{Lease, LeaseConfig};
-use fencesim::design::lock_client::LockClient;
+use fencesim::design::lock_client::AnyLockClient;
 use fencesim::design::{DesignConfig, LockDesign};
 use fencesim::oracle::Verdict;
 use fencesim::protocol::Msg;
@@ -28,7 +28,7 @@ impl LockDesign for ApiLease {
     fn server(&self, config: &LeaseConfig, index: usize) -> Box<dyn Actor<Msg>> {
         Lease.server(config, index)
     }
-    fn client(&self, config: &LeaseConfig, lock_nodes: &[String]) -> Box<dyn LockClient> {
+    fn client(&self, config: &LeaseConfig, lock_nodes: &[String]) -> Box<dyn AnyLockClient> {
         Lease.client(config, lock_nodes)
     }
 }

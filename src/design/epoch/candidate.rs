@@ -6,13 +6,39 @@ use std::time::Duration;
 use sim::{Context, NodeId};
 
 use super::{EpochConfig, EpochMsg};
-use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use crate::design::lock_client::{Grant, LockClient, LockContext, LockEvent, ProtocolTimer};
 use crate::design::node_named;
 use crate::protocol::Msg;
 
-/// Timer tags of heartbeats: `BEAT_TAG + heartbeat id` (elections use
-/// `PROTOCOL_TAG + request id`, far below).
-const BEAT_TAG: u64 = PROTOCOL_TAG + (1 << 31);
+/// The candidate's timers: an election's deadline, and the leader's next
+/// heartbeat.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EpochTimer {
+    /// Election `req` is decided with the votes it has.
+    Election(u64),
+    /// Heartbeat `n` is due; only the latest one scheduled beats.
+    Beat(u64),
+}
+
+/// Heartbeats' tags: this plus the heartbeat's number (an election's tag is
+/// its request id, far below).
+const BEAT_TAG: u64 = 1 << 31;
+
+impl ProtocolTimer for EpochTimer {
+    fn tag(&self) -> u64 {
+        match *self {
+            EpochTimer::Election(req) => req,
+            EpochTimer::Beat(n) => BEAT_TAG + n,
+        }
+    }
+
+    fn from_tag(tag: u64) -> Option<Self> {
+        Some(match tag.checked_sub(BEAT_TAG) {
+            Some(n) => EpochTimer::Beat(n),
+            None => EpochTimer::Election(tag),
+        })
+    }
+}
 
 /// One voter's answer to the current election.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,7 +123,7 @@ impl EpochClient {
 
     /// Ends the current election: leader with a majority in time, or the
     /// votes given back and denied.
-    fn decide(&mut self, ctx: &mut Context<'_, Msg>) -> LockEvent {
+    fn decide(&mut self, ctx: &mut LockContext<'_, '_, EpochTimer>) -> LockEvent {
         let Some(election) = self.election.take() else {
             return LockEvent::Nothing;
         };
@@ -131,12 +157,15 @@ impl EpochClient {
     }
 
     /// Schedules the next heartbeat; only the latest one scheduled beats.
-    fn next_heartbeat(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn next_heartbeat(&mut self, ctx: &mut LockContext<'_, '_, EpochTimer>) {
         self.beats += 1;
-        ctx.set_timer(self.config.heartbeat_interval(), BEAT_TAG + self.beats);
+        ctx.set_timer(
+            self.config.heartbeat_interval(),
+            EpochTimer::Beat(self.beats),
+        );
     }
 
-    fn heartbeat(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn heartbeat(&mut self, ctx: &mut LockContext<'_, '_, EpochTimer>) {
         let Some(term) = self.leading else {
             return;
         };
@@ -190,7 +219,9 @@ impl EpochClient {
 }
 
 impl LockClient for EpochClient {
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+    type Timer = EpochTimer;
+
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, EpochTimer>) {
         self.req += 1;
         self.term += 1;
         let (req, term) = (self.req, self.term);
@@ -203,10 +234,10 @@ impl LockClient for EpochClient {
         for id in self.voter_ids(ctx) {
             ctx.send(id, Msg::design(EpochMsg::Vote { req, term }));
         }
-        ctx.set_timer(self.config.timeout, PROTOCOL_TAG + req);
+        ctx.set_timer(self.config.timeout, EpochTimer::Election(req));
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, EpochTimer>) {
         self.beat = None;
         let election = self.election.take().map(|e| e.term);
         if let Some(term) = self.leading.take().or(election) {
@@ -214,7 +245,12 @@ impl LockClient for EpochClient {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
+    fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, EpochTimer>,
+        from: NodeId,
+        msg: &Msg,
+    ) -> LockEvent {
         let Some(index) = self.voters.iter().position(|n| n == ctx.name_of(from)) else {
             return LockEvent::Nothing;
         };
@@ -256,21 +292,25 @@ impl LockClient for EpochClient {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, tag: u64) -> LockEvent {
-        if tag >= BEAT_TAG {
-            if tag == BEAT_TAG + self.beats {
-                self.heartbeat(ctx);
+    fn on_timer(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, EpochTimer>,
+        timer: EpochTimer,
+    ) -> LockEvent {
+        match (timer, &self.election) {
+            (EpochTimer::Beat(n), _) => {
+                if n == self.beats {
+                    self.heartbeat(ctx);
+                }
+                LockEvent::Nothing
             }
-            return LockEvent::Nothing;
-        }
-        match &self.election {
-            Some(election) if PROTOCOL_TAG + election.req == tag => self.decide(ctx),
-            _ => LockEvent::Nothing,
+            (EpochTimer::Election(req), Some(election)) if election.req == req => self.decide(ctx),
+            (EpochTimer::Election(_), _) => LockEvent::Nothing,
         }
     }
 
     /// The leader heartbeats by itself: nothing for the client's `renew`.
-    fn renew(&mut self, _ctx: &mut Context<'_, Msg>) -> bool {
+    fn renew(&mut self, _ctx: &mut LockContext<'_, '_, EpochTimer>) -> bool {
         false
     }
 
@@ -285,6 +325,7 @@ impl LockClient for EpochClient {
 mod tests {
     use super::super::msgs::{granted, refused, vote, TTL};
     use super::*;
+    use crate::design::lock_client::{timer_tag, AnyLockClient};
     use sim::testing::{Harness, Step};
     use sim::{Actor, TimerId};
 
@@ -298,18 +339,21 @@ mod tests {
 
     impl Actor<Msg> for Host {
         fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
+            let client: &mut dyn AnyLockClient = &mut self.client;
             if self.acquire {
-                self.client.acquire(ctx);
+                client.acquire(ctx);
             } else {
-                self.client.release(ctx);
+                client.release(ctx);
             }
         }
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-            let event = self.client.on_message(ctx, from, &msg);
+            let client: &mut dyn AnyLockClient = &mut self.client;
+            let event = client.on_message(ctx, from, &msg);
             self.events.push(event);
         }
         fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _: TimerId, tag: u64) {
-            let event = self.client.on_timer(ctx, tag);
+            let client: &mut dyn AnyLockClient = &mut self.client;
+            let event = client.on_timer(ctx, tag);
             self.events.push(event);
         }
     }
@@ -352,7 +396,7 @@ mod tests {
             last = Some(h.message(c, voter, granted(term, term)));
         }
         let beat = last.expect("three votes").timers[0];
-        assert!(beat.2 >= BEAT_TAG);
+        assert_eq!(beat.2, timer_tag(&EpochTimer::Beat(1)));
         beat
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use sim::{Context, NodeId, TimerId};
 
 use super::PgWire;
-use crate::design::lock_client::{Grant, LockClient, LockEvent, PROTOCOL_TAG};
+use crate::design::lock_client::{Grant, LockClient, LockContext, LockEvent, ProtocolTimer};
 use crate::design::node_named;
 use crate::design::session::SessionMsg;
 use crate::protocol::Msg;
@@ -49,6 +49,23 @@ pub struct PgClient {
 /// How often a client sends an unanswered unlock again.
 pub const RETRANSMIT: Duration = Duration::from_secs(1);
 
+/// The client's one timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PgTimer {
+    /// The unanswered unlock goes again.
+    Retransmit,
+}
+
+impl ProtocolTimer for PgTimer {
+    fn tag(&self) -> u64 {
+        0
+    }
+
+    fn from_tag(tag: u64) -> Option<Self> {
+        (tag == 0).then_some(PgTimer::Retransmit)
+    }
+}
+
 impl PgClient {
     /// Talks to the server node called `server`.
     pub fn new(server: impl Into<String>) -> Self {
@@ -68,7 +85,7 @@ impl PgClient {
         }
     }
 
-    fn send_unlock(&mut self, ctx: &mut Context<'_, Msg>, session: u64, lease: u64) {
+    fn send_unlock(&mut self, ctx: &mut LockContext<'_, '_, PgTimer>, session: u64, lease: u64) {
         self.unlocking = Some((session, lease));
         let server = node_named(ctx, &self.server);
         ctx.send(
@@ -78,7 +95,7 @@ impl PgClient {
         if let Some(t) = self.retransmit.take() {
             ctx.cancel_timer(t);
         }
-        self.retransmit = Some(ctx.set_timer(RETRANSMIT, PROTOCOL_TAG));
+        self.retransmit = Some(ctx.set_timer(RETRANSMIT, PgTimer::Retransmit));
     }
 
     fn unlock_answered(&mut self, ctx: &mut Context<'_, Msg>, session: u64, lease: Option<u64>) {
@@ -114,7 +131,9 @@ impl PgClient {
 }
 
 impl LockClient for PgClient {
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+    type Timer = PgTimer;
+
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, PgTimer>) {
         let req = self.unanswered.take().unwrap_or_else(|| {
             self.req += 1;
             self.req
@@ -125,7 +144,7 @@ impl LockClient for PgClient {
         self.send_lock(ctx);
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, PgTimer>) {
         self.renewing = None;
         if let Some(req) = self.waiting.take() {
             self.unanswered = Some(req);
@@ -135,7 +154,12 @@ impl LockClient for PgClient {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
+    fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, PgTimer>,
+        from: NodeId,
+        msg: &Msg,
+    ) -> LockEvent {
         match (msg, msg.as_design::<SessionMsg>()) {
             (_, Some(&SessionMsg::SessionOpened { req, session, .. }))
                 if self.connecting == Some(req) =>
@@ -208,7 +232,8 @@ impl LockClient for PgClient {
         LockEvent::Nothing
     }
 
-    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _tag: u64) -> LockEvent {
+    fn on_timer(&mut self, ctx: &mut LockContext<'_, '_, PgTimer>, timer: PgTimer) -> LockEvent {
+        let PgTimer::Retransmit = timer;
         self.retransmit = None;
         if let Some((session, lease)) = self.unlocking {
             self.send_unlock(ctx, session, lease);
@@ -216,7 +241,7 @@ impl LockClient for PgClient {
         LockEvent::Nothing
     }
 
-    fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, PgTimer>) -> bool {
         // Asked even when the connection is known to be closed: the
         // server's refusal is how the client hears the lock is gone.
         let Some((_, lease)) = self.held else {
