@@ -25,10 +25,10 @@ use std::time::Duration;
 use fencesim::design::catalog::Registry;
 use fencesim::design::config::key;
 use fencesim::design::grants::Grants;
-use fencesim::design::lock_client::{Grant, LockClient, LockContext, LockEvent, ProtocolTimer};
+use fencesim::design::lock_client::{Grant, LockClient, LockContext, LockEvent};
 use fencesim::design::node_named;
 use fencesim::protocol::{Msg, Payload};
-use fencesim::sim::{Actor, Context, NodeId, TimerId};
+use fencesim::sim::{Actor, Context, NodeId};
 
 /// The Lease object's spec and its `resourceVersion`.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -104,8 +104,6 @@ struct ApiServer {
 }
 
 impl Actor<Msg> for ApiServer {
-    fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
-
     /// A `PUT` at the current `resourceVersion` is stored at the next one. A
     /// new term (another holder, or a new `acquireTime`) is a grant whose
     /// lease id and token are that version, and ends the previous holder's;
@@ -147,22 +145,6 @@ impl Actor<Msg> for ApiServer {
             }
             (false, None) => {}
         }
-    }
-
-    fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
-}
-
-/// The leader's renewal loop, one per term: its tag is the term.
-#[derive(Clone, Copy, PartialEq)]
-struct Renew(u64);
-
-impl ProtocolTimer for Renew {
-    fn tag(&self) -> u64 {
-        self.0
-    }
-
-    fn from_tag(term: u64) -> Option<Self> {
-        Some(Renew(term))
     }
 }
 
@@ -235,13 +217,14 @@ impl Candidate {
 }
 
 impl LockClient for Candidate {
-    type Timer = Renew;
+    /// The leader's renewal loop, one per term: its timer is the term.
+    type Timer = u64;
 
-    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, Renew>) {
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, u64>) {
         self.send(ctx, |req| Api::Get { req }, false);
     }
 
-    fn release(&mut self, ctx: &mut LockContext<'_, '_, Renew>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, u64>) {
         // client-go's ReleaseOnCancel: the lease without a holder.
         if let (Some(mut lease), Some(_)) = (self.written.take(), self.renewed_at.take()) {
             lease.holder = None;
@@ -252,7 +235,7 @@ impl LockClient for Candidate {
 
     fn on_message(
         &mut self,
-        ctx: &mut LockContext<'_, '_, Renew>,
+        ctx: &mut LockContext<'_, '_, u64>,
         _: NodeId,
         msg: &Msg,
     ) -> LockEvent {
@@ -272,7 +255,7 @@ impl LockClient for Candidate {
             (Msg::Granted { req, lease, .. }, _) if *req == awaited => {
                 self.stored(ctx);
                 self.term += 1;
-                ctx.set_timer(self.config.retry_period, Renew(self.term));
+                ctx.set_timer(self.config.retry_period, self.term);
                 // The lease id is the resourceVersion, and so is the token.
                 let token = self.config.tokens.then_some(*lease);
                 LockEvent::Acquired(Grant::new(*lease, token, self.config.renew_deadline))
@@ -285,8 +268,8 @@ impl LockClient for Candidate {
         }
     }
 
-    fn on_timer(&mut self, ctx: &mut LockContext<'_, '_, Renew>, timer: Renew) -> LockEvent {
-        let Some(renewed_at) = self.renewed_at.filter(|_| timer == Renew(self.term)) else {
+    fn on_timer(&mut self, ctx: &mut LockContext<'_, '_, u64>, term: u64) -> LockEvent {
+        let Some(renewed_at) = self.renewed_at.filter(|_| term == self.term) else {
             return LockEvent::Nothing; // a loop of an earlier term
         };
         // Like client-go's renew loop, it tries once more before it looks at
@@ -294,7 +277,7 @@ impl LockClient for Candidate {
         if self.waiting.is_some() && ctx.now() >= renewed_at + self.config.renew_deadline {
             return self.refused(true);
         }
-        ctx.set_timer(self.config.retry_period, timer);
+        ctx.set_timer(self.config.retry_period, term);
         self.send(ctx, |req| Api::Get { req }, true);
         LockEvent::Nothing
     }

@@ -8,7 +8,7 @@
 //! by the world.
 //!
 //! ```
-//! use sim::{Actor, Context, Message, NodeId, TimerId};
+//! use sim::{Actor, Context, Message, NodeId};
 //! #[derive(Clone, Debug)]
 //! struct Ping;
 //! impl Message for Ping {
@@ -17,12 +17,10 @@
 //! /// Answers every ping with a ping.
 //! struct Echo;
 //! impl Actor<Ping> for Echo {
-//!     fn on_start(&mut self, _ctx: &mut Context<'_, Ping>) {}
 //!     fn on_message(&mut self, ctx: &mut Context<'_, Ping>, from: NodeId, msg: Ping) {
 //!         sim::emit!("echoed", from = ctx.name_of(from));
 //!         ctx.send(from, msg);
 //!     }
-//!     fn on_timer(&mut self, _ctx: &mut Context<'_, Ping>, _id: TimerId, _tag: u64) {}
 //! }
 //! ```
 
@@ -48,12 +46,14 @@ pub trait Message: Clone + Debug + 'static {
 
 /// A state machine hosted by a node.
 pub trait Actor<M: Message>: 'static {
-    /// The node starts, or restarts after a crash.
-    fn on_start(&mut self, ctx: &mut Context<'_, M>);
+    /// The node starts, or restarts after a crash. An actor that only
+    /// answers keeps the default, which does nothing.
+    fn on_start(&mut self, _ctx: &mut Context<'_, M>) {}
     /// A message arrived.
     fn on_message(&mut self, ctx: &mut Context<'_, M>, from: NodeId, msg: M);
-    /// A timer set with [`Context::set_timer`] fired.
-    fn on_timer(&mut self, ctx: &mut Context<'_, M>, id: TimerId, tag: u64);
+    /// A timer set with [`Context::set_timer`] fired. An actor that sets
+    /// none keeps the default, which does nothing.
+    fn on_timer(&mut self, _ctx: &mut Context<'_, M>, _id: TimerId, _tag: u64) {}
     /// The node crashed: forget what would not survive (volatile state), keep
     /// what is durable. `on_start` follows on restart. Timers are already gone.
     fn on_crash(&mut self) {}

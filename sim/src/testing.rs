@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use sim::testing::Harness;
-//! use sim::{Actor, Context, Message, NodeId, TimerId};
+//! use sim::{Actor, Context, Message, NodeId};
 //! use std::time::Duration;
 //! #[derive(Clone, Debug, PartialEq)]
 //! struct Ping(u32);
@@ -12,12 +12,10 @@
 //! }
 //! struct Echo;
 //! impl Actor<Ping> for Echo {
-//!     fn on_start(&mut self, _: &mut Context<'_, Ping>) {}
 //!     fn on_message(&mut self, ctx: &mut Context<'_, Ping>, from: NodeId, msg: Ping) {
 //!         sim::emit!("echo", n = msg.0);
 //!         ctx.send(from, Ping(msg.0 + 1));
 //!     }
-//!     fn on_timer(&mut self, _: &mut Context<'_, Ping>, _: TimerId, _: u64) {}
 //! }
 //! let mut h = Harness::new(&["echo", "peer"], 0);
 //! let step = h.message(&mut Echo, 1, Ping(1));

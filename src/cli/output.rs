@@ -461,7 +461,6 @@ pub(crate) fn plural(n: usize, noun: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-
     #[test]
     fn plural_is_singular_only_for_one() {
         assert_eq!(super::plural(0, "fault"), "0 faults");
@@ -469,7 +468,7 @@ mod tests {
         assert_eq!(super::plural(2, "scenario"), "2 scenarios");
         assert_eq!(super::plural(1, "job"), "1 job");
     }
-    use sim::{Actor, Context, NodeId, TimerId};
+    use sim::{Actor, Context, NodeId};
 
     use super::*;
     use crate::design::catalog::DesignInfo;
@@ -482,11 +481,9 @@ mod tests {
     struct PanickingServer;
 
     impl Actor<Msg> for PanickingServer {
-        fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
         fn on_message(&mut self, _: &mut Context<'_, Msg>, _: NodeId, _: Msg) {
             panic!("the storage design has a bug");
         }
-        fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
     }
 
     impl StorageDesign for Panics {

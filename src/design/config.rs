@@ -484,12 +484,10 @@ macro_rules! design_choice {
 /// use fencesim::design::config::key;
 /// use fencesim::design::lock_client::SingleServer;
 ///
-/// # use fencesim::{protocol::Msg, sim::{Actor, Context, NodeId, TimerId}};
+/// # use fencesim::{protocol::Msg, sim::{Actor, Context, NodeId}};
 /// # struct MyServer(Duration);
 /// # impl Actor<Msg> for MyServer {
-/// #     fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
 /// #     fn on_message(&mut self, _: &mut Context<'_, Msg>, _: NodeId, _: Msg) {}
-/// #     fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
 /// # }
 /// fencesim::lock_design! {
 ///     pub struct MyLock as MY_LOCK = "my_lock", "a TTL lease of my own";

@@ -60,7 +60,6 @@
 //! use sim::testing::Harness;
 //! # struct Lock(Grants);
 //! # impl sim::Actor<Msg> for Lock {
-//! #     fn on_start(&mut self, _: &mut sim::Context<'_, Msg>) {}
 //! #     fn on_message(&mut self, ctx: &mut sim::Context<'_, Msg>, from: usize, msg: Msg) {
 //! #         match msg {
 //! #             Msg::Acquire { req } => self.0.grant(ctx, from, req, req, Some(req), Duration::from_secs(10)),
@@ -439,7 +438,6 @@ mod tests {
     struct Lock(Grants);
 
     impl Actor<Msg> for Lock {
-        fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
             match msg {
                 Msg::Acquire { req } if self.0.is_live(from, req) => {
@@ -531,11 +529,9 @@ mod tests {
         let mut h = Harness::new(&["lock", "client1"], 0);
         struct Twice(Grants);
         impl Actor<Msg> for Twice {
-            fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
             fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, _: Msg) {
                 self.0.grant(ctx, from, 1, 1, None, TTL);
             }
-            fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
         }
         let mut l = Twice(Grants::new());
         h.message(&mut l, CLIENT1, Msg::Acquire { req: 1 });

@@ -83,6 +83,18 @@ impl ProtocolTimer for NoTimer {
     }
 }
 
+/// A protocol whose one kind of timer carries a number (a term, a request
+/// id) may use that number as its timer: `type Timer = u64;`.
+impl ProtocolTimer for u64 {
+    fn tag(&self) -> u64 {
+        *self
+    }
+
+    fn from_tag(tag: u64) -> Option<Self> {
+        Some(tag)
+    }
+}
+
 /// The sim tag the workload sets for a protocol's `timer`: what a
 /// [`sim::testing::Harness`] step lists, and what to hand back to
 /// [`AnyLockClient`]'s `on_timer` when a protocol is hosted by hand.
@@ -600,7 +612,6 @@ mod tests {
     struct Host(SingleServer, Vec<LockEvent>);
 
     impl Actor<Msg> for Host {
-        fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
             let event = self.0.on_message(&mut LockContext::new(ctx), from, &msg);
             self.1.push(event);

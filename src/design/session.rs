@@ -19,7 +19,6 @@
 //! use sim::testing::Harness;
 //! # struct Server(SessionTable);
 //! # impl sim::Actor<Msg> for Server {
-//! #     fn on_start(&mut self, _: &mut sim::Context<'_, Msg>) {}
 //! #     fn on_message(&mut self, ctx: &mut sim::Context<'_, Msg>, from: usize, msg: Msg) {
 //! #         if let Some(&SessionMsg::OpenSession { req }) = msg.as_design() {
 //! #             self.0.open(ctx, from, req);
@@ -440,7 +439,6 @@ mod tests {
     struct Server(SessionTable, Vec<u64>);
 
     impl Actor<Msg> for Server {
-        fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
             match msg.as_design::<SessionMsg>() {
                 Some(&SessionMsg::OpenSession { req }) => {

@@ -323,8 +323,6 @@ impl<P: StoragePolicy> StorageNode<P> {
 }
 
 impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
-
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         match msg {
             Msg::Read { req, key } => {

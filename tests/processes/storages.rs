@@ -13,7 +13,7 @@ use fencesim::process::object_store::{self, Client};
 use fencesim::process::sql::{self, update, Pool};
 use fencesim::process::Process;
 use fencesim::protocol::Msg;
-use sim::{Actor, Context, Limits, NodeId, TimerId, WorldBuilder};
+use sim::{Actor, Context, Limits, NodeId, WorldBuilder};
 
 const TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -173,8 +173,6 @@ struct Laggard {
 }
 
 impl Actor<Msg> for Laggard {
-    fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
-
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         let (answer, first) = match msg {
             Msg::Write { write, .. } => {
@@ -206,8 +204,6 @@ impl Actor<Msg> for Laggard {
             ctx.send(from, answer);
         }
     }
-
-    fn on_timer(&mut self, _: &mut Context<'_, Msg>, _: TimerId, _: u64) {}
 }
 
 #[test]

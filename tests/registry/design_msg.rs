@@ -75,8 +75,6 @@ struct TicketServer {
 }
 
 impl Actor<Msg> for TicketServer {
-    fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
-
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         match msg {
             Msg::Design(m) => match m.downcast::<Ticket>() {
