@@ -33,6 +33,7 @@ pub mod session_server;
 // below: rustfmt (and so `cargo fmt`) follows only the modules it sees
 // declared, never those a macro declares.
 pub mod chubby;
+pub mod dynamodb;
 pub mod epoch;
 pub mod etcd;
 pub mod hazelcast;
@@ -74,6 +75,7 @@ bundled! {
     lock hazelcast::{Hazelcast};
     lock postgres::{Postgres};
     lock epoch::{Epoch};
+    lock dynamodb::{DynamoDb};
     storage storage::{UncheckedDesign, FencedDesign, CasDesign};
     // A bundled SQLite: a feature of its own.
     #[cfg(feature = "sql")]

@@ -41,7 +41,8 @@ fn compare_lists_every_lock_design_with_the_same_seeds() {
             "chubby",
             "hazelcast",
             "postgres",
-            "epoch"
+            "epoch",
+            "dynamodb"
         ]
     );
     assert_eq!(names, Registry::builtin().names(Role::Lock));

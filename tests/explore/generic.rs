@@ -32,6 +32,9 @@ const FIRST_FOUND: &[(&str, u64)] = &[
     ("batch-job-ran-twice", 0),
     ("check-then-write", 932),
     ("chubby-no-lock-delay", 58),
+    ("consul-session-pause", 157),
+    ("dynamodb-heartbeats-lost", 3),
+    ("dynamodb-lock-pause", 13),
     ("etcd-11456-late-grant-writes-first", 925),
     ("etcd-11456-lock-after-lease-expired", 1443),
     ("etcd-leader-sql-unconditional", 157),
@@ -116,6 +119,13 @@ const TWINS: &[(&str, &str, &[ViolationKind])] = &[
     ("batch-job-ran-twice-fenced", "batch-job-ran-twice", STALE),
     ("check-then-write-fenced", "check-then-write", STALE),
     ("chubby-sequencer", "chubby-no-lock-delay", STALE),
+    ("consul-session-pause-fenced", "consul-session-pause", STALE),
+    (
+        "dynamodb-heartbeats-lost-fenced",
+        "dynamodb-heartbeats-lost",
+        STALE,
+    ),
+    ("dynamodb-lock-pause-fenced", "dynamodb-lock-pause", STALE),
     (
         "etcd-11456-lock-after-lease-expired-fenced",
         "etcd-11456-lock-after-lease-expired",

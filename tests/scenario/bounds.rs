@@ -16,7 +16,7 @@ fn with_lock(lock: &str) -> String {
 fn a_zero_or_nanosecond_ttl_is_refused_by_every_lock_design() {
     let registry = Registry::builtin();
     let designs = registry.names(Role::Lock);
-    assert_eq!(designs.len(), 9, "{designs:?}");
+    assert_eq!(designs.len(), 10, "{designs:?}");
     // `postgres` has no ttl: its sessions end on its own timeouts.
     let with_ttl = designs
         .into_iter()
