@@ -43,6 +43,7 @@ mod fence;
 pub mod rules;
 pub mod sarif;
 mod source;
+mod syntax;
 pub mod walk;
 
 use std::path::{Path, PathBuf};
@@ -51,7 +52,7 @@ use serde_json::json;
 
 use fence::Guard;
 pub use rules::Rules;
-use source::{find_word, Source};
+use source::Source;
 
 /// A language the audit reads, from a file's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -427,9 +428,9 @@ fn audit_with(
     rules: &Rules,
 ) -> Vec<Finding> {
     let source = Source::new(language, text);
-    let calls = detect::calls(&source);
-    let hits = detect::locks(&source, &calls, rules);
-    detect::follow(&source, &calls, hits)
+    let calls = &source.calls;
+    let hits = detect::locks(&source, calls, rules);
+    detect::follow(&source, calls, hits)
         .into_iter()
         .map(|(hit, taken)| {
             let end = hit.scope_end.unwrap_or_else(|| source.scope_end(hit.at));
@@ -438,7 +439,7 @@ fn audit_with(
             // else in a function handed to it (`using(…, async () => {…})`,
             // a `RunOrDie` callback); else where a lock made here is taken.
             let mut scopes = vec![((from, end.max(from)), None)];
-            if let Some(args) = closure_args(&source, &calls, hit.at) {
+            if let Some(args) = closure_args(calls, hit.at) {
                 let note = "the work is in the function handed to the lock".to_owned();
                 scopes.push((args, Some(note)));
             }
@@ -453,13 +454,13 @@ fn audit_with(
                 scopes.push(((from, source.scope_end(t.at).max(from)), Some(note)));
             }
             let in_scope = scopes.iter().find_map(|((a, b), note)| {
-                let writes = fence::writes(&source, &calls, *a, *b);
+                let writes = fence::writes(&source, calls, *a, *b);
                 (!writes.is_empty()).then(|| (writes, note.iter().cloned().collect::<Vec<_>>()))
             });
             // Else in a helper of the same file that one of them calls.
             let in_helper = || {
                 scopes.iter().find_map(|(scope, note)| {
-                    let (helper, called_at, writes) = helper_writes(&source, &calls, *scope)?;
+                    let (helper, called_at, writes) = helper_writes(&source, calls, *scope)?;
                     let mut notes: Vec<String> = note.iter().cloned().collect();
                     notes.push(format!(
                         "the write is in `{helper}`, called at line {}",
@@ -511,17 +512,10 @@ fn char_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
-/// The arguments of the call at `at` when a function is among them (a
-/// closure, a callback): their byte range.
-fn closure_args(source: &Source, calls: &[detect::Call], at: usize) -> Option<(usize, usize)> {
-    let call = calls.iter().find(|c| c.at == at)?;
-    let args = source.code.get(call.open + 1..call.close)?;
-    let function = args.contains("=>")
-        || args.contains("->")
-        || ["func", "function", "fun", "lambda", "def"]
-            .iter()
-            .any(|w| find_word(args, w).is_some());
-    function.then_some((call.open + 1, call.close))
+/// The functions handed to the call at `at` (a closure, a callback, an
+/// anonymous class): their byte range.
+fn closure_args(calls: &[detect::Call], at: usize) -> Option<(usize, usize)> {
+    calls.iter().find(|c| c.at == at)?.functions
 }
 
 /// The writes of the first function of the same file that `scope` calls
@@ -536,16 +530,21 @@ fn helper_writes(
         .iter()
         .filter(|c| (from..to).contains(&c.at))
         .find_map(|c| {
-            let (body_from, body_to) = calls
-                .iter()
-                .filter(|d| d.name == c.name && d.receiver.is_none())
-                .filter(|d| !(from..to).contains(&d.at))
-                .find_map(|d| source.function_body(d.at, d.close))
-                .filter(|(a, b)| !(*a..*b).contains(&from))?;
+            let helper = defined(source, &c.name)
+                .find(|f| !(from..to).contains(&f.start) && !(f.start..f.end).contains(&from))?;
+            let (body_from, body_to) = helper.body;
             let writes = fence::writes(source, calls, body_from, body_to);
             let name = source.code[c.at..c.open].trim().to_owned();
             (!writes.is_empty()).then_some((name, c.at, writes))
         })
+}
+
+/// The functions of the file named `name` (lowercased).
+fn defined<'s>(source: &'s Source, name: &'s str) -> impl Iterator<Item = &'s syntax::Function> {
+    source
+        .functions
+        .iter()
+        .filter(move |f| f.name.as_deref() == Some(name))
 }
 
 /// The verdict on a lock whose API hands out no token: unfenced, whatever
