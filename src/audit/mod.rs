@@ -296,8 +296,41 @@ pub struct Finding {
     pub reason: String,
     /// The write the verdict rests on, if any (its line).
     pub write_line: Option<usize>,
+    /// The calls in the lock's scope the audit could not follow into, when
+    /// the verdict is not already `fenced: no` (a write it could not see
+    /// could still be unfenced); in file order.
+    pub unfollowed: Vec<Unfollowed>,
     /// The bundled scenario showing what can go wrong (`scenarios/…`).
     pub scenario: String,
+}
+
+/// A call in a lock's scope whose body the audit did not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfollowed {
+    /// Its 1-based line.
+    pub line: usize,
+    /// The callee as written, without spaces: `store.save`, `self.notify`.
+    pub call: String,
+    /// Why: [`Unfollowed::ELSEWHERE`], [`Unfollowed::NOT_FOLLOWED`] or
+    /// [`Unfollowed::DEEPER`].
+    pub why: &'static str,
+}
+
+impl Unfollowed {
+    /// No function of that name is defined in the file (another file, a
+    /// library, a method reached through an object or interface).
+    pub const ELSEWHERE: &'static str = "defined elsewhere";
+    /// A function of the file the audit did not read: the verdict came
+    /// from the writes in sight before it.
+    pub const NOT_FOLLOWED: &'static str = "not followed";
+    /// A function of the file called by the helper the audit read: one
+    /// level of helpers is followed, not their own.
+    pub const DEEPER: &'static str = "a helper's own helper";
+
+    /// Its JSON object.
+    pub fn json(&self) -> serde_json::Value {
+        json!({ "line": self.line, "call": self.call, "why": self.why })
+    }
 }
 
 impl Finding {
@@ -348,6 +381,7 @@ impl Finding {
             "reason": self.reason,
             "token": self.kind.token(),
             "write_line": self.write_line,
+            "unfollowed": self.unfollowed.iter().map(Unfollowed::json).collect::<Vec<_>>(),
             "scenario": self.scenario,
             "command": self.command(),
         })
@@ -453,23 +487,34 @@ fn audit_with(
                 );
                 scopes.push(((from, source.scope_end(t.at).max(from)), Some(note)));
             }
-            let in_scope = scopes.iter().find_map(|((a, b), note)| {
+            // The first scope with writes in sight; else a helper of the
+            // same file that one of them calls. Every scope looked at, and
+            // the helper read, are where calls went unfollowed.
+            let mut examined: Vec<(usize, usize)> = Vec::new();
+            let mut helper: Option<((usize, usize), usize)> = None;
+            let mut found = None;
+            for ((a, b), note) in &scopes {
+                examined.push((*a, *b));
                 let writes = fence::writes(&source, calls, *a, *b);
-                (!writes.is_empty()).then(|| (writes, note.iter().cloned().collect::<Vec<_>>()))
-            });
-            // Else in a helper of the same file that one of them calls.
-            let in_helper = || {
-                scopes.iter().find_map(|(scope, note)| {
-                    let (helper, called_at, writes) = helper_writes(&source, calls, *scope)?;
+                if !writes.is_empty() {
+                    found = Some((writes, note.iter().cloned().collect::<Vec<_>>()));
+                    break;
+                }
+            }
+            if found.is_none() {
+                found = scopes.iter().find_map(|(scope, note)| {
+                    let h = helper_writes(&source, calls, *scope)?;
                     let mut notes: Vec<String> = note.iter().cloned().collect();
                     notes.push(format!(
-                        "the write is in `{helper}`, called at line {}",
-                        source.line(called_at)
+                        "the write is in `{}`, called at line {}",
+                        h.name,
+                        source.line(h.called_at)
                     ));
-                    Some((writes, notes))
-                })
-            };
-            let (writes, whereabouts) = in_scope.or_else(in_helper).unwrap_or_else(|| {
+                    helper = Some((h.body, h.called_at));
+                    Some((h.writes, notes))
+                });
+            }
+            let (writes, mut whereabouts) = found.unwrap_or_else(|| {
                 let notes = taken
                     .as_ref()
                     .and(scopes.last())
@@ -480,6 +525,20 @@ fn audit_with(
                 Some(why) => unfenceable(&source, why, &writes),
                 None => judge(&source, &writes),
             };
+            let unfollowed = if fenced == Some(false) {
+                Vec::new()
+            } else {
+                let seen = Seen {
+                    hit: &hit,
+                    taken: taken.as_ref(),
+                    examined: &examined,
+                    helper,
+                };
+                unfollowed(&source, calls, &seen)
+            };
+            if !unfollowed.is_empty() {
+                whereabouts.push(could_not_follow(&unfollowed));
+            }
             if !whereabouts.is_empty() {
                 reason = format!("{reason} ({})", whereabouts.join("; "));
             }
@@ -498,6 +557,7 @@ fn audit_with(
                 fenced,
                 reason,
                 write_line,
+                unfollowed,
                 scenario: format!("scenarios/{}", hit.kind.scenario(scenarios)),
             }
         })
@@ -518,14 +578,24 @@ fn closure_args(calls: &[detect::Call], at: usize) -> Option<(usize, usize)> {
     calls.iter().find(|c| c.at == at)?.functions
 }
 
-/// The writes of the first function of the same file that `scope` calls
-/// and that writes: its name, where it is called, and its writes. One level
-/// deep: a helper's own helpers are not followed.
+/// A helper of the same file that a lock's scope calls, and its writes.
+struct Helper {
+    /// Its name as called.
+    name: String,
+    /// Where it is called.
+    called_at: usize,
+    /// The byte range of its body.
+    body: (usize, usize),
+    writes: Vec<fence::Write>,
+}
+
+/// The first function of the same file that `scope` calls and that
+/// writes. One level deep: a helper's own helpers are not followed.
 fn helper_writes(
     source: &Source,
     calls: &[detect::Call],
     (from, to): (usize, usize),
-) -> Option<(String, usize, Vec<fence::Write>)> {
+) -> Option<Helper> {
     calls
         .iter()
         .filter(|c| (from..to).contains(&c.at))
@@ -534,9 +604,89 @@ fn helper_writes(
                 .find(|f| !(from..to).contains(&f.start) && !(f.start..f.end).contains(&from))?;
             let (body_from, body_to) = helper.body;
             let writes = fence::writes(source, calls, body_from, body_to);
-            let name = source.code[c.at..c.open].trim().to_owned();
-            (!writes.is_empty()).then_some((name, c.at, writes))
+            (!writes.is_empty()).then(|| Helper {
+                name: source.code[c.at..c.open].trim().to_owned(),
+                called_at: c.at,
+                body: helper.body,
+                writes,
+            })
         })
+}
+
+/// What a finding's verdict looked at: the lock, where it is taken, the
+/// scopes read and the helper followed (its body, where it is called).
+struct Seen<'a> {
+    hit: &'a detect::Hit,
+    taken: Option<&'a detect::Taken>,
+    examined: &'a [(usize, usize)],
+    helper: Option<((usize, usize), usize)>,
+}
+
+/// The calls done for their effect (a statement of their own) in the
+/// scopes looked at whose bodies the audit did not read: not the lock's
+/// own calls (taking, releasing, calls on the name it is held in), not a
+/// write or a call running one, not the helper it followed.
+fn unfollowed(source: &Source, calls: &[detect::Call], seen: &Seen) -> Vec<Unfollowed> {
+    let held = calls
+        .iter()
+        .find(|c| c.at == seen.hit.at)
+        .and_then(|c| c.held_in.as_ref())
+        .map(|(name, _)| name.as_str());
+    let ranges = seen
+        .examined
+        .iter()
+        .map(|&r| (r, false))
+        .chain(seen.helper.map(|(body, _)| (body, true)));
+    let mut out: Vec<Unfollowed> = Vec::new();
+    for ((from, to), in_helper) in ranges {
+        for c in calls
+            .iter()
+            .filter(|c| c.statement && (from..to).contains(&c.at))
+        {
+            let own = c.at == seen.hit.at
+                || seen.taken.is_some_and(|t| t.at == c.at)
+                || seen.helper.is_some_and(|(_, at)| at == c.at)
+                || c.name.contains("unlock")
+                || c.name.starts_with("release")
+                || (held.is_some() && c.receiver.as_deref() == held);
+            if own
+                || fence::writes(source, calls, c.at, c.close.max(c.at))
+                    .iter()
+                    .any(|w| w.at >= c.at)
+            {
+                continue;
+            }
+            let why = match (defined(source, &c.name).next().is_some(), in_helper) {
+                (false, _) => Unfollowed::ELSEWHERE,
+                (true, false) => Unfollowed::NOT_FOLLOWED,
+                (true, true) => Unfollowed::DEEPER,
+            };
+            let line = source.line(c.at);
+            if !out.iter().any(|u| u.line == line && u.call == c.callee) {
+                out.push(Unfollowed {
+                    line,
+                    call: c.callee.clone(),
+                    why,
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.line, &a.call).cmp(&(b.line, &b.call)));
+    out
+}
+
+/// The reason's words for the calls not followed: the first three, then
+/// how many more.
+fn could_not_follow(unfollowed: &[Unfollowed]) -> String {
+    let mut named: Vec<String> = unfollowed
+        .iter()
+        .take(3)
+        .map(|u| format!("`{}` at line {} ({})", u.call, u.line, u.why))
+        .collect();
+    if unfollowed.len() > 3 {
+        named.push(format!("and {} more", unfollowed.len() - 3));
+    }
+    format!("could not follow {}", named.join(", "))
 }
 
 /// The functions of the file named `name` (lowercased).

@@ -299,6 +299,7 @@ fn sql_calls(code: &str) -> Vec<Call> {
             close: matching(bytes, open, b'(', b')').unwrap_or(bytes.len()),
             functions: None,
             held_in: None,
+            statement: false,
         });
     }
     out

@@ -71,6 +71,9 @@ pub(crate) struct Call {
     /// field: `this.x = …`, `self.x = …`, a field declaration, a struct or
     /// object literal's field. A chained call's value is the chain's.
     pub held_in: Option<(String, bool)>,
+    /// Whether the call is a statement of its own (its value, if any, is
+    /// dropped): done for what it does.
+    pub statement: bool,
 }
 
 /// What the audit reads from a parsed file.
@@ -385,6 +388,7 @@ impl<'t> Reader<'t> {
             close,
             functions,
             held_in: self.held_in(outer, false),
+            statement: is_statement(outer, self.language),
         })
     }
 
@@ -658,6 +662,7 @@ impl<'t> Reader<'t> {
                 close,
                 functions: None,
                 held_in: None,
+                statement: false,
             });
         }
     }
@@ -694,6 +699,25 @@ fn has_error_ancestor(node: Node) -> bool {
             return true;
         }
         n = p;
+    }
+    false
+}
+
+/// Whether a call's value is dropped: it is an expression statement (under
+/// `await`, `?`, `defer`, `go`), or a Kotlin block's statement.
+fn is_statement(call: Node, language: Language) -> bool {
+    let mut n = call;
+    while let Some(p) = n.parent() {
+        match p.kind() {
+            "expression_statement" | "defer_statement" | "go_statement" => return true,
+            "await_expression" | "try_expression" | "parenthesized_expression" => n = p,
+            "block" | "statements" | "lambda_literal" | "source_file"
+                if language == Language::Kotlin =>
+            {
+                return true
+            }
+            _ => return false,
+        }
     }
     false
 }
