@@ -270,6 +270,7 @@ impl<'t> Reader<'t> {
         let anonymous = matches!(
             kind,
             "closure_expression"
+                | "async_block"
                 | "func_literal"
                 | "lambda_expression"
                 | "lambda_literal"

@@ -349,3 +349,40 @@ fn a_lock_in_a_lambda_or_an_anonymous_class_is_judged_in_it() {
     );
     assert!(js[0].reason.contains("the function handed to the lock"));
 }
+
+/// An async block spawned on its own is its lock's scope; a function
+/// nested in the lock's is a helper of the file; a TSX file parses with
+/// its JSX, and neither a raw string's nor a template's lock is code.
+#[test]
+fn async_blocks_nested_functions_and_tsx_are_syntax() {
+    let rust = fixture("rust/src/compact.rs", Language::Rust);
+    assert_eq!(
+        rust.iter()
+            .map(|f| (f.line, f.fenced, f.write_line))
+            .collect::<Vec<_>>(),
+        [(13, Some(true), Some(18)), (29, Some(true), Some(33))],
+        "the runbook's raw string is text, and the put after the spawn is not under the task's lock"
+    );
+    assert_eq!(
+        unfollowed(&rust[1]),
+        [(34, "inner.txn", Unfollowed::ELSEWHERE)]
+    );
+
+    let ts = fixture("typescript/settle.ts", Language::TypeScript);
+    assert_eq!(ts.len(), 1, "{ts:#?}");
+    assert!(
+        ts[0]
+            .reason
+            .contains("the write is in `write`, called at line 16"),
+        "{}",
+        ts[0].reason
+    );
+
+    let tsx = fixture("typescript/page.tsx", Language::TypeScript);
+    assert_eq!(
+        tsx.iter()
+            .map(|f| (f.line, f.kind.name(), f.write_line))
+            .collect::<Vec<_>>(),
+        [(12, "redlock", Some(14))]
+    );
+}
