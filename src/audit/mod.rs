@@ -2,8 +2,10 @@
 //! distributed locks and whether anything fences the writes they protect.
 //!
 //! A lint, not a proof. Source files (Rust, Go, Java, Kotlin, Python,
-//! TypeScript, JavaScript, SQL) are lexed just enough to tell code from
-//! comments and strings; lock acquisitions are matched by the names client
+//! TypeScript, JavaScript) are parsed by their tree-sitter grammars, so
+//! comments, strings, functions, closures and calls are nodes of the
+//! syntax tree; SQL is lexed just enough to tell code from comments and
+//! strings. Lock acquisitions are matched by the names client
 //! libraries give them (Redis `SET … NX`, Redlock, Redisson, Curator and
 //! ZooKeeper recipes, etcd, Hazelcast, PostgreSQL advisory locks,
 //! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock;
@@ -23,7 +25,9 @@
 //! constructor or a field is taken (`mutex.acquire()`, `with self.lock:`
 //! in another method); then in a function of the same file that the scope
 //! calls (one level deep). Anything else, a helper in another file or a
-//! function passed in, is out of its sight.
+//! function passed in, is out of its sight: a verdict that is not
+//! `Some(false)` names the calls it could not follow
+//! ([`Finding::unfollowed`]).
 //!
 //! ```
 //! use fencesim::audit::{audit_source, Kind, Language};

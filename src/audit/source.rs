@@ -331,7 +331,7 @@ mod tests {
     }
 
     #[test]
-    fn a_brace_scope_is_the_enclosing_function() {
+    fn a_scope_is_the_enclosing_method() {
         let text = "class A {\n  void run() throws E {\n    if (x) {\n      lock();\n    }\n    write();\n  }\n  void other() {}\n}\n";
         let s = Source::new(Language::Java, text);
         let at = text.find("lock()").unwrap();
@@ -348,5 +348,33 @@ mod tests {
         let end = s.scope_end(at);
         assert!(text[at..end].contains("write"));
         assert!(!text[at..end].contains("def b"));
+    }
+
+    #[test]
+    fn a_lambda_is_a_scope_and_an_annotation_stands_on_its_method() {
+        let text = "class A {\n  @SchedulerLock(name = \"x\")\n  void run() {\n    pool.submit(() -> {\n      lock();\n      inner();\n    });\n    outer();\n  }\n}\n";
+        let s = Source::new(Language::Java, text);
+        let at = text.find("lock()").unwrap();
+        let end = s.scope_end(at);
+        assert!(text[at..end].contains("inner()"));
+        assert!(!text[at..end].contains("outer()"));
+        let end = s.annotated_end(text.find("@SchedulerLock").unwrap());
+        assert!(text[..end].ends_with("outer();\n  }"));
+    }
+
+    #[test]
+    fn sql_has_its_own_lexer() {
+        let text = "-- pg_advisory_lock(1) in a comment\nSELECT pg_catalog.pg_advisory_lock(42);\nUPDATE t SET v = 'it''s' WHERE id = 1;\n";
+        let s = Source::new(Language::Sql, text);
+        assert_eq!(s.comments.len(), 1);
+        assert_eq!(s.strings.len(), 1);
+        assert_eq!(s.strings[0].text, "it''s");
+        let calls: Vec<(&str, Option<&str>)> = s
+            .calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.receiver.as_deref()))
+            .collect();
+        assert_eq!(calls, [("pg_advisory_lock", Some("pg_catalog"))]);
+        assert!(s.functions.is_empty());
     }
 }

@@ -751,3 +751,160 @@ fn function_nodes<'n>(node: Node<'n>, out: &mut Vec<Node<'n>>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(language: Language, text: &str) -> Parsed {
+        parse(language, text).expect("a grammar")
+    }
+
+    /// `(name, receiver, callee)` of every call.
+    fn calls(p: &Parsed) -> Vec<(&str, Option<&str>, &str)> {
+        p.calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.receiver.as_deref(), c.callee.as_str()))
+            .collect()
+    }
+
+    #[test]
+    fn strings_of_every_shape_are_literals_and_comments_are_comments() {
+        let p = parsed(
+            Language::Python,
+            "s = \"\"\"\nr.set('k', 1, nx=True)\n\"\"\"  # a comment\nt = rb'x'\nu = f\"{a}b\"\n",
+        );
+        let texts: Vec<&str> = p.strings.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["\nr.set('k', 1, nx=True)\n", "x", "{a}b"]);
+        assert_eq!(p.strings[0].bound.as_deref(), Some("s"));
+        assert_eq!(p.comments.len(), 1);
+        assert!(p.calls.is_empty(), "a call in a string is text");
+
+        let p = parsed(
+            Language::Rust,
+            "const Q: &str = r##\"UPDATE \"t\"\"##; fn f() { let c = 'a'; }",
+        );
+        let texts: Vec<&str> = p.strings.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts, ["UPDATE \"t\"", "a"]);
+        assert_eq!(p.strings[0].bound.as_deref(), Some("q"));
+
+        let p = parsed(
+            Language::JavaScript,
+            "const q = `UPDATE t ${x}`; /* lock() */ // lock()\n",
+        );
+        assert_eq!(p.strings[0].text, "UPDATE t ${x}");
+        assert_eq!(p.comments.len(), 2);
+    }
+
+    #[test]
+    fn calls_have_a_name_a_receiver_and_their_arguments() {
+        let text =
+            "fn f() { let m = Foo::new(c).lock().await?; self.mu.lock(); vec![TxnOp::put(k)]; }";
+        let p = parsed(Language::Rust, text);
+        assert_eq!(
+            calls(&p),
+            [
+                ("new", Some("foo"), "Foo::new"),
+                ("lock", Some("new"), "Foo::new(c).lock"),
+                ("lock", Some("mu"), "self.mu.lock"),
+                ("put", Some("txnop"), "TxnOp::put"),
+            ]
+        );
+        let lock = &p.calls[1];
+        assert_eq!(lock.held_in, Some(("m".to_owned(), false)));
+        assert_eq!(&text[lock.open..=lock.close], "()");
+
+        let p = parsed(
+            Language::Go,
+            "package p\nfunc f() { args := redis.SetArgs{Mode: \"NX\"}; c := &T{locker: redislock.New(rdb)} }",
+        );
+        assert_eq!(
+            calls(&p),
+            [
+                ("setargs", Some("redis"), "redis.SetArgs"),
+                ("t", None, "T"),
+                ("new", Some("redislock"), "redislock.New"),
+            ]
+        );
+        assert_eq!(p.calls[0].held_in, Some(("args".to_owned(), false)));
+        assert_eq!(p.calls[2].held_in, Some(("locker".to_owned(), true)));
+
+        let p = parsed(
+            Language::Java,
+            "class A { private final Lock lock = hz.getCPSubsystem().getLock(\"x\"); void r() { this.lock.lock(); new Foo.Bar(); } }",
+        );
+        assert_eq!(
+            calls(&p),
+            [
+                ("getcpsubsystem", Some("hz"), "hz.getCPSubsystem"),
+                (
+                    "getlock",
+                    Some("getcpsubsystem"),
+                    "hz.getCPSubsystem().getLock"
+                ),
+                ("lock", Some("lock"), "this.lock.lock"),
+                ("bar", Some("foo"), "Foo.Bar"),
+            ]
+        );
+        assert_eq!(p.calls[1].held_in, Some(("lock".to_owned(), true)));
+        assert!(p.calls[2].statement);
+    }
+
+    #[test]
+    fn functions_handed_to_a_call_are_found_wherever_they_are_in_its_arguments() {
+        let text = "mutex.withLock { save() }\nscope.launch(io) { run() }\nf(1)\n";
+        let p = parsed(Language::Kotlin, text);
+        let with_lock = &p.calls[0];
+        assert_eq!(with_lock.name, "withlock");
+        let (a, b) = with_lock.functions.expect("the trailing lambda");
+        assert_eq!(&text[a..b], "{ save() }");
+        let launch = p.calls.iter().find(|c| c.name == "launch").unwrap();
+        let (a, b) = launch.functions.expect("the lambda after the parentheses");
+        assert_eq!(&text[a..b], "{ run() }");
+        assert!(p
+            .calls
+            .iter()
+            .find(|c| c.name == "f")
+            .unwrap()
+            .functions
+            .is_none());
+
+        let text = "package p\nfunc f() { leaderelection.RunOrDie(ctx, Config{Callbacks: Callbacks{OnStartedLeading: func(ctx context.Context) { run() }}}) }";
+        let p = parsed(Language::Go, text);
+        let run = p.calls.iter().find(|c| c.name == "runordie").unwrap();
+        let (a, b) = run.functions.expect("the callback in the config");
+        assert!(text[a..b].starts_with("func(ctx"));
+    }
+
+    #[test]
+    fn functions_are_scopes_with_their_names_and_decorators() {
+        let text = "@under(etcd.lock(\"r\"))\ndef job():\n    pass\n\nf = lambda: 1\n";
+        let p = parsed(Language::Python, text);
+        let names: Vec<(Option<&str>, usize)> = p
+            .functions
+            .iter()
+            .map(|f| (f.name.as_deref(), f.start))
+            .collect();
+        assert_eq!(
+            names,
+            [(Some("job"), 0), (Some("f"), text.find("lambda").unwrap())]
+        );
+
+        let p = parsed(
+            Language::TypeScript,
+            "class A { run = async () => { x(); }; m() {} }\nconst g = function () {};\n",
+        );
+        let names: Vec<Option<&str>> = p.functions.iter().map(|f| f.name.as_deref()).collect();
+        assert_eq!(names, [Some("run"), Some("m"), Some("g")]);
+    }
+
+    #[test]
+    fn a_file_with_syntax_errors_still_gives_its_calls() {
+        let text = "def broken(:\n    pass\n\ndef ok():\n    r.lock('x')\n";
+        let p = parsed(Language::Python, text);
+        assert!(p
+            .calls
+            .iter()
+            .any(|c| c.name == "lock" && c.receiver.as_deref() == Some("r")));
+    }
+}
