@@ -315,15 +315,18 @@ pub struct Unfollowed {
     pub line: usize,
     /// The callee as written, without spaces: `store.save`, `self.notify`.
     pub call: String,
-    /// Why: [`Unfollowed::ELSEWHERE`], [`Unfollowed::NOT_FOLLOWED`] or
-    /// [`Unfollowed::DEEPER`].
+    /// Why: [`Unfollowed::ELSEWHERE`], [`Unfollowed::THROUGH_FIELD`],
+    /// [`Unfollowed::NOT_FOLLOWED`] or [`Unfollowed::DEEPER`].
     pub why: &'static str,
 }
 
 impl Unfollowed {
     /// No function of that name is defined in the file (another file, a
-    /// library, a method reached through an object or interface).
+    /// library, a method of a parameter or variable).
     pub const ELSEWHERE: &'static str = "defined elsewhere";
+    /// A method of what a field holds (`this.store.save`): its target is
+    /// whatever was put there, an interface's implementation out of sight.
+    pub const THROUGH_FIELD: &'static str = "through a field: its target is not in sight";
     /// A function of the file the audit did not read: the verdict came
     /// from the writes in sight before it.
     pub const NOT_FOLLOWED: &'static str = "not followed";
@@ -661,6 +664,7 @@ fn unfollowed(source: &Source, calls: &[detect::Call], seen: &Seen) -> Vec<Unfol
                 continue;
             }
             let why = match (defined(source, &c.name).next().is_some(), in_helper) {
+                (false, _) if c.via_field => Unfollowed::THROUGH_FIELD,
                 (false, _) => Unfollowed::ELSEWHERE,
                 (true, false) => Unfollowed::NOT_FOLLOWED,
                 (true, true) => Unfollowed::DEEPER,

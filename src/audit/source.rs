@@ -300,6 +300,7 @@ fn sql_calls(code: &str) -> Vec<Call> {
             functions: None,
             held_in: None,
             statement: false,
+            via_field: false,
         });
     }
     out

@@ -74,6 +74,9 @@ pub(crate) struct Call {
     /// Whether the call is a statement of its own (its value, if any, is
     /// dropped): done for what it does.
     pub statement: bool,
+    /// Whether it is reached through a field (`this.store.save()`,
+    /// `p.feeds.Refresh()`): a method of whatever the field holds.
+    pub via_field: bool,
 }
 
 /// What the audit reads from a parsed file.
@@ -390,6 +393,17 @@ impl<'t> Reader<'t> {
             functions,
             held_in: self.held_in(outer, false),
             statement: is_statement(outer, self.language),
+            via_field: receiver.is_some_and(|r| {
+                matches!(
+                    r.kind(),
+                    "field_expression"
+                        | "selector_expression"
+                        | "member_expression"
+                        | "attribute"
+                        | "navigation_expression"
+                        | "field_access"
+                )
+            }),
         })
     }
 
@@ -664,6 +678,7 @@ impl<'t> Reader<'t> {
                 functions: None,
                 held_in: None,
                 statement: false,
+                via_field: false,
             });
         }
     }

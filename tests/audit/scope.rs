@@ -272,7 +272,7 @@ fn a_fenced_verdict_names_the_calls_it_could_not_follow() {
     assert_eq!(
         unfollowed(f),
         [
-            (28, "p.feeds.Refresh", Unfollowed::ELSEWHERE),
+            (28, "p.feeds.Refresh", Unfollowed::THROUGH_FIELD),
             (37, "record", Unfollowed::DEEPER)
         ],
         "the deferred Unlock and the mutex's own Lock are the lock's: {f:#?}"
@@ -281,8 +281,8 @@ fn a_fenced_verdict_names_the_calls_it_could_not_follow() {
         f.reason
             .contains("the write is in `commit`, called at line 29")
             && f.reason.contains(
-                "could not follow `p.feeds.Refresh` at line 28 (defined elsewhere), \
-                 `record` at line 37 (a helper's own helper)"
+                "could not follow `p.feeds.Refresh` at line 28 (through a field: its target \
+                 is not in sight), `record` at line 37 (a helper's own helper)"
             ),
         "{}",
         f.reason
