@@ -442,34 +442,17 @@ fn taken(
             end: c.close,
             what: c.callee.clone(),
         });
-    let by_with = (source.language == Language::Python)
-        .then(|| {
-            let lower = source.code.to_ascii_lowercase();
-            let mut from = 0;
-            while let Some(i) = find_word(&lower[from..], "with").map(|i| from + i) {
-                from = i + 4;
-                if own.contains(&i) {
-                    continue;
-                }
-                let rest = lower[from..].trim_start();
-                let rest = rest.strip_prefix("self.").unwrap_or(rest);
-                let Some(after) = rest.strip_prefix(name) else {
-                    continue;
-                };
-                if after.trim_start().starts_with(':') || after.starts_with(" as ") {
-                    let end = lower[i..].find(':').map_or(lower.len(), |n| i + n);
-                    let what = source.code[i..end].trim().to_owned();
-                    return Some(Taken {
-                        held_in: name.to_owned(),
-                        at: i,
-                        end,
-                        what,
-                    });
-                }
-            }
-            None
-        })
-        .flatten();
+    let by_with = source
+        .withs
+        .iter()
+        .filter(|w| !own.contains(&w.at))
+        .find(|w| w.name == name)
+        .map(|w| Taken {
+            held_in: name.to_owned(),
+            at: w.at,
+            end: w.end,
+            what: w.what.clone(),
+        });
     match (by_call, by_with) {
         (Some(a), Some(b)) => Some(if a.at < b.at { a } else { b }),
         (a, b) => a.or(b),

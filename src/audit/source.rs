@@ -9,7 +9,7 @@
 //! is never prose; the literals are kept in `strings`, where SQL
 //! statements and Redis commands passed as text are looked for.
 
-use super::syntax::{self, Call, Function};
+use super::syntax::{self, Call, Function, With};
 use super::Language;
 
 pub(crate) use super::syntax::Literal;
@@ -28,6 +28,8 @@ pub(crate) struct Source {
     pub functions: Vec<Function>,
     /// Every call, in order.
     pub calls: Vec<Call>,
+    /// Every Python `with` on a name, in order.
+    pub withs: Vec<With>,
     /// Byte offset of the start of each line.
     line_starts: Vec<usize>,
     /// The original text, for columns.
@@ -36,21 +38,18 @@ pub(crate) struct Source {
 
 impl Source {
     pub fn new(language: Language, text: &str) -> Source {
-        let (code, strings, comments, functions, calls) = match syntax::parse(language, text) {
-            Some(parsed) => {
-                let code = blank(text, &parsed.comments, &parsed.strings);
-                (
-                    code,
-                    parsed.strings,
-                    parsed.comments,
-                    parsed.functions,
-                    parsed.calls,
-                )
-            }
+        let (code, parsed) = match syntax::parse(language, text) {
+            Some(parsed) => (blank(text, &parsed.comments, &parsed.strings), parsed),
             None => {
                 let (code, strings, comments) = lex_sql(text);
                 let calls = sql_calls(&code);
-                (code, strings, comments, Vec::new(), calls)
+                let parsed = syntax::Parsed {
+                    comments,
+                    strings,
+                    calls,
+                    ..syntax::Parsed::default()
+                };
+                (code, parsed)
             }
         };
         let mut line_starts = vec![0];
@@ -58,10 +57,11 @@ impl Source {
         Source {
             language,
             code,
-            strings,
-            comments,
-            functions,
-            calls,
+            strings: parsed.strings,
+            comments: parsed.comments,
+            functions: parsed.functions,
+            calls: parsed.calls,
+            withs: parsed.withs,
             line_starts,
             text: text.to_owned(),
         }

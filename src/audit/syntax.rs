@@ -79,6 +79,20 @@ pub(crate) struct Call {
     pub via_field: bool,
 }
 
+/// A Python `with` on a name (`with lock:`, `with self.lock as l:`): where
+/// a lock held in that name is taken.
+#[derive(Clone, Debug)]
+pub(crate) struct With {
+    /// Byte offset of `with`.
+    pub at: usize,
+    /// Byte offset of its `:`: the protected work is after it.
+    pub end: usize,
+    /// The name, lowercased (`lock`).
+    pub name: String,
+    /// As written: `with self.lock`.
+    pub what: String,
+}
+
 /// What the audit reads from a parsed file.
 #[derive(Debug, Default)]
 pub(crate) struct Parsed {
@@ -90,6 +104,8 @@ pub(crate) struct Parsed {
     pub functions: Vec<Function>,
     /// Every call, in the order of their names.
     pub calls: Vec<Call>,
+    /// Every Python `with` on a name, in order.
+    pub withs: Vec<With>,
 }
 
 /// The grammars of `language`, the first preferred (TypeScript's, then
@@ -193,7 +209,54 @@ impl<'t> Reader<'t> {
         if let Some(c) = self.call(node) {
             out.calls.push(c);
         }
+        if kind == "with_statement" {
+            out.withs.extend(self.with_names(node));
+        }
         true
+    }
+
+    /// The names a `with` statement enters: `with lock:`, `with self.lock
+    /// as held:` (not a call: `with r.lock("k"):` makes its lock there).
+    fn with_names(&self, node: Node) -> Vec<With> {
+        let (Some(keyword), Some(clause), Some(colon)) = (
+            child_of_kind(node, "with"),
+            child_of_kind(node, "with_clause"),
+            child_of_kind(node, ":"),
+        ) else {
+            return Vec::new();
+        };
+        let mut cursor = clause.walk();
+        let items: Vec<Node> = clause.named_children(&mut cursor).collect();
+        items
+            .into_iter()
+            .filter_map(|item| {
+                let mut value = item.child_by_field_name("value")?;
+                if value.kind() == "as_pattern" {
+                    value = value.named_child(0)?;
+                }
+                let name = match value.kind() {
+                    "identifier" => value,
+                    "attribute"
+                        if value
+                            .child_by_field_name("object")
+                            .is_some_and(|o| self.text(o) == "self") =>
+                    {
+                        value.child_by_field_name("attribute")?
+                    }
+                    _ => return None,
+                };
+                Some(With {
+                    at: keyword.start_byte(),
+                    end: colon.start_byte(),
+                    name: self.text(name).to_ascii_lowercase(),
+                    what: self
+                        .text
+                        .get(keyword.start_byte()..clause.end_byte())
+                        .unwrap_or("")
+                        .to_owned(),
+                })
+            })
+            .collect()
     }
 
     fn is_string(&self, kind: &str) -> bool {
@@ -911,6 +974,31 @@ mod tests {
         );
         let names: Vec<Option<&str>> = p.functions.iter().map(|f| f.name.as_deref()).collect();
         assert_eq!(names, [Some("run"), Some("m"), Some("g")]);
+    }
+
+    #[test]
+    fn a_with_on_a_name_takes_what_it_holds() {
+        let text = "async def f(self):\n    with self.lock as held:\n        pass\n    async with mutex, other:\n        pass\n    with r.lock('k'):\n        pass\n";
+        let p = parsed(Language::Python, text);
+        let withs: Vec<(&str, &str, usize)> = p
+            .withs
+            .iter()
+            .map(|w| (w.name.as_str(), w.what.as_str(), w.end))
+            .collect();
+        let colon = |from: &str| text.find(from).unwrap() + from.find(':').unwrap();
+        assert_eq!(
+            withs,
+            [
+                (
+                    "lock",
+                    "with self.lock as held",
+                    colon("with self.lock as held:")
+                ),
+                ("mutex", "with mutex, other", colon("with mutex, other:")),
+                ("other", "with mutex, other", colon("with mutex, other:")),
+            ],
+            "a call in a with makes its lock there"
+        );
     }
 
     #[test]
