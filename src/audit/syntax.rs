@@ -2,11 +2,13 @@
 //! the comments, string literals, functions and calls the audit reads,
 //! each found as a node of the tree rather than a pattern in the text.
 //!
-//! SQL has no grammar here. The maintained SQL grammar parses a
-//! dollar-quoted function body (`$$ … $$`), where PL/pgSQL takes its
-//! advisory locks, as one opaque string, and a `.sql` file's scope is a
-//! transaction or that body, not a function: [`super::source`]'s lexer
-//! reads it.
+//! SQL has no grammar here. The maintained SQL grammar
+//! (`tree-sitter-sequel`) builds, but reads a dollar-quoted function body
+//! (`$$ … $$`) only when it holds plain SQL statements: PL/pgSQL, where
+//! functions take their advisory locks (`PERFORM pg_advisory_lock(…)`,
+//! `IF`, loops), and psql's variables (`:'merchant'`) are parse errors. A
+//! `.sql` file's scope is also a transaction or that body, not a function.
+//! [`super::source`]'s lexer reads SQL by its comments and quotes.
 //!
 //! A file that does not parse cleanly still gives a tree: the parts the
 //! grammar could not place are `ERROR` nodes, whose comments, strings and
