@@ -14,6 +14,8 @@
 //! grammar could not place are `ERROR` nodes, whose comments, strings and
 //! calls are read like any other, and whose functions are not scopes.
 
+use std::collections::HashMap;
+
 use tree_sitter::{Node, Parser};
 
 use super::Language;
@@ -152,7 +154,13 @@ pub(crate) fn parse(language: Language, text: &str) -> Option<Parsed> {
     }
     let mut out = Parsed::default();
     if let Some(tree) = best {
-        Reader { language, text }.read(tree.root_node(), &mut out);
+        let root = tree.root_node();
+        let reader = Reader {
+            language,
+            text,
+            parents: parents(root),
+        };
+        reader.read(root, &mut out);
     }
     out.functions
         .sort_by_key(|f| (f.start, std::cmp::Reverse(f.end)));
@@ -161,12 +169,32 @@ pub(crate) fn parse(language: Language, text: &str) -> Option<Parsed> {
     Some(out)
 }
 
+/// Each node's parent, by node id: tree-sitter finds a parent by walking
+/// down from the root, which deep nesting makes quadratic.
+fn parents(root: Node) -> HashMap<usize, Node> {
+    let mut out = HashMap::new();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            out.insert(child.id(), node);
+            stack.push(child);
+        }
+    }
+    out
+}
+
 struct Reader<'t> {
     language: Language,
     text: &'t str,
+    parents: HashMap<usize, Node<'t>>,
 }
 
 impl<'t> Reader<'t> {
+    fn parent(&self, node: Node) -> Option<Node<'t>> {
+        self.parents.get(&node.id()).copied()
+    }
+
     fn read(&self, root: Node, out: &mut Parsed) {
         let mut cursor = root.walk();
         loop {
@@ -261,6 +289,36 @@ impl<'t> Reader<'t> {
             .collect()
     }
 
+    fn has_error_ancestor(&self, node: Node) -> bool {
+        let mut n = node;
+        while let Some(p) = self.parent(n) {
+            if p.is_error() {
+                return true;
+            }
+            n = p;
+        }
+        false
+    }
+
+    /// Whether a call's value is dropped: it is an expression statement
+    /// (under `await`, `?`, `defer`, `go`), or a Kotlin block's statement.
+    fn is_statement(&self, call: Node) -> bool {
+        let mut n = call;
+        while let Some(p) = self.parent(n) {
+            match p.kind() {
+                "expression_statement" | "defer_statement" | "go_statement" => return true,
+                "await_expression" | "try_expression" | "parenthesized_expression" => n = p,
+                "block" | "statements" | "lambda_literal" | "source_file"
+                    if self.language == Language::Kotlin =>
+                {
+                    return true
+                }
+                _ => return false,
+            }
+        }
+        false
+    }
+
     fn is_string(&self, kind: &str) -> bool {
         match self.language {
             Language::Rust => matches!(
@@ -349,7 +407,7 @@ impl<'t> Reader<'t> {
                 | "function"
                 | "generator_function"
         );
-        if !(named || anonymous) || has_error_ancestor(node) {
+        if !(named || anonymous) || self.has_error_ancestor(node) {
             return None;
         }
         let body = node
@@ -364,7 +422,7 @@ impl<'t> Reader<'t> {
             self.held_in(node, false).map(|(name, _)| name)
         };
         // A decorated Python function starts at its decorators.
-        let start = match node.parent() {
+        let start = match self.parent(node) {
             Some(p) if p.kind() == "decorated_definition" => p.start_byte(),
             _ => node.start_byte(),
         };
@@ -427,7 +485,7 @@ impl<'t> Reader<'t> {
             if let Some(l) = child_of_kind(node, "annotated_lambda") {
                 lambdas.push(l);
             }
-            if let Some(p) = node.parent().filter(|p| p.kind() == "call_expression") {
+            if let Some(p) = self.parent(node).filter(|p| p.kind() == "call_expression") {
                 if p.named_child(0) == Some(node) {
                     lambdas.extend(child_of_kind(p, "annotated_lambda"));
                     outer = p;
@@ -457,7 +515,7 @@ impl<'t> Reader<'t> {
             close,
             functions,
             held_in: self.held_in(outer, false),
-            statement: is_statement(outer, self.language),
+            statement: self.is_statement(outer),
             via_field: receiver.is_some_and(|r| {
                 matches!(
                     r.kind(),
@@ -571,7 +629,7 @@ impl<'t> Reader<'t> {
     fn held_in(&self, node: Node, string: bool) -> Option<(String, bool)> {
         let mut n = node;
         loop {
-            let p = n.parent()?;
+            let p = self.parent(n)?;
             let from_right = |field: &str| {
                 p.child_by_field_name(field).is_some_and(|r| {
                     r.start_byte() <= n.start_byte() && n.end_byte() <= r.end_byte()
@@ -612,8 +670,8 @@ impl<'t> Reader<'t> {
                     let name = self
                         .text(p.child_by_field_name("name")?)
                         .to_ascii_lowercase();
-                    let field = p
-                        .parent()
+                    let field = self
+                        .parent(p)
                         .is_some_and(|g| matches!(g.kind(), "field_declaration"));
                     return is_name(&name).then_some((name, field));
                 }
@@ -630,10 +688,10 @@ impl<'t> Reader<'t> {
                     }
                     let (name, mut field) = self.target(p.child_by_field_name("left")?)?;
                     // A Python class attribute.
-                    field |= p
-                        .parent()
-                        .and_then(|s| s.parent())
-                        .and_then(|b| b.parent())
+                    field |= self
+                        .parent(p)
+                        .and_then(|s| self.parent(s))
+                        .and_then(|b| self.parent(b))
                         .is_some_and(|c| c.kind() == "class_definition");
                     return Some((name, field));
                 }
@@ -657,7 +715,7 @@ impl<'t> Reader<'t> {
                 "property_declaration" => {
                     let decl = child_of_kind(p, "variable_declaration")?;
                     let id = first_identifier(decl)?;
-                    let field = p.parent().is_some_and(|g| {
+                    let field = self.parent(p).is_some_and(|g| {
                         matches!(g.kind(), "class_body" | "class_member_declarations")
                     });
                     return Some((self.text(id).to_ascii_lowercase(), field));
@@ -771,36 +829,6 @@ fn first_identifier(node: Node) -> Option<Node> {
     let mut cursor = node.walk();
     let children: Vec<Node> = node.named_children(&mut cursor).collect();
     children.into_iter().find_map(first_identifier)
-}
-
-fn has_error_ancestor(node: Node) -> bool {
-    let mut n = node;
-    while let Some(p) = n.parent() {
-        if p.is_error() {
-            return true;
-        }
-        n = p;
-    }
-    false
-}
-
-/// Whether a call's value is dropped: it is an expression statement (under
-/// `await`, `?`, `defer`, `go`), or a Kotlin block's statement.
-fn is_statement(call: Node, language: Language) -> bool {
-    let mut n = call;
-    while let Some(p) = n.parent() {
-        match p.kind() {
-            "expression_statement" | "defer_statement" | "go_statement" => return true,
-            "await_expression" | "try_expression" | "parenthesized_expression" => n = p,
-            "block" | "statements" | "lambda_literal" | "source_file"
-                if language == Language::Kotlin =>
-            {
-                return true
-            }
-            _ => return false,
-        }
-    }
-    false
 }
 
 /// The outermost function nodes inside `node` (closures, lambdas, func
