@@ -4,103 +4,10 @@
 //! only where something executes them.
 
 use super::rules::{FileFacts, FirstArgSeen, Rules};
-use super::source::{find_word, is_ident, matching, Source};
+use super::source::{find_word, Source};
 use super::{Kind, Language};
 
-/// A call in the code: `receiver.name(args)`.
-#[derive(Clone, Debug)]
-pub(crate) struct Call {
-    /// The callee's name, lowercased.
-    pub name: String,
-    /// Byte offset of the name.
-    pub at: usize,
-    /// The identifier before `.`, `::` or `->`, lowercased (a chained call's
-    /// receiver is the previous call's name).
-    pub receiver: Option<String>,
-    /// Offsets of the opening and closing parenthesis (or brace, for a Go
-    /// composite literal); the end of the text for an unclosed one.
-    pub open: usize,
-    pub close: usize,
-}
-
-/// Every call (and Go composite literal `Name{…}`) in `source`, in order.
-pub(crate) fn calls(source: &Source) -> Vec<Call> {
-    let code = source.code.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < code.len() {
-        if !is_ident(code[i]) || (i > 0 && is_ident(code[i - 1])) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < code.len() && is_ident(code[i]) {
-            i += 1;
-        }
-        let mut j = i;
-        while j < code.len() && code[j] == b' ' {
-            j += 1;
-        }
-        let brace = source.language == Language::Go && code.get(j) == Some(&b'{');
-        if code.get(j) != Some(&b'(') && !brace {
-            continue;
-        }
-        if code[start].is_ascii_digit() {
-            continue;
-        }
-        let (up, down) = if brace { (b'{', b'}') } else { (b'(', b')') };
-        // An unclosed call runs to the end of the text.
-        let close = matching(code, j, up, down).unwrap_or(code.len());
-        out.push(Call {
-            name: source.code[start..i].to_ascii_lowercase(),
-            at: start,
-            receiver: receiver(&source.code, start),
-            open: j,
-            close,
-        });
-    }
-    out
-}
-
-/// The identifier before the `.`, `::` or `->` that precedes `at`.
-fn receiver(code: &str, at: usize) -> Option<String> {
-    let before = code[..at].trim_end();
-    let before = before
-        .strip_suffix('.')
-        .or_else(|| before.strip_suffix("::"))
-        .or_else(|| before.strip_suffix("->"))?
-        .trim_end();
-    let before = before.strip_suffix("()").unwrap_or(before);
-    let before = before.strip_suffix('?').unwrap_or(before);
-    let bytes = before.as_bytes();
-    if bytes.last() == Some(&b')') {
-        // A chained call: the receiver is the previous call's name.
-        let mut depth = 0usize;
-        let mut k = bytes.len();
-        while k > 0 {
-            k -= 1;
-            match bytes[k] {
-                b')' => depth += 1,
-                b'(' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        return ident_before(before, k);
-    }
-    ident_before(before, bytes.len())
-}
-
-/// The identifier ending at byte `end` of `text`, lowercased.
-fn ident_before(text: &str, end: usize) -> Option<String> {
-    let bytes = text.as_bytes();
-    let start = (0..end).rev().take_while(|&k| is_ident(bytes[k])).last()?;
-    Some(text[start..end].to_ascii_lowercase())
-}
+pub(crate) use super::syntax::Call;
 
 /// A lock found: where, which kind, and where its statement ends.
 #[derive(Clone, Debug)]
@@ -143,13 +50,7 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
     };
     // A name assigned from a call, or a struct or object literal's field
     // set to one (`&Compactor{locker: redislock.New(rdb)}`).
-    let assigned = |c: &Call| {
-        assigned_name(&source.code, c.at).or_else(|| {
-            held_in(&source.code, c.at)
-                .filter(|(_, field)| *field)
-                .map(|(n, _)| n)
-        })
-    };
+    let assigned = |c: &Call| c.held_in.as_ref().map(|(name, _)| name.clone());
     let bound: Vec<Vec<String>> = rules
         .rules()
         .iter()
@@ -187,7 +88,7 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
             continue;
         };
         for (i, _) in lower.match_indices(annotation) {
-            let end = source.next_block_end(i);
+            let end = source.annotated_end(i);
             hits.push(Hit {
                 at: i,
                 kind: rule.kind(),
@@ -212,7 +113,7 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
             if source.code.as_bytes().get(c.open) != Some(&b'{') {
                 return None;
             }
-            let name = assigned_name(&source.code, c.at)?;
+            let name = c.held_in.as_ref().map(|(name, _)| name.clone())?;
             let handed = hits.iter().filter(|o| o.at > c.close).any(|o| {
                 call_at(o.at).is_some_and(|oc| {
                     find_word(&source.code[oc.open..oc.close].to_ascii_lowercase(), &name).is_some()
@@ -223,25 +124,6 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
         .collect();
     hits.retain(|h| !options.contains(&h.at));
     hits
-}
-
-/// The name assigned by the statement that `at` is in: `x = …`, `x := …`,
-/// `let x: T = …`, `name: Type = …` (the name, not the type).
-pub(crate) fn assigned_name(code: &str, at: usize) -> Option<String> {
-    let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
-    let before = &code[line_start..at];
-    let eq = before.rfind('=')?;
-    if before[eq + 1..].contains('(') {
-        return None;
-    }
-    let lhs = before[..eq].trim_end().trim_end_matches(':').trim_end();
-    let lhs = match lhs.rfind(':') {
-        // `name: Type` (TypeScript, Rust, Kotlin): the name.
-        Some(i) if !lhs[..i].ends_with(':') => lhs[..i].trim_end(),
-        _ => lhs,
-    };
-    let name = ident_before(lhs, lhs.len())?;
-    (!name.is_empty()).then_some(name)
 }
 
 /// The text of the string literal that is the call's first argument (after
@@ -507,8 +389,7 @@ pub(crate) fn follow(source: &Source, calls: &[Call], hits: Vec<Hit>) -> Vec<(Hi
             if h.scope_end.is_some() {
                 return None;
             }
-            call_at(h.at)?;
-            let (name, field) = held_in(code, h.at)?;
+            let (name, field) = call_at(h.at)?.held_in.clone()?;
             let (from, to) = if field {
                 (0, code.len())
             } else {
@@ -543,59 +424,6 @@ pub(crate) fn follow(source: &Source, calls: &[Call], hits: Vec<Hit>) -> Vec<(Hi
     out
 }
 
-/// The name the lock made by the call at `at` is held in, and whether it
-/// is a field: `this.x = …`, `self.x = …`, `x: …` (a struct or object
-/// literal's field), `private final T x = …`; else a variable.
-fn held_in(code: &str, at: usize) -> Option<(String, bool)> {
-    let line_start = code[..at].rfind('\n').map_or(0, |i| i + 1);
-    // Back over the receiver chain: `hz.getCPSubsystem().`, `new `.
-    let mut start = at;
-    let bytes = code.as_bytes();
-    while start > line_start {
-        let b = bytes[start - 1];
-        if is_ident(b) || b == b'.' || b == b' ' {
-            start -= 1;
-        } else if b == b')' {
-            let open = code[line_start..start - 1].rfind('(')?;
-            start = line_start + open;
-        } else {
-            break;
-        }
-    }
-    let before = code[line_start..start].trim_end();
-    let trimmed = before.trim_start();
-    if let Some(lhs) = before.strip_suffix('=') {
-        if lhs.ends_with(['=', '!', '<', '>']) {
-            return None;
-        }
-        let lhs = lhs.trim_end().trim_end_matches(':').trim_end();
-        // `name: Type` (TypeScript, Rust, Kotlin): the name.
-        let lhs = match lhs.rfind(':') {
-            Some(i) if !lhs[..i].ends_with(':') => lhs[..i].trim_end(),
-            _ => lhs,
-        };
-        let name = ident_before(lhs, lhs.len())?;
-        let first = trimmed.split_whitespace().next().unwrap_or("");
-        let field = lhs.ends_with(&format!("this.{name}"))
-            || lhs.to_ascii_lowercase().ends_with(&format!("self.{name}"))
-            || matches!(first, "private" | "protected" | "public");
-        return Some((name, field));
-    }
-    // `mu: concurrency.NewMutex(…),` in a struct or object literal.
-    let key = before.strip_suffix(':')?;
-    if key.ends_with(':') {
-        return None;
-    }
-    // The last field of a literal on one line: `&T{locker: redislock.New(…)`.
-    let key = key.rsplit(['{', ',', ' ', '\t']).next()?.trim();
-    let mut chars = key.chars();
-    let ident = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    ident.then(|| (key.to_ascii_lowercase(), true))
-}
-
 /// The first place outside `own` that takes the lock held in `name`: a
 /// taking call on it, or a Python `with name:` / `with self.name:`.
 fn taken(
@@ -612,41 +440,19 @@ fn taken(
             held_in: name.to_owned(),
             at: c.at,
             end: c.close,
-            what: source.code[..c.open]
-                .rsplit(|ch: char| ch.is_whitespace() || "(=,;{!".contains(ch))
-                .next()
-                .unwrap_or(&c.name)
-                .trim()
-                .to_owned(),
+            what: c.callee.clone(),
         });
-    let by_with = (source.language == Language::Python)
-        .then(|| {
-            let lower = source.code.to_ascii_lowercase();
-            let mut from = 0;
-            while let Some(i) = find_word(&lower[from..], "with").map(|i| from + i) {
-                from = i + 4;
-                if own.contains(&i) {
-                    continue;
-                }
-                let rest = lower[from..].trim_start();
-                let rest = rest.strip_prefix("self.").unwrap_or(rest);
-                let Some(after) = rest.strip_prefix(name) else {
-                    continue;
-                };
-                if after.trim_start().starts_with(':') || after.starts_with(" as ") {
-                    let end = lower[i..].find(':').map_or(lower.len(), |n| i + n);
-                    let what = source.code[i..end].trim().to_owned();
-                    return Some(Taken {
-                        held_in: name.to_owned(),
-                        at: i,
-                        end,
-                        what,
-                    });
-                }
-            }
-            None
-        })
-        .flatten();
+    let by_with = source
+        .withs
+        .iter()
+        .filter(|w| !own.contains(&w.at))
+        .find(|w| w.name == name)
+        .map(|w| Taken {
+            held_in: name.to_owned(),
+            at: w.at,
+            end: w.end,
+            what: w.what.clone(),
+        });
     match (by_call, by_with) {
         (Some(a), Some(b)) => Some(if a.at < b.at { a } else { b }),
         (a, b) => a.or(b),

@@ -3,7 +3,7 @@
 //! (its statement checks a token, version or precondition), carrying a
 //! token whose check is out of sight, or unguarded.
 
-use super::detect::{assigned_name, Call};
+use super::detect::Call;
 use super::source::{find_word, is_ident, Source};
 use super::Language;
 
@@ -319,10 +319,7 @@ fn sql_constants(source: &Source) -> Vec<(String, String, usize)> {
         .strings
         .iter()
         .filter(|l| sql_statement(&l.text).is_some())
-        .filter_map(|l| {
-            let name = assigned_name(&source.code, l.start)?;
-            Some((name, l.text.clone(), l.start))
-        })
+        .filter_map(|l| Some((l.bound.clone()?, l.text.clone(), l.start)))
         .filter(|(name, _, _)| name.len() > 2)
         .collect()
 }

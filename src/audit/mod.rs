@@ -2,8 +2,10 @@
 //! distributed locks and whether anything fences the writes they protect.
 //!
 //! A lint, not a proof. Source files (Rust, Go, Java, Kotlin, Python,
-//! TypeScript, JavaScript, SQL) are lexed just enough to tell code from
-//! comments and strings; lock acquisitions are matched by the names client
+//! TypeScript, JavaScript) are parsed by their tree-sitter grammars, so
+//! comments, strings, functions, closures and calls are nodes of the
+//! syntax tree; SQL is lexed just enough to tell code from comments and
+//! strings. Lock acquisitions are matched by the names client
 //! libraries give them (Redis `SET … NX`, Redlock, Redisson, Curator and
 //! ZooKeeper recipes, etcd, Hazelcast, PostgreSQL advisory locks,
 //! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock;
@@ -23,7 +25,9 @@
 //! constructor or a field is taken (`mutex.acquire()`, `with self.lock:`
 //! in another method); then in a function of the same file that the scope
 //! calls (one level deep). Anything else, a helper in another file or a
-//! function passed in, is out of its sight.
+//! function passed in, is out of its sight: a verdict that is not
+//! `Some(false)` names the calls it could not follow
+//! ([`Finding::unfollowed`]).
 //!
 //! ```
 //! use fencesim::audit::{audit_source, Kind, Language};
@@ -43,6 +47,7 @@ mod fence;
 pub mod rules;
 pub mod sarif;
 mod source;
+mod syntax;
 pub mod walk;
 
 use std::path::{Path, PathBuf};
@@ -51,7 +56,7 @@ use serde_json::json;
 
 use fence::Guard;
 pub use rules::Rules;
-use source::{find_word, Source};
+use source::Source;
 
 /// A language the audit reads, from a file's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -295,8 +300,44 @@ pub struct Finding {
     pub reason: String,
     /// The write the verdict rests on, if any (its line).
     pub write_line: Option<usize>,
+    /// The calls in the lock's scope the audit could not follow into, when
+    /// the verdict is not already `fenced: no` (a write it could not see
+    /// could still be unfenced); in file order.
+    pub unfollowed: Vec<Unfollowed>,
     /// The bundled scenario showing what can go wrong (`scenarios/…`).
     pub scenario: String,
+}
+
+/// A call in a lock's scope whose body the audit did not read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfollowed {
+    /// Its 1-based line.
+    pub line: usize,
+    /// The callee as written, without spaces: `store.save`, `self.notify`.
+    pub call: String,
+    /// Why: [`Unfollowed::ELSEWHERE`], [`Unfollowed::THROUGH_FIELD`],
+    /// [`Unfollowed::NOT_FOLLOWED`] or [`Unfollowed::DEEPER`].
+    pub why: &'static str,
+}
+
+impl Unfollowed {
+    /// No function of that name is defined in the file (another file, a
+    /// library, a method of a parameter or variable).
+    pub const ELSEWHERE: &'static str = "defined elsewhere";
+    /// A method of what a field holds (`this.store.save`): its target is
+    /// whatever was put there, an interface's implementation out of sight.
+    pub const THROUGH_FIELD: &'static str = "through a field: its target is not in sight";
+    /// A function of the file the audit did not read: the verdict came
+    /// from the writes in sight before it.
+    pub const NOT_FOLLOWED: &'static str = "not followed";
+    /// A function of the file called by the helper the audit read: one
+    /// level of helpers is followed, not their own.
+    pub const DEEPER: &'static str = "a helper's own helper";
+
+    /// Its JSON object.
+    pub fn json(&self) -> serde_json::Value {
+        json!({ "line": self.line, "call": self.call, "why": self.why })
+    }
 }
 
 impl Finding {
@@ -347,6 +388,7 @@ impl Finding {
             "reason": self.reason,
             "token": self.kind.token(),
             "write_line": self.write_line,
+            "unfollowed": self.unfollowed.iter().map(Unfollowed::json).collect::<Vec<_>>(),
             "scenario": self.scenario,
             "command": self.command(),
         })
@@ -427,9 +469,9 @@ fn audit_with(
     rules: &Rules,
 ) -> Vec<Finding> {
     let source = Source::new(language, text);
-    let calls = detect::calls(&source);
-    let hits = detect::locks(&source, &calls, rules);
-    detect::follow(&source, &calls, hits)
+    let calls = &source.calls;
+    let hits = detect::locks(&source, calls, rules);
+    detect::follow(&source, calls, hits)
         .into_iter()
         .map(|(hit, taken)| {
             let end = hit.scope_end.unwrap_or_else(|| source.scope_end(hit.at));
@@ -438,7 +480,7 @@ fn audit_with(
             // else in a function handed to it (`using(…, async () => {…})`,
             // a `RunOrDie` callback); else where a lock made here is taken.
             let mut scopes = vec![((from, end.max(from)), None)];
-            if let Some(args) = closure_args(&source, &calls, hit.at) {
+            if let Some(args) = closure_args(calls, hit.at) {
                 let note = "the work is in the function handed to the lock".to_owned();
                 scopes.push((args, Some(note)));
             }
@@ -452,23 +494,34 @@ fn audit_with(
                 );
                 scopes.push(((from, source.scope_end(t.at).max(from)), Some(note)));
             }
-            let in_scope = scopes.iter().find_map(|((a, b), note)| {
-                let writes = fence::writes(&source, &calls, *a, *b);
-                (!writes.is_empty()).then(|| (writes, note.iter().cloned().collect::<Vec<_>>()))
-            });
-            // Else in a helper of the same file that one of them calls.
-            let in_helper = || {
-                scopes.iter().find_map(|(scope, note)| {
-                    let (helper, called_at, writes) = helper_writes(&source, &calls, *scope)?;
+            // The first scope with writes in sight; else a helper of the
+            // same file that one of them calls. Every scope looked at, and
+            // the helper read, are where calls went unfollowed.
+            let mut examined: Vec<(usize, usize)> = Vec::new();
+            let mut helper: Option<((usize, usize), usize)> = None;
+            let mut found = None;
+            for ((a, b), note) in &scopes {
+                examined.push((*a, *b));
+                let writes = fence::writes(&source, calls, *a, *b);
+                if !writes.is_empty() {
+                    found = Some((writes, note.iter().cloned().collect::<Vec<_>>()));
+                    break;
+                }
+            }
+            if found.is_none() {
+                found = scopes.iter().find_map(|(scope, note)| {
+                    let h = helper_writes(&source, calls, *scope)?;
                     let mut notes: Vec<String> = note.iter().cloned().collect();
                     notes.push(format!(
-                        "the write is in `{helper}`, called at line {}",
-                        source.line(called_at)
+                        "the write is in `{}`, called at line {}",
+                        h.name,
+                        source.line(h.called_at)
                     ));
-                    Some((writes, notes))
-                })
-            };
-            let (writes, whereabouts) = in_scope.or_else(in_helper).unwrap_or_else(|| {
+                    helper = Some((h.body, h.called_at));
+                    Some((h.writes, notes))
+                });
+            }
+            let (writes, mut whereabouts) = found.unwrap_or_else(|| {
                 let notes = taken
                     .as_ref()
                     .and(scopes.last())
@@ -479,6 +532,20 @@ fn audit_with(
                 Some(why) => unfenceable(&source, why, &writes),
                 None => judge(&source, &writes),
             };
+            let unfollowed = if fenced == Some(false) {
+                Vec::new()
+            } else {
+                let seen = Seen {
+                    hit: &hit,
+                    taken: taken.as_ref(),
+                    examined: &examined,
+                    helper,
+                };
+                unfollowed(&source, calls, &seen)
+            };
+            if !unfollowed.is_empty() {
+                whereabouts.push(could_not_follow(&unfollowed));
+            }
             if !whereabouts.is_empty() {
                 reason = format!("{reason} ({})", whereabouts.join("; "));
             }
@@ -497,6 +564,7 @@ fn audit_with(
                 fenced,
                 reason,
                 write_line,
+                unfollowed,
                 scenario: format!("scenarios/{}", hit.kind.scenario(scenarios)),
             }
         })
@@ -511,41 +579,130 @@ fn char_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
-/// The arguments of the call at `at` when a function is among them (a
-/// closure, a callback): their byte range.
-fn closure_args(source: &Source, calls: &[detect::Call], at: usize) -> Option<(usize, usize)> {
-    let call = calls.iter().find(|c| c.at == at)?;
-    let args = source.code.get(call.open + 1..call.close)?;
-    let function = args.contains("=>")
-        || args.contains("->")
-        || ["func", "function", "fun", "lambda", "def"]
-            .iter()
-            .any(|w| find_word(args, w).is_some());
-    function.then_some((call.open + 1, call.close))
+/// The functions handed to the call at `at` (a closure, a callback, an
+/// anonymous class): their byte range.
+fn closure_args(calls: &[detect::Call], at: usize) -> Option<(usize, usize)> {
+    calls.iter().find(|c| c.at == at)?.functions
 }
 
-/// The writes of the first function of the same file that `scope` calls
-/// and that writes: its name, where it is called, and its writes. One level
-/// deep: a helper's own helpers are not followed.
+/// A helper of the same file that a lock's scope calls, and its writes.
+struct Helper {
+    /// Its name as called.
+    name: String,
+    /// Where it is called.
+    called_at: usize,
+    /// The byte range of its body.
+    body: (usize, usize),
+    writes: Vec<fence::Write>,
+}
+
+/// The first function of the same file that `scope` calls and that
+/// writes. One level deep: a helper's own helpers are not followed.
 fn helper_writes(
     source: &Source,
     calls: &[detect::Call],
     (from, to): (usize, usize),
-) -> Option<(String, usize, Vec<fence::Write>)> {
+) -> Option<Helper> {
     calls
         .iter()
         .filter(|c| (from..to).contains(&c.at))
         .find_map(|c| {
-            let (body_from, body_to) = calls
-                .iter()
-                .filter(|d| d.name == c.name && d.receiver.is_none())
-                .filter(|d| !(from..to).contains(&d.at))
-                .find_map(|d| source.function_body(d.at, d.close))
-                .filter(|(a, b)| !(*a..*b).contains(&from))?;
+            let helper = defined(source, &c.name)
+                .find(|f| !(from..to).contains(&f.start) && !(f.start..f.end).contains(&from))?;
+            let (body_from, body_to) = helper.body;
             let writes = fence::writes(source, calls, body_from, body_to);
-            let name = source.code[c.at..c.open].trim().to_owned();
-            (!writes.is_empty()).then_some((name, c.at, writes))
+            (!writes.is_empty()).then(|| Helper {
+                name: source.code[c.at..c.open].trim().to_owned(),
+                called_at: c.at,
+                body: helper.body,
+                writes,
+            })
         })
+}
+
+/// What a finding's verdict looked at: the lock, where it is taken, the
+/// scopes read and the helper followed (its body, where it is called).
+struct Seen<'a> {
+    hit: &'a detect::Hit,
+    taken: Option<&'a detect::Taken>,
+    examined: &'a [(usize, usize)],
+    helper: Option<((usize, usize), usize)>,
+}
+
+/// The calls done for their effect (a statement of their own) in the
+/// scopes looked at whose bodies the audit did not read: not the lock's
+/// own calls (taking, releasing, calls on the name it is held in), not a
+/// write or a call running one, not the helper it followed.
+fn unfollowed(source: &Source, calls: &[detect::Call], seen: &Seen) -> Vec<Unfollowed> {
+    let held = calls
+        .iter()
+        .find(|c| c.at == seen.hit.at)
+        .and_then(|c| c.held_in.as_ref())
+        .map(|(name, _)| name.as_str());
+    let ranges = seen
+        .examined
+        .iter()
+        .map(|&r| (r, false))
+        .chain(seen.helper.map(|(body, _)| (body, true)));
+    let mut out: Vec<Unfollowed> = Vec::new();
+    for ((from, to), in_helper) in ranges {
+        for c in calls
+            .iter()
+            .filter(|c| c.statement && (from..to).contains(&c.at))
+        {
+            let own = c.at == seen.hit.at
+                || seen.taken.is_some_and(|t| t.at == c.at)
+                || seen.helper.is_some_and(|(_, at)| at == c.at)
+                || c.name.contains("unlock")
+                || c.name.starts_with("release")
+                || (held.is_some() && c.receiver.as_deref() == held);
+            if own
+                || fence::writes(source, calls, c.at, c.close.max(c.at))
+                    .iter()
+                    .any(|w| w.at >= c.at)
+            {
+                continue;
+            }
+            let why = match (defined(source, &c.name).next().is_some(), in_helper) {
+                (false, _) if c.via_field => Unfollowed::THROUGH_FIELD,
+                (false, _) => Unfollowed::ELSEWHERE,
+                (true, false) => Unfollowed::NOT_FOLLOWED,
+                (true, true) => Unfollowed::DEEPER,
+            };
+            let line = source.line(c.at);
+            if !out.iter().any(|u| u.line == line && u.call == c.callee) {
+                out.push(Unfollowed {
+                    line,
+                    call: c.callee.clone(),
+                    why,
+                });
+            }
+        }
+    }
+    out.sort_by(|a, b| (a.line, &a.call).cmp(&(b.line, &b.call)));
+    out
+}
+
+/// The reason's words for the calls not followed: the first three, then
+/// how many more.
+fn could_not_follow(unfollowed: &[Unfollowed]) -> String {
+    let mut named: Vec<String> = unfollowed
+        .iter()
+        .take(3)
+        .map(|u| format!("`{}` at line {} ({})", u.call, u.line, u.why))
+        .collect();
+    if unfollowed.len() > 3 {
+        named.push(format!("and {} more", unfollowed.len() - 3));
+    }
+    format!("could not follow {}", named.join(", "))
+}
+
+/// The functions of the file named `name` (lowercased).
+fn defined<'s>(source: &'s Source, name: &'s str) -> impl Iterator<Item = &'s syntax::Function> {
+    source
+        .functions
+        .iter()
+        .filter(move |f| f.name.as_deref() == Some(name))
 }
 
 /// The verdict on a lock whose API hands out no token: unfenced, whatever

@@ -4,10 +4,10 @@
 //! FILE` adds a user's own, in the same format, for an in-house lock
 //! library.
 //!
-//! A rule describes a call by the shapes the audit's lexer sees (the
-//! callee's name, its receiver, its first argument, the libraries the file
-//! uses), so that a matcher that parses the code can read the same files
-//! later. A bad file is the user's mistake: an error at `FILE:LINE:COL`.
+//! A rule describes a call by the shapes of its syntax (the callee's name,
+//! its receiver, its first argument, the libraries the file uses), the
+//! same whichever language's tree the call comes from. A bad file is the
+//! user's mistake: an error at `FILE:LINE:COL`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

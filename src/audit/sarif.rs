@@ -171,11 +171,22 @@ fn result(f: &Finding, kinds: &[Kind], rank: usize) -> Value {
             "command": f.command(),
         },
     });
+    let mut related = Vec::new();
     if let Some(write) = f.write_line {
-        let mut related = location(write, None);
-        related["id"] = json!(1);
-        related["message"] = json!({ "text": "the write the verdict rests on" });
-        value["relatedLocations"] = json!([related]);
+        let mut write = location(write, None);
+        write["id"] = json!(1);
+        write["message"] = json!({ "text": "the write the verdict rests on" });
+        related.push(write);
+    }
+    // The calls not followed: what the verdict could not see.
+    for (i, u) in f.unfollowed.iter().enumerate() {
+        let mut call = location(u.line, None);
+        call["id"] = json!(i + 2);
+        call["message"] = json!({ "text": format!("`{}` not followed: {}", u.call, u.why) });
+        related.push(call);
+    }
+    if !related.is_empty() {
+        value["relatedLocations"] = json!(related);
     }
     value
 }

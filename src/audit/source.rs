@@ -1,28 +1,20 @@
-//! One source file, lexed just enough for the audit's patterns: comments
-//! blanked out, string literals set apart, lines and scopes located.
+//! One source file, read just enough for the audit's patterns: comments
+//! blanked out, string literals set apart, lines, functions and calls
+//! located.
 //!
-//! The lexer knows each language's comments and string quotes and nothing
-//! else. `code` is the text with every comment and every string's contents
-//! replaced by spaces (quotes, newlines and byte offsets kept), so a pattern
-//! matched in `code` is never prose; the literals are kept in `strings`,
-//! where SQL statements and Redis commands passed as text are looked for.
+//! Each language with a grammar is parsed ([`super::syntax`]); SQL is
+//! lexed here, by its comments and quotes and nothing else. `code` is the
+//! text with every comment and every string's contents replaced by spaces
+//! (quotes, newlines and byte offsets kept), so a pattern matched in `code`
+//! is never prose; the literals are kept in `strings`, where SQL
+//! statements and Redis commands passed as text are looked for.
 
+use super::syntax::{self, Call, Function, With};
 use super::Language;
 
-/// A string literal: byte offsets of its opening and closing quotes (the
-/// closing quote's offset is the end for an unterminated one) and its
-/// contents as written (escapes not decoded).
-#[derive(Clone, Debug)]
-pub(crate) struct Literal {
-    pub start: usize,
-    /// Byte offset of the first byte of its contents (after a prefix and
-    /// one to three quotes).
-    pub body: usize,
-    pub end: usize,
-    pub text: String,
-}
+pub(crate) use super::syntax::Literal;
 
-/// A lexed source file.
+/// A read source file.
 pub(crate) struct Source {
     pub language: Language,
     /// The text with comments and string contents blanked (same length).
@@ -31,6 +23,13 @@ pub(crate) struct Source {
     pub strings: Vec<Literal>,
     /// Byte ranges of the comments, in order.
     pub comments: Vec<(usize, usize)>,
+    /// Every function, method, closure and lambda, in the order they
+    /// start (none in SQL).
+    pub functions: Vec<Function>,
+    /// Every call, in order.
+    pub calls: Vec<Call>,
+    /// Every Python `with` on a name, in order.
+    pub withs: Vec<With>,
     /// Byte offset of the start of each line.
     line_starts: Vec<usize>,
     /// The original text, for columns.
@@ -39,14 +38,30 @@ pub(crate) struct Source {
 
 impl Source {
     pub fn new(language: Language, text: &str) -> Source {
-        let (code, strings, comments) = lex(language, text);
+        let (code, parsed) = match syntax::parse(language, text) {
+            Some(parsed) => (blank(text, &parsed.comments, &parsed.strings), parsed),
+            None => {
+                let (code, strings, comments) = lex_sql(text);
+                let calls = sql_calls(&code);
+                let parsed = syntax::Parsed {
+                    comments,
+                    strings,
+                    calls,
+                    ..syntax::Parsed::default()
+                };
+                (code, parsed)
+            }
+        };
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Source {
             language,
             code,
-            strings,
-            comments,
+            strings: parsed.strings,
+            comments: parsed.comments,
+            functions: parsed.functions,
+            calls: parsed.calls,
+            withs: parsed.withs,
             line_starts,
             text: text.to_owned(),
         }
@@ -73,15 +88,31 @@ impl Source {
     }
 
     /// The scope a finding at `at` is judged in: the byte range from `at` to
-    /// the end of the function around it (the whole rest of the file at the
-    /// top level). For SQL: a `$$` body, else up to the transaction's end or
-    /// the unlock.
+    /// the end of the function, method, closure or lambda around it (the
+    /// whole rest of the file at the top level). For SQL: a `$$` body, else
+    /// up to the transaction's end or the unlock.
     pub fn scope_end(&self, at: usize) -> usize {
-        match self.language {
-            Language::Python => self.python_scope_end(at),
-            Language::Sql => self.sql_scope_end(at),
-            _ => self.brace_scope_end(at),
+        if self.language == Language::Sql {
+            return self.sql_scope_end(at);
         }
+        self.function_at(at).map_or(self.code.len(), |f| f.end)
+    }
+
+    /// The innermost function around `at`.
+    pub fn function_at(&self, at: usize) -> Option<&Function> {
+        self.functions
+            .iter()
+            .filter(|f| f.start <= at && at < f.end)
+            .max_by_key(|f| f.start)
+    }
+
+    /// The end of the method an annotation at `at` stands on: the function
+    /// around it (an annotation is part of its method), else the next one,
+    /// else the end of the file.
+    pub fn annotated_end(&self, at: usize) -> usize {
+        self.function_at(at)
+            .or_else(|| self.functions.iter().find(|f| f.start > at))
+            .map_or(self.code.len(), |f| f.end)
     }
 
     /// The code of 1-based `line` as written, up to a comment, trimmed.
@@ -96,87 +127,6 @@ impl Source {
             .find(|&&(a, b)| b > start && a < end)
             .map_or(end, |&(a, _)| a.max(start));
         self.text[start..end].trim()
-    }
-
-    /// The end of the block opened by the first `{` at or after `at` (the
-    /// method an annotation stands on), or the end of the file.
-    pub fn next_block_end(&self, at: usize) -> usize {
-        let code = self.code.as_bytes();
-        match self.code[at..].find('{') {
-            Some(i) => matching(code, at + i, b'{', b'}').unwrap_or(code.len()),
-            None => code.len(),
-        }
-    }
-
-    /// If the name at `name_at`, whose parameter list closes at `close`,
-    /// is a function being defined (`def f(…):`, `func (r R) f(…) error {`,
-    /// `private void f() {`): the byte range of its body.
-    pub fn function_body(&self, name_at: usize, close: usize) -> Option<(usize, usize)> {
-        let code = &self.code;
-        if self.language == Language::Python {
-            let line = self.line(name_at);
-            let before = code[self.line_start(line)..name_at].trim();
-            if !(before == "def" || before == "async def") {
-                return None;
-            }
-            let body = self.line_start(line + 1).min(code.len());
-            return Some((close, self.python_scope_end(body).max(body)));
-        }
-        if self.language == Language::Sql {
-            return None;
-        }
-        // The body's `{` on the same line as the parameter list, and a
-        // header from the name on that declares a function.
-        let rest = code.get(close..)?;
-        let open = close + rest.find(['{', ';', '}', '\n'])?;
-        if code.as_bytes()[open] != b'{' {
-            return None;
-        }
-        let head_start = code[..open].rfind([';', '{', '}']).map_or(0, |i| i + 1);
-        if head_start > name_at || !is_function_header(header(code, open)) {
-            return None;
-        }
-        let end = matching(code.as_bytes(), open, b'{', b'}').unwrap_or(code.len());
-        Some((open, end))
-    }
-
-    fn brace_scope_end(&self, at: usize) -> usize {
-        let code = self.code.as_bytes();
-        // Walk out through the blocks around `at`; the first whose header
-        // declares a function is the scope.
-        let mut depth = 0usize;
-        let mut i = at;
-        while i > 0 {
-            i -= 1;
-            match code[i] {
-                b'}' => depth += 1,
-                b'{' if depth > 0 => depth -= 1,
-                b'{' if is_function_header(header(&self.code, i)) => {
-                    return matching(code, i, b'{', b'}').unwrap_or(code.len());
-                }
-                _ => {}
-            }
-        }
-        code.len()
-    }
-
-    fn python_scope_end(&self, at: usize) -> usize {
-        let line = self.line(at);
-        let lines: Vec<&str> = self.code.split('\n').collect();
-        let indent = |l: &str| l.len() - l.trim_start().len();
-        let own = indent(lines[line - 1]);
-        // The innermost `def` above with a smaller indent.
-        let def = (0..line - 1).rev().find(|&i| {
-            let t = lines[i].trim_start();
-            (t.starts_with("def ") || t.starts_with("async def ")) && indent(lines[i]) < own
-        });
-        let Some(def) = def else {
-            return self.code.len();
-        };
-        let def_indent = indent(lines[def]);
-        (line..lines.len())
-            .find(|&i| !lines[i].trim().is_empty() && indent(lines[i]) <= def_indent)
-            .map_or(self.code.len(), |i| self.line_start(i + 1))
     }
 
     fn sql_scope_end(&self, at: usize) -> usize {
@@ -197,69 +147,6 @@ impl Source {
             .min()
             .unwrap_or(code.len())
     }
-}
-
-/// The text before the `{` at `open`, back to the previous `;`, `{` or `}`.
-fn header(code: &str, open: usize) -> &str {
-    let start = code[..open].rfind([';', '{', '}']).map_or(0, |i| i + 1);
-    code[start..open].trim()
-}
-
-/// Whether a block header declares a function (or a closure passed on):
-/// `fn f(…) -> T`, `func (r R) f(…) error`, `function f(…)`, `(x) =>`,
-/// `fun f(…)`, a Java method `T f(…) throws E`, but no `if (…)`, `class X`.
-fn is_function_header(header: &str) -> bool {
-    let words: Vec<&str> = header
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    let first = header
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '@'))
-        .find(|w| !w.is_empty())
-        .unwrap_or("");
-    const CONTROL: [&str; 17] = [
-        "if",
-        "else",
-        "for",
-        "while",
-        "switch",
-        "catch",
-        "try",
-        "synchronized",
-        "do",
-        "match",
-        "loop",
-        "when",
-        "with",
-        "using",
-        "select",
-        "return",
-        "finally",
-    ];
-    if CONTROL.contains(&first) {
-        return false;
-    }
-    if words
-        .iter()
-        .any(|w| matches!(*w, "fn" | "func" | "fun" | "function" | "def"))
-        || header.contains("=>")
-    {
-        return true;
-    }
-    if words.iter().any(|w| {
-        matches!(
-            *w,
-            "class" | "interface" | "enum" | "struct" | "impl" | "object"
-        )
-    }) {
-        return false;
-    }
-    // A Java method: `… name(args)` possibly followed by `throws A, B`.
-    let core = match header.find(" throws ") {
-        Some(i) => &header[..i],
-        None => header,
-    };
-    core.trim_end().ends_with(')') && core.contains('(') && !core.starts_with('(')
 }
 
 /// The offset of the bracket closing the one at `open`.
@@ -293,177 +180,130 @@ pub(crate) fn find_word(text: &str, word: &str) -> Option<usize> {
     })
 }
 
-/// Blanks comments and string contents out of `text` and collects the
-/// string literals.
-fn lex(language: Language, text: &str) -> (String, Vec<Literal>, Vec<(usize, usize)>) {
-    let bytes = text.as_bytes();
-    let mut code = bytes.to_vec();
-    let mut strings = Vec::new();
-    let mut comments = Vec::new();
-    let blank = |code: &mut Vec<u8>, from: usize, to: usize| {
-        for b in &mut code[from..to.min(bytes.len())] {
+/// `text` with the comments and the strings' contents blanked (newlines
+/// kept).
+fn blank(text: &str, comments: &[(usize, usize)], strings: &[Literal]) -> String {
+    let mut code = text.as_bytes().to_vec();
+    let ranges = comments
+        .iter()
+        .copied()
+        .chain(strings.iter().map(|l| (l.body, l.end)));
+    for (from, to) in ranges {
+        for b in &mut code[from.min(text.len())..to.min(text.len())] {
             if *b != b'\n' {
                 *b = b' ';
             }
         }
-    };
-    let line_comment: &[u8] = match language {
-        Language::Python => b"#",
-        Language::Sql => b"--",
-        _ => b"//",
-    };
-    let block_comments = language != Language::Python;
+    }
+    // Whole nodes are blanked, so every multi-byte character is replaced
+    // whole; were one cut, its bytes become spaces (offsets kept).
+    String::from_utf8(code).unwrap_or_else(|e| {
+        let bytes = e.into_bytes();
+        bytes
+            .iter()
+            .map(|&b| if b.is_ascii() { b as char } else { ' ' })
+            .collect()
+    })
+}
+
+/// Blanks SQL's comments (`--`, `/* */`) and string contents (`'…'`, a
+/// doubled quote escaping one) out of `text` and collects the string
+/// literals.
+fn lex_sql(text: &str) -> (String, Vec<Literal>, Vec<(usize, usize)>) {
+    let bytes = text.as_bytes();
+    let mut strings = Vec::new();
+    let mut comments = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         let rest = &bytes[i..];
-        if rest.starts_with(line_comment) {
+        if rest.starts_with(b"--") {
             let end = rest
                 .iter()
                 .position(|&b| b == b'\n')
                 .map_or(bytes.len(), |n| i + n);
-            blank(&mut code, i, end);
             comments.push((i, end));
             i = end;
             continue;
         }
-        if block_comments && rest.starts_with(b"/*") {
+        if rest.starts_with(b"/*") {
             let end = text[i + 2..]
                 .find("*/")
                 .map_or(bytes.len(), |n| i + 2 + n + 2);
-            blank(&mut code, i, end);
             comments.push((i, end));
             i = end;
             continue;
         }
-        let Some((open_len, close)) = string_open(language, bytes, i) else {
+        if rest[0] != b'\'' {
             i += 1;
             continue;
-        };
-        let body = i + open_len;
-        // Go's back-quoted strings and Rust's raw strings have no escapes.
-        let raw = match language {
-            Language::Go => close == b"`",
-            Language::Rust => bytes[i] == b'r',
-            Language::Sql => true,
-            _ => false,
-        };
-        let escapes = !raw;
+        }
+        let body = i + 1;
         let mut j = body;
         let end = loop {
             if j >= bytes.len() {
                 break bytes.len();
             }
-            if escapes && bytes[j] == b'\\' {
-                j += 2;
-                continue;
-            }
-            if bytes[j..].starts_with(close) {
-                // SQL doubles a quote to escape it.
-                if language == Language::Sql && bytes.get(j + 1) == Some(&b'\'') {
+            if bytes[j] == b'\'' {
+                if bytes.get(j + 1) == Some(&b'\'') {
                     j += 2;
                     continue;
                 }
                 break j;
             }
-            if close.len() == 1 && close != b"`" && bytes[j] == b'\n' && !is_multiline(language) {
-                break j;
-            }
             j += 1;
         };
-        let body_end = end.min(bytes.len());
         strings.push(Literal {
             start: i,
             body,
-            end: body_end,
-            text: text[body..body_end].to_owned(),
+            end,
+            text: text[body..end].to_owned(),
+            bound: None,
         });
-        blank(&mut code, body, body_end);
-        i = (end + close.len()).min(bytes.len());
+        i = (end + 1).min(bytes.len());
     }
-    let code = String::from_utf8(code).expect("blanking keeps UTF-8: only whole runs are replaced");
-    (code, strings, comments)
+    (blank(text, &comments, &strings), strings, comments)
 }
 
-/// Whether a language's one-quote strings may span lines.
-fn is_multiline(language: Language) -> bool {
-    matches!(language, Language::Rust | Language::Sql)
-}
-
-/// If a string literal opens at `i`: the length of its opening (prefix and
-/// quotes) and its closing delimiter.
-fn string_open(language: Language, bytes: &[u8], i: usize) -> Option<(usize, &'static [u8])> {
-    let rest = &bytes[i..];
-    let prev_ident = i > 0 && is_ident(bytes[i - 1]);
-    match language {
-        Language::Sql => (rest[0] == b'\'').then_some((1, b"'".as_slice())),
-        Language::Python => {
-            if rest.starts_with(b"\"\"\"") {
-                Some((3, b"\"\"\"".as_slice()))
-            } else if rest.starts_with(b"'''") {
-                Some((3, b"'''".as_slice()))
-            } else if rest[0] == b'"' {
-                Some((1, b"\"".as_slice()))
-            } else if rest[0] == b'\'' {
-                Some((1, b"'".as_slice()))
-            } else {
-                None
-            }
+/// Every call in SQL code: a name followed by `(`, and the name before its
+/// `.` (`pg_catalog.pg_advisory_lock(…)`).
+fn sql_calls(code: &str) -> Vec<Call> {
+    let bytes = code.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !is_ident(bytes[i]) || (i > 0 && is_ident(bytes[i - 1])) {
+            i += 1;
+            continue;
         }
-        Language::JavaScript | Language::TypeScript => match rest[0] {
-            b'"' => Some((1, b"\"".as_slice())),
-            b'\'' => Some((1, b"'".as_slice())),
-            b'`' => Some((1, b"`".as_slice())),
-            _ => None,
-        },
-        Language::Go => match rest[0] {
-            b'"' => Some((1, b"\"".as_slice())),
-            b'`' => Some((1, b"`".as_slice())),
-            b'\'' => char_literal(rest),
-            _ => None,
-        },
-        Language::Java | Language::Kotlin => {
-            if rest.starts_with(b"\"\"\"") {
-                Some((3, b"\"\"\"".as_slice()))
-            } else if rest[0] == b'"' {
-                Some((1, b"\"".as_slice()))
-            } else if rest[0] == b'\'' {
-                char_literal(rest)
-            } else {
-                None
-            }
+        let start = i;
+        while i < bytes.len() && is_ident(bytes[i]) {
+            i += 1;
         }
-        Language::Rust => {
-            if rest[0] == b'"' {
-                return Some((1, b"\"".as_slice()));
-            }
-            if rest[0] == b'\'' {
-                return char_literal(rest);
-            }
-            // Raw strings: r"…", r#"…"#, br"…" (not inside an identifier).
-            if rest[0] == b'r' && !prev_ident {
-                let hashes = rest[1..].iter().take_while(|&&b| b == b'#').count();
-                if rest.get(1 + hashes) == Some(&b'"') {
-                    let close: &'static [u8] = match hashes {
-                        0 => b"\"",
-                        1 => b"\"#",
-                        2 => b"\"##",
-                        _ => return None,
-                    };
-                    return Some((2 + hashes, close));
-                }
-            }
-            None
+        let open = i + bytes[i..].iter().take_while(|&&b| b == b' ').count();
+        if bytes.get(open) != Some(&b'(') || bytes[start].is_ascii_digit() {
+            continue;
         }
+        let receiver = code[..start].strip_suffix('.').and_then(|before| {
+            let from = before
+                .bytes()
+                .rposition(|b| !is_ident(b))
+                .map_or(0, |k| k + 1);
+            (from < before.len()).then(|| before[from..].to_ascii_lowercase())
+        });
+        out.push(Call {
+            name: code[start..i].to_ascii_lowercase(),
+            at: start,
+            receiver,
+            callee: code[start..i].to_owned(),
+            open,
+            close: matching(bytes, open, b'(', b')').unwrap_or(bytes.len()),
+            functions: None,
+            held_in: None,
+            statement: false,
+            via_field: false,
+        });
     }
-}
-
-/// A character literal (`'x'`, `'\n'`), not a Rust lifetime (`'a`).
-fn char_literal(rest: &[u8]) -> Option<(usize, &'static [u8])> {
-    let simple = rest.len() >= 3 && rest[1] != b'\\' && rest[2] == b'\'';
-    let escaped = rest.len() >= 4 && rest[1] == b'\\';
-    let multibyte =
-        rest.len() >= 3 && rest[1] >= 0x80 && rest[2..].iter().take(4).any(|&b| b == b'\'');
-    (simple || escaped || multibyte).then_some((1, b"'".as_slice()))
+    out
 }
 
 #[cfg(test)]
@@ -492,7 +332,7 @@ mod tests {
     }
 
     #[test]
-    fn a_brace_scope_is_the_enclosing_function() {
+    fn a_scope_is_the_enclosing_method() {
         let text = "class A {\n  void run() throws E {\n    if (x) {\n      lock();\n    }\n    write();\n  }\n  void other() {}\n}\n";
         let s = Source::new(Language::Java, text);
         let at = text.find("lock()").unwrap();
@@ -509,5 +349,33 @@ mod tests {
         let end = s.scope_end(at);
         assert!(text[at..end].contains("write"));
         assert!(!text[at..end].contains("def b"));
+    }
+
+    #[test]
+    fn a_lambda_is_a_scope_and_an_annotation_stands_on_its_method() {
+        let text = "class A {\n  @SchedulerLock(name = \"x\")\n  void run() {\n    pool.submit(() -> {\n      lock();\n      inner();\n    });\n    outer();\n  }\n}\n";
+        let s = Source::new(Language::Java, text);
+        let at = text.find("lock()").unwrap();
+        let end = s.scope_end(at);
+        assert!(text[at..end].contains("inner()"));
+        assert!(!text[at..end].contains("outer()"));
+        let end = s.annotated_end(text.find("@SchedulerLock").unwrap());
+        assert!(text[..end].ends_with("outer();\n  }"));
+    }
+
+    #[test]
+    fn sql_has_its_own_lexer() {
+        let text = "-- pg_advisory_lock(1) in a comment\nSELECT pg_catalog.pg_advisory_lock(42);\nUPDATE t SET v = 'it''s' WHERE id = 1;\n";
+        let s = Source::new(Language::Sql, text);
+        assert_eq!(s.comments.len(), 1);
+        assert_eq!(s.strings.len(), 1);
+        assert_eq!(s.strings[0].text, "it''s");
+        let calls: Vec<(&str, Option<&str>)> = s
+            .calls
+            .iter()
+            .map(|c| (c.name.as_str(), c.receiver.as_deref()))
+            .collect();
+        assert_eq!(calls, [("pg_advisory_lock", Some("pg_catalog"))]);
+        assert!(s.functions.is_empty());
     }
 }

@@ -36,11 +36,11 @@
 
 use std::time::Duration;
 
-use sim::{Actor, Context, NodeId, TimerId};
+use sim::{Actor, Context, NodeId};
 
 use crate::design::config::key;
 use crate::design::grants::Grants;
-use crate::design::lock_client::{Grant, LockClient, LockEvent};
+use crate::design::lock_client::{Grant, LockClient, LockContext, LockEvent, NoTimer};
 use crate::design::node_named;
 use crate::protocol::{Msg, Payload};
 
@@ -177,8 +177,6 @@ impl LockTable {
 }
 
 impl Actor<Msg> for LockTable {
-    fn on_start(&mut self, _ctx: &mut Context<'_, Msg>) {}
-
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
         match msg {
             Msg::Design(m) => match m.downcast_ref::<DynamoMsg>() {
@@ -212,8 +210,6 @@ impl Actor<Msg> for LockTable {
             _ => {}
         }
     }
-
-    fn on_timer(&mut self, _ctx: &mut Context<'_, Msg>, _id: TimerId, _tag: u64) {}
 
     // The item is durable: a crash forgets nothing.
 }
@@ -294,7 +290,9 @@ impl DynamoClient {
 }
 
 impl LockClient for DynamoClient {
-    fn acquire(&mut self, ctx: &mut Context<'_, Msg>) {
+    type Timer = NoTimer;
+
+    fn acquire(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
         self.req += 1;
         let req = self.req;
         self.waiting = Some((req, Stage::Reading));
@@ -302,7 +300,7 @@ impl LockClient for DynamoClient {
         ctx.send(table, Msg::design(DynamoMsg::GetItem { req }));
     }
 
-    fn release(&mut self, ctx: &mut Context<'_, Msg>) {
+    fn release(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
         self.waiting = None;
         self.renewing = None;
         if let Some(lease) = self.lease.take() {
@@ -311,7 +309,12 @@ impl LockClient for DynamoClient {
         }
     }
 
-    fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: &Msg) -> LockEvent {
+    fn on_message(
+        &mut self,
+        ctx: &mut LockContext<'_, '_, NoTimer>,
+        from: NodeId,
+        msg: &Msg,
+    ) -> LockEvent {
         match *msg {
             Msg::Design(ref m) => match m.downcast_ref::<DynamoMsg>() {
                 Some(&DynamoMsg::Item {
@@ -365,7 +368,7 @@ impl LockClient for DynamoClient {
         }
     }
 
-    fn renew(&mut self, ctx: &mut Context<'_, Msg>) -> bool {
+    fn renew(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) -> bool {
         let Some(lease) = self.lease else {
             return false;
         };
@@ -387,6 +390,7 @@ impl LockClient for DynamoClient {
 mod tests {
     use super::*;
     use sim::testing::Harness;
+    use sim::TimerId;
 
     const CLIENT1: NodeId = 1;
     const CLIENT2: NodeId = 2;
@@ -527,13 +531,12 @@ mod tests {
     struct Host(DynamoClient, Vec<LockEvent>);
 
     impl Actor<Msg> for Host {
-        fn on_start(&mut self, _: &mut Context<'_, Msg>) {}
         fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
-            let event = self.0.on_message(ctx, from, &msg);
+            let event = self.0.on_message(&mut LockContext::new(ctx), from, &msg);
             self.1.push(event);
         }
         fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _: TimerId, _: u64) {
-            self.0.acquire(ctx);
+            self.0.acquire(&mut LockContext::new(ctx));
         }
     }
 

@@ -120,13 +120,34 @@ fn each_finding_is_a_result_as_json_gives_it() {
         assert_eq!(location["region"]["startColumn"], f["column"]);
         let message = r["message"]["text"].as_str().unwrap();
         assert!(message.contains(f["reason"].as_str().unwrap()), "{message}");
-        match f["write_line"].as_u64() {
-            Some(line) => assert_eq!(
-                r["relatedLocations"][0]["physicalLocation"]["region"]["startLine"],
-                line
-            ),
-            None => assert!(r.get("relatedLocations").is_none()),
+        // The write first (id 1), then the calls not followed (id 2, …).
+        let mut expected: Vec<(u64, u64)> = f["write_line"]
+            .as_u64()
+            .map(|line| (1, line))
+            .into_iter()
+            .collect();
+        let unfollowed = f["unfollowed"].as_array().expect("an array");
+        for (i, u) in unfollowed.iter().enumerate() {
+            expected.push((i as u64 + 2, u["line"].as_u64().unwrap()));
+            let text = r["relatedLocations"][expected.len() - 1]["message"]["text"]
+                .as_str()
+                .unwrap();
+            assert!(text.contains(u["call"].as_str().unwrap()), "{text}");
         }
+        let related: Vec<(u64, u64)> = r
+            .get("relatedLocations")
+            .map(|l| {
+                let l = l.as_array().expect("an array");
+                assert!(!l.is_empty(), "{r}");
+                l.iter()
+                    .map(|x| {
+                        let line = &x["physicalLocation"]["region"]["startLine"];
+                        (x["id"].as_u64().unwrap(), line.as_u64().unwrap())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(related, expected, "{r}");
     }
     let prints: BTreeSet<&str> = results
         .iter()

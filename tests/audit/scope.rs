@@ -3,7 +3,7 @@
 //! the work in a function handed to the lock; and a lock taken on the name
 //! it is held in is one finding, not two.
 
-use fencesim::audit::{self, Finding, Language};
+use fencesim::audit::{self, Finding, Language, Unfollowed};
 
 use crate::crate_root;
 
@@ -244,5 +244,145 @@ fn shedlock_without_the_annotation_judges_the_task_handed_to_it() {
         findings[0].reason.contains("handed to the lock"),
         "{}",
         findings[0].reason
+    );
+}
+
+/// The fixture tree, as a path relative to the crate root.
+fn fixture(file: &str, language: Language) -> Vec<Finding> {
+    let path = format!("{}/{file}", crate::FIXTURES);
+    let text = std::fs::read_to_string(crate_root().join(&path)).expect("a fixture");
+    audit::audit_source(&path, language, &text)
+}
+
+/// `(line, call, why)` of a finding's `unfollowed`.
+fn unfollowed(f: &Finding) -> Vec<(usize, &str, &str)> {
+    f.unfollowed
+        .iter()
+        .map(|u| (u.line, u.call.as_str(), u.why))
+        .collect()
+}
+
+/// A verdict that is not `false` says what it could not follow: a call of
+/// another package, and the helper's own helper (one level is followed).
+#[test]
+fn a_fenced_verdict_names_the_calls_it_could_not_follow() {
+    let go = fixture("go/publish.go", Language::Go);
+    let f = at(&go, 23);
+    assert_eq!((f.kind.name(), f.fenced), ("etcd_lock", Some(true)));
+    assert_eq!(
+        unfollowed(f),
+        [
+            (28, "p.feeds.Refresh", Unfollowed::THROUGH_FIELD),
+            (37, "record", Unfollowed::DEEPER)
+        ],
+        "the deferred Unlock and the mutex's own Lock are the lock's: {f:#?}"
+    );
+    assert!(
+        f.reason
+            .contains("the write is in `commit`, called at line 29")
+            && f.reason.contains(
+                "could not follow `p.feeds.Refresh` at line 28 (through a field: its target \
+                 is not in sight), `record` at line 37 (a helper's own helper)"
+            ),
+        "{}",
+        f.reason
+    );
+    // An unfenced verdict needs nothing more: nothing unseen can fence it.
+    let f = at(&go, 47);
+    assert_eq!((f.kind.name(), f.fenced), ("redis_set_nx", Some(false)));
+    assert!(f.unfollowed.is_empty(), "{f:#?}");
+
+    let py = fixture("python/decorated.py", Language::Python);
+    // The decorated function is the decorator's lock's scope: the DELETE
+    // in the next function is not under it.
+    let f = at(&py, 28);
+    assert_eq!((f.kind.name(), f.fenced), ("etcd_lock", None));
+    assert_eq!(
+        unfollowed(f),
+        [(31, "publish_report", Unfollowed::ELSEWHERE)]
+    );
+    // A function of the file the verdict did not need.
+    let f = at(&py, 39);
+    assert_eq!((f.kind.name(), f.fenced), ("etcd_lock", Some(true)));
+    assert_eq!(unfollowed(f), [(47, "notify", Unfollowed::NOT_FOLLOWED)]);
+    assert_eq!(py.len(), 2, "the docstring's SET NX is prose: {py:#?}");
+}
+
+/// Closures and lambdas are scopes of their own: a lock taken in one is
+/// judged by the writes in it, not by those after it in the function.
+#[test]
+fn a_lock_in_a_lambda_or_an_anonymous_class_is_judged_in_it() {
+    let java = fixture("java/com/acme/export/Exporter.java", Language::Java);
+    let f = at(&java, 27);
+    assert_eq!(
+        (f.kind.name(), f.fenced, f.write_line),
+        ("redisson_fenced_lock", Some(false), Some(30))
+    );
+    let f = at(&java, 44);
+    assert_eq!(
+        (f.kind.name(), f.fenced, f.write_line),
+        ("redisson_fenced_lock", None, None),
+        "the UPDATE after the lambda is not under its lock"
+    );
+    assert_eq!(
+        unfollowed(f),
+        [(46, "indexer.rebuild", Unfollowed::ELSEWHERE)]
+    );
+
+    let kt = fixture("kotlin/Invoicer.kt", Language::Kotlin);
+    assert_eq!(
+        kt.iter()
+            .map(|f| (f.line, f.kind.name(), f.fenced, f.write_line))
+            .collect::<Vec<_>>(),
+        [
+            (24, "redisson_lock", Some(false), Some(26)),
+            (32, "redisson_fenced_lock", Some(true), Some(35)),
+        ],
+        "the coroutine Mutex and the multi-line string's lock are none"
+    );
+
+    let js = fixture("javascript/usage.js", Language::JavaScript);
+    assert_eq!(
+        js.iter().map(|f| (f.line, f.fenced)).collect::<Vec<_>>(),
+        [(15, Some(false))],
+        "the template literal's acquire is text"
+    );
+    assert!(js[0].reason.contains("the function handed to the lock"));
+}
+
+/// An async block spawned on its own is its lock's scope; a function
+/// nested in the lock's is a helper of the file; a TSX file parses with
+/// its JSX, and neither a raw string's nor a template's lock is code.
+#[test]
+fn async_blocks_nested_functions_and_tsx_are_syntax() {
+    let rust = fixture("rust/src/compact.rs", Language::Rust);
+    assert_eq!(
+        rust.iter()
+            .map(|f| (f.line, f.fenced, f.write_line))
+            .collect::<Vec<_>>(),
+        [(13, Some(true), Some(18)), (29, Some(true), Some(33))],
+        "the runbook's raw string is text, and the put after the spawn is not under the task's lock"
+    );
+    assert_eq!(
+        unfollowed(&rust[1]),
+        [(34, "inner.txn", Unfollowed::ELSEWHERE)]
+    );
+
+    let ts = fixture("typescript/settle.ts", Language::TypeScript);
+    assert_eq!(ts.len(), 1, "{ts:#?}");
+    assert!(
+        ts[0]
+            .reason
+            .contains("the write is in `write`, called at line 16"),
+        "{}",
+        ts[0].reason
+    );
+
+    let tsx = fixture("typescript/page.tsx", Language::TypeScript);
+    assert_eq!(
+        tsx.iter()
+            .map(|f| (f.line, f.kind.name(), f.write_line))
+            .collect::<Vec<_>>(),
+        [(12, "redlock", Some(14))]
     );
 }
