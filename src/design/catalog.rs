@@ -325,7 +325,7 @@ pub struct DesignInfo {
 
 impl DesignInfo {
     /// A lock design's name, summary and keys (its config's
-    /// [`DesignConfig::KEYS`](crate::design::DesignConfig::KEYS)).
+    /// [`DesignConfig::KEYS`]).
     pub const fn lock(name: &'static str, summary: &'static str, keys: &'static [KeySpec]) -> Self {
         DesignInfo {
             name,

@@ -43,9 +43,10 @@
 //! keepalive's `idle + interval × count`.
 //!
 //! Acquisition is `pg_try_advisory_lock`: a lock held by another session
-//! answers [`Msg::Denied`] and the client retries after its `retry`. Within
-//! one session the lock is **re-entrant**: a second lock by the same session
-//! succeeds at once and needs a second unlock.
+//! answers [`Msg::Denied`](crate::protocol::Msg::Denied) and the client
+//! retries after its `retry`. Within one session the lock is **re-entrant**:
+//! a second lock by the same session succeeds at once and needs a second
+//! unlock.
 //!
 //! **Tokens** (`tokens = true`): each grant takes `nextval` of a sequence,
 //! which the client passes to its protected `UPDATE … WHERE lock_token <=

@@ -43,14 +43,14 @@ use crate::events::{decoded, Decoded, DomainEvent};
 
 /// The line fencesim writes right before the page's diagram: what CI looks
 /// for to render the diagram fencesim wrote (text from the scenario cannot
-/// contain it: [`escape::markdown`] turns every `<` into `&lt;`).
+/// contain it: its Markdown escape turns every `<` into `&lt;`).
 pub const SEQUENCE_MARKER: &str = "<!-- fencesim:sequence -->";
 
 /// The whole page: title, verdict, description, diagram, findings, steps,
 /// lanes, links and the repro command.
 ///
 /// The verdict opens the title and comes before any text from the
-/// scenario, and that text is [`escape::markdown`]: a name cannot head the
+/// scenario, and that text is escaped for Markdown: a name cannot head the
 /// page with another verdict, and a description cannot hide the verdict in
 /// a comment or forge one with headings, emphasis, links or raw HTML.
 pub fn page(s: &Subject<'_>) -> String {

@@ -32,9 +32,9 @@ use super::sentence::sentence;
 use crate::escape::terminal;
 use crate::oracle::{Report, Verdict};
 
-/// One event, explained. Its texts come escaped by
-/// [`crate::escape::terminal`]: what a scenario put in a node name or a
-/// message shows as `\x1b`, never as an escape sequence.
+/// One event, explained. Its texts come escaped for a terminal: what a
+/// scenario put in a node name or a message shows as `\x1b`, never as an
+/// escape sequence.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Step {
     /// The event's journal `seq`.
@@ -130,7 +130,7 @@ pub fn lock_contract_text(report: &Report) -> String {
 /// row per event, and what the oracle found.
 #[derive(Clone, Debug)]
 pub struct Walk {
-    /// The scenario's name (as [`terminal`] shows it, like every text of a
+    /// The scenario's name (escaped for a terminal, like every text of a
     /// walk).
     pub name: String,
     /// Every event, explained.

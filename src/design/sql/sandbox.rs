@@ -20,7 +20,7 @@ use super::{dates, memory, PARAMETERS};
 /// The SQL functions a statement may call: SQLite's deterministic core,
 /// aggregate, date and math functions. Nothing here reads a file, the clock,
 /// the time zone or randomness: the date functions refuse `'now'`,
-/// `'localtime'` and `'utc'` (see [`dates`](super::dates)).
+/// `'localtime'` and `'utc'` (see `dates`).
 pub const FUNCTIONS: &[&str] = &[
     "abs",
     "avg",
