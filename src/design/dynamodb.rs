@@ -40,8 +40,7 @@ use sim::{Actor, Context, NodeId};
 
 use crate::design::config::key;
 use crate::design::grants::Grants;
-use crate::design::lock_client::{Grant, LockClient, LockContext, LockEvent, NoTimer};
-use crate::design::node_named;
+use crate::design::lock_client::{LockClient, LockContext, LockEvent, NoTimer, SingleServer};
 use crate::protocol::{Msg, Payload};
 
 crate::lock_design! {
@@ -214,43 +213,28 @@ impl Actor<Msg> for LockTable {
     // The item is durable: a crash forgets nothing.
 }
 
-/// The lock client's `acquireLock` and heartbeats, against the table.
+/// The lock client's `acquireLock` and heartbeats, against the table: a
+/// [`SingleServer`] whose acquire is a read and then, if the item is free
+/// or its holder's RVN has stood a lease, a conditional put; the put's
+/// answer, the heartbeats (renewals) and the release are `SingleServer`'s.
 #[derive(Debug)]
 pub struct DynamoClient {
-    table: String,
-    req: u64,
-    /// The acquire awaited, and whether its put is out (else its read).
-    waiting: Option<(u64, Stage)>,
+    single: SingleServer,
+    /// Whether the awaited acquire's put is out (else its read).
+    putting: bool,
     /// The held item's RVN as first read, and when, on our clock: the
     /// library's `lockTryingToBeAcquired` and its lookup time.
     observed: Option<(u64, Duration)>,
-    lease: Option<u64>,
-    renewals: u64,
-    renewing: Option<u64>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Stage {
-    Reading,
-    Putting,
 }
 
 impl DynamoClient {
     /// Talks to the lock table on the node called `table`.
     pub fn new(table: impl Into<String>) -> Self {
         DynamoClient {
-            table: table.into(),
-            req: 0,
-            waiting: None,
+            single: SingleServer::new(table),
+            putting: false,
             observed: None,
-            lease: None,
-            renewals: 0,
-            renewing: None,
         }
-    }
-
-    fn table(&self, ctx: &Context<'_, Msg>) -> NodeId {
-        node_named(ctx, &self.table)
     }
 
     /// The item as read for acquire `req`: put at once if there is none;
@@ -276,15 +260,13 @@ impl DynamoClient {
         };
         match put {
             Some(rvn) => {
-                self.waiting = Some((req, Stage::Putting));
-                let table = self.table(ctx);
+                self.putting = true;
+                let table = self.single.lock(ctx);
                 ctx.send(table, Msg::design(DynamoMsg::Put { req, rvn }));
                 LockEvent::Nothing
             }
-            None => {
-                self.waiting = None;
-                LockEvent::Denied
-            }
+            // Held: this acquire is over, with no answer to come.
+            None => self.single.lost(),
         }
     }
 }
@@ -293,20 +275,13 @@ impl LockClient for DynamoClient {
     type Timer = NoTimer;
 
     fn acquire(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
-        self.req += 1;
-        let req = self.req;
-        self.waiting = Some((req, Stage::Reading));
-        let table = self.table(ctx);
-        ctx.send(table, Msg::design(DynamoMsg::GetItem { req }));
+        self.putting = false;
+        self.single
+            .acquire_with(ctx, |req| Msg::design(DynamoMsg::GetItem { req }));
     }
 
     fn release(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
-        self.waiting = None;
-        self.renewing = None;
-        if let Some(lease) = self.lease.take() {
-            let table = self.table(ctx);
-            ctx.send(table, Msg::Release { lease });
-        }
+        self.single.release(ctx);
     }
 
     fn on_message(
@@ -315,74 +290,35 @@ impl LockClient for DynamoClient {
         from: NodeId,
         msg: &Msg,
     ) -> LockEvent {
-        match *msg {
-            Msg::Design(ref m) => match m.downcast_ref::<DynamoMsg>() {
-                Some(&DynamoMsg::Item {
-                    req,
-                    rvn,
-                    lease_duration,
-                }) if self.waiting == Some((req, Stage::Reading)) => {
-                    self.read(ctx, req, rvn, lease_duration)
-                }
-                _ => LockEvent::Nothing,
-            },
-            Msg::Granted {
+        match msg.as_design::<DynamoMsg>() {
+            Some(&DynamoMsg::Item {
                 req,
-                lease,
-                token,
-                ttl,
-            } => {
-                if self.waiting == Some((req, Stage::Putting)) {
-                    self.waiting = None;
+                rvn,
+                lease_duration,
+            }) if self.single.is_waiting_for(req) && !self.putting => {
+                self.read(ctx, req, rvn, lease_duration)
+            }
+            Some(_) => LockEvent::Nothing,
+            // A put's answer (a grant, or a denial: someone else wrote the
+            // item first), a heartbeat's, or a stray.
+            None => {
+                let event = self.single.on_message(&mut ctx.untimed(), from, msg);
+                if matches!(event, LockEvent::Acquired(_)) {
                     self.observed = None;
-                    self.lease = Some(lease);
-                    LockEvent::Acquired(Grant::new(lease, token, ttl))
-                } else {
-                    if self.lease != Some(lease) {
-                        // A grant for a put given up: hand it back.
-                        ctx.send(from, Msg::Release { lease });
-                    }
-                    LockEvent::Nothing
                 }
+                event
             }
-            // The put's condition failed: someone else wrote the item first.
-            Msg::Denied { req } if self.waiting == Some((req, Stage::Putting)) => {
-                self.waiting = None;
-                LockEvent::Denied
-            }
-            Msg::RenewReply {
-                lease,
-                req,
-                ok,
-                ttl,
-            } if self.lease == Some(lease) && self.renewing == Some(req) => {
-                self.renewing = None;
-                if ok {
-                    LockEvent::Renewed(ttl)
-                } else {
-                    self.lease = None;
-                    LockEvent::Lost
-                }
-            }
-            _ => LockEvent::Nothing,
         }
     }
 
     fn renew(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) -> bool {
-        let Some(lease) = self.lease else {
-            return false;
-        };
-        self.renewals += 1;
-        let req = self.renewals;
-        self.renewing = Some(req);
-        let table = self.table(ctx);
-        ctx.send(table, Msg::Renew { lease, req });
-        true
+        self.single.renew(ctx)
     }
 
     fn on_crash(&mut self) {
-        let table = std::mem::take(&mut self.table);
-        *self = DynamoClient::new(table);
+        self.single.on_crash();
+        self.putting = false;
+        self.observed = None;
     }
 }
 
@@ -547,10 +483,13 @@ mod tests {
         let mut host = Host(DynamoClient::new("lock"), Vec::new());
         // One poll: acquire (a read), then the item's answer.
         let poll = |h: &mut Harness, host: &mut Host, rvn: u64| {
-            h.timer(host, TimerId(0), 0);
-            let req = host.0.req;
+            let read = h.timer(host, TimerId(0), 0);
+            let req = match read.sends[0].1.as_design::<DynamoMsg>() {
+                Some(&DynamoMsg::GetItem { req }) => req,
+                other => panic!("not a read: {other:?}"),
+            };
             let s = h.message(host, LOCK, item(req, Some(rvn)));
-            (host.1.pop().unwrap(), s.sends)
+            (host.1.pop().unwrap(), s.sends, req)
         };
         assert_eq!(poll(&mut h, &mut host, 7).0, LockEvent::Denied);
         h.advance(TTL);
@@ -563,15 +502,12 @@ mod tests {
             "not longer yet"
         );
         h.advance(Duration::from_millis(1));
-        let (event, sends) = poll(&mut h, &mut host, 8);
+        let (event, sends, req) = poll(&mut h, &mut host, 8);
         assert_eq!(event, LockEvent::Nothing);
-        let put = DynamoMsg::Put {
-            req: host.0.req,
-            rvn: Some(8),
-        };
+        let put = DynamoMsg::Put { req, rvn: Some(8) };
         assert_eq!(sends, vec![(LOCK, Msg::design(put))]);
         let granted = Msg::Granted {
-            req: host.0.req,
+            req,
             lease: 2,
             token: None,
             ttl: TTL,

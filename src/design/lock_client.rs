@@ -415,7 +415,28 @@ impl SingleServer {
         self.waiting.is_some()
     }
 
-    /// Sends the awaited acquire request again, under its own id.
+    /// Starts an acquire whose request is the design's own message, built
+    /// by `request` from the id it goes under, which it returns: a read
+    /// before a conditional put, say. The server's [`Msg::Granted`] or
+    /// [`Msg::Denied`] naming that id is then handled as an
+    /// [`Msg::Acquire`]'s would be; a protocol that decides on its own that
+    /// the lock is not free says so with [`SingleServer::lost`].
+    pub fn acquire_with(
+        &mut self,
+        ctx: &mut Context<'_, Msg>,
+        request: impl FnOnce(u64) -> Msg,
+    ) -> u64 {
+        self.req += 1;
+        let req = self.req;
+        self.waiting = Some(req);
+        let lock = self.lock(ctx);
+        ctx.send(lock, request(req));
+        req
+    }
+
+    /// Sends the awaited acquire request again, under its own id, as an
+    /// [`Msg::Acquire`] (a protocol that began with
+    /// [`SingleServer::acquire_with`] resends its own message).
     pub fn resend(&mut self, ctx: &mut Context<'_, Msg>) {
         if let Some(req) = self.waiting {
             let lock = self.lock(ctx);
@@ -518,11 +539,7 @@ impl LockClient for SingleServer {
     type Timer = NoTimer;
 
     fn acquire(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
-        self.req += 1;
-        let req = self.req;
-        self.waiting = Some(req);
-        let lock = self.lock(ctx);
-        ctx.send(lock, Msg::Acquire { req });
+        self.acquire_with(ctx, |req| Msg::Acquire { req });
     }
 
     fn release(&mut self, ctx: &mut LockContext<'_, '_, NoTimer>) {
