@@ -184,6 +184,19 @@ fn parents(root: Node) -> HashMap<usize, Node> {
     out
 }
 
+/// The grammars' member accesses, each with the field that holds the name
+/// and the one that holds what it is reached through: Rust's `a.b` and
+/// `a::b`, Go's `a.b` and `pkg.T`, JavaScript's and TypeScript's `a.b`,
+/// Python's `a.b`.
+const MEMBER_FIELDS: [(&str, &str, &str); 6] = [
+    ("field_expression", "field", "value"),
+    ("selector_expression", "field", "operand"),
+    ("member_expression", "property", "object"),
+    ("attribute", "attribute", "object"),
+    ("scoped_identifier", "name", "path"),
+    ("qualified_type", "name", "package"),
+];
+
 struct Reader<'t> {
     language: Language,
     text: &'t str,
@@ -533,36 +546,18 @@ impl<'t> Reader<'t> {
     /// A callee split into its name and the expression it is reached
     /// through: `a.b` is `b` on `a`, `T` is `T` on nothing.
     fn split_name<'n>(&self, callee: Node<'n>) -> Option<(Node<'n>, Option<Node<'n>>)> {
+        if let Some(&(_, name, receiver)) = MEMBER_FIELDS.iter().find(|m| m.0 == callee.kind()) {
+            return Some((
+                callee.child_by_field_name(name)?,
+                callee.child_by_field_name(receiver),
+            ));
+        }
         match callee.kind() {
             "identifier"
             | "type_identifier"
             | "field_identifier"
             | "property_identifier"
             | "simple_identifier" => Some((callee, None)),
-            "field_expression" => Some((
-                callee.child_by_field_name("field")?,
-                callee.child_by_field_name("value"),
-            )),
-            "selector_expression" => Some((
-                callee.child_by_field_name("field")?,
-                callee.child_by_field_name("operand"),
-            )),
-            "member_expression" => Some((
-                callee.child_by_field_name("property")?,
-                callee.child_by_field_name("object"),
-            )),
-            "attribute" => Some((
-                callee.child_by_field_name("attribute")?,
-                callee.child_by_field_name("object"),
-            )),
-            "scoped_identifier" => Some((
-                callee.child_by_field_name("name")?,
-                callee.child_by_field_name("path"),
-            )),
-            "qualified_type" => Some((
-                callee.child_by_field_name("name")?,
-                callee.child_by_field_name("package"),
-            )),
             "navigation_expression" | "scoped_type_identifier" => {
                 let n = callee.named_child_count();
                 let name = callee.named_child(u32::try_from(n.checked_sub(1)?).ok()?)?;
