@@ -4,7 +4,7 @@
 //! token whose check is out of sight, or unguarded.
 
 use super::detect::Call;
-use super::source::{find_word, is_ident, Source};
+use super::source::{find_word, words, Source};
 use super::Language;
 
 /// Storage calls counted as writes, lowercased. Executors of SQL text
@@ -274,17 +274,7 @@ pub(crate) fn sql_statement(text: &str) -> Option<(String, Guard)> {
 /// The first comparison on a token-like name in a `WHERE` clause:
 /// `fence_token <`, `< :token`, `version =`.
 fn token_comparison(clause: &str) -> Option<String> {
-    let bytes = clause.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if !is_ident(bytes[i]) || (i > 0 && is_ident(bytes[i - 1])) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && is_ident(bytes[i]) {
-            i += 1;
-        }
+    for (start, i) in words(clause) {
         let word = &clause[start..i];
         if !TOKEN_WORDS.iter().any(|t| word.contains(t)) {
             continue;

@@ -170,6 +170,23 @@ pub(crate) fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
+/// Each identifier-like word of `text`, as its start and end: a run of
+/// [`is_ident`] bytes (a number is one too).
+pub(crate) fn words(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() && !is_ident(bytes[i]) {
+            i += 1;
+        }
+        let start = i;
+        while i < bytes.len() && is_ident(bytes[i]) {
+            i += 1;
+        }
+        (start < i).then_some((start, i))
+    })
+}
+
 /// The first occurrence of `word` in `text` not inside a longer identifier.
 pub(crate) fn find_word(text: &str, word: &str) -> Option<usize> {
     let bytes = text.as_bytes();
@@ -269,16 +286,7 @@ fn lex_sql(text: &str) -> (String, Vec<Literal>, Vec<(usize, usize)>) {
 fn sql_calls(code: &str) -> Vec<Call> {
     let bytes = code.as_bytes();
     let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if !is_ident(bytes[i]) || (i > 0 && is_ident(bytes[i - 1])) {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        while i < bytes.len() && is_ident(bytes[i]) {
-            i += 1;
-        }
+    for (start, i) in words(code) {
         let open = i + bytes[i..].iter().take_while(|&&b| b == b' ').count();
         if bytes.get(open) != Some(&b'(') || bytes[start].is_ascii_digit() {
             continue;
