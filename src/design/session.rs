@@ -529,7 +529,8 @@ mod tests {
     }
 
     /// Hosts a client session: opens it on start, hands it everything else.
-    struct Host(ClientSession, Vec<SessionEvent>);
+    /// The session, its events, and what each timer's `on_timer` said.
+    struct Host(ClientSession, Vec<SessionEvent>, Vec<bool>);
 
     impl Actor<Msg> for Host {
         fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
@@ -542,7 +543,8 @@ mod tests {
         fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, _: TimerId, tag: u64) {
             let timer = protocol_timer(tag).and_then(SessionTimer::from_tag);
             let timer = timer.expect("a heartbeat's timer");
-            self.0.on_timer(&mut LockContext::new(ctx), timer);
+            let open = self.0.on_timer(&mut LockContext::new(ctx), timer);
+            self.2.push(open);
         }
     }
 
@@ -550,7 +552,11 @@ mod tests {
     fn the_client_heartbeats_its_open_session_only() {
         const LOCK: NodeId = 1;
         let mut h = Harness::new(&["client1", "lock"], 0);
-        let mut c = Host(ClientSession::new("lock", Duration::from_secs(3)), vec![]);
+        let mut c = Host(
+            ClientSession::new("lock", Duration::from_secs(3)),
+            vec![],
+            vec![],
+        );
         let step = h.start(&mut c);
         assert_eq!(
             step.sends,
@@ -580,6 +586,8 @@ mod tests {
         let step = h.timer(&mut c, step.timers[0].0, tag);
         assert!(step.sends.is_empty() && step.timers.is_empty());
         assert_eq!(c.1, [SessionEvent::Opened(4), SessionEvent::Expired(4)]);
+        // The open session's heartbeat, then the expired one's.
+        assert_eq!(c.2, [true, false]);
     }
 
     #[test]
