@@ -7,8 +7,9 @@
 //! acquire is
 //! retried after `retry`; a request unanswered after `timeout` is given up
 //! (an acquire is sent again; an unanswered read or write ends the round).
-//! An acquire the lock service has queued ([`LockClient::is_queued`](crate::design::lock_client::LockClient::is_queued): a
-//! ZooKeeper znode or an etcd key behind the holder's) is not given up: the
+//! An acquire the lock service has queued
+//! ([`LockClient::is_queued`](crate::design::lock_client::LockClient::is_queued):
+//! a ZooKeeper znode or an etcd key behind the holder's) is not given up: the
 //! client waits for the service to wake it with the grant, and only asks
 //! about the same request again after `timeout`, then twice that, four
 //! times that, … (a grant lost in the network is answered again).
@@ -21,8 +22,10 @@
 //!   the round ends without a write. The classic check-then-act: a pause
 //!   between the check and the write still lets a zombie write through.
 //! - `renew`: keep-alive. Every half ttl while it holds the lock it asks the
-//!   protocol to renew ([`LockClient::renew`](crate::design::lock_client::LockClient::renew)); an extension is journaled as
-//!   `renewed`, a refusal as `lost` (the round ends without a write).
+//!   protocol to renew
+//!   ([`LockClient::renew`](crate::design::lock_client::LockClient::renew));
+//!   an extension is journaled as `renewed`, a refusal as `lost` (the round
+//!   ends without a write).
 //! - `fence_on_acquire`: right after acquiring, a token-only write
 //!   ([`Op::Fence`], journaled `fenced`) so the storage learns the new token
 //!   before a zombie's delayed write can land; the work starts once the

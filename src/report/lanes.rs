@@ -129,9 +129,8 @@ const OUT: &str = "┊";
 /// Renders the journal as lanes, one column per node of `nodes` in that
 /// order, plus a trailing `world` column when some shown event happened on a
 /// node not in `nodes`. Every line ends with `\n` and has no trailing spaces.
-/// Text from the journal is shown escaped for a terminal:
-/// the only escape sequences in the output are the colours of
-/// [`LanesOptions::color`].
+/// Text from the journal is shown escaped for a terminal: the only escape
+/// sequences in the output are the colours of [`LanesOptions::color`].
 pub fn lanes(journal: &Journal, nodes: &[String], options: &LanesOptions) -> String {
     lanes_limited(journal, nodes, options, usize::MAX)
 }
