@@ -132,9 +132,13 @@ fn grammars(language: Language) -> Vec<tree_sitter::Language> {
 
 /// Parses `text` as `language`: `None` for a language without a grammar.
 pub(crate) fn parse(language: Language, text: &str) -> Option<Parsed> {
+    let grammars = grammars(language);
+    if grammars.is_empty() {
+        return None;
+    }
     let mut best: Option<tree_sitter::Tree> = None;
-    for grammar in grammars(language) {
-        let mut parser = Parser::new();
+    let mut parser = Parser::new();
+    for grammar in grammars {
         if parser.set_language(&grammar).is_err() {
             continue;
         }
@@ -148,9 +152,6 @@ pub(crate) fn parse(language: Language, text: &str) -> Option<Parsed> {
         if clean {
             break;
         }
-    }
-    if grammars(language).is_empty() {
-        return None;
     }
     let mut out = Parsed::default();
     if let Some(tree) = best {
