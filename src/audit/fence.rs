@@ -3,7 +3,6 @@
 //! (its statement checks a token, version or precondition), carrying a
 //! token whose check is out of sight, or unguarded.
 
-use super::detect::Call;
 use super::source::{find_word, words, Source};
 use super::Language;
 
@@ -114,15 +113,16 @@ pub(crate) enum Guard {
 }
 
 /// The writes between `from` and `to`, in order.
-pub(crate) fn writes(source: &Source, calls: &[Call], from: usize, to: usize) -> Vec<Write> {
+pub(crate) fn writes(source: &Source, from: usize, to: usize) -> Vec<Write> {
     let mut out = sql_writes(source, from, to);
-    let constants = sql_constants(source);
+    let constants = source.sql_constants.get_or_init(|| sql_constants(source));
     // A statement kept in a constant and run in scope: `cur.execute(UPDATE_SQL, …)`.
+    let mut lower: Option<String> = None;
     for (name, lit, _) in constants
         .iter()
         .filter(|(_, _, at)| !(from..to).contains(at))
     {
-        let lower = source.code[from..to].to_ascii_lowercase();
+        let lower = lower.get_or_insert_with(|| source.code[from..to].to_ascii_lowercase());
         let mut start = 0;
         while let Some(i) = find_word(&lower[start..], name).map(|i| start + i) {
             start = i + name.len();
@@ -138,7 +138,7 @@ pub(crate) fn writes(source: &Source, calls: &[Call], from: usize, to: usize) ->
         }
     }
     let statements: Vec<(usize, usize)> = out.iter().map(|w| (w.at, w.end)).collect();
-    for c in calls.iter().filter(|c| c.at >= from && c.at < to) {
+    for c in source.calls_in(from, to) {
         if !WRITE_CALLS.contains(&c.name.as_str()) || c.receiver.is_none() {
             continue;
         }
@@ -182,14 +182,10 @@ fn call_guard(source: &Source, from: usize, to: usize, call_at: usize) -> Guard 
             let at = from + i;
             return Guard::Checked(format!("`{}`", &source.code[at..at + marker.len()]));
         }
-        let written = source
-            .strings
-            .iter()
-            .filter(|l| l.start >= from && l.start < to)
-            .find_map(|l| {
-                let i = l.text.to_ascii_lowercase().find(marker)?;
-                Some(l.text[i..i + marker.len()].to_owned())
-            });
+        let written = source.strings_in(from, to).iter().find_map(|l| {
+            let i = l.text.to_ascii_lowercase().find(marker)?;
+            Some(l.text[i..i + marker.len()].to_owned())
+        });
         if let Some(written) = written {
             return Guard::Checked(format!("`{written}`"));
         }
@@ -232,11 +228,7 @@ fn sql_writes(source: &Source, from: usize, to: usize) -> Vec<Write> {
         }
         return out;
     }
-    for lit in source
-        .strings
-        .iter()
-        .filter(|l| l.start >= from && l.start < to)
-    {
+    for lit in source.strings_in(from, to) {
         if let Some((name, guard)) = sql_statement(&lit.text) {
             out.push(Write {
                 at: lit.start,

@@ -502,7 +502,7 @@ fn audit_with(
             let mut found = None;
             for ((a, b), note) in &scopes {
                 examined.push((*a, *b));
-                let writes = fence::writes(&source, calls, *a, *b);
+                let writes = fence::writes(&source, *a, *b);
                 if !writes.is_empty() {
                     found = Some((writes, note.iter().cloned().collect::<Vec<_>>()));
                     break;
@@ -607,10 +607,11 @@ fn helper_writes(
         .iter()
         .filter(|c| (from..to).contains(&c.at))
         .find_map(|c| {
-            let helper = defined(source, &c.name)
+            let helper = source
+                .defined(&c.name)
                 .find(|f| !(from..to).contains(&f.start) && !(f.start..f.end).contains(&from))?;
             let (body_from, body_to) = helper.body;
-            let writes = fence::writes(source, calls, body_from, body_to);
+            let writes = fence::writes(source, body_from, body_to);
             (!writes.is_empty()).then(|| Helper {
                 name: source.code[c.at..c.open].trim().to_owned(),
                 called_at: c.at,
@@ -645,6 +646,7 @@ fn unfollowed(source: &Source, calls: &[detect::Call], seen: &Seen) -> Vec<Unfol
         .map(|&r| (r, false))
         .chain(seen.helper.map(|(body, _)| (body, true)));
     let mut out: Vec<Unfollowed> = Vec::new();
+    let mut named: std::collections::BTreeSet<(usize, &str)> = Default::default();
     for ((from, to), in_helper) in ranges {
         for c in calls
             .iter()
@@ -657,20 +659,20 @@ fn unfollowed(source: &Source, calls: &[detect::Call], seen: &Seen) -> Vec<Unfol
                 || c.name.starts_with("release")
                 || (held.is_some() && c.receiver.as_deref() == held);
             if own
-                || fence::writes(source, calls, c.at, c.close.max(c.at))
+                || fence::writes(source, c.at, c.close.max(c.at))
                     .iter()
                     .any(|w| w.at >= c.at)
             {
                 continue;
             }
-            let why = match (defined(source, &c.name).next().is_some(), in_helper) {
+            let why = match (source.defined(&c.name).next().is_some(), in_helper) {
                 (false, _) if c.via_field => Unfollowed::THROUGH_FIELD,
                 (false, _) => Unfollowed::ELSEWHERE,
                 (true, false) => Unfollowed::NOT_FOLLOWED,
                 (true, true) => Unfollowed::DEEPER,
             };
             let line = source.line(c.at);
-            if !out.iter().any(|u| u.line == line && u.call == c.callee) {
+            if named.insert((line, c.callee.as_str())) {
                 out.push(Unfollowed {
                     line,
                     call: c.callee.clone(),
@@ -695,14 +697,6 @@ fn could_not_follow(unfollowed: &[Unfollowed]) -> String {
         named.push(format!("and {} more", unfollowed.len() - 3));
     }
     format!("could not follow {}", named.join(", "))
-}
-
-/// The functions of the file named `name` (lowercased).
-fn defined<'s>(source: &'s Source, name: &'s str) -> impl Iterator<Item = &'s syntax::Function> {
-    source
-        .functions
-        .iter()
-        .filter(move |f| f.name.as_deref() == Some(name))
 }
 
 /// The verdict on a lock whose API hands out no token: unfenced, whatever

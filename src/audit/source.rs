@@ -9,6 +9,9 @@
 //! is never prose; the literals are kept in `strings`, where SQL
 //! statements and Redis commands passed as text are looked for.
 
+use std::cell::OnceCell;
+use std::collections::BTreeMap;
+
 use super::syntax::{self, Call, Function, With};
 use super::Language;
 
@@ -26,6 +29,8 @@ pub(crate) struct Source {
     /// Every function, method, closure and lambda, in the order they
     /// start (none in SQL).
     pub functions: Vec<Function>,
+    /// The named ones' indexes in `functions`, by name, in order.
+    functions_named: BTreeMap<String, Vec<usize>>,
     /// Every call, in order.
     pub calls: Vec<Call>,
     /// Every Python `with` on a name, in order.
@@ -34,6 +39,9 @@ pub(crate) struct Source {
     line_starts: Vec<usize>,
     /// The original text, for columns.
     text: String,
+    /// The SQL statements kept in named constants, found on first use
+    /// ([`super::fence`]): every lock's writes look them up.
+    pub sql_constants: OnceCell<Vec<(String, String, usize)>>,
 }
 
 impl Source {
@@ -52,6 +60,12 @@ impl Source {
                 (code, parsed)
             }
         };
+        let mut functions_named: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, f) in parsed.functions.iter().enumerate() {
+            if let Some(name) = &f.name {
+                functions_named.entry(name.clone()).or_default().push(i);
+            }
+        }
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Source {
@@ -60,10 +74,12 @@ impl Source {
             strings: parsed.strings,
             comments: parsed.comments,
             functions: parsed.functions,
+            functions_named,
             calls: parsed.calls,
             withs: parsed.withs,
             line_starts,
             text: text.to_owned(),
+            sql_constants: OnceCell::new(),
         }
     }
 
@@ -96,6 +112,25 @@ impl Source {
             return self.sql_scope_end(at);
         }
         self.function_at(at).map_or(self.code.len(), |f| f.end)
+    }
+
+    /// The functions of the file named `name` (lowercased), in order.
+    pub fn defined<'s>(&'s self, name: &str) -> impl Iterator<Item = &'s Function> + 's {
+        let named = self
+            .functions_named
+            .get(name)
+            .map_or(&[][..], Vec::as_slice);
+        named.iter().map(|&i| &self.functions[i])
+    }
+
+    /// The string literals that start in `from..to`.
+    pub fn strings_in(&self, from: usize, to: usize) -> &[Literal] {
+        &self.strings[in_range(&self.strings, |l| l.start, from, to)]
+    }
+
+    /// The calls whose names start in `from..to`.
+    pub fn calls_in(&self, from: usize, to: usize) -> &[Call] {
+        &self.calls[in_range(&self.calls, |c| c.at, from, to)]
     }
 
     /// The innermost function around `at`.
@@ -147,6 +182,20 @@ impl Source {
             .min()
             .unwrap_or(code.len())
     }
+}
+
+/// The indexes of the items of `items`, in order of `at`, whose `at` is in
+/// `from..to`: a binary search, as a lock's writes are looked for in
+/// every call of its scope.
+fn in_range<T>(
+    items: &[T],
+    at: impl Fn(&T) -> usize,
+    from: usize,
+    to: usize,
+) -> std::ops::Range<usize> {
+    let lo = items.partition_point(|i| at(i) < from);
+    let hi = items.partition_point(|i| at(i) < to);
+    lo..hi.max(lo)
 }
 
 /// The offset of the bracket closing the one at `open`.
