@@ -42,7 +42,8 @@ const EXECUTORS: [&str; 14] = [
 /// Every lock acquisition and leader guard in `source`, in file order:
 /// calls and annotations as `rules` describe them, then the leader flags
 /// and the commands written as text.
-pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> {
+pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
+    let calls = &source.calls;
     let lower = source.code.to_ascii_lowercase();
     let facts = FileFacts {
         uses: rules.uses(&lower),
@@ -98,24 +99,23 @@ pub(crate) fn locks(source: &Source, calls: &[Call], rules: &Rules) -> Vec<Hit> 
         }
     }
     hits.extend(leader_guards(&lower));
-    hits.extend(text_commands(source, calls));
+    hits.extend(text_commands(source));
     hits.sort_by_key(|h| h.at);
     // One finding per line: the first (the patterns overlap on a line such
     // as `Do(ctx, "SET", k, v, "NX")`).
     hits.dedup_by_key(|h| source.line(h.at));
     // Options built first (`args := redis.SetArgs{Mode: "NX"}`) and handed
     // to the call that takes the lock are that call's, not a lock.
-    let call_at = |at: usize| calls.iter().find(|c| c.at == at);
     let options: Vec<usize> = hits
         .iter()
         .filter_map(|h| {
-            let c = call_at(h.at)?;
+            let c = source.call_at(h.at)?;
             if source.code.as_bytes().get(c.open) != Some(&b'{') {
                 return None;
             }
             let name = c.held_in.as_ref().map(|(name, _)| name.clone())?;
             let handed = hits.iter().filter(|o| o.at > c.close).any(|o| {
-                call_at(o.at).is_some_and(|oc| {
+                source.call_at(o.at).is_some_and(|oc| {
                     find_word(&source.code[oc.open..oc.close].to_ascii_lowercase(), &name).is_some()
                 })
             });
@@ -235,7 +235,7 @@ fn leader_guards(lower: &str) -> Vec<Hit> {
 /// Locks taken by commands written as text: `Do(ctx, "SET", k, v, "NX",
 /// "PX", ttl)`, `cmd("SETNX")`, a Lua script's `redis.call('SET', …, 'NX')`,
 /// and `SELECT pg_advisory_lock(…)` in a query string.
-fn text_commands(source: &Source, calls: &[Call]) -> Vec<Hit> {
+fn text_commands(source: &Source) -> Vec<Hit> {
     let mut hits = Vec::new();
     if source.language == Language::Sql {
         return hits;
@@ -288,7 +288,7 @@ fn text_commands(source: &Source, calls: &[Call]) -> Vec<Hit> {
         // to something that executes commands.
         let word = lit.text.trim();
         if word.eq_ignore_ascii_case("setnx") || word.eq_ignore_ascii_case("set") {
-            let Some(call) = enclosing_call(calls, lit.start) else {
+            let Some(call) = enclosing_call(&source.calls, lit.start) else {
                 continue;
             };
             if !EXECUTORS.contains(&call.name.as_str()) {
@@ -378,9 +378,8 @@ const TAKE_CALLS: [&str; 15] = [
 /// `self.x =`, `x: …` in a struct or object literal, a field declaration)
 /// is paired with the first call that takes it outside the function that
 /// made it.
-pub(crate) fn follow(source: &Source, calls: &[Call], hits: Vec<Hit>) -> Vec<(Hit, Option<Taken>)> {
+pub(crate) fn follow(source: &Source, hits: Vec<Hit>) -> Vec<(Hit, Option<Taken>)> {
     let code = &source.code;
-    let call_at = |at: usize| calls.iter().find(|c| c.at == at);
     // The name each hit's lock is held in, whether it is a field, and the
     // range its name reaches.
     let held: Vec<Option<(String, bool, usize, usize)>> = hits
@@ -389,7 +388,7 @@ pub(crate) fn follow(source: &Source, calls: &[Call], hits: Vec<Hit>) -> Vec<(Hi
             if h.scope_end.is_some() {
                 return None;
             }
-            let (name, field) = call_at(h.at)?.held_in.clone()?;
+            let (name, field) = source.call_at(h.at)?.held_in.clone()?;
             let (from, to) = if field {
                 (0, code.len())
             } else {
@@ -400,7 +399,7 @@ pub(crate) fn follow(source: &Source, calls: &[Call], hits: Vec<Hit>) -> Vec<(Hi
         .collect();
     let mut out = Vec::new();
     for (i, hit) in hits.iter().enumerate() {
-        let receiver = call_at(hit.at).and_then(|c| c.receiver.as_deref());
+        let receiver = source.call_at(hit.at).and_then(|c| c.receiver.as_deref());
         let taking_another = receiver.is_some_and(|r| {
             held.iter().enumerate().any(|(j, b)| {
                 j != i
@@ -415,7 +414,7 @@ pub(crate) fn follow(source: &Source, calls: &[Call], hits: Vec<Hit>) -> Vec<(Hi
         let taken = match &held[i] {
             Some((name, true, _, _)) => {
                 let own = hit.at..source.scope_end(hit.at);
-                taken(source, calls, name, &own)
+                taken(source, name, &own)
             }
             _ => None,
         };
@@ -426,13 +425,9 @@ pub(crate) fn follow(source: &Source, calls: &[Call], hits: Vec<Hit>) -> Vec<(Hi
 
 /// The first place outside `own` that takes the lock held in `name`: a
 /// taking call on it, or a Python `with name:` / `with self.name:`.
-fn taken(
-    source: &Source,
-    calls: &[Call],
-    name: &str,
-    own: &std::ops::Range<usize>,
-) -> Option<Taken> {
-    let by_call = calls
+fn taken(source: &Source, name: &str, own: &std::ops::Range<usize>) -> Option<Taken> {
+    let by_call = source
+        .calls
         .iter()
         .filter(|c| !own.contains(&c.at))
         .find(|c| c.receiver.as_deref() == Some(name) && TAKE_CALLS.contains(&c.name.as_str()))

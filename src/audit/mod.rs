@@ -469,9 +469,8 @@ fn audit_with(
     rules: &Rules,
 ) -> Vec<Finding> {
     let source = Source::new(language, text);
-    let calls = &source.calls;
-    let hits = detect::locks(&source, calls, rules);
-    detect::follow(&source, calls, hits)
+    let hits = detect::locks(&source, rules);
+    detect::follow(&source, hits)
         .into_iter()
         .map(|(hit, taken)| {
             let end = hit.scope_end.unwrap_or_else(|| source.scope_end(hit.at));
@@ -480,7 +479,7 @@ fn audit_with(
             // else in a function handed to it (`using(…, async () => {…})`,
             // a `RunOrDie` callback); else where a lock made here is taken.
             let mut scopes = vec![((from, end.max(from)), None)];
-            if let Some(args) = closure_args(calls, hit.at) {
+            if let Some(args) = source.call_at(hit.at).and_then(|c| c.functions) {
                 let note = "the work is in the function handed to the lock".to_owned();
                 scopes.push((args, Some(note)));
             }
@@ -510,7 +509,7 @@ fn audit_with(
             }
             if found.is_none() {
                 found = scopes.iter().find_map(|(scope, note)| {
-                    let h = helper_writes(&source, calls, *scope)?;
+                    let h = helper_writes(&source, *scope)?;
                     let mut notes: Vec<String> = note.iter().cloned().collect();
                     notes.push(format!(
                         "the write is in `{}`, called at line {}",
@@ -541,7 +540,7 @@ fn audit_with(
                     examined: &examined,
                     helper,
                 };
-                unfollowed(&source, calls, &seen)
+                unfollowed(&source, &seen)
             };
             if !unfollowed.is_empty() {
                 whereabouts.push(could_not_follow(&unfollowed));
@@ -579,12 +578,6 @@ fn char_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
-/// The functions handed to the call at `at` (a closure, a callback, an
-/// anonymous class): their byte range.
-fn closure_args(calls: &[detect::Call], at: usize) -> Option<(usize, usize)> {
-    calls.iter().find(|c| c.at == at)?.functions
-}
-
 /// A helper of the same file that a lock's scope calls, and its writes.
 struct Helper {
     /// Its name as called.
@@ -598,27 +591,20 @@ struct Helper {
 
 /// The first function of the same file that `scope` calls and that
 /// writes. One level deep: a helper's own helpers are not followed.
-fn helper_writes(
-    source: &Source,
-    calls: &[detect::Call],
-    (from, to): (usize, usize),
-) -> Option<Helper> {
-    calls
-        .iter()
-        .filter(|c| (from..to).contains(&c.at))
-        .find_map(|c| {
-            let helper = source
-                .defined(&c.name)
-                .find(|f| !(from..to).contains(&f.start) && !(f.start..f.end).contains(&from))?;
-            let (body_from, body_to) = helper.body;
-            let writes = fence::writes(source, body_from, body_to);
-            (!writes.is_empty()).then(|| Helper {
-                name: source.code[c.at..c.open].trim().to_owned(),
-                called_at: c.at,
-                body: helper.body,
-                writes,
-            })
+fn helper_writes(source: &Source, (from, to): (usize, usize)) -> Option<Helper> {
+    source.calls_in(from, to).iter().find_map(|c| {
+        let helper = source
+            .defined(&c.name)
+            .find(|f| !(from..to).contains(&f.start) && !(f.start..f.end).contains(&from))?;
+        let (body_from, body_to) = helper.body;
+        let writes = fence::writes(source, body_from, body_to);
+        (!writes.is_empty()).then(|| Helper {
+            name: source.code[c.at..c.open].trim().to_owned(),
+            called_at: c.at,
+            body: helper.body,
+            writes,
         })
+    })
 }
 
 /// What a finding's verdict looked at: the lock, where it is taken, the
@@ -634,10 +620,9 @@ struct Seen<'a> {
 /// scopes looked at whose bodies the audit did not read: not the lock's
 /// own calls (taking, releasing, calls on the name it is held in), not a
 /// write or a call running one, not the helper it followed.
-fn unfollowed(source: &Source, calls: &[detect::Call], seen: &Seen) -> Vec<Unfollowed> {
-    let held = calls
-        .iter()
-        .find(|c| c.at == seen.hit.at)
+fn unfollowed(source: &Source, seen: &Seen) -> Vec<Unfollowed> {
+    let held = source
+        .call_at(seen.hit.at)
         .and_then(|c| c.held_in.as_ref())
         .map(|(name, _)| name.as_str());
     let ranges = seen
@@ -648,10 +633,7 @@ fn unfollowed(source: &Source, calls: &[detect::Call], seen: &Seen) -> Vec<Unfol
     let mut out: Vec<Unfollowed> = Vec::new();
     let mut named: std::collections::BTreeSet<(usize, &str)> = Default::default();
     for ((from, to), in_helper) in ranges {
-        for c in calls
-            .iter()
-            .filter(|c| c.statement && (from..to).contains(&c.at))
-        {
+        for c in source.calls_in(from, to).iter().filter(|c| c.statement) {
             let own = c.at == seen.hit.at
                 || seen.taken.is_some_and(|t| t.at == c.at)
                 || seen.helper.is_some_and(|(_, at)| at == c.at)

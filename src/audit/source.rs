@@ -123,6 +123,12 @@ impl Source {
         named.iter().map(|&i| &self.functions[i])
     }
 
+    /// The call whose name starts at `at`.
+    pub fn call_at(&self, at: usize) -> Option<&Call> {
+        let i = self.calls.partition_point(|c| c.at < at);
+        self.calls.get(i).filter(|c| c.at == at)
+    }
+
     /// The string literals that start in `from..to`.
     pub fn strings_in(&self, from: usize, to: usize) -> &[Literal] {
         &self.strings[in_range(&self.strings, |l| l.start, from, to)]
