@@ -49,6 +49,37 @@ pub struct ScenarioRun {
     pub inconclusive: Vec<String>,
     /// What the run amounts to (the CLI's exit status).
     pub status: RunStatus,
+    /// Each client that never acquired the lock, or acquired it and never
+    /// wrote, with which of the two, in the scenario's order.
+    pub idle_clients: Vec<IdleClient>,
+    /// For a run cut short: the fault of the run that explains it (a crash
+    /// for good, a pause or partition that lasted to the end), in words;
+    /// `None` when no fault does, or when the run was not cut short.
+    pub cut_short_by: Option<String>,
+}
+
+/// A client that the run never saw acquire, or never saw write.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct IdleClient {
+    /// The client's node.
+    pub name: String,
+    /// Whether it acquired the lock at least once (then it never wrote).
+    pub acquired: bool,
+    /// Whether it is a hosted process (the code under test), not a bundled
+    /// client.
+    pub process: bool,
+}
+
+impl std::fmt::Display for IdleClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.acquired {
+            "acquired the lock but never wrote"
+        } else {
+            "never acquired the lock"
+        };
+        let who = if self.process { " (a process)" } else { "" };
+        write!(f, "{}{who} {what}", self.name)
+    }
 }
 
 impl ScenarioRun {
@@ -71,6 +102,13 @@ impl ScenarioRun {
         is_cut_short(&self.result.outcome)
     }
 
+    /// Whether the run was cut short and none of its faults explains it:
+    /// its own code stalled (on a wait nothing drives, or a message it
+    /// never got over), or ran out of time.
+    pub fn cut_short_unexplained(&self) -> bool {
+        self.cut_short() && self.cut_short_by.is_none()
+    }
+
     /// What the run left untested, one sentence each, whether or not
     /// `[expect]` names it: each scripted fault that never fired, and a run
     /// cut short. Empty when every fault fired and the run completed.
@@ -81,9 +119,10 @@ impl ScenarioRun {
             .collect();
         if self.cut_short() {
             out.push(format!(
-                "the run was cut short ({}): {}",
+                "the run was cut short ({}): {}{}",
                 self.result.outcome,
-                cut_short_text(&self.result.outcome)
+                cut_short_text(&self.result.outcome),
+                cut_short_cause(&self.result, self.cut_short_by.as_deref())
             ));
         }
         out
@@ -290,7 +329,20 @@ impl RunConfig {
             .count() as u64;
         let mut expectations = expectations(scenario, &report, unfired, &result);
         expectations.extend(mechanism(scenario, &report, &milestones));
-        let inconclusive = inconclusive(scenario, &report, &faults, &result.outcome);
+        let idle_clients = idle_clients(scenario, &result);
+        let cut_short_by = if result.outcome.is_cut_short() && result.waits.is_empty() {
+            explaining_fault(scenario, &faults, &result)
+        } else {
+            None
+        };
+        let inconclusive = inconclusive(
+            scenario,
+            &report,
+            &faults,
+            &result,
+            &idle_clients,
+            cut_short_by.as_deref(),
+        );
         // A violation is definite, whatever else the run left untested: it fails
         // unless `[expect]` asks for it (by its verdict, or by counts alone).
         let unexpected_violation = report.verdict == Verdict::Violation
@@ -319,6 +371,8 @@ impl RunConfig {
             faults,
             inconclusive,
             status,
+            idle_clients,
+            cut_short_by,
         }
     }
 }
@@ -328,8 +382,11 @@ fn inconclusive(
     scenario: &Scenario,
     report: &Report,
     faults: &[FaultFiring],
-    outcome: &Outcome,
+    result: &RunResult,
+    idle: &[IdleClient],
+    cut_short_by: Option<&str>,
 ) -> Vec<String> {
+    let outcome = &result.outcome;
     let e = &scenario.expect;
     let mut out = Vec::new();
     if report.verdict == Verdict::Inconclusive && e.verdict != Some(Verdict::Inconclusive) {
@@ -342,11 +399,111 @@ fn inconclusive(
     }
     if is_cut_short(outcome) && e.outcome.is_none() {
         out.push(format!(
-            "the run was cut short: {}",
-            cut_short_text(outcome)
+            "the run was cut short: {}{}",
+            cut_short_text(outcome),
+            cut_short_cause(result, cut_short_by)
         ));
     }
+    // A process is the code under test: a run in which it never took the
+    // lock tested none of it.
+    let judged = !outcome.is_error();
+    for client in idle.iter().filter(|c| judged && c.process && !c.acquired) {
+        if !e.idle_clients.contains(&client.name) {
+            out.push(format!(
+                "{client}: the code under test was never exercised (`[expect] idle_clients` \
+                 names the clients meant to stay idle)"
+            ));
+        }
+    }
     out
+}
+
+/// `: client1: its task 1 awaits …` for a run whose code waited on what
+/// nothing drives; `, explained by …` for one a fault cut short.
+fn cut_short_cause(result: &RunResult, by: Option<&str>) -> String {
+    if !result.waits.is_empty() {
+        let waits: Vec<String> = result.waits.iter().map(ToString::to_string).collect();
+        format!("; {}", waits.join("; "))
+    } else if let Some(by) = by {
+        format!("; the {by}")
+    } else {
+        String::new()
+    }
+}
+
+/// The clients that never acquired the lock, or never wrote, in the
+/// scenario's order.
+fn idle_clients(scenario: &Scenario, result: &RunResult) -> Vec<IdleClient> {
+    let mut acquired = vec![false; scenario.clients.len()];
+    let mut wrote = vec![false; scenario.clients.len()];
+    for e in result.journal.events() {
+        let is_acquired = e.kind == crate::events::ACQUIRED;
+        if !is_acquired && e.kind != crate::events::WROTE {
+            continue;
+        }
+        if let Some(i) = scenario.clients.iter().position(|c| c.name == *e.node) {
+            if is_acquired {
+                acquired[i] = true;
+            } else {
+                wrote[i] = true;
+            }
+        }
+    }
+    scenario
+        .clients
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !wrote[*i])
+        .map(|(i, c)| IdleClient {
+            name: c.name.clone(),
+            acquired: acquired[i],
+            process: c.process.is_some(),
+        })
+        .collect()
+}
+
+/// The fault that explains why a run was cut short, in words; `None` when
+/// none does. Best, one that fired and was still in force when the run
+/// ended (a crash without restart or whose restart was due after the end, a
+/// pause, partition or delay lasting past it); else, for a run at its time
+/// or event limit, any fault that fired (pauses, delays, retries after lost
+/// messages and slow clocks all push work past the scenario's duration);
+/// for a stalled run, one that lost messages or took a node down (a reply
+/// that never came).
+fn explaining_fault(
+    scenario: &Scenario,
+    faults: &[FaultFiring],
+    result: &RunResult,
+) -> Option<String> {
+    let end = result.sim_time;
+    let fired = || faults.iter().filter(|f| f.fired_at.is_some());
+    let lasting = fired().find_map(|f| {
+        let fault = &scenario.faults.get(f.index)?.fault;
+        let kinds = matches!(f.kind, "crash" | "pause" | "partition" | "delay");
+        let in_force = match fault.magnitude() {
+            None => f.kind == "crash",
+            Some(d) => f.fired_at? + d >= end,
+        };
+        (kinds && in_force).then(|| {
+            if f.kind == "crash" && fault.magnitude().is_none() {
+                format!("{} took it down for good", f.name())
+            } else {
+                format!("{} was still in force when the run ended", f.name())
+            }
+        })
+    });
+    lasting.or_else(|| match result.outcome {
+        Outcome::TimeLimit | Outcome::EventLimit => fired().next().map(|f| {
+            format!(
+                "{} (and any after it) slowed the run past its limit",
+                f.name()
+            )
+        }),
+        Outcome::Stalled => fired()
+            .find(|f| matches!(f.kind, "crash" | "partition" | "drop"))
+            .map(|f| format!("{} lost what a node was waiting for", f.name())),
+        _ => None,
+    })
 }
 
 /// What a cut-short outcome means, in words.
@@ -714,6 +871,9 @@ impl Actor<Msg> for Boxed {
     }
     fn is_done(&self) -> bool {
         self.0.is_done()
+    }
+    fn undriven_waits(&self) -> Vec<String> {
+        self.0.undriven_waits()
     }
 }
 

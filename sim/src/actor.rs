@@ -63,6 +63,13 @@ pub trait Actor<M: Message>: 'static {
     fn is_done(&self) -> bool {
         true
     }
+    /// What this actor waits on that nothing in the world will ever end,
+    /// one phrase each (`"task 2 awaits …"`). Asked when a run is cut
+    /// short, so that a stall says what it stalled on. A state machine only
+    /// waits on the world's own inputs: the default says nothing.
+    fn undriven_waits(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A timer operation requested by a handler.

@@ -118,6 +118,15 @@ impl Outcome {
         }
     }
 
+    /// Whether the run stopped before its work was done: it stalled, or hit
+    /// the time or event limit.
+    pub fn is_cut_short(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Stalled | Outcome::TimeLimit | Outcome::EventLimit
+        )
+    }
+
     /// Whether the run ended without a verdict of its own: it crashed or
     /// timed out. Such a run is an error, never a pass.
     pub fn is_error(&self) -> bool {
@@ -163,6 +172,26 @@ pub struct RunResult {
     /// it fired, or `None` when its trigger never came within the run (an
     /// `after` event that never happened, an `at` past the end).
     pub faults_fired: Vec<Option<Duration>>,
+    /// For a run cut short (stalled, or at its time or event limit): what
+    /// the live nodes' code was waiting on that nothing in the world would
+    /// ever end ([`Actor::undriven_waits`](crate::Actor::undriven_waits)).
+    /// Empty for any other outcome.
+    pub waits: Vec<Wait>,
+}
+
+/// A wait that nothing in the world will end, on one node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wait {
+    /// The node.
+    pub node: String,
+    /// What its code waits on, in words.
+    pub what: String,
+}
+
+impl fmt::Display for Wait {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.node, self.what)
+    }
 }
 
 /// Runs the world that `build` makes with `seed`, on a fresh thread, with
@@ -202,7 +231,7 @@ where
         }),
         None => result.recv().map_err(|_| None),
     };
-    let (outcome, journal, sim_time, faults_fired) = match received {
+    let (outcome, journal, sim_time, faults_fired, waits) = match received {
         Ok(finished) => {
             handle
                 .join()
@@ -215,6 +244,7 @@ where
             Outcome::TimedOut { budget },
             Journal::default(),
             Duration::ZERO,
+            Vec::new(),
             Vec::new(),
         ),
         Err(None) => {
@@ -229,6 +259,7 @@ where
         sim_time,
         wall_time: started.elapsed(),
         faults_fired,
+        waits,
     }
 }
 
@@ -265,7 +296,7 @@ where
     );
     install_panic_hook();
     let started = Instant::now();
-    let (outcome, journal, sim_time, faults_fired) = run_parts(seed, build);
+    let (outcome, journal, sim_time, faults_fired, waits) = run_parts(seed, build);
     RunResult {
         seed,
         outcome,
@@ -273,6 +304,7 @@ where
         sim_time,
         wall_time: started.elapsed(),
         faults_fired,
+        waits,
     }
 }
 
@@ -293,7 +325,11 @@ impl Drop for InRun {
     }
 }
 
-fn run_parts<M, F>(seed: u64, build: F) -> (Outcome, Journal, Duration, Vec<Option<Duration>>)
+/// What [`run_parts`] gives: outcome, journal, end time, faults' firings and
+/// undriven waits.
+type Parts = (Outcome, Journal, Duration, Vec<Option<Duration>>, Vec<Wait>);
+
+fn run_parts<M, F>(seed: u64, build: F) -> Parts
 where
     M: Message,
     F: FnOnce() -> WorldBuilder<M>,
@@ -308,9 +344,15 @@ where
         runtime.block_on(async move { run_world(build()).await })
     }));
     let world = take_current::<M>();
-    let (journal, node, sim_time, fired) = match &world {
+    let (journal, node, sim_time, fired, waits) = match &world {
         Some(w) => {
             let mut w = w.borrow_mut();
+            let cut_short = matches!(&result, Ok(o) if o.is_cut_short());
+            let waits = if cut_short {
+                w.undriven_waits()
+            } else {
+                Vec::new()
+            };
             let node = w.current.map(|id| w.names[id].to_string());
             let sim_time = Duration::from_nanos(w.now_ns_outside());
             // Node tasks that were still waiting hold the world, and the
@@ -326,9 +368,15 @@ where
             // than copy it (a copy per seed costs sweeps several percent).
             let fired = w.fired_ns.iter().map(|t| t.map(Duration::from_nanos));
             let fired = fired.collect();
-            (std::mem::take(&mut w.journal), node, sim_time, fired)
+            (std::mem::take(&mut w.journal), node, sim_time, fired, waits)
         }
-        None => (Journal::default(), None, Duration::ZERO, Vec::new()),
+        None => (
+            Journal::default(),
+            None,
+            Duration::ZERO,
+            Vec::new(),
+            Vec::new(),
+        ),
     };
     drop(world);
     // The killed nodes' tasks are dropped when the executor next runs.
@@ -337,20 +385,51 @@ where
         Ok(outcome) => outcome,
         Err(payload) => Outcome::Crashed {
             node,
-            message: LAST_PANIC
-                .with(|p| p.borrow_mut().take())
-                .unwrap_or_else(|| panic_text(&*payload)),
+            message: named_cause(
+                LAST_PANIC
+                    .with(|p| p.borrow_mut().take())
+                    .unwrap_or_else(|| panic_text(&*payload)),
+            ),
         },
     };
-    (outcome, journal, sim_time, fired)
+    (outcome, journal, sim_time, fired, waits)
+}
+
+/// A panic's message, with the cause named when it is a call a simulation
+/// cannot host: the panics those calls raise say nothing of fencesim (a
+/// runtime missing, an assertion inside std).
+fn named_cause(message: String) -> String {
+    let cause = if message.contains("there is no reactor running")
+        || message.contains("must be called from the context of a Tokio")
+    {
+        Some(
+            "tokio's own runtime (tokio::time, tokio::net, tokio::spawn) does not run inside \
+             a simulation: await the handle's sleep, timeout, recv and spawn (fencesim_env::Env) \
+             instead",
+        )
+    } else if message.contains("library/std/src/sys/") && message.contains("thread") {
+        Some(
+            "std::thread::spawn (or a crate that starts a thread) was called inside a \
+             simulation, which runs on one thread: spawn a task on the handle \
+             (Handle::spawn, Env::spawn) instead",
+        )
+    } else {
+        None
+    };
+    match cause {
+        Some(cause) => format!("{cause} (the panic: {message})"),
+        None => message,
+    }
 }
 
 /// The message of a panic caught in a run: what the panic hook recorded
 /// (the text and its location), else the payload's text.
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    LAST_PANIC
-        .with(|p| p.borrow_mut().take())
-        .unwrap_or_else(|| panic_text(payload))
+    named_cause(
+        LAST_PANIC
+            .with(|p| p.borrow_mut().take())
+            .unwrap_or_else(|| panic_text(payload)),
+    )
 }
 
 fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {

@@ -22,12 +22,18 @@
 //! - 2 for a bad file or flag;
 //! - 1 when any seed violates;
 //! - 4 when every seed was inconclusive (no write reached the storage in
-//!   any of them: "no violation" would be vacuous);
-//! - 0 otherwise. Seeds that stall or hit the time or event limit are
-//!   counted apart (`cut_short`), as are inconclusive seeds and seeds where
-//!   a scenario fault never fired, but they are not failures: the oracle
-//!   judges what they did up to that point. The summary says plainly when no
-//!   seed reached the situation the sweep was meant to test.
+//!   any of them: "no violation" would be vacuous), when a seed was cut
+//!   short (stalled, or at the time or event limit) with no fault of its
+//!   own to explain it and the scenario's `[expect] outcome` does not say
+//!   how runs end (`cut_short_unexplained`, the lowest in
+//!   `first_cut_short` with what its code waited on), or when a hosted
+//!   process client never acquired the lock in any seed (`idle_process`);
+//! - 0 otherwise. Seeds that a fault of their own cut short (a crash for
+//!   good, a pause or partition to the end) are counted apart
+//!   (`cut_short`), as are inconclusive seeds and seeds where a scenario
+//!   fault never fired, but they are not failures: the oracle judges what
+//!   they did up to that point. The summary says plainly when no seed
+//!   reached the situation the sweep was meant to test.
 
 mod injected;
 mod progress;
@@ -689,6 +695,10 @@ fn status(summary: &Value, signal: Option<Signal>) -> Status {
         None if n("violations") > 0 || n("failing_seeds") > 0 => Status::Failed,
         // Not one seed judged anything: "no violation" would be vacuous.
         None if n("seeds") > 0 && n("inconclusive") == n("seeds") => Status::Inconclusive,
+        // A seed its own code cut short tested less than it claims.
+        None if n("cut_short_unexplained") > 0 => Status::Inconclusive,
+        // The process under test never took the lock in any seed.
+        None if n("seeds") > 0 && n("idle_process") == n("seeds") => Status::Inconclusive,
         None => Status::Ok,
     }
 }

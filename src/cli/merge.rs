@@ -4,8 +4,9 @@
 //! seed order, one summary, and the seeds no shard has run yet (`gaps`).
 //!
 //! Exit status, as for `explore`: 3 when a seed crashed or timed out, else
-//! 1 when a seed violates, else 4 when every seed was inconclusive or the
-//! shards leave gaps (the sweep is not done: "no violation" would claim
+//! 1 when a seed violates, else 4 when every seed was inconclusive, a seed
+//! was cut short with no fault to explain it, the process under test never
+//! took the lock in any seed, or the shards leave gaps (the sweep is not done: "no violation" would claim
 //! seeds that never ran), else 0; 2 for a file that cannot be read or is
 //! not the output of `explore --json` of one sweep.
 
@@ -80,7 +81,11 @@ fn status(summary: &Value) -> Status {
         Status::Internal
     } else if n("violations") > 0 {
         Status::Failed
-    } else if (n("seeds") > 0 && n("inconclusive") == n("seeds")) || summary["complete"] == false {
+    } else if (n("seeds") > 0 && n("inconclusive") == n("seeds"))
+        || n("cut_short_unexplained") > 0
+        || (n("seeds") > 0 && n("idle_process") == n("seeds"))
+        || summary["complete"] == false
+    {
         // Nothing judged, or seeds not run: "no violation" would be vacuous.
         Status::Inconclusive
     } else {

@@ -301,7 +301,7 @@ fn guided_record(base: &Value) -> Result<GuidedRecord, String> {
 
 /// The counts a checkpoint or summary carries: each, when present, a
 /// non-negative integer.
-const COUNTS: [&str; 11] = [
+const COUNTS: [&str; 13] = [
     "seeds",
     "violations",
     "crashed",
@@ -309,6 +309,8 @@ const COUNTS: [&str; 11] = [
     "failing_seeds",
     "inconclusive",
     "cut_short",
+    "cut_short_unexplained",
+    "idle_process",
     "unfired",
     "sim_ms",
     "sim_ns",
@@ -400,6 +402,15 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
                 match (va.as_u64(), vb.as_u64()) {
                     (Some(x), Some(y)) => x.min(y).into(),
                     (x, y) => x.or(y).into(),
+                }
+            }
+            // The lower seed's, with its reason.
+            ("first_cut_short", Some(va)) => {
+                let seed = |v: &Value| v.get("seed").and_then(Value::as_u64);
+                match (seed(va), seed(vb)) {
+                    (Some(x), Some(y)) if x <= y => va.clone(),
+                    (Some(_), None) => va.clone(),
+                    _ => vb.clone(),
                 }
             }
             ("completed_ranges", Some(va)) => {

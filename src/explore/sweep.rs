@@ -217,6 +217,13 @@ pub struct SeedReport {
     ///
     /// [`Expect::reproduced_by`]: crate::scenario::Expect::reproduced_by
     pub reproduced: Option<bool>,
+    /// Cut short with no fault of the run to explain it, and the scenario's
+    /// `[expect] outcome` does not say how runs end: why, in words (what
+    /// its code waited on, or how it was cut short). `None` otherwise.
+    pub cut_short_unexplained: Option<String>,
+    /// Whether a hosted process client that the scenario does not name in
+    /// `[expect] idle_clients` never acquired the lock.
+    pub idle_process: bool,
 }
 
 impl SeedReport {
@@ -267,6 +274,12 @@ impl SeedReport {
             },
             broken,
             reproduced: scenario.expect.reproduced_by(r, &run.milestones),
+            cut_short_unexplained: (run.cut_short_unexplained()
+                && scenario.expect.outcome.is_none())
+            .then(|| run.untested().pop().unwrap_or_default()),
+            idle_process: run.idle_clients.iter().any(|c| {
+                c.process && !c.acquired && !scenario.expect.idle_clients.contains(&c.name)
+            }),
         }
     }
 
@@ -369,6 +382,14 @@ pub struct SweepSummary {
     pub inconclusive: u64,
     /// Seeds cut short: stalled, or at the time or event limit.
     pub cut_short: u64,
+    /// Seeds cut short that no fault of theirs explains, in a scenario
+    /// whose `[expect] outcome` does not say how runs end: the sweep is then
+    /// inconclusive.
+    pub cut_short_unexplained: u64,
+    /// The lowest such seed, and why it was cut short.
+    pub first_cut_short: Option<(u64, String)>,
+    /// Seeds in which a hosted process client never acquired the lock.
+    pub idle_process: u64,
     /// Seeds in which one of the scenario's own faults never fired.
     pub unfired: u64,
     /// Per milestone, the seeds that reached it (every name, zeros included).
@@ -401,6 +422,13 @@ impl SweepSummary {
         self.sim_time += report.sim_time;
         self.inconclusive += u64::from(report.inconclusive());
         self.cut_short += u64::from(report.cut_short());
+        if let Some(why) = &report.cut_short_unexplained {
+            self.cut_short_unexplained += 1;
+            if self.first_cut_short.is_none() {
+                self.first_cut_short = Some((report.seed, why.clone()));
+            }
+        }
+        self.idle_process += u64::from(report.idle_process);
         self.unfired += u64::from(report.unfired_faults > 0);
         for (name, n) in report.milestones.pairs() {
             *self.milestones.entry(name).or_default() += u64::from(n > 0);
@@ -483,6 +511,12 @@ impl SweepSummary {
             outcomes: &self.outcomes,
             inconclusive: self.inconclusive,
             cut_short: self.cut_short,
+            cut_short_unexplained: self.cut_short_unexplained,
+            first_cut_short: self
+                .first_cut_short
+                .as_ref()
+                .map(|(seed, why)| json!({"seed": seed, "why": why})),
+            idle_process: self.idle_process,
             unfired: self.unfired,
             milestones: self.milestone_counts(),
             range: format!("{}..{}", options.seeds.start, options.seeds.end),
@@ -534,6 +568,10 @@ struct SummaryLine<'a> {
     outcomes: &'a BTreeMap<&'static str, u64>,
     inconclusive: u64,
     cut_short: u64,
+    cut_short_unexplained: u64,
+    /// `{"seed": N, "why": "…"}`: the lowest unexplained cut-short seed.
+    first_cut_short: Option<serde_json::Value>,
+    idle_process: u64,
     unfired: u64,
     milestones: BTreeMap<&'static str, u64>,
     range: String,
@@ -907,6 +945,7 @@ impl Shared {
             sim_time: Duration::ZERO,
             wall_time: budget,
             faults_fired: Vec::new(),
+            waits: Vec::new(),
         };
         let run = RunConfig::new(seed)
             .scripted(self.scenario.faults.len())

@@ -46,6 +46,7 @@ const EXPECT_KEYS: &[&str] = &[
     "outcome",
     "mechanism",
     "always",
+    "idle_clients",
 ];
 /// The most `[[clients]]` a scenario may have. Waiting clients cost
 /// nothing where the lock queues them; polling ones and heartbeats cost
@@ -546,6 +547,7 @@ fn expect(field: &Field<'_>) -> Result<Expect> {
         outcome: None,
         mechanism: Vec::new(),
         always: Vec::new(),
+        idle_clients: Vec::new(),
     };
     let verdicts = ["safe", "violation", "inconclusive"];
     let verdict = match optional(table.get("verdict"), |f| choice(f, &verdicts))? {
@@ -557,14 +559,29 @@ fn expect(field: &Field<'_>) -> Result<Expect> {
     let outcome = optional(table.get("outcome"), |f| choice(f, EXPECT_OUTCOMES))?;
     let listed = optional(table.get("mechanism"), mechanism)?;
     let always = optional(table.get("always"), always)?;
+    let idle = optional(table.get("idle_clients"), idle_clients)?;
     table.finish()?;
     Ok(Expect {
         verdict,
         outcome: outcome.map(str::to_owned),
         mechanism: listed.unwrap_or_default(),
         always: always.unwrap_or_default(),
+        idle_clients: idle.unwrap_or_default(),
         ..expect
     })
+}
+
+/// `idle_clients = ["client2"]`: client names, each once.
+fn idle_clients(field: &Field<'_>) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for f in field.array()? {
+        let name = f.str()?;
+        if out.iter().any(|n| n == name) {
+            return Err(f.error(format!("`idle_clients` names `{name}` twice")));
+        }
+        out.push(name.to_owned());
+    }
+    Ok(out)
 }
 
 /// `always = ["no_false_rejections", "completes"]`: property names, at least

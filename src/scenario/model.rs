@@ -259,6 +259,10 @@ pub struct Expect {
     /// them as an expectation; `explore` counts the failing seeds that
     /// reproduce them ([`Expect::reproduced_by`]).
     pub mechanism: Vec<String>,
+    /// `idle_clients`: the clients a run may leave idle. A hosted process
+    /// client that never acquires the lock makes a run inconclusive (the
+    /// code under test did nothing) unless it is named here.
+    pub idle_clients: Vec<String>,
     /// `always`: what must hold in every seed, beyond safety, by the names
     /// of [`ALWAYS`] (`no_false_rejections`, `completes`). `run` checks
     /// them as an expectation; `explore` counts a seed that breaks one as

@@ -204,6 +204,7 @@ fn expect(o: &mut String, s: &Scenario) {
         && e.outcome.is_none()
         && e.mechanism.is_empty()
         && e.always.is_empty()
+        && e.idle_clients.is_empty()
         && counts.iter().all(|(_, v)| v.is_none())
     {
         return;
@@ -225,6 +226,9 @@ fn expect(o: &mut String, s: &Scenario) {
     }
     if !e.always.is_empty() {
         line(o, "always", &strings(&e.always));
+    }
+    if !e.idle_clients.is_empty() {
+        line(o, "idle_clients", &strings(&e.idle_clients));
     }
 }
 

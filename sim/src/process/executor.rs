@@ -102,6 +102,16 @@ impl Executor {
         self.tasks.iter().flatten().any(|t| t.waits_on_handle)
     }
 
+    /// The live tasks whose latest `Pending` came with no wait on the
+    /// handle, by number.
+    pub(super) fn undriven(&self) -> Vec<usize> {
+        let live = self.tasks.iter().enumerate();
+        let live = live.filter_map(|(i, t)| t.as_ref().map(|t| (i, t)));
+        live.filter(|(_, t)| !t.waits_on_handle)
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     /// Polls ready tasks, in the order they were woken, until none is ready.
     /// Tasks spawned meanwhile join in, ready.
     pub(super) fn run<M>(&mut self, core: &Rc<RefCell<Core<M>>>) {

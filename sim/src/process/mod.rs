@@ -223,4 +223,26 @@ impl<M: Message> Actor<M> for Process<M> {
     fn is_done(&self) -> bool {
         self.finished.get()
     }
+
+    fn undriven_waits(&self) -> Vec<String> {
+        self.executor
+            .undriven()
+            .into_iter()
+            .map(|task| {
+                let which = if task == 0 {
+                    "its main task".to_owned()
+                } else {
+                    format!("its task {task}")
+                };
+                format!("{which} {UNDRIVEN}")
+            })
+            .collect()
+    }
 }
+
+/// What a task that waits on nothing of the handle's is waiting on, as far
+/// as the process can tell.
+const UNDRIVEN: &str = "awaits something the simulation does not drive (a madsim or tokio \
+                        timer, std::future::pending(), a channel no task will send on, a real \
+                        socket or thread); await the handle's sleep, timeout, recv or spawned \
+                        tasks instead";

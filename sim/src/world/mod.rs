@@ -223,6 +223,23 @@ impl<M: Message> World<M> {
         (self.time.elapsed() - self.start).as_nanos() as u64
     }
 
+    /// What the live nodes' code waits on that nothing in the world will
+    /// end, node by node in the world's order.
+    pub(crate) fn undriven_waits(&self) -> Vec<crate::run::Wait> {
+        let live = self.nodes.iter().enumerate().filter(|(_, n)| n.up);
+        live.flat_map(|(id, n)| {
+            let node = self.names[id].to_string();
+            n.actor
+                .undriven_waits()
+                .into_iter()
+                .map(move |what| crate::run::Wait {
+                    node: node.clone(),
+                    what,
+                })
+        })
+        .collect()
+    }
+
     /// The madsim nodes the world created.
     pub(crate) fn madsim_nodes(&self) -> Vec<madsim::task::NodeId> {
         self.nodes.iter().filter_map(|n| n.madsim_id).collect()

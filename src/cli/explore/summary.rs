@@ -157,6 +157,33 @@ pub(super) fn human(
         s.unfired
     );
     crate::cli::output::labelled(&mut out, "judged", &judged);
+    if let Some((seed, why)) = &s.first_cut_short {
+        let what = format!(
+            "{} cut short with no fault to explain it (inconclusive; [expect] outcome says \
+             how runs end when that is the story); the lowest, seed {seed}: {why}",
+            plural(s.cut_short_unexplained as usize, "seed"),
+        );
+        crate::cli::output::labelled(&mut out, "cut short", &what);
+        writeln!(
+            out,
+            "          {}",
+            repro(scenario, *seed, &o.faults, generic)
+        )
+        .unwrap();
+    }
+    if s.idle_process > 0 {
+        let what = format!(
+            "in {} a process client never acquired the lock: the code under test did \
+             nothing there{}",
+            plural(s.idle_process as usize, "seed"),
+            if s.idle_process == s.seeds {
+                " (in every seed: inconclusive)"
+            } else {
+                ""
+            }
+        );
+        crate::cli::output::labelled(&mut out, "idle", &what);
+    }
     for line in untested(s) {
         crate::cli::output::labelled(&mut out, "untested", &line);
     }
