@@ -164,6 +164,12 @@ pub(crate) fn run_human(
         run.milestones.reached_text()
     };
     labelled(&mut out, "reached", &reached);
+    for client in &run.idle_clients {
+        labelled(&mut out, "idle", &client.to_string());
+    }
+    for wait in &result.waits {
+        labelled(&mut out, "waiting", &wait.to_string());
+    }
     for f in run.unfired_faults() {
         let text = format!("the {} never fired: {}", f.name(), f.why_unfired);
         labelled(&mut out, "unfired", &text);
@@ -197,6 +203,15 @@ pub(crate) fn run_human(
         }
         if run.cut_short() && e.outcome.is_none() {
             keys.push(format!("outcome = \"{}\"", result.outcome.as_str()));
+        }
+        let idle: Vec<String> = run
+            .idle_clients
+            .iter()
+            .filter(|c| c.process && !c.acquired && !e.idle_clients.contains(&c.name))
+            .map(|c| format!("\"{}\"", c.name))
+            .collect();
+        if !idle.is_empty() && !result.outcome.is_error() {
+            keys.push(format!("idle_clients = [{}]", idle.join(", ")));
         }
         let hint = if keys.is_empty() {
             String::new()
@@ -250,6 +265,12 @@ struct RunLine<'a> {
     milestones: &'a Milestones,
     faults: Vec<FaultLine<'a>>,
     cut_short: bool,
+    /// What the code of a run cut short waited on that nothing drives.
+    waits: Vec<String>,
+    /// The fault that explains a run cut short, in words.
+    cut_short_by: Option<&'a str>,
+    /// The clients that never acquired the lock or never wrote.
+    idle_clients: &'a [crate::runner::IdleClient],
     inconclusive: &'a [String],
     expectations: Vec<ExpectationLine<'a>>,
     repro: &'a str,
@@ -286,6 +307,9 @@ impl<'a> RunLine<'a> {
                 })
                 .collect(),
             cut_short: run.cut_short(),
+            waits: result.waits.iter().map(ToString::to_string).collect(),
+            cut_short_by: run.cut_short_by.as_deref(),
+            idle_clients: &run.idle_clients,
             inconclusive: &run.inconclusive,
             expectations: run
                 .expectations
