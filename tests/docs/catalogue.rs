@@ -1,4 +1,5 @@
-//! The README's catalogue of bundled scenarios is the directory: every file
+//! The catalogue of bundled scenarios (`docs/catalogue.md`) is the
+//! directory: every file
 //! of `scenarios/` has one row, every row names a file, and the verdict a
 //! row states is the one the file's `[expect]` holds it to (which `check`
 //! verifies on every run).
@@ -10,12 +11,14 @@ use fencesim::scenario::load_file;
 
 use crate::{crate_root, page};
 
-/// The rows of the table under `## Bundled scenarios`: file → verdict.
-fn rows(readme: &str) -> BTreeMap<String, String> {
-    let start = readme
-        .find("\n## Bundled scenarios\n")
-        .expect("README.md has a `## Bundled scenarios` section");
-    let section = &readme[start + 1..];
+const FILE: &str = "docs/catalogue.md";
+
+/// The rows of the table under `## The catalogue`: file → verdict.
+fn rows(text: &str) -> BTreeMap<String, String> {
+    let start = text
+        .find("\n## The catalogue\n")
+        .unwrap_or_else(|| panic!("{FILE} has a `## The catalogue` section"));
+    let section = &text[start + 1..];
     let end = section[1..].find("\n#").map_or(section.len(), |i| i + 1);
     let mut rows = BTreeMap::new();
     for line in section[..end].lines() {
@@ -27,14 +30,14 @@ fn rows(readme: &str) -> BTreeMap<String, String> {
             continue;
         };
         let previous = rows.insert(file.to_owned(), (*verdict).to_owned());
-        assert!(previous.is_none(), "README.md lists {file} twice");
+        assert!(previous.is_none(), "{FILE} lists {file} twice");
     }
     rows
 }
 
 #[test]
 fn the_catalogue_lists_every_bundled_scenario_with_its_expected_verdict() {
-    let rows = rows(&page("README.md"));
+    let rows = rows(&page(FILE));
     let mut problems = Vec::new();
     let mut files = Vec::new();
     for entry in std::fs::read_dir(crate_root().join("scenarios")).expect("scenarios/") {
@@ -65,7 +68,7 @@ fn the_catalogue_lists_every_bundled_scenario_with_its_expected_verdict() {
     }
     assert!(
         problems.is_empty(),
-        "README.md's table of bundled scenarios:\n{}",
+        "{FILE}'s table of bundled scenarios:\n{}",
         problems.join("\n")
     );
 }

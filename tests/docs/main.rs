@@ -1,9 +1,10 @@
-//! The documentation, held to what the code does: the README's and the
-//! tutorial's transcripts are run and compared with what the binary prints
+//! The documentation, held to what the code does: the transcripts of the
+//! README and of the docs pages are run and compared with what the binary prints
 //! (`transcripts`), `docs/cli.md` names every JSON field, flag, command and
 //! exit code the binary has (`cli`), `docs/oracle.md` every verdict,
-//! violation kind and milestone (`oracle`), and the README's catalogue of
-//! bundled scenarios is the directory (`catalogue`).
+//! violation kind and milestone (`oracle`), the catalogue of bundled
+//! scenarios (`docs/catalogue.md`) is the directory (`catalogue`), and
+//! every relative link of the pages resolves (`links`).
 //!
 //! A transcript is a ```` ```text ```` block of a page whose first line is
 //! a shell prompt:
@@ -36,6 +37,7 @@
 mod catalogue;
 mod cli;
 mod designs;
+mod links;
 mod oracle;
 mod transcripts;
 
@@ -48,6 +50,26 @@ pub use support::{crate_root, fencesim_in, TempDir};
 /// page as it is now).
 pub fn page(path: &str) -> String {
     std::fs::read_to_string(crate_root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The pages: `README.md` and every `docs/*.md`, as paths from the
+/// repository's root, in order.
+pub fn pages() -> Vec<String> {
+    let mut pages = vec!["README.md".to_owned()];
+    let mut docs: Vec<String> = std::fs::read_dir(crate_root().join("docs"))
+        .expect("docs/")
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/{name}"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
 }
 
 /// A fenced block of a Markdown page.

@@ -1,6 +1,6 @@
-//! The README's and the tutorial's transcripts, run: a command block that
-//! shows output and no longer matches what the binary prints fails here.
-//! The syntax of a transcript is in `main.rs`.
+//! The transcripts of the README and of the docs pages, run: a command
+//! block that shows output and no longer matches what the binary prints
+//! fails here. The syntax of a transcript is in `main.rs`.
 
 use std::path::Path;
 
@@ -314,9 +314,22 @@ fn check(file: &str, test: &str, at_least: usize) {
     }
 }
 
+/// The pages whose ```text blocks are transcripts, each with the fewest
+/// commands it must run. No other page may show one (see
+/// `no_other_page_shows_a_transcript`).
+const TRANSCRIPT_PAGES: [(&str, &str, usize); 7] = [
+    ("README.md", "readme", 4),
+    ("docs/tutorial.md", "tutorial", 8),
+    ("docs/cli.md", "cli", 2),
+    ("docs/exploring.md", "exploring", 5),
+    ("docs/catalogue.md", "catalogue", 1),
+    ("docs/audit.md", "audit", 1),
+    ("docs/teaching.md", "teaching", 1),
+];
+
 #[test]
 fn the_readme_shows_what_the_binary_prints() {
-    check("README.md", "readme", 7);
+    check("README.md", "readme", 4);
 }
 
 #[test]
@@ -326,7 +339,37 @@ fn the_tutorial_shows_what_the_binary_prints() {
 
 #[test]
 fn the_cli_reference_shows_what_the_binary_prints() {
-    check("docs/cli.md", "cli", 1);
+    check("docs/cli.md", "cli", 2);
+}
+
+#[test]
+fn the_exploring_page_shows_what_the_binary_prints() {
+    check("docs/exploring.md", "exploring", 5);
+}
+
+#[test]
+fn the_catalogue_shows_what_the_binary_prints() {
+    check("docs/catalogue.md", "catalogue", 1);
+}
+
+#[test]
+fn the_audit_page_shows_what_the_binary_prints() {
+    check("docs/audit.md", "audit", 1);
+}
+
+#[test]
+fn the_teaching_page_shows_what_the_binary_prints() {
+    check("docs/teaching.md", "teaching", 1);
+}
+
+/// Every page of the list above is run by a test of its own.
+#[test]
+fn every_transcript_page_is_run() {
+    let source = include_str!("transcripts.rs");
+    for (file, test, at_least) in TRANSCRIPT_PAGES {
+        let call = format!("check(\"{file}\", \"{test}\", {at_least});");
+        assert!(source.contains(&call), "no test runs `{call}`");
+    }
 }
 
 /// The check above can fail: the README's first transcript with one output
@@ -396,11 +439,11 @@ fn only_the_wall_clock_figures_of_speed_vary() {
     assert_eq!(normalize_speed(seeds), seeds);
 }
 
-/// Every ```text block of the pages is a transcript (so none shows output
-/// that is not checked), and the pages show some.
+/// Every ```text block of the transcript pages is a checked transcript (so
+/// none shows output that is not checked), and each page shows some.
 #[test]
 fn every_text_block_is_a_checked_transcript() {
-    for file in ["README.md", "docs/tutorial.md", "docs/cli.md"] {
+    for (file, _, _) in TRANSCRIPT_PAGES {
         let text = page(file);
         let transcripts = blocks(file, &text)
             .into_iter()
@@ -412,5 +455,25 @@ fn every_text_block_is_a_checked_transcript() {
             })
             .count();
         assert!(transcripts > 0, "{file} shows no transcript");
+    }
+}
+
+/// A page that is not run shows no transcript: a block that starts with
+/// `$ fencesim` belongs on a page of `TRANSCRIPT_PAGES`, where it is run.
+#[test]
+fn no_other_page_shows_a_transcript() {
+    for file in crate::pages() {
+        if TRANSCRIPT_PAGES.iter().any(|(f, _, _)| *f == file) {
+            continue;
+        }
+        for block in blocks(&file, &page(&file)) {
+            let first = block.lines.first().map_or("", String::as_str);
+            assert!(
+                !first.starts_with("$ fencesim"),
+                "{file}:{}: a transcript on a page whose transcripts are not run; \
+                 add the page to TRANSCRIPT_PAGES in tests/docs/transcripts.rs",
+                block.line
+            );
+        }
     }
 }
