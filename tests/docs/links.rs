@@ -125,11 +125,11 @@ pub fn problems(file: &str, text: &str) -> Vec<String> {
             dir.join(path).to_string_lossy().into_owned()
         };
         let on_disk = crate_root().join(&linked);
-        if path.is_empty() && target.is_empty() {
+        if target.is_empty() {
             problems.push(format!("{file}: an empty link"));
             continue;
         }
-        if !on_disk.exists() {
+        if !path.is_empty() && !on_disk.exists() {
             problems.push(format!("{file}: `{target}`: no file {linked}"));
             continue;
         }
