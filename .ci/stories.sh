@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The async lock-client stories as the README runs them: each broken
+# The async lock-client stories as docs/async.md runs them: each broken
 # scenario is found by a generic sweep (its own faults dropped) by the
 # mechanism its [expect] names, and the seed found is shrunk to a scenario
 # that still fails; each fixed twin, the same client code behind a fenced

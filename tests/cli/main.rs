@@ -1,6 +1,6 @@
 //! End-to-end tests of the `fencesim` binary, as a user relies on it: the
 //! real executable, run with real files, judged by its exit code, its stdout
-//! and its stderr (the README's "Commands" and exit codes).
+//! and its stderr (docs/cli.md's commands and exit codes).
 //!
 //! Every test that needs a scenario file of its own writes it into a fresh
 //! directory under the system's temp dir ([`TempDir`]), removed afterwards.

@@ -90,7 +90,7 @@ fn a_clock_jump_on_one_node_lets_two_clients_hold_the_lock() {
     assert!(events(&run, "lock1", "expired").is_empty());
     // client1's grant: a majority of three, with the validity left after
     // the 50 ms timeout (lock4 and lock5 never answered; the timer may
-    // fire up to 1 ms late, see README).
+    // fire up to 1 ms late, see docs/how-it-works.md).
     let ttl_ms = events(&run, "client1", "acquired")[0]
         .u64("ttl_ms")
         .unwrap();

@@ -23,11 +23,11 @@ fn generic_sweep(s: &Scenario, seeds: std::ops::Range<u64>) -> SweepSummary {
 
 /// Each violating scenario and the lowest seed of `0..10000` at which the
 /// generic table reproduces its mechanism, with this version's generators
-/// (the README's "What a generic `[explore]` table finds" has the whole
-/// sweeps). The test sweeps the [`WINDOW`] seeds that end with it, so that
+/// (docs/catalogue.md's "What a generic `[explore]` table finds" has the
+/// whole sweeps). The test sweeps the [`WINDOW`] seeds that end with it, so that
 /// a debug build on two cores stays within minutes: a change to the
-/// generators that moves a finding fails here, and the README's sweeps
-/// are to be measured again.
+/// generators that moves a finding fails here, and the sweeps of
+/// docs/catalogue.md are to be measured again.
 const FIRST_FOUND: &[(&str, u64)] = &[
     ("batch-job-ran-twice", 0),
     ("check-then-write", 932),
@@ -108,7 +108,7 @@ fn a_generic_table_finds_each_violating_scenarios_own_mechanism() {
 /// Each fix, the violating scenario it fixes, and the violation kinds it
 /// claims to prevent under any fault, over `TWIN_SEEDS` of the generic
 /// table. The weaknesses random faults do find in some fixes are the
-/// README's "What random faults still find in the fixes", not claimed
+/// catalogue's "What random faults still find in the fixes", not claimed
 /// here: zombie writes (strict) where a fence cannot know yet
 /// (`etcd-11456-lock-after-lease-expired-fenced`, `fence-on-acquire`), lost
 /// updates computed from a stale read (`jepsen-etcd-lock-fenced`,
