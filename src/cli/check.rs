@@ -125,7 +125,8 @@ fn failure(file: &str, run: &ScenarioRun, deterministic: bool) -> String {
     )
 }
 
-/// Adds `path` (a file) or every `*.toml` under it (a directory), sorted.
+/// Adds `path` (a file) or every `*.toml` under it (a directory), sorted,
+/// passing by hidden entries, `target/`, `Cargo.toml` and `Cargo.lock`.
 /// A symbolic link is never followed: one given or found is added as it
 /// is, for the loader to refuse, when it is named `*.toml` or points to a
 /// directory (or to itself); other entries that are not directories are
@@ -156,6 +157,9 @@ fn walk(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
         .collect::<Result<_, _>>()?;
     entries.sort();
     for entry in entries {
+        if not_scenarios(&entry) {
+            continue;
+        }
         let named_toml = entry.extension().is_some_and(|x| x == "toml");
         let kind = std::fs::symlink_metadata(&entry)?.file_type();
         if kind.is_dir() {
@@ -167,6 +171,15 @@ fn walk(path: &Path, files: &mut Vec<PathBuf>) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// What a directory walk passes by: hidden entries (`.git`, `.cargo`), a
+/// build's `target/`, and a crate's `Cargo.toml` and `Cargo.lock`, which sit
+/// beside scenarios in a design crate and are never scenarios. A path
+/// given by name is always read.
+fn not_scenarios(entry: &Path) -> bool {
+    let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    name.starts_with('.') || matches!(name, "target" | "Cargo.toml" | "Cargo.lock")
 }
 
 struct Row {

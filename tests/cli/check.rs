@@ -203,3 +203,22 @@ fn every_count_column_is_explained_under_the_table() {
         );
     }
 }
+
+#[test]
+fn a_directory_s_crate_files_build_output_and_hidden_entries_are_not_scenarios() {
+    let dir = TempDir::new("check-crate");
+    dir.write("Cargo.toml", "[package]\nname = \"my-lock\"\n");
+    dir.write("Cargo.lock", "version = 3\n");
+    dir.write("target/debug/x.toml", "not a scenario");
+    dir.write(".hidden/y.toml", "not a scenario either");
+    dir.write("scenarios/a-passes.toml", passing("passes"));
+    let out = fencesim(&["check", arg(dir.path())]);
+    out.expect_code(0);
+    assert_eq!(rows(&out).len(), 1, "{}", out.stdout);
+    // Any other file that does not load is still reported.
+    dir.write("scenarios/b-broken.toml", "name = ");
+    fencesim(&["check", arg(dir.path())]).expect_code(2);
+    // A crate file named on its own is read, and refused.
+    let cargo = dir.join("Cargo.toml");
+    fencesim(&["check", arg(&cargo)]).expect_code(2);
+}
