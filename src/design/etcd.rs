@@ -60,9 +60,7 @@ use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::config::key;
 use crate::design::grants::Grants;
-use crate::design::lock_client::{
-    KeepAlive, LockClient, LockContext, LockEvent, ProtocolTimer, SingleServer,
-};
+use crate::design::lock_client::{KeepAlive, LockClient, LockContext, LockEvent, SingleServer};
 use crate::protocol::Msg;
 
 crate::lock_design! {
@@ -467,15 +465,7 @@ pub enum EtcdTimer {
     KeepAlive,
 }
 
-impl ProtocolTimer for EtcdTimer {
-    fn tag(&self) -> u64 {
-        0
-    }
-
-    fn from_tag(tag: u64) -> Option<Self> {
-        (tag == 0).then_some(EtcdTimer::KeepAlive)
-    }
-}
+crate::design::lock_client::timer_tags!(EtcdTimer { KeepAlive });
 
 impl EtcdClient {
     /// Talks to the etcd node `lock`, refreshing its lease every `keepalive`.

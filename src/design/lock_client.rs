@@ -95,6 +95,52 @@ impl ProtocolTimer for u64 {
     }
 }
 
+/// [`ProtocolTimer`] for the two shapes the bundled protocols' timers take,
+/// written once: an enum with one unit variant (its tag is 0), or an enum
+/// of two variants that each carry a number (the first's tag is its number,
+/// the second's its number plus 2^31).
+///
+/// ```ignore
+/// timer_tags!(EtcdTimer { KeepAlive });
+/// timer_tags!(RedlockTimer { Attempt(u64), Extension(u64) });
+/// ```
+macro_rules! timer_tags {
+    ($ty:ident { $only:ident }) => {
+        impl $crate::design::lock_client::ProtocolTimer for $ty {
+            fn tag(&self) -> u64 {
+                0
+            }
+
+            fn from_tag(tag: u64) -> Option<Self> {
+                (tag == 0).then_some($ty::$only)
+            }
+        }
+    };
+    ($ty:ident { $first:ident(u64), $second:ident(u64) }) => {
+        impl $crate::design::lock_client::ProtocolTimer for $ty {
+            fn tag(&self) -> u64 {
+                match *self {
+                    $ty::$first(n) => n,
+                    $ty::$second(n) => $crate::design::lock_client::SECOND_TIMER + n,
+                }
+            }
+
+            fn from_tag(tag: u64) -> Option<Self> {
+                Some(
+                    match tag.checked_sub($crate::design::lock_client::SECOND_TIMER) {
+                        Some(n) => $ty::$second(n),
+                        None => $ty::$first(tag),
+                    },
+                )
+            }
+        }
+    };
+}
+pub(crate) use timer_tags;
+
+/// Where [`timer_tags!`]'s second kind of numbered timer starts.
+pub(crate) const SECOND_TIMER: u64 = 1 << 31;
+
 /// The sim tag the workload sets for a protocol's `timer`: what a
 /// [`sim::testing::Harness`] step lists, and what to hand back to
 /// [`AnyLockClient`]'s `on_timer` when a protocol is hosted by hand.

@@ -51,9 +51,7 @@ use sim::{Actor, Context, NodeId};
 
 use crate::design::catalog::DesignInfo;
 use crate::design::config::{key, DesignConfig as _};
-use crate::design::lock_client::{
-    AnyLockClient, Grant, LockClient, LockContext, LockEvent, ProtocolTimer,
-};
+use crate::design::lock_client::{AnyLockClient, Grant, LockClient, LockContext, LockEvent};
 use crate::design::node_named;
 use crate::design::redis::{RedisConfig, RedisLock, Release};
 use crate::design::{LockDesign, ParamError};
@@ -169,25 +167,7 @@ pub enum RedlockTimer {
     Extension(u64),
 }
 
-/// Extensions' tags: this plus the request id (an attempt's tag is its
-/// request id, far below).
-const EXTENSION_TAG: u64 = 1 << 31;
-
-impl ProtocolTimer for RedlockTimer {
-    fn tag(&self) -> u64 {
-        match *self {
-            RedlockTimer::Attempt(req) => req,
-            RedlockTimer::Extension(req) => EXTENSION_TAG + req,
-        }
-    }
-
-    fn from_tag(tag: u64) -> Option<Self> {
-        Some(match tag.checked_sub(EXTENSION_TAG) {
-            Some(req) => RedlockTimer::Extension(req),
-            None => RedlockTimer::Attempt(tag),
-        })
-    }
-}
+crate::design::lock_client::timer_tags!(RedlockTimer { Attempt(u64), Extension(u64) });
 
 /// The client half of Redlock: majority, timeout, validity.
 #[derive(Debug)]

@@ -6,7 +6,7 @@ use std::time::Duration;
 use sim::{Context, NodeId};
 
 use super::{EpochConfig, EpochMsg};
-use crate::design::lock_client::{Grant, LockClient, LockContext, LockEvent, ProtocolTimer};
+use crate::design::lock_client::{Grant, LockClient, LockContext, LockEvent};
 use crate::design::node_named;
 use crate::protocol::Msg;
 
@@ -20,25 +20,7 @@ pub enum EpochTimer {
     Beat(u64),
 }
 
-/// Heartbeats' tags: this plus the heartbeat's number (an election's tag is
-/// its request id, far below).
-const BEAT_TAG: u64 = 1 << 31;
-
-impl ProtocolTimer for EpochTimer {
-    fn tag(&self) -> u64 {
-        match *self {
-            EpochTimer::Election(req) => req,
-            EpochTimer::Beat(n) => BEAT_TAG + n,
-        }
-    }
-
-    fn from_tag(tag: u64) -> Option<Self> {
-        Some(match tag.checked_sub(BEAT_TAG) {
-            Some(n) => EpochTimer::Beat(n),
-            None => EpochTimer::Election(tag),
-        })
-    }
-}
+crate::design::lock_client::timer_tags!(EpochTimer { Election(u64), Beat(u64) });
 
 /// One voter's answer to the current election.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

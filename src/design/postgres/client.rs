@@ -7,7 +7,7 @@ use std::time::Duration;
 use sim::{Context, NodeId, TimerId};
 
 use super::PgWire;
-use crate::design::lock_client::{Grant, LockClient, LockContext, LockEvent, ProtocolTimer};
+use crate::design::lock_client::{Grant, LockClient, LockContext, LockEvent};
 use crate::design::node_named;
 use crate::design::session::SessionMsg;
 use crate::protocol::Msg;
@@ -56,15 +56,7 @@ pub enum PgTimer {
     Retransmit,
 }
 
-impl ProtocolTimer for PgTimer {
-    fn tag(&self) -> u64 {
-        0
-    }
-
-    fn from_tag(tag: u64) -> Option<Self> {
-        (tag == 0).then_some(PgTimer::Retransmit)
-    }
-}
+crate::design::lock_client::timer_tags!(PgTimer { Retransmit });
 
 impl PgClient {
     /// Talks to the server node called `server`.
