@@ -42,6 +42,14 @@ impl GlobalRng {
     pub(crate) fn new_with_seed(seed: u64) -> Self {
         // XXX: call this function to make sure it won't be gc.
         unsafe { getentropy(std::ptr::null_mut(), 0) };
+        // The same for `syscall`: a system call that does nothing.
+        #[cfg(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        ))]
+        unsafe {
+            syscall(libc::SYS_getpid, 0, 0, 0, 0, 0, 0)
+        };
         if !init_std_random_state(seed) {
             tracing::warn!(
                 "failed to initialize std random state, std HashMap will not be deterministic"
@@ -195,19 +203,8 @@ thread_local! {
 #[no_mangle]
 #[inline(never)]
 unsafe extern "C" fn getrandom(buf: *mut u8, buflen: usize, _flags: u32) -> isize {
-    if let Some(seed) = SEED.with(|s| s.get()) {
-        assert_eq!(buflen, 16);
-        std::slice::from_raw_parts_mut(buf as *mut u64, 2).fill(seed);
-        SEED.with(|s| s.set(None));
-        return 16;
-    } else if let Some(rand) = crate::context::try_current(|h| h.rand.clone()) {
-        // inside a madsim context, use the global RNG.
-        if buflen == 0 {
-            return 0;
-        }
-        let buf = std::slice::from_raw_parts_mut(buf, buflen);
-        rand.with(|rng| rng.fill_bytes(buf));
-        return buflen as _;
+    if let Some(filled) = deterministic_getrandom(buf, buflen) {
+        return filled;
     }
     #[cfg(target_os = "linux")]
     {
@@ -238,6 +235,89 @@ unsafe extern "C" fn getrandom(buf: *mut u8, buflen: usize, _flags: u32) -> isiz
     }
     #[cfg(not(any(target_os = "macos", target_os = "linux")))]
     compile_error!("unsupported os");
+}
+
+/// Fills the buffer from the seed when randomness must be deterministic: for
+/// std's `RandomState` while it is being seeded, and from the global RNG
+/// inside a madsim context. `None` elsewhere: the caller asks the OS.
+///
+/// # Safety
+///
+/// Input must be a valid buffer.
+unsafe fn deterministic_getrandom(buf: *mut u8, buflen: usize) -> Option<isize> {
+    if let Some(seed) = SEED.with(|s| s.get()) {
+        assert_eq!(buflen, 16);
+        std::slice::from_raw_parts_mut(buf as *mut u64, 2).fill(seed);
+        SEED.with(|s| s.set(None));
+        Some(16)
+    } else if let Some(rand) = crate::context::try_current(|h| h.rand.clone()) {
+        // inside a madsim context, use the global RNG.
+        if buflen == 0 {
+            return Some(0);
+        }
+        let buf = std::slice::from_raw_parts_mut(buf, buflen);
+        rand.with(|rng| rng.fill_bytes(buf));
+        Some(buflen as _)
+    } else {
+        None
+    }
+}
+
+/// Override the libc `syscall` function, for `SYS_getrandom` only: the
+/// `getrandom` crate (0.2, behind `rand` 0.8's `thread_rng` and `OsRng`)
+/// and C code such as mimalloc invoke getrandom(2) through `syscall(2)`
+/// rather than libc's `getrandom`, which the override above catches. Every
+/// other system call, and `SYS_getrandom` outside a madsim context, goes to
+/// libc's `syscall` unchanged.
+///
+/// `syscall` is variadic, and Rust cannot define a variadic function on
+/// stable. It is defined here with six integer arguments after the number,
+/// the most any Linux system call takes: on x86_64 and aarch64 Linux,
+/// variadic integer and pointer arguments are passed exactly as fixed ones
+/// (the first six, or eight, in registers, the rest on the stack), so this
+/// reads what the caller passed; arguments the caller did not pass are read
+/// as garbage and handed on unused, as libc's own `syscall` does.
+///
+/// # Safety
+///
+/// The arguments must be valid for the system call `num`.
+///
+/// Ref: <https://man7.org/linux/man-pages/man2/syscall.2.html>
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+#[no_mangle]
+#[inline(never)]
+unsafe extern "C" fn syscall(
+    num: libc::c_long,
+    a1: libc::c_long,
+    a2: libc::c_long,
+    a3: libc::c_long,
+    a4: libc::c_long,
+    a5: libc::c_long,
+    a6: libc::c_long,
+) -> libc::c_long {
+    use std::sync::atomic::{AtomicPtr, Ordering};
+
+    type Syscall = unsafe extern "C" fn(libc::c_long, ...) -> libc::c_long;
+    // Every futex wait and wake of std comes through here: one comparison
+    // stands between them and libc.
+    if num == libc::SYS_getrandom {
+        if let Some(filled) = deterministic_getrandom(a1 as *mut u8, a2 as usize) {
+            return filled as _;
+        }
+    }
+    static SYSCALL: AtomicPtr<libc::c_void> = AtomicPtr::new(std::ptr::null_mut());
+    let mut ptr = SYSCALL.load(Ordering::Relaxed);
+    if ptr.is_null() {
+        // dlsym is idempotent: threads racing here store the same pointer.
+        ptr = libc::dlsym(libc::RTLD_NEXT, c"syscall".as_ptr() as _);
+        assert!(!ptr.is_null());
+        SYSCALL.store(ptr, Ordering::Relaxed);
+    }
+    let real: Syscall = std::mem::transmute(ptr);
+    real(num, a1, a2, a3, a4, a5, a6)
 }
 
 /// Fill a buffer with random bytes.

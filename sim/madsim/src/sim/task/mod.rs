@@ -122,7 +122,7 @@ impl NodeInfo {
             name,
             node: self.clone(),
             location: Location::caller(),
-            spawn_time: Instant::now(),
+            spawn_time: crate::time::runtime_now(),
             waker: futures_util::task::noop_waker(), // updated later
             cancelled: AtomicBool::new(false),
         });

@@ -26,7 +26,7 @@ IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER
 DEALINGS IN THE SOFTWARE.
  */
 
-use crate::time::{sleep_until, Duration, Instant, Sleep};
+use crate::time::{runtime_now, sleep_until, Duration, Instant, Sleep};
 use futures_util::future::poll_fn;
 use futures_util::ready;
 
@@ -37,7 +37,7 @@ use std::task::{Context, Poll};
 /// Creates new [`Interval`] that yields with interval of `period`.
 pub fn interval(period: Duration) -> Interval {
     assert!(period > Duration::new(0, 0), "`period` must be non-zero.");
-    internal_interval_at(Instant::now(), period)
+    internal_interval_at(runtime_now(), period)
 }
 
 /// Creates new [`Interval`] that yields with interval of `period` with the
@@ -146,7 +146,7 @@ impl Interval {
         // Get the time when we were scheduled to tick
         let timeout = self.delay.deadline();
 
-        let now = Instant::now();
+        let now = runtime_now();
 
         // If a tick was not missed, and thus we are being called before the
         // next tick is due, just schedule the next tick normally, one `period`
@@ -172,7 +172,7 @@ impl Interval {
     ///
     /// This method ignores [`MissedTickBehavior`] strategy.
     pub fn reset(&mut self) {
-        self.delay.as_mut().reset(Instant::now() + self.period);
+        self.delay.as_mut().reset(runtime_now() + self.period);
     }
 
     /// Returns the [`MissedTickBehavior`] strategy currently being used.

@@ -18,6 +18,25 @@ mod system_time;
 pub use self::interval::{interval, interval_at, Interval, MissedTickBehavior};
 pub use self::sleep::{sleep, sleep_until, Sleep};
 
+/// An OS clock that the `clock_gettime` and `gettimeofday` overrides answer
+/// for, as a clock hook sees it.
+#[cfg_attr(docsrs, doc(cfg(madsim)))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OsClock {
+    /// `CLOCK_REALTIME`, `CLOCK_REALTIME_COARSE` and `gettimeofday`: what
+    /// [`std::time::SystemTime`] reads.
+    Realtime,
+    /// `CLOCK_MONOTONIC`, `CLOCK_MONOTONIC_RAW`, `CLOCK_MONOTONIC_COARSE`
+    /// and `CLOCK_BOOTTIME` (`CLOCK_UPTIME_RAW` on macOS): what
+    /// [`std::time::Instant`] reads.
+    Monotonic,
+}
+
+/// A clock hook: answers an [`OsClock`] reading in place of the runtime's
+/// own time (see [`TimeHandle::set_clock_hook`]).
+#[cfg_attr(docsrs, doc(cfg(madsim)))]
+pub type ClockHook = Arc<dyn Fn(OsClock) -> Option<Duration> + Send + Sync>;
+
 pub(crate) struct TimeRuntime {
     handle: TimeHandle,
 }
@@ -33,6 +52,7 @@ impl TimeRuntime {
         let handle = TimeHandle {
             timer: Arc::new(Mutex::new(Timer::default())),
             clock: Arc::new(Clock::new(base_time)),
+            hook: Arc::new(Mutex::new(None)),
         };
         TimeRuntime { handle }
     }
@@ -71,6 +91,7 @@ impl TimeRuntime {
 pub struct TimeHandle {
     timer: Arc<Mutex<Timer>>,
     clock: Arc<Clock>,
+    hook: Arc<Mutex<Option<ClockHook>>>,
 }
 
 impl TimeHandle {
@@ -97,6 +118,43 @@ impl TimeHandle {
     /// Returns the amount of time elapsed since this handle was created.
     pub fn elapsed(&self) -> Duration {
         self.clock.elapsed()
+    }
+
+    /// Sets (or, with `None`, removes) this runtime's clock hook.
+    ///
+    /// While a hook is set, every reading of the OS clocks that madsim
+    /// overrides (`clock_gettime`, `gettimeofday`: so `SystemTime::now()`,
+    /// `Instant::now()` and every crate built on them) asks the hook first:
+    /// `Some(reading)` is what the caller gets, `None` gives the runtime's
+    /// own time as without a hook. A [`OsClock::Realtime`] reading is the
+    /// time since [`SystemTime::UNIX_EPOCH`]; a [`OsClock::Monotonic`] one is
+    /// on the scale of [`TimeHandle::elapsed`], the scale of the runtime's
+    /// own [`Instant`]s, so that an `Instant` the hook answered and one it
+    /// did not can be compared. A simulator can give each simulated node its
+    /// own clocks this way: skewed, drifting or stepping, as real ones do.
+    ///
+    /// The hook belongs to the runtime: a new runtime starts without one.
+    /// madsim's own timers (sleeps, timeouts, intervals) keep the runtime's
+    /// time whatever the hook answers; an `Instant` the hook answered is on
+    /// the hook's time line, so pass them durations rather than such a
+    /// deadline. The hook is called on the thread that reads the clock, with
+    /// no lock of madsim's held; it must not panic (it runs inside libc's
+    /// clock functions).
+    pub fn set_clock_hook(&self, hook: Option<ClockHook>) {
+        *self.hook.lock() = hook;
+    }
+
+    /// The clock hook's reading of `clock`, if a hook is set and answers.
+    pub(crate) fn hooked(&self, clock: OsClock) -> Option<Duration> {
+        // Called outside the lock: the hook may read the clocks itself.
+        let hook = self.hook.lock().clone()?;
+        hook(clock)
+    }
+
+    /// The reading of a monotonic clock at `elapsed` on the scale of
+    /// [`TimeHandle::elapsed`], as an `Instant`.
+    pub(crate) fn instant_at(&self, elapsed: Duration) -> Instant {
+        self.clock.base_instant() + elapsed
     }
 
     /// Advances time.
@@ -151,6 +209,12 @@ impl TimeHandle {
     pub(crate) fn add_timer(&self, dur: Duration, callback: impl FnOnce() + Send + Sync + 'static) {
         self.add_timer_at(self.clock.now_instant() + dur, callback);
     }
+}
+
+/// The runtime's own time as an `Instant`, whatever a clock hook answers
+/// (real time outside a runtime): what madsim's internals read.
+pub(crate) fn runtime_now() -> Instant {
+    TimeHandle::try_current().map_or_else(Instant::now, |time| time.now_instant())
 }
 
 /// Require a `Future` to complete before the specified duration has elapsed.

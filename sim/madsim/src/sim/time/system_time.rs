@@ -1,3 +1,4 @@
+use super::OsClock;
 use std::time::SystemTime;
 
 /// Override the libc `gettimeofday` function. For `SystemTime` on macOS.
@@ -12,10 +13,11 @@ unsafe extern "C" fn gettimeofday(tp: *mut libc::timeval, tz: *mut libc::c_void)
     }
     if let Some(time) = super::TimeHandle::try_current() {
         // inside a madsim context, use the simulated time.
-        let dur = time
-            .now_time()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap();
+        let dur = time.hooked(OsClock::Realtime).unwrap_or_else(|| {
+            time.now_time()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .unwrap()
+        });
         tp.write(libc::timeval {
             tv_sec: dur.as_secs() as _,
             tv_usec: dur.subsec_micros() as _,
@@ -48,11 +50,19 @@ unsafe extern "C" fn clock_gettime(
     if let Some(time) = super::TimeHandle::try_current() {
         // inside a madsim context, use the simulated time.
         let system_time_duration = || {
-            time.now_time()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap()
+            time.hooked(OsClock::Realtime).unwrap_or_else(|| {
+                time.now_time()
+                    .duration_since(SystemTime::UNIX_EPOCH)
+                    .unwrap()
+            })
         };
-        let instant_duration = || time.now_instant().duration_since(std::mem::zeroed());
+        let instant_duration = || {
+            let instant = match time.hooked(OsClock::Monotonic) {
+                Some(elapsed) => time.instant_at(elapsed),
+                None => time.now_instant(),
+            };
+            instant.duration_since(std::mem::zeroed())
+        };
 
         let dur = match clockid {
             // used by SystemTime
@@ -98,7 +108,10 @@ unsafe extern "C" fn clock_gettime(
 extern "C" fn mach_absolute_time() -> u64 {
     if let Some(time) = super::TimeHandle::try_current() {
         // inside a madsim context, use the simulated time.
-        let instant = time.now_instant();
+        let instant = match time.hooked(OsClock::Monotonic) {
+            Some(elapsed) => time.instant_at(elapsed),
+            None => time.now_instant(),
+        };
         unsafe { std::mem::transmute(instant) }
     } else {
         lazy_static::lazy_static! {
