@@ -27,7 +27,9 @@ fn system_ns() -> i64 {
 /// std and through madsim.
 fn instant_ns(first: Instant) -> (i64, i64) {
     let std = Instant::now().duration_since(first).as_nanos();
-    let madsim = madsim::time::Instant::now().duration_since(first).as_nanos();
+    let madsim = madsim::time::Instant::now()
+        .duration_since(first)
+        .as_nanos();
     (std as i64, madsim as i64)
 }
 
@@ -102,7 +104,10 @@ fn a_process_reads_its_nodes_clocks_through_std() {
     // from 100 ms on, so 2.7 s of true time; and its wall clock, an hour
     // ahead, went 10 s back.
     let true_ns = read[4].t_ns - read[0].t_ns;
-    assert!((2_690_000_000..2_710_000_000).contains(&true_ns), "{true_ns}");
+    assert!(
+        (2_690_000_000..2_710_000_000).contains(&true_ns),
+        "{true_ns}"
+    );
     let system = read[4].i64("system_ns").unwrap() - read[0].i64("system_ns").unwrap();
     assert!((3_590 * S..3_600 * S).contains(&system), "{system}");
 }
