@@ -368,11 +368,16 @@ mod tests {
     use std::collections::{BTreeSet, HashMap, HashSet};
 
     #[test]
-    #[cfg_attr(target_os = "linux", ignore)]
+    #[cfg_attr(
+        all(
+            target_os = "linux",
+            not(any(target_arch = "x86_64", target_arch = "aarch64"))
+        ),
+        ignore
+    )]
     // NOTE:
-    //   Deterministic rand is only available on macOS.
-    //   On linux, the call stack is `rand` -> `getrandom` -> `SYS_getrandom`,
-    //   which is hard to intercept.
+    //   On linux, the call stack is `rand` -> `getrandom` -> `SYS_getrandom`
+    //   through `syscall`, which is intercepted on x86_64 and aarch64 only.
     fn deterministic_rand() {
         let mut seqs = BTreeSet::new();
         for i in 0..9 {

@@ -150,6 +150,44 @@ mod tests {
     }
 
     #[test]
+    fn clock_hook_answers_std_clocks() {
+        use crate::time::{OsClock, TimeHandle};
+        use std::sync::Arc;
+
+        let runtime = Runtime::with_seed_and_config(1, crate::Config::default());
+        runtime.block_on(async {
+            let time = TimeHandle::current();
+            let t0 = Instant::now();
+            let realtime = Duration::from_secs(86_400);
+            time.set_clock_hook(Some(Arc::new(move |clock| match clock {
+                OsClock::Realtime => Some(realtime),
+                OsClock::Monotonic => None,
+            })));
+            assert_eq!(SystemTime::now(), SystemTime::UNIX_EPOCH + realtime);
+            assert_eq!(Instant::now(), t0);
+
+            // A monotonic reading on the scale of `elapsed`, an hour ahead.
+            let ahead = time.elapsed() + Duration::from_secs(3_600);
+            time.set_clock_hook(Some(Arc::new(move |clock| {
+                (clock == OsClock::Monotonic).then_some(ahead)
+            })));
+            assert_eq!(Instant::now() - t0, Duration::from_secs(3_600));
+            // madsim's own timers keep the runtime's time.
+            crate::time::sleep(Duration::from_secs(1)).await;
+            assert!(time.elapsed() < Duration::from_secs(2));
+
+            time.set_clock_hook(None);
+            assert!(Instant::now() - t0 >= Duration::from_secs(1));
+            assert!(Instant::now() - t0 < Duration::from_secs(2));
+        });
+        // A new runtime starts without a hook.
+        let runtime = Runtime::with_seed_and_config(1, crate::Config::default());
+        runtime.block_on(async {
+            assert!(SystemTime::now() > SystemTime::UNIX_EPOCH + Duration::from_secs(86_400));
+        });
+    }
+
+    #[test]
     fn deterministic_std_instant() {
         let mut times = BTreeSet::new();
         for i in 0..9 {
