@@ -2,8 +2,8 @@
 # `fencesim new` as a user runs it: the crates it writes (a lock design,
 # and with --async a lock client), outside the repository, build against
 # this checkout and their tests pass; without the design crate's
-# .cargo/config.toml, or with an environment RUSTFLAGS, the build stops at
-# once with the message for that cause.
+# .cargo/config.toml, with an environment RUSTFLAGS, or without the [patch]
+# of madsim, the build stops with the message for that cause.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -68,6 +68,15 @@ expect_failure() {
     fi
     echo "new-crate: the build $what stops with: $message"
 }
+# Without the [patch] line that names the checkout's madsim, cargo links
+# crates.io's: the build stops and names the line.
+cp Cargo.toml "$scratch/Cargo.toml.patched"
+cp Cargo.lock "$scratch/Cargo.lock.patched"
+sed -i '/^\[patch\.crates-io\]$/,/^madsim = /d' Cargo.toml
+expect_failure "without madsim's [patch]" "fencesim needs its own madsim" \
+    env -u RUSTFLAGS CARGO_TARGET_DIR="$root/target" cargo build --quiet
+cp "$scratch/Cargo.toml.patched" Cargo.toml
+cp "$scratch/Cargo.lock.patched" Cargo.lock
 flags_target="$root/target/new-crate-flags"
 expect_failure "with RUSTFLAGS set" "the rustflags in use are \`-C debuginfo=0\`" \
     env RUSTFLAGS="-C debuginfo=0" CARGO_TARGET_DIR="$flags_target" cargo build --quiet

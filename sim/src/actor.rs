@@ -176,7 +176,8 @@ impl<'a, M: Message> Context<'a, M> {
     }
 
     /// The node's monotonic clock: starts at 0, runs at the node's rate,
-    /// never steps. Use it for timeouts and lease durations.
+    /// never steps. Use it for timeouts and lease durations. Inside a
+    /// handler, `Instant::now()` reads the same clock.
     pub fn now(&self) -> Duration {
         Duration::from_nanos(self.mono_ns.max(0) as u64)
     }
@@ -188,7 +189,8 @@ impl<'a, M: Message> Context<'a, M> {
 
     /// The node's wall clock in nanoseconds since the world's epoch: skewed,
     /// drifting, and able to jump forward or back (negative after a jump
-    /// before the epoch).
+    /// before the epoch). Inside a handler, `SystemTime::now()` reads the
+    /// same clock, on madsim's epoch.
     pub fn wall_ns(&self) -> i64 {
         self.wall_ns
     }

@@ -44,7 +44,8 @@ pub(super) struct NewArgs {
 
 /// The files of the crate, each with its template. `{{name}}` is the crate's
 /// name, `{{crate}}` the same as a Rust identifier, `{{design}}` the design's
-/// name and `{{fencesim}}` the dependency on the checkout.
+/// name, `{{fencesim}}` the dependency on the checkout and `{{madsim}}` the
+/// checkout's patched madsim.
 const DESIGN_FILES: &[(&str, &str)] = &[
     ("Cargo.toml", include_str!("new/Cargo.toml.in")),
     (".cargo/config.toml", include_str!("new/config.toml.in")),
@@ -168,6 +169,10 @@ fn write_crate(registry: &Registry, args: &NewArgs) -> Result<Vec<String>, Error
         "{{ path = {}, features = [\"tokio\"] }}",
         toml::Value::String(checkout.join("sim/env").to_string_lossy().into_owned())
     );
+    let madsim = format!(
+        "{{ path = {} }}",
+        toml::Value::String(checkout.join("sim/madsim").to_string_lossy().into_owned())
+    );
     let fill = |text: &str| {
         text.replace("{{name}}", &name)
             .replace("{{crate}}", &process)
@@ -175,6 +180,7 @@ fn write_crate(registry: &Registry, args: &NewArgs) -> Result<Vec<String>, Error
             .replace("{{design}}", &args.design)
             .replace("{{fencesim}}", &dependency)
             .replace("{{fencesim_env}}", &env_dependency)
+            .replace("{{madsim}}", &madsim)
     };
     let io = |path: &Path| {
         let path = path.to_path_buf();

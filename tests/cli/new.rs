@@ -47,6 +47,12 @@ fn writes_a_crate_that_depends_on_this_checkout() {
         checkout.to_str()
     );
     assert!(manifest.contains_key("workspace"), "a workspace of its own");
+    // fencesim's patched madsim: a [patch] of the checkout's workspace does
+    // not reach a crate outside it.
+    assert_eq!(
+        manifest["patch"]["crates-io"]["madsim"]["path"].as_str(),
+        checkout.join("sim/madsim").to_str()
+    );
     let config = fs::read_to_string(target.join(".cargo/config.toml")).unwrap();
     assert!(
         config.contains(r#"rustflags = ["--cfg", "madsim"]"#),
@@ -241,6 +247,10 @@ fn async_writes_a_client_crate_whose_client_is_a_process() {
     assert!(features.iter().any(|f| f.as_str() == Some("tokio")));
     assert!(dependencies.contains_key("tokio"));
     assert!(manifest.contains_key("workspace"), "a workspace of its own");
+    assert_eq!(
+        manifest["patch"]["crates-io"]["madsim"]["path"].as_str(),
+        checkout.join("sim/madsim").to_str()
+    );
 
     // The client knows the seam only; the process is registered under the
     // crate's identifier, and both scenarios name it.

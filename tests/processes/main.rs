@@ -3,6 +3,7 @@
 //! client, event for event.
 
 mod clients;
+mod std_clocks;
 mod storages;
 mod stories;
 

@@ -196,7 +196,9 @@ impl<M: Message> Handle<M> {
     }
 
     /// The node's monotonic clock: how long it has run by its own reckoning
-    /// (drift and rate changes apply; jumps do not).
+    /// (drift and rate changes apply; jumps do not). `Instant::now()` in a
+    /// step reads the same clock: `Instant`s taken in two steps are as far
+    /// apart as the two steps' `now()`.
     pub fn now(&self) -> Duration {
         Duration::from_nanos(self.core.borrow().mono_ns.max(0) as u64)
     }
@@ -207,7 +209,9 @@ impl<M: Message> Handle<M> {
     }
 
     /// The node's wall clock, in nanoseconds since the run's epoch: skew,
-    /// drift and jumps apply, and it can go back.
+    /// drift and jumps apply, and it can go back. `SystemTime::now()` in a
+    /// step reads the same clock, on madsim's epoch (a date in 2022–2023
+    /// drawn from the seed) instead of the run's.
     pub fn wall_ns(&self) -> i64 {
         self.core.borrow().wall_ns
     }

@@ -8,7 +8,9 @@
 //! everything the world does to actors applies to processes unchanged:
 //!
 //! - **Time is the node's.** [`Handle::now`] and [`Handle::wall_ns`] read
-//!   the node's monotonic and wall clocks; [`Handle::sleep`] and
+//!   the node's monotonic and wall clocks, and so, inside a step, do std's
+//!   `Instant::now()` and `SystemTime::now()` (and chrono, the `time` crate
+//!   and `madsim::time::Instant`, built on them); [`Handle::sleep`] and
 //!   [`Handle::timeout`] are timers on the node's monotonic clock, so skew,
 //!   drift, rate changes and jumps apply, and a sleeper whose node changes
 //!   rate is re-armed like any timer. Time does not pass inside a step.
@@ -22,7 +24,10 @@
 //!   `Drop` sends nothing); a restart runs it again from the start, with its
 //!   [`Disk`].
 //! - **Randomness is the seed's.** [`Handle::rng`] draws from the run's
-//!   seeded generator.
+//!   seeded generator, and so does `rand::rngs::OsRng`. `rand::thread_rng()`
+//!   is seeded from it once per thread: the seed's in a run on a fresh
+//!   thread ([`crate::run()`]), but a thread that runs seed after seed (a
+//!   sweep, [`crate::run_here`]) keeps its first, so draw from the handle.
 //!
 //! A process that awaits something the world does not drive (a real timer, a
 //! thread, an OS socket, a channel nobody will ever send on) would hang or

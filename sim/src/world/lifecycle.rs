@@ -54,7 +54,14 @@ impl<M: Message> World<M> {
         node.epoch += 1;
         node.live_timers.clear();
         node.waker = None;
+        // What the process's tasks do as they are dropped reads the node's
+        // clocks too.
+        let now = self.now_ns();
+        let node = &mut self.nodes[id];
+        let clocks =
+            super::os_clocks::StepClocks::enter(node.clock.mono_ns(now), node.clock.wall_ns(now));
         node.actor.on_crash();
+        drop(clocks);
         if let Some(mid) = node.madsim_id {
             madsim::runtime::Handle::current().kill(mid);
         }

@@ -12,13 +12,15 @@
 //! One file per concern: [`WorldBuilder`] (`builder`), the state and the
 //! journal (here), the agenda and the end of a run (`agenda`), `after`
 //! triggers (`triggers`), stepping a node (`step`), sending (`send`), crash
-//! and pause plumbing (`lifecycle`), the run's futures (`tasks`) and the
-//! leak counter (`live`).
+//! and pause plumbing (`lifecycle`), the run's futures (`tasks`), the leak
+//! counter (`live`) and the OS clocks that read the stepping node's
+//! (`os_clocks`).
 
 mod agenda;
 mod builder;
 mod lifecycle;
 mod live;
+mod os_clocks;
 mod send;
 mod step;
 mod tasks;
@@ -142,6 +144,7 @@ impl<M: Message> World<M> {
         }
         let time = madsim::time::TimeHandle::current();
         let start = time.elapsed();
+        os_clocks::install(&time);
         LIVE_WORLDS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut world = World {
             nodes: actors

@@ -128,11 +128,13 @@ impl<M: Message> World<M> {
             next_timer: &mut self.next_timer,
             rng: &mut self.rng,
         };
+        let clocks = super::os_clocks::StepClocks::enter(ctx.mono_ns, ctx.wall_ns);
         match input {
             Input::Start => node.actor.on_start(&mut ctx),
             Input::Message { from, msg, .. } => node.actor.on_message(&mut ctx, from, msg),
             Input::Timer { id: timer, tag } => node.actor.on_timer(&mut ctx, timer, tag),
         }
+        drop(clocks);
         self.current = None;
         self.note_done(id);
         let mut events = std::mem::take(&mut self.spare_events);

@@ -9,6 +9,7 @@ mod cut;
 mod determinism;
 mod journal;
 mod network;
+mod os_clocks;
 mod outcomes;
 mod pause;
 mod power_off;
