@@ -189,3 +189,91 @@ fn a_panicking_process_ends_its_run_not_the_sweep() {
         .to_string()
         .contains("the client lost its mind"));
 }
+
+/// The hosted binary, run as a user runs it: `(status, stdout, stderr)`.
+fn binary(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hosted"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the hosted binary runs");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code(), text(&out.stdout), text(&out.stderr))
+}
+
+/// The hosted binary's processes still alive (worker processes included,
+/// whoever their parent is now).
+fn hosted_processes() -> Vec<String> {
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_hosted")).expect("the binary exists");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        if std::fs::read_link(entry.path().join("exe")).is_ok_and(|p| p == exe) {
+            out.push(entry.file_name().to_string_lossy().into_owned());
+        }
+    }
+    out
+}
+
+/// The tests that start the binary run one at a time: each looks for
+/// processes the other's left.
+static BINARY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn a_runaway_allocation_ends_its_run_as_an_error_and_the_sweep_goes_on() {
+    let _one = BINARY.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, out, err) = binary(&[
+        "explore",
+        "scenarios/hungry.toml",
+        "--seeds",
+        "0..3",
+        "--run-memory",
+        "256MiB",
+        "--json",
+    ]);
+    assert_eq!(code, Some(3), "{out}{err}");
+    let lines: Vec<serde_json::Value> = out
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let summary = lines.last().expect("a summary line");
+    assert_eq!(
+        summary["seeds"], 3,
+        "every seed is in the summary: {summary}"
+    );
+    let seeds: Vec<&serde_json::Value> = lines.iter().filter(|l| l.get("seed").is_some()).collect();
+    assert_eq!(seeds.len(), 3, "each seed reported with its repro: {out}");
+    for seed in seeds {
+        assert_eq!(seed["verdict"], "error", "{seed}");
+        assert!(seed["repro"].as_str().unwrap().contains("--seed"), "{seed}");
+    }
+    let (code, out, err) = binary(&["run", "scenarios/hungry.toml", "--run-memory", "256MiB"]);
+    assert_eq!(
+        code,
+        Some(3),
+        "run prints an error verdict, not an abort: {out}{err}"
+    );
+    assert!(out.contains("repro"), "{out}");
+}
+
+#[test]
+fn a_busy_loop_is_killed_at_its_budget_and_leaves_nothing_running() {
+    let _one = BINARY.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, out, err) = binary(&[
+        "explore",
+        "scenarios/busy.toml",
+        "--seeds",
+        "0..2",
+        "--run-timeout",
+        "1s",
+        "--json",
+    ]);
+    assert_eq!(code, Some(3), "{out}{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(out.lines().last().unwrap_or("")).expect("a summary line");
+    assert_eq!(summary["timed_out"], 2, "{summary}");
+    assert!(
+        hosted_processes().is_empty(),
+        "left running: {:?}",
+        hosted_processes()
+    );
+}
