@@ -212,6 +212,7 @@ pub struct RunConfig {
     scripted: Option<usize>,
     budget: Option<Duration>,
     here: bool,
+    used: bool,
 }
 
 impl RunConfig {
@@ -223,6 +224,7 @@ impl RunConfig {
             scripted: None,
             budget: None,
             here: false,
+            used: false,
         }
     }
 
@@ -242,11 +244,22 @@ impl RunConfig {
         self
     }
 
-    /// Runs on the calling thread (see `sim::run_here`), with no budget:
-    /// the same run, and a thread can make many of them one after the
-    /// other. This is how sweeps run their seeds.
+    /// The calling thread waits for the run, with no budget (its caller
+    /// watches it): the run is made on a fresh thread spawned for it (see
+    /// `sim::run_fresh`), borrowing the scenario rather than copying it.
+    /// This is how sweeps run their seeds: never two on one thread, whose
+    /// hasher keys and thread-locals would reach the second.
     pub fn here(mut self) -> RunConfig {
         self.here = true;
+        self
+    }
+
+    /// Runs on a thread that first runs another seed of the scenario (see
+    /// `sim::run_within_used`): a run that then differs from the same
+    /// seed's on a fresh thread depends on what a thread keeps between
+    /// runs. `check` compares the two.
+    pub fn used_thread(mut self) -> RunConfig {
+        self.used = true;
         self
     }
 
@@ -257,7 +270,10 @@ impl RunConfig {
     /// Runs `scenario` and judges it.
     pub fn run(&self, scenario: &Scenario) -> ScenarioRun {
         let result = if self.here {
-            sim::run_here(self.seed, || world(scenario))
+            sim::run_fresh(self.seed, || world(scenario))
+        } else if self.used {
+            let s = scenario.clone();
+            sim::run_within_used(self.seed, self.budget, move || world(&s))
         } else {
             let s = scenario.clone();
             sim::run_within(self.seed, self.budget, move || world(&s))

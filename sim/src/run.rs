@@ -1,14 +1,19 @@
 //! Running a world: one seed, one madsim runtime.
 //!
-//! [`run()`] runs a seed on a fresh OS thread of its own; [`run_here`] runs
-//! it on the calling thread, so a sweep can run many seeds on one thread.
-//! Both give the same journal for the same seed: madsim seeds std's hasher
-//! only on a thread's first runtime, but nothing whose order can reach a
-//! run depends on it (the world and the designs keep no std `HashMap` or
-//! `HashSet`; madsim's own maps are only looked up, or iterated over its
-//! file-system and network plugins, whose node hooks draw no randomness
-//! and read no time), and everything a run leaves on its thread (the
-//! world, captured events, the last panic) is taken back when it ends. A
+//! [`run()`] runs a seed on a fresh OS thread of its own, and so does
+//! [`run_fresh`] (waited for, with no budget; a sweep runs each of its seeds
+//! so). [`run_here`] runs it on the calling thread. A seed gives the same
+//! journal on any fresh thread; on a thread that already ran something, it
+//! gives that journal only if nothing in the run depends on what the thread
+//! kept. The world and the bundled designs keep no std `HashMap` or
+//! `HashSet` and no thread-local, and everything a run leaves on its thread
+//! (the world, captured events, the last panic) is taken back when it ends;
+//! but user code may: madsim seeds std's hasher keys once per OS thread
+//! (from the first runtime that thread enters) and std advances them with
+//! every map made there, so a process that iterates a `HashMap` sees
+//! another order on a used thread, and a `thread_local!` or rand's
+//! `thread_rng` keeps its state across runs. Hence a fresh thread per seed,
+//! wherever a seed is run. A
 //! panic inside an actor ends that run as [`Outcome::Crashed`], with the
 //! journal up to the panic, and never the caller.
 //!
@@ -19,8 +24,9 @@
 //! never ends): Rust cannot interrupt that thread, so when the budget is
 //! spent the caller stops waiting for it, abandons it, and gets
 //! [`Outcome::TimedOut`]. The budget never changes what a finished run did:
-//! it is only ever looked at by the thread that waits. ([`run_here`] has no
-//! budget: its caller is the thread that runs; a sweep watches its own.)
+//! it is only ever looked at by the thread that waits. ([`run_here`] and
+//! [`run_fresh`] have no budget: their caller is, or waits for, the thread
+//! that runs; a sweep watches its own.)
 //!
 //! ```
 //! use sim::{run, Actor, Context, Limits, Message, NodeId, Outcome, TimerId, WorldBuilder};
@@ -185,6 +191,34 @@ where
     M: Message,
     F: FnOnce() -> WorldBuilder<M> + Send + 'static,
 {
+    run_on_thread(seed, budget, move || run_parts(seed, build))
+}
+
+/// [`run_within`] on a *used* thread: the thread first runs the world that
+/// `build` makes with another seed (`seed + 1`), then this one, whose
+/// result it returns. A seed whose journal differs from [`run()`]'s
+/// depends on what a thread keeps between runs (std's hasher keys, a
+/// thread-local): `check` compares the two. `budget` covers each run: the
+/// thread is abandoned after twice that.
+pub fn run_within_used<M, F>(seed: u64, budget: Option<Duration>, build: F) -> RunResult
+where
+    M: Message,
+    F: Fn() -> WorldBuilder<M> + Send + 'static,
+{
+    run_on_thread(seed, budget.map(|b| b * 2), move || {
+        let _ = run_parts(seed.wrapping_add(1), &build);
+        run_parts(seed, build)
+    })
+}
+
+type Parts = (Outcome, Journal, Duration, Vec<Option<Duration>>);
+
+/// Runs `job` on a thread of its own, waiting at most `budget` for it.
+fn run_on_thread(
+    seed: u64,
+    budget: Option<Duration>,
+    job: impl FnOnce() -> Parts + Send + 'static,
+) -> RunResult {
     install_panic_hook();
     let started = Instant::now();
     let (done, result) = mpsc::sync_channel(1);
@@ -192,7 +226,7 @@ where
         .name(format!("{THREAD_PREFIX}{seed}"))
         .spawn(move || {
             // The waiter may have given up: then nobody reads this.
-            let _ = done.send(run_parts(seed, build));
+            let _ = done.send(job());
         })
         .expect("spawn a thread for the run");
     let received = match budget {
@@ -245,11 +279,45 @@ fn humanize(d: Duration) -> String {
 
 const THREAD_PREFIX: &str = "fencesim-seed-";
 
+/// Runs the world that `build` makes with `seed` on a fresh thread, waits
+/// for it, and returns when the run has ended: [`run()`] for a `build` that
+/// borrows (a thread spawned per run, not kept: its hasher keys and
+/// thread-locals go with it, see the module's docs).
+///
+/// # Panics
+/// If the thread cannot be spawned.
+pub fn run_fresh<M, F>(seed: u64, build: F) -> RunResult
+where
+    M: Message,
+    F: FnOnce() -> WorldBuilder<M> + Send,
+{
+    install_panic_hook();
+    let started = Instant::now();
+    let (outcome, journal, sim_time, faults_fired) = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name(format!("{THREAD_PREFIX}{seed}"))
+            .spawn_scoped(scope, move || run_parts(seed, build))
+            .expect("spawn a thread for the run")
+            .join()
+            .unwrap_or_else(|payload| panic::resume_unwind(payload))
+    });
+    RunResult {
+        seed,
+        outcome,
+        journal,
+        sim_time,
+        wall_time: started.elapsed(),
+        faults_fired,
+    }
+}
+
 /// Runs the world that `build` makes with `seed` on the calling thread, with
 /// no wall-clock budget, and returns when the run has ended. The thread may
-/// run any number of seeds, one after the other: each gives the journal it
-/// gives on a fresh thread ([`run()`]), whatever ran before it there,
-/// crashed runs included.
+/// run any number of seeds, one after the other, crashed runs included;
+/// each gives the journal it gives on a fresh thread ([`run()`]) unless
+/// code in it depends on what the thread kept from earlier runs (std's
+/// hasher keys, thread-locals: see the module's docs). [`run_fresh`] has
+/// no such caveat.
 ///
 /// # Panics
 /// If called from inside a madsim runtime (a run's own handler, say): runs
@@ -293,7 +361,7 @@ impl Drop for InRun {
     }
 }
 
-fn run_parts<M, F>(seed: u64, build: F) -> (Outcome, Journal, Duration, Vec<Option<Duration>>)
+fn run_parts<M, F>(seed: u64, build: F) -> Parts
 where
     M: Message,
     F: FnOnce() -> WorldBuilder<M>,

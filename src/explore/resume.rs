@@ -402,6 +402,15 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
                     (x, y) => x.or(y).into(),
                 }
             }
+            // The lower seed's.
+            ("first_nondeterministic", Some(va)) => {
+                let seed = |v: &Value| v["seed"].as_u64();
+                match (seed(va), seed(vb)) {
+                    (Some(x), Some(y)) if y < x => vb.clone(),
+                    (Some(_), _) => va.clone(),
+                    _ => vb.clone(),
+                }
+            }
             ("completed_ranges", Some(va)) => {
                 let mut all = ranges(va).unwrap_or_default();
                 all.extend(ranges(vb).unwrap_or_default());

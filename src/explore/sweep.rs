@@ -1,10 +1,11 @@
 //! Seed sweeps: every seed of a range (or of one shard of it), over `jobs` OS
 //! threads pulling seed indices from one atomic counter.
 //!
-//! Each worker runs its seeds one after the other on its own thread, a
-//! fresh madsim runtime each ([`RunConfig::here`]): a seed's trace
-//! is the same in a sweep, whatever ran before it on that thread, as alone
-//! (`sim::run` says why). Workers share nothing but the counter. The
+//! Each worker runs its seeds one after the other, each on a fresh thread
+//! it spawns and waits for ([`RunConfig::here`]): a seed's trace is the
+//! same in a sweep as alone, even for user code whose order depends on
+//! std's hasher keys or on a thread-local (`sim::run_fresh` says why).
+//! Workers share nothing but the counter. The
 //! calling thread watches each run's wall-clock budget: a run that outlives
 //! it is reported as timed out, its worker abandoned, and a fresh worker
 //! takes the next seed. Only failing seeds are kept (at most [`MAX_KEPT`]);
@@ -42,6 +43,7 @@ use super::exhaustive;
 use super::guided::{self, Corpus};
 use super::random;
 use super::shard::Shard;
+use super::worker;
 use crate::oracle::{milestones, Counters, Milestones, Verdict, ViolationKind};
 use crate::runner::{self, Crash, RunConfig, ScenarioRun};
 use crate::scenario::Scenario;
@@ -217,6 +219,49 @@ pub struct SeedReport {
     ///
     /// [`Expect::reproduced_by`]: crate::scenario::Expect::reproduced_by
     pub reproduced: Option<bool>,
+    /// Where the seed's run parted from its replay, when the sweep ran a
+    /// failing seed again alone on a fresh thread before reporting it and
+    /// got another journal (`None`: it replayed, or was not replayed). Its
+    /// verdict is then `error` and its kinds are dropped: what the sweep's
+    /// run found is not what a repro command shows.
+    pub nondeterministic: Option<Box<Divergence>>,
+}
+
+/// The first journal event in which two runs of one seed differ.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Divergence {
+    /// Its index in the journals, from 0.
+    pub index: u64,
+    /// The event in the sweep's run, as a line of the journal's JSON
+    /// (empty: that journal had ended).
+    pub sweep_event: String,
+    /// The event in the replay, likewise.
+    pub replay_event: String,
+    /// The replay's trace hash (the sweep's is the report's).
+    pub replay_hash: String,
+}
+
+impl Divergence {
+    /// Where `replay` parts from `run`; `None` when the two are the same.
+    pub fn between(run: &sim::Journal, replay: &sim::Journal) -> Option<Divergence> {
+        let line = |journal: &sim::Journal, i: usize| {
+            let mut out = String::new();
+            if let Some(e) = journal.events().get(i) {
+                e.write_json(&mut out);
+            }
+            out
+        };
+        let longest = run.len().max(replay.len());
+        (0..longest)
+            .map(|i| (i, line(run, i), line(replay, i)))
+            .find(|(_, a, b)| a != b)
+            .map(|(i, sweep_event, replay_event)| Divergence {
+                index: i as u64,
+                sweep_event,
+                replay_event,
+                replay_hash: replay.hash(),
+            })
+    }
 }
 
 impl SeedReport {
@@ -267,7 +312,17 @@ impl SeedReport {
             },
             broken,
             reproduced: scenario.expect.reproduced_by(r, &run.milestones),
+            nondeterministic: None,
         }
+    }
+
+    /// Marks the seed as one that did not replay, at `divergence`: an
+    /// error, never a violation.
+    pub fn set_nondeterministic(&mut self, divergence: Divergence) {
+        self.verdict = Verdict::Error;
+        self.kinds.clear();
+        self.reproduced = None;
+        self.nondeterministic = Some(Box::new(divergence));
     }
 
     /// The run judged nothing: no write reached the storage.
@@ -319,6 +374,7 @@ impl SeedReport {
             milestones: &self.milestones,
             trace_hash: &self.trace_hash,
             repro,
+            nondeterministic: self.nondeterministic.as_deref(),
         })
         .expect("a seed's line is plain data")
     }
@@ -344,6 +400,9 @@ struct SeedLine<'a> {
     milestones: &'a Milestones,
     trace_hash: &'a str,
     repro: &'a str,
+    /// Only on a seed that did not replay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nondeterministic: Option<&'a Divergence>,
 }
 
 /// What a sweep found.
@@ -357,6 +416,11 @@ pub struct SweepSummary {
     pub crashed: u64,
     /// Seeds whose run outlived its wall-clock budget (`--run-timeout`).
     pub timed_out: u64,
+    /// Failing seeds that gave another journal when replayed alone on a
+    /// fresh thread ([`SeedReport::nondeterministic`]).
+    pub nondeterministic_seeds: u64,
+    /// The lowest of them, with where its replay parted from its run.
+    pub first_nondeterministic: Option<(u64, Divergence)>,
     /// Failing seeds ([`SeedReport::is_failure`]), all of them, kept or not.
     pub failing_seeds: u64,
     /// Seeds per violation kind (a seed counts once per kind it shows).
@@ -420,6 +484,12 @@ impl SweepSummary {
         if report.timed_out() {
             self.timed_out += 1;
         }
+        if let Some(d) = &report.nondeterministic {
+            self.nondeterministic_seeds += 1;
+            if self.first_nondeterministic.is_none() {
+                self.first_nondeterministic = Some((report.seed, (**d).clone()));
+            }
+        }
         if report.is_failure() {
             self.failing_seeds += 1;
             self.first_failing_seed = Some(
@@ -471,6 +541,13 @@ impl SweepSummary {
             violations: self.violations,
             crashed: self.crashed,
             timed_out: self.timed_out,
+            nondeterministic_seeds: self.nondeterministic_seeds,
+            first_nondeterministic: self.first_nondeterministic.as_ref().map(|(seed, d)| {
+                FirstNondeterministic {
+                    seed: *seed,
+                    divergence: d,
+                }
+            }),
             failing_seeds: self.failing_seeds,
             failing_seeds_truncated: self.failures_truncated(),
             first_failing_seed: self.first_failing_seed,
@@ -521,6 +598,8 @@ struct SummaryLine<'a> {
     violations: u64,
     crashed: u64,
     timed_out: u64,
+    nondeterministic_seeds: u64,
+    first_nondeterministic: Option<FirstNondeterministic<'a>>,
     failing_seeds: u64,
     failing_seeds_truncated: bool,
     first_failing_seed: Option<u64>,
@@ -548,6 +627,14 @@ struct SummaryLine<'a> {
     seeds_per_failure: Option<f64>,
     until: Option<u64>,
     time_ms: Option<u64>,
+}
+
+/// The summary's `first_nondeterministic`: the seed and its [`Divergence`].
+#[derive(Serialize)]
+struct FirstNondeterministic<'a> {
+    seed: u64,
+    #[serde(flatten)]
+    divergence: &'a Divergence,
 }
 
 /// Ranges as JSON: `[[a, b], …]`, each half-open.
@@ -610,6 +697,11 @@ pub struct Runs {
     /// only the reported seeds' (a sweep then costs a sixth more): to
     /// compare a sweep's runs with the same seeds run alone.
     pub trace_hashes: bool,
+    /// Run a sweep's seeds in worker processes (see [`worker`]), which
+    /// the sweep kills at the budget; `None`: in-process, each seed on a
+    /// fresh thread, abandoned at the budget. Sweeps of guided,
+    /// depth-bounded and exhaustive searches run in-process either way.
+    pub workers: Option<worker::Workers>,
 }
 
 impl Default for Runs {
@@ -618,6 +710,7 @@ impl Default for Runs {
         Runs {
             budget: None,
             trace_hashes: false,
+            workers: None,
         }
     }
 }
@@ -643,20 +736,34 @@ impl Runs {
         self.config(seed).run(scenario)
     }
 
-    /// A sweep worker's seed: run on the calling thread (the sweep watches
-    /// the budget), summarized.
-    fn report_here(&self, scenario: &Scenario, seed: u64, mode: &FaultMode) -> SeedReport {
+    /// A sweep worker's seed: run on a fresh thread the worker waits for
+    /// (the sweep watches the budget), summarized.
+    pub(crate) fn report_here(
+        &self,
+        scenario: &Scenario,
+        seed: u64,
+        mode: &FaultMode,
+    ) -> SeedReport {
         let s = match mode {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
             mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode.clone())),
         };
-        let run = RunConfig::new(mode.run_seed(seed))
+        let config = RunConfig::new(mode.run_seed(seed))
             .scripted(scenario.faults.len())
-            .here()
-            .run(&s);
+            .here();
+        let run = config.run(&s);
         let mut report = SeedReport::new(&run, &s);
         // Numbered as the sweep took it (an exhaustive search's set).
         report.seed = seed;
+        // A seed the sweep reports must be the one its repro command shows:
+        // replayed alone, on a fresh thread, it must give the same journal.
+        // (A timed-out run has none to compare.)
+        if report.is_failure() && !report.timed_out() {
+            let replay = config.run(&s);
+            if let Some(d) = Divergence::between(&run.result.journal, &replay.result.journal) {
+                report.set_nondeterministic(d);
+            }
+        }
         if self.trace_hashes && report.trace_hash.is_empty() {
             report.trace_hash = run.trace_hash();
         }
@@ -786,6 +893,7 @@ pub fn sweep_with_rules(
         halt: AtomicBool::new(false),
         started,
         time: rules.time,
+        in_process: AtomicBool::new(false),
     });
     let (sender, results) = mpsc::channel::<Done>();
     let mut slots: Vec<Arc<Slot>> = (0..jobs).map(|_| spawn_worker(&shared, &sender)).collect();
@@ -817,7 +925,7 @@ pub fn sweep_with_rules(
         if let Some(budget) = runs.budget {
             for slot in &mut slots {
                 if let Some((i, seed)) = slot.abandon_after(budget, &mut arrived) {
-                    arrived.push((i, shared.timed_out(seed, budget)));
+                    arrived.push((i, shared.lost(seed, Outcome::TimedOut { budget }, budget)));
                     *slot = spawn_worker(&shared, &sender);
                 }
             }
@@ -886,26 +994,78 @@ struct Shared {
     started: Instant,
     /// `--time`.
     time: Option<Duration>,
+    /// A worker process could not start: seeds run in-process.
+    in_process: AtomicBool,
 }
 
 impl Shared {
+    /// The worker processes to run seeds in, unless the sweep runs them
+    /// in-process (see [`Runs::workers`]).
+    fn workers(&self) -> Option<&worker::Workers> {
+        if self.in_process.load(Ordering::Relaxed) || !worker::can_run(&self.mode) {
+            return None;
+        }
+        self.runs.workers.as_ref()
+    }
+
+    /// `seed`'s report from a worker process (`process`, started if need
+    /// be); a seed whose worker dies is an error, and the worker is gone.
+    /// A worker that cannot start makes the sweep go on in-process.
+    fn report_in(
+        &self,
+        workers: &worker::Workers,
+        process: &mut Option<worker::Worker>,
+        slot: &Slot,
+        seed: u64,
+        started: Instant,
+    ) -> SeedReport {
+        if process.is_none() {
+            match worker::Worker::start(workers, &self.scenario, &self.mode, self.runs.trace_hashes)
+            {
+                Ok(w) => {
+                    slot.0.lock().expect("a slot is never poisoned").pid = Some(w.pid());
+                    *process = Some(w);
+                }
+                Err(e) => {
+                    if !self.in_process.swap(true, Ordering::Relaxed) {
+                        eprintln!("warning: {e}; running the seeds in this process instead");
+                    }
+                    return self.runs.report_here(&self.scenario, seed, &self.mode);
+                }
+            }
+        }
+        let w = process.as_mut().expect("started above");
+        if let Some(report) = w.run(seed) {
+            return report;
+        }
+        // Cleared before the process is reaped: its id is then no longer
+        // ours to kill.
+        slot.0.lock().expect("a slot is never poisoned").pid = None;
+        let why = w.why_gone();
+        *process = None;
+        let outcome = worker::died_outcome(&why, workers.memory);
+        self.lost(seed, outcome, started.elapsed())
+    }
+
     fn out_of_time(&self) -> bool {
         self.time.is_some_and(|t| self.started.elapsed() >= t)
     }
 
-    /// The report of a seed whose run outlived `budget`: what a run with a
-    /// [budget](RunConfig::budget) gives such a run (no journal, no hash).
-    fn timed_out(&self, seed: u64, budget: Duration) -> SeedReport {
+    /// The report of a seed whose run was lost, ending `outcome` after
+    /// `wall`: it outlived its budget (what a run with a
+    /// [budget](RunConfig::budget) gives such a run), or its worker process
+    /// died. No journal, no hash.
+    fn lost(&self, seed: u64, outcome: Outcome, wall: Duration) -> SeedReport {
         let s = match &self.mode {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(&self.scenario),
             mode => std::borrow::Cow::Owned(scenario_for(&self.scenario, seed, mode.clone())),
         };
         let result = sim::RunResult {
             seed,
-            outcome: Outcome::TimedOut { budget },
+            outcome,
             journal: sim::Journal::default(),
             sim_time: Duration::ZERO,
-            wall_time: budget,
+            wall_time: wall,
             faults_fired: Vec::new(),
         };
         let run = RunConfig::new(seed)
@@ -943,6 +1103,9 @@ struct Running {
     seed: Option<(u64, u64, Instant)>,
     /// The sweep gave up on this worker's run and reported it timed out.
     abandoned: bool,
+    /// The worker process running the seed, if the worker has one: killed
+    /// when the run is abandoned.
+    pid: Option<u32>,
     /// Seeds finished (index in the work, report), in the order they ran.
     finished: Vec<(u64, SeedReport)>,
 }
@@ -973,6 +1136,14 @@ impl Slot {
         }
         running.seed = None;
         running.abandoned = true;
+        if let Some(pid) = running.pid.take() {
+            // Not reaped yet: its thread reaps it only once this is cleared.
+            // SAFETY: kill(2) with a child's id and a signal number.
+            #[cfg(unix)]
+            unsafe {
+                libc::kill(pid as libc::pid_t, libc::SIGKILL);
+            }
+        }
         Some((i, seed))
     }
 }
@@ -995,9 +1166,9 @@ fn watch_wait(slots: &[Arc<Slot>], budget: Option<Duration>) -> Duration {
 /// How often a sweep waiting for slow seeds reads the caller's stop.
 const POLL: Duration = Duration::from_millis(20);
 
-/// Starts a worker: it takes seeds one after the other and runs each on its
-/// own thread ([`RunConfig::here`]: one madsim runtime per seed, one thread
-/// for them all), until the work is done or the sweep halts.
+/// Starts a worker: it takes seeds one after the other and runs each on a
+/// thread of its own ([`RunConfig::here`]: one madsim runtime and one
+/// thread per seed), until the work is done or the sweep halts.
 fn spawn_worker(shared: &Arc<Shared>, sender: &mpsc::Sender<Done>) -> Arc<Slot> {
     let slot = Arc::new(Slot::default());
     let (shared, mine, sender) = (shared.clone(), slot.clone(), sender.clone());
@@ -1016,6 +1187,9 @@ fn spawn_worker(shared: &Arc<Shared>, sender: &mpsc::Sender<Done>) -> Arc<Slot> 
 }
 
 fn work_loop(shared: &Shared, slot: &Slot, sender: &mpsc::Sender<Done>) {
+    // The worker's process, when the sweep has them: started for its first
+    // seed, replaced after one dies.
+    let mut process: Option<worker::Worker> = None;
     loop {
         if shared.halt.load(Ordering::Relaxed) || shared.out_of_time() {
             break;
@@ -1029,9 +1203,13 @@ fn work_loop(shared: &Shared, slot: &Slot, sender: &mpsc::Sender<Done>) {
             break;
         };
         slot.0.lock().expect("a slot is never poisoned").seed = Some((i, seed, Instant::now()));
-        let report = shared
-            .runs
-            .report_here(&shared.scenario, seed, &shared.mode);
+        let started = Instant::now();
+        let report = match shared.workers() {
+            Some(workers) => shared.report_in(workers, &mut process, slot, seed, started),
+            None => shared
+                .runs
+                .report_here(&shared.scenario, seed, &shared.mode),
+        };
         let ready = {
             let mut running = slot.0.lock().expect("a slot is never poisoned");
             if running.abandoned {
