@@ -8,7 +8,14 @@
 //! Workers share nothing but the counter. The
 //! calling thread watches each run's wall-clock budget: a run that outlives
 //! it is reported as timed out, its worker abandoned, and a fresh worker
-//! takes the next seed. Only failing seeds are kept (at most [`MAX_KEPT`]);
+//! takes the next seed. With [`Runs::workers`] (the command line's
+//! `explore`), each worker thread feeds a worker process instead (see
+//! [`worker`]), a fresh thread per seed there too, and watches the budget
+//! itself: a run past it, or past the memory budget, ends its process,
+//! which a fresh one replaces. Before a failing seed is reported it is run
+//! again alone, on a fresh thread; one that gives another journal is
+//! reported as non-determinism ([`SeedReport::nondeterministic`]). Only
+//! failing seeds are kept (at most [`MAX_KEPT`]);
 //! everything else is a counter, so memory stays flat however many seeds a
 //! sweep runs.
 //!
@@ -744,6 +751,27 @@ impl Runs {
         seed: u64,
         mode: &FaultMode,
     ) -> SeedReport {
+        self.report(scenario, seed, mode, false)
+    }
+
+    /// [`Runs::report_here`] on the calling thread, which must be fresh:
+    /// a worker process's seed, each on a thread spawned for it.
+    pub(crate) fn report_on_this_thread(
+        &self,
+        scenario: &Scenario,
+        seed: u64,
+        mode: &FaultMode,
+    ) -> SeedReport {
+        self.report(scenario, seed, mode, true)
+    }
+
+    fn report(
+        &self,
+        scenario: &Scenario,
+        seed: u64,
+        mode: &FaultMode,
+        this_thread: bool,
+    ) -> SeedReport {
         let s = match mode {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
             mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode.clone())),
@@ -751,7 +779,12 @@ impl Runs {
         let config = RunConfig::new(mode.run_seed(seed))
             .scripted(scenario.faults.len())
             .here();
-        let run = config.run(&s);
+        let run = if this_thread {
+            let result = sim::run_here(mode.run_seed(seed), || runner::world(&s));
+            config.judge(&s, result)
+        } else {
+            config.run(&s)
+        };
         let mut report = SeedReport::new(&run, &s);
         // Numbered as the sweep took it (an exhaustive search's set).
         report.seed = seed;
@@ -1008,45 +1041,6 @@ impl Shared {
         self.runs.workers.as_ref()
     }
 
-    /// `seed`'s report from a worker process (`process`, started if need
-    /// be); a seed whose worker dies is an error, and the worker is gone.
-    /// A worker that cannot start makes the sweep go on in-process.
-    fn report_in(
-        &self,
-        workers: &worker::Workers,
-        process: &mut Option<worker::Worker>,
-        slot: &Slot,
-        seed: u64,
-        started: Instant,
-    ) -> SeedReport {
-        if process.is_none() {
-            match worker::Worker::start(workers, &self.scenario, &self.mode, self.runs.trace_hashes)
-            {
-                Ok(w) => {
-                    slot.0.lock().expect("a slot is never poisoned").pid = Some(w.pid());
-                    *process = Some(w);
-                }
-                Err(e) => {
-                    if !self.in_process.swap(true, Ordering::Relaxed) {
-                        eprintln!("warning: {e}; running the seeds in this process instead");
-                    }
-                    return self.runs.report_here(&self.scenario, seed, &self.mode);
-                }
-            }
-        }
-        let w = process.as_mut().expect("started above");
-        if let Some(report) = w.run(seed) {
-            return report;
-        }
-        // Cleared before the process is reaped: its id is then no longer
-        // ours to kill.
-        slot.0.lock().expect("a slot is never poisoned").pid = None;
-        let why = w.why_gone();
-        *process = None;
-        let outcome = worker::died_outcome(&why, workers.memory);
-        self.lost(seed, outcome, started.elapsed())
-    }
-
     fn out_of_time(&self) -> bool {
         self.time.is_some_and(|t| self.started.elapsed() >= t)
     }
@@ -1103,9 +1097,6 @@ struct Running {
     seed: Option<(u64, u64, Instant)>,
     /// The sweep gave up on this worker's run and reported it timed out.
     abandoned: bool,
-    /// The worker process running the seed, if the worker has one: killed
-    /// when the run is abandoned.
-    pid: Option<u32>,
     /// Seeds finished (index in the work, report), in the order they ran.
     finished: Vec<(u64, SeedReport)>,
 }
@@ -1136,14 +1127,6 @@ impl Slot {
         }
         running.seed = None;
         running.abandoned = true;
-        if let Some(pid) = running.pid.take() {
-            // Not reaped yet: its thread reaps it only once this is cleared.
-            // SAFETY: kill(2) with a child's id and a signal number.
-            #[cfg(unix)]
-            unsafe {
-                libc::kill(pid as libc::pid_t, libc::SIGKILL);
-            }
-        }
         Some((i, seed))
     }
 }
@@ -1187,29 +1170,34 @@ fn spawn_worker(shared: &Arc<Shared>, sender: &mpsc::Sender<Done>) -> Arc<Slot> 
 }
 
 fn work_loop(shared: &Shared, slot: &Slot, sender: &mpsc::Sender<Done>) {
-    // The worker's process, when the sweep has them: started for its first
-    // seed, replaced after one dies.
-    let mut process: Option<worker::Worker> = None;
+    // Seeds taken from the work and not run yet: those a worker process
+    // had when none could start any more.
+    let mut taken = std::collections::VecDeque::new();
+    if let Some(workers) = shared.workers() {
+        match process_loop(shared, workers, slot, sender) {
+            Ok(()) => {
+                let _ = sender.send(Done::Exit);
+                return;
+            }
+            Err(left) => taken = left,
+        }
+    }
     loop {
-        if shared.halt.load(Ordering::Relaxed) || shared.out_of_time() {
-            break;
-        }
-        if shared.next.load(Ordering::Relaxed) >= shared.reported.load(Ordering::Acquire) + WINDOW {
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
-        }
-        let i = shared.next.fetch_add(1, Ordering::Relaxed);
-        let Some(seed) = shared.work.nth(i) else {
-            break;
+        let (i, seed) = match taken.pop_front() {
+            Some(next) => next,
+            None => match take(shared) {
+                Take::Seed(i, seed) => (i, seed),
+                Take::Wait => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                Take::Done => break,
+            },
         };
         slot.0.lock().expect("a slot is never poisoned").seed = Some((i, seed, Instant::now()));
-        let started = Instant::now();
-        let report = match shared.workers() {
-            Some(workers) => shared.report_in(workers, &mut process, slot, seed, started),
-            None => shared
-                .runs
-                .report_here(&shared.scenario, seed, &shared.mode),
-        };
+        let report = shared
+            .runs
+            .report_here(&shared.scenario, seed, &shared.mode);
         let ready = {
             let mut running = slot.0.lock().expect("a slot is never poisoned");
             if running.abandoned {
@@ -1225,6 +1213,152 @@ fn work_loop(shared: &Shared, slot: &Slot, sender: &mpsc::Sender<Done>) {
         }
     }
     let _ = sender.send(Done::Exit);
+}
+
+/// What a worker gets when it asks for the next seed.
+enum Take {
+    /// The seed of this index in the work.
+    Seed(u64, u64),
+    /// None yet: too far ahead of the oldest unfinished seed.
+    Wait,
+    /// None: the work is done, or the sweep halts.
+    Done,
+}
+
+fn take(shared: &Shared) -> Take {
+    if shared.halt.load(Ordering::Relaxed) || shared.out_of_time() {
+        return Take::Done;
+    }
+    if shared.next.load(Ordering::Relaxed) >= shared.reported.load(Ordering::Acquire) + WINDOW {
+        return Take::Wait;
+    }
+    let i = shared.next.fetch_add(1, Ordering::Relaxed);
+    match shared.work.nth(i) {
+        Some(seed) => Take::Seed(i, seed),
+        None => Take::Done,
+    }
+}
+
+/// Seeds a worker process is sent ahead of the one it runs: it never waits
+/// for the sweep between two seeds.
+const AHEAD: usize = 16;
+
+/// A worker that runs its seeds in a worker process, which it watches
+/// against the run's budget itself: a seed still running at the budget
+/// has its process killed, and a fresh process gets the seeds sent after
+/// it. A process that dies with several seeds in hand has them sent again
+/// one at a time, to a fresh process each time it dies, until one dies
+/// alone with it: that seed is the one that ended it (its run is
+/// deterministic). Returns the seeds taken and not run when no process
+/// could start (the sweep then runs them, and the rest, in-process).
+fn process_loop(
+    shared: &Shared,
+    workers: &worker::Workers,
+    slot: &Slot,
+    sender: &mpsc::Sender<Done>,
+) -> Result<(), std::collections::VecDeque<(u64, u64)>> {
+    let mut process: Option<worker::Worker> = None;
+    // Taken, in order, and not answered yet: the first `sent` of them sent
+    // to the process, whose first is running since `since`.
+    let mut flight = std::collections::VecDeque::new();
+    let mut sent = 0;
+    let mut since = Instant::now();
+    // Seeds to send one at a time, after a process died with several.
+    let mut careful = 0;
+    let mut more = true;
+    loop {
+        if process.is_none() {
+            if !more && flight.is_empty() {
+                return Ok(());
+            }
+            let trace_hashes = shared.runs.trace_hashes;
+            match worker::Worker::start(workers, &shared.scenario, &shared.mode, trace_hashes) {
+                Ok(started) => {
+                    process = Some(started);
+                    sent = 0;
+                }
+                Err(e) => {
+                    if !shared.in_process.swap(true, Ordering::Relaxed) {
+                        eprintln!("warning: {e}; running the seeds in this process instead");
+                    }
+                    return Err(flight);
+                }
+            }
+        }
+        let w = process.as_mut().expect("started above");
+        let limit = if careful > 0 { 1 } else { AHEAD };
+        while sent < flight.len().min(limit) {
+            if sent == 0 {
+                since = Instant::now();
+            }
+            // A worker that is gone says so when asked for the answer.
+            w.send_seed(flight[sent].1);
+            sent += 1;
+        }
+        while careful == 0 && more && flight.len() < AHEAD {
+            match take(shared) {
+                Take::Seed(i, seed) => {
+                    if sent == 0 {
+                        since = Instant::now();
+                    }
+                    flight.push_back((i, seed));
+                    w.send_seed(seed);
+                    sent += 1;
+                }
+                Take::Wait => {
+                    if flight.is_empty() {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    break;
+                }
+                Take::Done => more = false,
+            }
+        }
+        let Some(&(i, seed)) = flight.front() else {
+            if more {
+                continue;
+            }
+            return Ok(());
+        };
+        let budget = shared.runs.budget;
+        let report = match w.answer(budget.map(|b| b.saturating_sub(since.elapsed()))) {
+            worker::Answer::Report(report) => *report,
+            worker::Answer::Late => {
+                // Killed: nothing of the run is left running. (The worker
+                // sends what it finished within milliseconds: the seed
+                // still unanswered at the budget is the one running.)
+                let _ = w.why_gone();
+                process = None;
+                let budget = budget.expect("an answer is late only past a budget");
+                shared.lost(seed, Outcome::TimedOut { budget }, since.elapsed())
+            }
+            worker::Answer::Gone if sent > 1 => {
+                // Which of its seeds ended it? Each again, alone.
+                let _ = w.why_gone();
+                process = None;
+                careful = flight.len();
+                continue;
+            }
+            worker::Answer::Gone => {
+                let why = w.why_gone();
+                process = None;
+                let outcome = worker::died_outcome(&why, workers.memory);
+                shared.lost(seed, outcome, since.elapsed())
+            }
+        };
+        flight.pop_front();
+        sent = sent.saturating_sub(1);
+        careful = careful.saturating_sub(1);
+        since = Instant::now();
+        let ready = {
+            let mut running = slot.0.lock().expect("a slot is never poisoned");
+            running.finished.push((i, report));
+            running.finished.len() == Slot::READY
+        };
+        if ready && sender.send(Done::Ready).is_err() {
+            return Ok(());
+        }
+    }
 }
 
 /// The seeds a sweep runs: the shard's seeds in the parts of the range that

@@ -27,12 +27,19 @@
 //! 2. the worker loads the file with its registry (as is, or with the
 //!    generic table of `--generic`) and answers `{"ready": true}` when it
 //!    has the sweep's scenario, else `{"error": "..."}`;
-//! 3. then, for each seed the sweep writes (a number on a line), the worker
-//!    runs it on a fresh thread, replays it if it fails (as in-process),
-//!    and answers its [`SeedReport`] as one line.
+//! 3. then, for each seed the sweep writes (a number on a line; the sweep
+//!    keeps a few sent ahead, so that the worker never waits for it), the
+//!    worker runs it on a fresh thread of its own (each seed's thread
+//!    starts the next one's as it ends), replays it if it fails (as
+//!    in-process), and answers its [`SeedReport`] as one line, in the
+//!    order sent. Answers are written together while more seeds wait, but
+//!    within [`FLUSH_EVERY`] of a seed's end: the sweep charges the time
+//!    since the last answer to the oldest seed unanswered.
 //!
-//! A worker whose line never comes (it died: a signal, an abort) ends the
-//! seed it was running as an error, with what it last wrote to stderr.
+//! A worker that dies (a signal, an abort) with one seed in hand ends that
+//! seed as an error, with what it last wrote to stderr; with several, they
+//! are sent again one at a time to fresh workers, until one dies alone
+//! with its seed.
 //!
 //! Library callers, tests and modes whose faults depend on state the
 //! worker does not have (guided, depth-bounded and exhaustive searches) run
@@ -173,6 +180,46 @@ pub struct Worker {
     reader: Option<std::thread::JoinHandle<()>>,
 }
 
+/// What a worker answered for a seed.
+pub enum Answer {
+    /// Its report.
+    Report(Box<SeedReport>),
+    /// Nothing within the time given: the run is still going.
+    Late,
+    /// The worker died (or answered what is no report):
+    /// [`Worker::why_gone`] says why.
+    Gone,
+}
+
+/// Whether `from` has something to read within `ms` milliseconds.
+fn poll_in(from: &impl std::os::fd::AsRawFd, ms: u128) -> bool {
+    #[cfg(unix)]
+    {
+        let mut fd = libc::pollfd {
+            fd: from.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = ms.min(i32::MAX as u128) as libc::c_int;
+        loop {
+            // SAFETY: one pollfd, owned here, for the duration of the call.
+            let n = unsafe { libc::poll(&mut fd, 1, ms) };
+            if n >= 0 {
+                // Readable, or hung up: either way a read will not block.
+                return n > 0;
+            }
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return true;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (from, ms);
+        true
+    }
+}
+
 /// Lines of a worker's stderr kept to say why it died.
 const STDERR_LINES: usize = 20;
 
@@ -193,7 +240,7 @@ impl Worker {
             .spawn()
             .map_err(|e| format!("cannot start a worker ({}): {e}", workers.program.display()))?;
         let to = child.stdin.take().expect("piped");
-        let from = BufReader::new(child.stdout.take().expect("piped"));
+        let from = BufReader::with_capacity(64 << 10, child.stdout.take().expect("piped"));
         let err = child.stderr.take().expect("piped");
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let kept = stderr.clone();
@@ -231,22 +278,29 @@ impl Worker {
         }
     }
 
-    /// The process's id (to kill it from another thread).
-    pub fn pid(&self) -> u32 {
-        self.child.id()
+    /// Sends `seed` to run after the ones sent before; `false` when the
+    /// worker is gone.
+    pub fn send_seed(&mut self, seed: u64) -> bool {
+        self.send(&seed.to_string()).is_ok()
     }
 
-    /// Runs `seed` in the worker: its report, or `None` when the worker
-    /// died before answering (or answered what is no report): then
-    /// [`Worker::why_gone`] says why.
-    pub fn run(&mut self, seed: u64) -> Option<SeedReport> {
-        let line = self
-            .send(&seed.to_string())
-            .and_then(|()| self.receive())
-            .ok()?;
-        serde_json::from_str::<Wire>(&line)
-            .ok()
-            .map(Wire::into_report)
+    /// The report of the oldest seed sent and not answered yet, waiting at
+    /// most `within` (`None`: for ever).
+    pub fn answer(&mut self, within: Option<Duration>) -> Answer {
+        if let Some(within) = within {
+            if self.from.buffer().is_empty()
+                && !poll_in(self.from.get_ref(), within.as_micros().div_ceil(1000))
+            {
+                return Answer::Late;
+            }
+        }
+        match self.receive() {
+            Ok(line) => match serde_json::from_str::<Wire>(&line) {
+                Ok(wire) => Answer::Report(Box::new(wire.into_report())),
+                Err(_) => Answer::Gone,
+            },
+            Err(()) => Answer::Gone,
+        }
     }
 
     /// Why the worker is gone (killed first, if it was not): how it ended
@@ -470,16 +524,15 @@ fn killed(status: ExitStatus) -> bool {
 pub fn serve(registry: &Registry) -> std::process::ExitCode {
     // The protocol gets its own copy of stdout; stdout itself goes to
     // stderr, so that what a design prints cannot garble a line.
-    let mut out = match protocol_out() {
-        Ok(out) => out,
+    let (mut input, mut out) = match protocol_io() {
+        Ok(io) => io,
         Err(e) => {
             eprintln!("error: a worker cannot set up its output: {e}");
             return std::process::ExitCode::from(3);
         }
     };
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    let Some(Ok(header)) = lines.next() else {
+    let mut header = String::new();
+    if !matches!(input.read_line(&mut header), Ok(n) if n > 0) {
         return std::process::ExitCode::from(3);
     };
     let (scenario, mode, runs) = match ready(registry, &header) {
@@ -492,20 +545,110 @@ pub fn serve(registry: &Registry) -> std::process::ExitCode {
     if writeln!(out, "{}", serde_json::json!({ "ready": true })).is_err() || out.flush().is_err() {
         return std::process::ExitCode::from(3);
     }
-    for line in lines {
-        let Ok(line) = line else { break };
-        let Ok(seed) = line.trim().parse::<u64>() else {
-            eprintln!("error: a worker was sent `{line}`, not a seed");
-            return std::process::ExitCode::from(3);
-        };
-        let report = runs.report_here(&scenario, seed, &mode);
-        let wire = serde_json::to_string(&Wire::of(&report)).expect("a report is plain data");
-        if writeln!(out, "{wire}").is_err() || out.flush().is_err() {
-            break;
-        }
-    }
-    std::process::ExitCode::SUCCESS
+    let (done, finished) = std::sync::mpsc::channel();
+    let serving = Arc::new(Serving {
+        scenario,
+        mode,
+        runs,
+        input: Mutex::new(input),
+        out: Mutex::new((out, std::time::Instant::now())),
+        done,
+    });
+    // Answers held back while more seeds wait go out within FLUSH_EVERY
+    // even when the next seed runs long: the sweep charges the time since
+    // the last answer to the oldest seed unanswered.
+    let flusher = serving.clone();
+    let _ = std::thread::Builder::new()
+        .name("fencesim-flush".to_owned())
+        .spawn(move || loop {
+            std::thread::sleep(FLUSH_EVERY);
+            if let Ok(mut out) = flusher.out.lock() {
+                let (out, flushed) = &mut *out;
+                if !out.buffer().is_empty() {
+                    let _ = out.flush();
+                    *flushed = std::time::Instant::now();
+                }
+            }
+        });
+    next_seed(serving);
+    finished.recv().unwrap_or(std::process::ExitCode::from(3))
 }
+
+/// What the threads of a worker share: each runs one seed, then starts
+/// the thread of the next.
+struct Serving {
+    scenario: Scenario,
+    mode: FaultMode,
+    runs: Runs,
+    input: Mutex<BufReader<std::fs::File>>,
+    /// The answers, and when they were last flushed.
+    out: Mutex<(std::io::BufWriter<std::fs::File>, std::time::Instant)>,
+    /// The worker's exit status, once its stdin is done (or broken).
+    done: std::sync::mpsc::Sender<std::process::ExitCode>,
+}
+
+/// Starts the thread that runs the next seed sent (one fresh thread per
+/// seed). Each hands over to the next as it ends, rather than a thread
+/// that waits for each: on a busy machine every wake-up waits its turn.
+fn next_seed(serving: Arc<Serving>) {
+    let spawned = std::thread::Builder::new()
+        .name("fencesim-seed".to_owned())
+        .spawn({
+            let serving = serving.clone();
+            move || serve_one(serving)
+        });
+    if let Err(e) = spawned {
+        eprintln!("error: a worker cannot start a thread: {e}");
+        let _ = serving.done.send(std::process::ExitCode::from(3));
+    }
+}
+
+/// Runs the next seed on this (fresh) thread and answers its report, then
+/// starts the next seed's thread.
+fn serve_one(serving: Arc<Serving>) {
+    let mut line = String::new();
+    let read = match serving.input.lock() {
+        Ok(mut input) => input.read_line(&mut line).unwrap_or(0),
+        Err(_) => 0,
+    };
+    if read == 0 {
+        // Its stdin closed: the sweep is done with it.
+        let _ = serving.done.send(std::process::ExitCode::SUCCESS);
+        return;
+    }
+    let Ok(seed) = line.trim().parse::<u64>() else {
+        eprintln!("error: a worker was sent `{line}`, not a seed");
+        let _ = serving.done.send(std::process::ExitCode::from(3));
+        return;
+    };
+    let s = &serving;
+    let report = s.runs.report_on_this_thread(&s.scenario, seed, &s.mode);
+    let wire = serde_json::to_string(&Wire::of(&report)).expect("a report is plain data");
+    // Answers go out together while more seeds wait (a write that wakes
+    // the sweep costs more than a short seed), and before the worker
+    // would wait for a seed.
+    let waiting = serving
+        .input
+        .lock()
+        .is_ok_and(|input| !input.buffer().is_empty() || poll_in(input.get_ref(), 0));
+    let written = serving.out.lock().map_err(|_| ()).and_then(|mut out| {
+        let (out, flushed) = &mut *out;
+        writeln!(out, "{wire}").map_err(|_| ())?;
+        if !waiting || flushed.elapsed() >= FLUSH_EVERY {
+            out.flush().map_err(|_| ())?;
+            *flushed = std::time::Instant::now();
+        }
+        Ok(())
+    });
+    if written.is_err() {
+        let _ = serving.done.send(std::process::ExitCode::SUCCESS);
+        return;
+    }
+    next_seed(serving);
+}
+
+/// How long a worker may keep answers before it sends them.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(10);
 
 /// The scenario, fault mode and runs a worker's `header` asks for.
 fn ready(registry: &Registry, header: &str) -> Result<(Scenario, FaultMode, Runs), String> {
@@ -540,19 +683,26 @@ fn ready(registry: &Registry, header: &str) -> Result<(Scenario, FaultMode, Runs
     Ok((scenario, mode, runs))
 }
 
-/// A copy of stdout for the protocol; stdout itself then writes to stderr.
-fn protocol_out() -> std::io::Result<std::io::BufWriter<std::fs::File>> {
+/// The protocol's input (stdin) and output (a copy of stdout; stdout
+/// itself then writes to stderr).
+type Io = (BufReader<std::fs::File>, std::io::BufWriter<std::fs::File>);
+
+fn protocol_io() -> std::io::Result<Io> {
     #[cfg(unix)]
     {
         use std::os::fd::FromRawFd as _;
         // SAFETY: dup and dup2 on the process's standard descriptors, before
-        // any thread writes to them; the duplicate is owned by the File.
+        // any thread reads or writes them; each duplicate is owned by its
+        // File.
         unsafe {
-            let copy = libc::dup(1);
-            if copy < 0 || libc::dup2(2, 1) < 0 {
+            let (input, output) = (libc::dup(0), libc::dup(1));
+            if input < 0 || output < 0 || libc::dup2(2, 1) < 0 {
                 return Err(std::io::Error::last_os_error());
             }
-            Ok(std::io::BufWriter::new(std::fs::File::from_raw_fd(copy)))
+            Ok((
+                BufReader::new(std::fs::File::from_raw_fd(input)),
+                std::io::BufWriter::with_capacity(64 << 10, std::fs::File::from_raw_fd(output)),
+            ))
         }
     }
     #[cfg(not(unix))]
