@@ -100,11 +100,12 @@ pub fn is_cut_short(outcome: &Outcome) -> bool {
 
 /// The `crash` field of `run --json` and of explore's per-seed lines: the
 /// node and panic of a crashed run; for a run that outlived its wall-clock
-/// budget, no node and the outcome in words.
+/// budget, the node whose handler was running when that is known, and the
+/// outcome in words.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Crash<'a> {
-    /// The node whose handler panicked (`None`: outside a handler, or a
-    /// run that timed out).
+    /// The node whose handler panicked, or was running when the run timed
+    /// out (`None`: outside a handler, or not known).
     pub node: Option<&'a str>,
     /// The panic message and location, or why the run timed out.
     pub message: Cow<'a, str>,
@@ -119,8 +120,8 @@ impl<'a> Crash<'a> {
                 node: node.as_deref(),
                 message: Cow::Borrowed(message),
             }),
-            Outcome::TimedOut { .. } => Some(Crash {
-                node: None,
+            Outcome::TimedOut { node, .. } => Some(Crash {
+                node: node.as_deref(),
                 message: Cow::Owned(outcome.to_string()),
             }),
             _ => None,

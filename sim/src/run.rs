@@ -58,7 +58,8 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{mpsc, Once};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use crate::actor::Message;
@@ -108,6 +109,10 @@ pub enum Outcome {
     TimedOut {
         /// The budget that ran out.
         budget: Duration,
+        /// The node whose handler was running then, when the waiter could
+        /// see it ([`run_within`] does; a worker process killed by a sweep
+        /// tells nothing).
+        node: Option<String>,
     },
 }
 
@@ -142,11 +147,17 @@ impl fmt::Display for Outcome {
                 node: None,
                 message,
             } => write!(f, "crashed: {message}"),
-            Outcome::TimedOut { budget } => write!(
-                f,
-                "timed_out: still running after {} of wall-clock time",
-                humanize(*budget)
-            ),
+            Outcome::TimedOut { budget, node } => {
+                write!(
+                    f,
+                    "timed_out: still running after {} of wall-clock time",
+                    humanize(*budget)
+                )?;
+                match node {
+                    Some(node) => write!(f, ", in a handler of {node}"),
+                    None => Ok(()),
+                }
+            }
             other => f.write_str(other.as_str()),
         }
     }
@@ -222,13 +233,16 @@ fn run_on_thread(
     install_panic_hook();
     let started = Instant::now();
     let (done, result) = mpsc::sync_channel(1);
+    let (watching, watched) = mpsc::sync_channel(1);
     let handle = std::thread::Builder::new()
         .name(format!("{THREAD_PREFIX}{seed}"))
         .spawn(move || {
+            let _ = watching.send(Watch::install());
             // The waiter may have given up: then nobody reads this.
             let _ = done.send(job());
         })
         .expect("spawn a thread for the run");
+    let watch = watched.recv().ok();
     let received = match budget {
         Some(budget) => result.recv_timeout(budget).map_err(|e| match e {
             mpsc::RecvTimeoutError::Timeout => Some(budget),
@@ -246,7 +260,10 @@ fn run_on_thread(
         // Dropping the handle detaches the thread: it cannot be stopped, only
         // no longer waited for.
         Err(Some(budget)) => (
-            Outcome::TimedOut { budget },
+            Outcome::TimedOut {
+                budget,
+                node: watch.and_then(|w| w.running()),
+            },
             Journal::default(),
             Duration::ZERO,
             Vec::new(),
@@ -293,10 +310,17 @@ where
 {
     install_panic_hook();
     let started = Instant::now();
+    // A watched caller's watch sees this run too.
+    let inherited = watch();
     let (outcome, journal, sim_time, faults_fired) = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name(format!("{THREAD_PREFIX}{seed}"))
-            .spawn_scoped(scope, move || run_parts(seed, build))
+            .spawn_scoped(scope, move || {
+                if let Some(watch) = inherited {
+                    WATCH.with(|w| *w.borrow_mut() = Some(watch));
+                }
+                run_parts(seed, build)
+            })
             .expect("spawn a thread for the run")
             .join()
             .unwrap_or_else(|payload| panic::resume_unwind(payload))
@@ -431,7 +455,55 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// What a run's thread shows other threads while it runs: the node whose
+/// handler is running, to name it if the run times out. [`run_within`]
+/// watches the thread it spawns; [`Watch::install`] watches the calling
+/// thread's runs, and those of the threads [`run_fresh`] spawns for it.
+#[derive(Debug, Default)]
+pub struct Watch {
+    /// The running node's id + 1; 0 between handlers.
+    running: AtomicUsize,
+    /// The node names of the world running on the thread.
+    names: Mutex<Vec<String>>,
+}
+
+impl Watch {
+    /// Watches the runs made on the calling thread from now on.
+    pub fn install() -> Arc<Watch> {
+        let watch = Arc::new(Watch::default());
+        WATCH.with(|w| *w.borrow_mut() = Some(watch.clone()));
+        watch
+    }
+
+    /// The node whose handler is running, if one is.
+    pub fn running(&self) -> Option<String> {
+        let id = self.running.load(Ordering::Relaxed).checked_sub(1)?;
+        let names = self.names.lock().ok()?;
+        names.get(id).cloned()
+    }
+
+    /// The world's nodes are `names`.
+    pub(crate) fn names(&self, names: Vec<String>) {
+        if let Ok(mut mine) = self.names.lock() {
+            *mine = names;
+        }
+    }
+
+    /// Node `id`'s handler runs (`None`: none does).
+    pub(crate) fn set_running(&self, id: Option<usize>) {
+        self.running
+            .store(id.map_or(0, |id| id + 1), Ordering::Relaxed);
+    }
+}
+
+/// This thread's watch, when the run on it is waited for with a budget.
+pub(crate) fn watch() -> Option<Arc<Watch>> {
+    WATCH.with(|w| w.borrow().clone())
+}
+
 thread_local! {
+    /// Set by [`run_within`] on the thread it spawns.
+    static WATCH: RefCell<Option<Arc<Watch>>> = const { RefCell::new(None) };
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
     /// Whether this thread is inside [`run_parts`].
     static IN_RUN: Cell<bool> = const { Cell::new(false) };

@@ -957,8 +957,9 @@ pub fn sweep_with_rules(
         }
         if let Some(budget) = runs.budget {
             for slot in &mut slots {
-                if let Some((i, seed)) = slot.abandon_after(budget, &mut arrived) {
-                    arrived.push((i, shared.lost(seed, Outcome::TimedOut { budget }, budget)));
+                if let Some((i, seed, node)) = slot.abandon_after(budget, &mut arrived) {
+                    let timed_out = Outcome::TimedOut { budget, node };
+                    arrived.push((i, shared.lost(seed, timed_out, budget)));
                     *slot = spawn_worker(&shared, &sender);
                 }
             }
@@ -1097,6 +1098,8 @@ struct Running {
     seed: Option<(u64, u64, Instant)>,
     /// The sweep gave up on this worker's run and reported it timed out.
     abandoned: bool,
+    /// Which node's handler the worker's run is in.
+    watch: Option<Arc<sim::Watch>>,
     /// Seeds finished (index in the work, report), in the order they ran.
     finished: Vec<(u64, SeedReport)>,
 }
@@ -1112,13 +1115,13 @@ impl Slot {
     }
 
     /// Abandons the run in progress if it has been going for `budget`:
-    /// its index and seed. The seeds the worker finished before it go to
-    /// `into`.
+    /// its index and seed, and the node whose handler it is in. The seeds
+    /// the worker finished before it go to `into`.
     fn abandon_after(
         &self,
         budget: Duration,
         into: &mut Vec<(u64, SeedReport)>,
-    ) -> Option<(u64, u64)> {
+    ) -> Option<(u64, u64, Option<String>)> {
         let mut running = self.0.lock().expect("a slot is never poisoned");
         into.append(&mut running.finished);
         let (i, seed, since) = running.seed?;
@@ -1127,7 +1130,8 @@ impl Slot {
         }
         running.seed = None;
         running.abandoned = true;
-        Some((i, seed))
+        let node = running.watch.as_ref().and_then(|w| w.running());
+        Some((i, seed, node))
     }
 }
 
@@ -1182,6 +1186,9 @@ fn work_loop(shared: &Shared, slot: &Slot, sender: &mpsc::Sender<Done>) {
             Err(left) => taken = left,
         }
     }
+    // The runs made for this worker, each on a thread of its own, show the
+    // sweep which node they are in.
+    slot.0.lock().expect("a slot is never poisoned").watch = Some(sim::Watch::install());
     loop {
         let (i, seed) = match taken.pop_front() {
             Some(next) => next,
@@ -1327,10 +1334,11 @@ fn process_loop(
                 // Killed: nothing of the run is left running. (The worker
                 // sends what it finished within milliseconds: the seed
                 // still unanswered at the budget is the one running.)
+                let node = w.running_node();
                 let _ = w.why_gone();
                 process = None;
                 let budget = budget.expect("an answer is late only past a budget");
-                shared.lost(seed, Outcome::TimedOut { budget }, since.elapsed())
+                shared.lost(seed, Outcome::TimedOut { budget, node }, since.elapsed())
             }
             worker::Answer::Gone if sent > 1 => {
                 // Which of its seeds ended it? Each again, alone.

@@ -178,7 +178,22 @@ pub struct Worker {
     /// The end of what the worker wrote to stderr (also passed on to ours).
     stderr: Arc<Mutex<Vec<String>>>,
     reader: Option<std::thread::JoinHandle<()>>,
+    /// The node whose handler the oldest unanswered seed's run was last
+    /// said to be running.
+    running: Option<String>,
 }
+
+/// A worker's line while a seed runs long: the node whose handler it is
+/// running.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Running {
+    running: String,
+}
+
+/// How long a seed runs before its worker says which node's handler it is
+/// in (and again whenever that changes).
+pub const SAY_RUNNING_AFTER: Duration = Duration::from_millis(100);
 
 /// What a worker answered for a seed.
 pub enum Answer {
@@ -254,6 +269,7 @@ impl Worker {
             from,
             stderr,
             reader: Some(reader),
+            running: None,
         };
         let toml = crate::scenario::write::to_toml(scenario);
         let header = Header {
@@ -287,20 +303,35 @@ impl Worker {
     /// The report of the oldest seed sent and not answered yet, waiting at
     /// most `within` (`None`: for ever).
     pub fn answer(&mut self, within: Option<Duration>) -> Answer {
-        if let Some(within) = within {
-            if self.from.buffer().is_empty()
-                && !poll_in(self.from.get_ref(), within.as_micros().div_ceil(1000))
-            {
-                return Answer::Late;
+        let deadline = within.map(|w| std::time::Instant::now() + w);
+        loop {
+            if let Some(deadline) = deadline {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if self.from.buffer().is_empty()
+                    && !poll_in(self.from.get_ref(), left.as_micros().div_ceil(1000))
+                {
+                    return Answer::Late;
+                }
             }
-        }
-        match self.receive() {
-            Ok(line) => match serde_json::from_str::<Wire>(&line) {
+            let Ok(line) = self.receive() else {
+                return Answer::Gone;
+            };
+            if let Ok(Running { running }) = serde_json::from_str::<Running>(&line) {
+                self.running = Some(running);
+                continue;
+            }
+            self.running = None;
+            return match serde_json::from_str::<Wire>(&line) {
                 Ok(wire) => Answer::Report(Box::new(wire.into_report())),
                 Err(_) => Answer::Gone,
-            },
-            Err(()) => Answer::Gone,
+            };
         }
+    }
+
+    /// The node whose handler the oldest unanswered seed's run was last
+    /// said to be running (a run that has run for [`SAY_RUNNING_AFTER`]).
+    pub fn running_node(&mut self) -> Option<String> {
+        self.running.take()
     }
 
     /// Why the worker is gone (killed first, if it was not): how it ended
@@ -552,18 +583,34 @@ pub fn serve(registry: &Registry) -> std::process::ExitCode {
         runs,
         input: Mutex::new(input),
         out: Mutex::new((out, std::time::Instant::now())),
+        running: Mutex::new(None),
         done,
     });
     // Answers held back while more seeds wait go out within FLUSH_EVERY
     // even when the next seed runs long: the sweep charges the time since
     // the last answer to the oldest seed unanswered.
+    // A seed that runs long says which node's handler it is in, so that
+    // one killed at the budget is named with it.
     let flusher = serving.clone();
     let _ = std::thread::Builder::new()
         .name("fencesim-flush".to_owned())
         .spawn(move || loop {
             std::thread::sleep(FLUSH_EVERY);
+            let say = flusher.running.lock().ok().and_then(|mut running| {
+                let (watch, since, said) = running.as_mut()?;
+                let node = watch.running();
+                if since.elapsed() < SAY_RUNNING_AFTER || node.is_none() || node == *said {
+                    return None;
+                }
+                said.clone_from(&node);
+                node
+            });
             if let Ok(mut out) = flusher.out.lock() {
                 let (out, flushed) = &mut *out;
+                if let Some(node) = say {
+                    let line = serde_json::to_string(&Running { running: node });
+                    let _ = writeln!(out, "{}", line.expect("a name is plain data"));
+                }
                 if !out.buffer().is_empty() {
                     let _ = out.flush();
                     *flushed = std::time::Instant::now();
@@ -583,9 +630,15 @@ struct Serving {
     input: Mutex<BufReader<std::fs::File>>,
     /// The answers, and when they were last flushed.
     out: Mutex<(std::io::BufWriter<std::fs::File>, std::time::Instant)>,
+    /// The seed running, if one is.
+    running: Mutex<Option<Seed>>,
     /// The worker's exit status, once its stdin is done (or broken).
     done: std::sync::mpsc::Sender<std::process::ExitCode>,
 }
+
+/// A worker's seed while it runs: its thread's watch, since when, and the
+/// node last said to be running.
+type Seed = (Arc<sim::Watch>, std::time::Instant, Option<String>);
 
 /// Starts the thread that runs the next seed sent (one fresh thread per
 /// seed). Each hands over to the next as it ends, rather than a thread
@@ -622,7 +675,13 @@ fn serve_one(serving: Arc<Serving>) {
         return;
     };
     let s = &serving;
+    if let Ok(mut running) = s.running.lock() {
+        *running = Some((sim::Watch::install(), std::time::Instant::now(), None));
+    }
     let report = s.runs.report_on_this_thread(&s.scenario, seed, &s.mode);
+    if let Ok(mut running) = s.running.lock() {
+        *running = None;
+    }
     let wire = serde_json::to_string(&Wire::of(&report)).expect("a report is plain data");
     // Answers go out together while more seeds wait (a write that wakes
     // the sweep costs more than a short seed), and before the worker
@@ -745,6 +804,7 @@ enum WireOutcome {
     },
     TimedOut {
         budget_ns: u64,
+        node: Option<String>,
     },
 }
 
@@ -762,8 +822,9 @@ impl Wire {
                     node: node.clone(),
                     message: message.clone(),
                 },
-                Outcome::TimedOut { budget } => WireOutcome::TimedOut {
+                Outcome::TimedOut { budget, node } => WireOutcome::TimedOut {
                     budget_ns: budget.as_nanos() as u64,
+                    node: node.clone(),
                 },
             },
             counters: r.counters,
@@ -792,8 +853,9 @@ impl Wire {
                 WireOutcome::TimeLimit => Outcome::TimeLimit,
                 WireOutcome::EventLimit => Outcome::EventLimit,
                 WireOutcome::Crashed { node, message } => Outcome::Crashed { node, message },
-                WireOutcome::TimedOut { budget_ns } => Outcome::TimedOut {
+                WireOutcome::TimedOut { budget_ns, node } => Outcome::TimedOut {
                     budget: Duration::from_nanos(budget_ns),
+                    node,
                 },
             },
             counters: self.counters,

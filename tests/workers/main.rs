@@ -279,6 +279,14 @@ fn a_run_past_its_timeout_is_killed_with_its_worker() {
     assert_eq!(summary["seeds"], 6, "{summary}");
     let timed_out = summary["timed_out"].as_u64().unwrap();
     assert!((1..6).contains(&timed_out), "{summary}");
+    // Each names its seed, its repro and the node whose handler spun.
+    for line in lines.iter().filter(|l| l.get("seed").is_some()) {
+        assert_eq!(line["outcome"], "timed_out", "{line}");
+        assert_eq!(line["crash"]["node"], "client1", "{line}");
+        let seed = line["seed"].as_u64().unwrap();
+        let repro = line["repro"].as_str().unwrap();
+        assert!(repro.contains(&format!("--seed {seed}")), "{repro}");
+    }
     assert!(
         started.elapsed() < std::time::Duration::from_secs(60),
         "each spinning seed ends at its budget"

@@ -117,6 +117,9 @@ impl<M: Message> World<M> {
             return;
         }
         self.current = Some(id);
+        if let Some(watch) = &self.watch {
+            watch.set_running(Some(id));
+        }
         let mut out = Outputs::default();
         let node = &mut self.nodes[id];
         let mut ctx = Context {
@@ -134,6 +137,9 @@ impl<M: Message> World<M> {
             Input::Timer { id: timer, tag } => node.actor.on_timer(&mut ctx, timer, tag),
         }
         self.current = None;
+        if let Some(watch) = &self.watch {
+            watch.set_running(None);
+        }
         self.note_done(id);
         let mut events = std::mem::take(&mut self.spare_events);
         capture::drain_into(&mut events);
