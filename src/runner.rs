@@ -139,11 +139,12 @@ pub fn is_cut_short(outcome: &Outcome) -> bool {
 
 /// The `crash` field of `run --json` and of explore's per-seed lines: the
 /// node and panic of a crashed run; for a run that outlived its wall-clock
-/// budget, no node and the outcome in words.
+/// budget, the node whose handler was running when that is known, and the
+/// outcome in words.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Crash<'a> {
-    /// The node whose handler panicked (`None`: outside a handler, or a
-    /// run that timed out).
+    /// The node whose handler panicked, or was running when the run timed
+    /// out (`None`: outside a handler, or not known).
     pub node: Option<&'a str>,
     /// The panic message and location, or why the run timed out.
     pub message: Cow<'a, str>,
@@ -158,8 +159,8 @@ impl<'a> Crash<'a> {
                 node: node.as_deref(),
                 message: Cow::Borrowed(message),
             }),
-            Outcome::TimedOut { .. } => Some(Crash {
-                node: None,
+            Outcome::TimedOut { node, .. } => Some(Crash {
+                node: node.as_deref(),
                 message: Cow::Owned(outcome.to_string()),
             }),
             _ => None,
@@ -251,6 +252,7 @@ pub struct RunConfig {
     scripted: Option<usize>,
     budget: Option<Duration>,
     here: bool,
+    used: bool,
 }
 
 impl RunConfig {
@@ -262,6 +264,7 @@ impl RunConfig {
             scripted: None,
             budget: None,
             here: false,
+            used: false,
         }
     }
 
@@ -281,11 +284,22 @@ impl RunConfig {
         self
     }
 
-    /// Runs on the calling thread (see `sim::run_here`), with no budget:
-    /// the same run, and a thread can make many of them one after the
-    /// other. This is how sweeps run their seeds.
+    /// The calling thread waits for the run, with no budget (its caller
+    /// watches it): the run is made on a fresh thread spawned for it (see
+    /// `sim::run_fresh`), borrowing the scenario rather than copying it.
+    /// This is how sweeps run their seeds: never two on one thread, whose
+    /// hasher keys and thread-locals would reach the second.
     pub fn here(mut self) -> RunConfig {
         self.here = true;
+        self
+    }
+
+    /// Runs on a thread that first runs another seed of the scenario (see
+    /// `sim::run_within_used`): a run that then differs from the same
+    /// seed's on a fresh thread depends on what a thread keeps between
+    /// runs. `check` compares the two.
+    pub fn used_thread(mut self) -> RunConfig {
+        self.used = true;
         self
     }
 
@@ -296,7 +310,10 @@ impl RunConfig {
     /// Runs `scenario` and judges it.
     pub fn run(&self, scenario: &Scenario) -> ScenarioRun {
         let result = if self.here {
-            sim::run_here(self.seed, || world(scenario))
+            sim::run_fresh(self.seed, || world(scenario))
+        } else if self.used {
+            let s = scenario.clone();
+            sim::run_within_used(self.seed, self.budget, move || world(&s))
         } else {
             let s = scenario.clone();
             sim::run_within(self.seed, self.budget, move || world(&s))

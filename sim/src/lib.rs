@@ -30,7 +30,9 @@ pub mod world;
 pub use actor::{Actor, Context, Message, NodeId, TimerId};
 pub use journal::{Event, Journal, Name, Value};
 pub use net::{LinkConfig, NetConfig};
-pub use run::{run, run_here, run_within, Limits, Outcome, RunResult, Wait};
+pub use run::{
+    run, run_fresh, run_here, run_within, run_within_used, Limits, Outcome, RunResult, Wait, Watch,
+};
 pub use world::WorldBuilder;
 
 /// Event kinds the world itself writes into the journal (see [`events`]).

@@ -1,14 +1,19 @@
 //! Running a world: one seed, one madsim runtime.
 //!
-//! [`run()`] runs a seed on a fresh OS thread of its own; [`run_here`] runs
-//! it on the calling thread, so a sweep can run many seeds on one thread.
-//! Both give the same journal for the same seed: madsim seeds std's hasher
-//! only on a thread's first runtime, but nothing whose order can reach a
-//! run depends on it (the world and the designs keep no std `HashMap` or
-//! `HashSet`; madsim's own maps are only looked up, or iterated over its
-//! file-system and network plugins, whose node hooks draw no randomness
-//! and read no time), and everything a run leaves on its thread (the
-//! world, captured events, the last panic) is taken back when it ends. A
+//! [`run()`] runs a seed on a fresh OS thread of its own, and so does
+//! [`run_fresh`] (waited for, with no budget; a sweep runs each of its seeds
+//! so). [`run_here`] runs it on the calling thread. A seed gives the same
+//! journal on any fresh thread; on a thread that already ran something, it
+//! gives that journal only if nothing in the run depends on what the thread
+//! kept. The world and the bundled designs keep no std `HashMap` or
+//! `HashSet` and no thread-local, and everything a run leaves on its thread
+//! (the world, captured events, the last panic) is taken back when it ends;
+//! but user code may: madsim seeds std's hasher keys once per OS thread
+//! (from the first runtime that thread enters) and std advances them with
+//! every map made there, so a process that iterates a `HashMap` sees
+//! another order on a used thread, and a `thread_local!` or rand's
+//! `thread_rng` keeps its state across runs. Hence a fresh thread per seed,
+//! wherever a seed is run. A
 //! panic inside an actor ends that run as [`Outcome::Crashed`], with the
 //! journal up to the panic, and never the caller.
 //!
@@ -19,8 +24,9 @@
 //! never ends): Rust cannot interrupt that thread, so when the budget is
 //! spent the caller stops waiting for it, abandons it, and gets
 //! [`Outcome::TimedOut`]. The budget never changes what a finished run did:
-//! it is only ever looked at by the thread that waits. ([`run_here`] has no
-//! budget: its caller is the thread that runs; a sweep watches its own.)
+//! it is only ever looked at by the thread that waits. ([`run_here`] and
+//! [`run_fresh`] have no budget: their caller is, or waits for, the thread
+//! that runs; a sweep watches its own.)
 //!
 //! ```
 //! use sim::{run, Actor, Context, Limits, Message, NodeId, Outcome, TimerId, WorldBuilder};
@@ -52,7 +58,8 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::{mpsc, Once};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use crate::actor::Message;
@@ -102,6 +109,10 @@ pub enum Outcome {
     TimedOut {
         /// The budget that ran out.
         budget: Duration,
+        /// The node whose handler was running then, when the waiter could
+        /// see it ([`run_within`] does; a worker process killed by a sweep
+        /// tells nothing).
+        node: Option<String>,
     },
 }
 
@@ -145,11 +156,17 @@ impl fmt::Display for Outcome {
                 node: None,
                 message,
             } => write!(f, "crashed: {message}"),
-            Outcome::TimedOut { budget } => write!(
-                f,
-                "timed_out: still running after {} of wall-clock time",
-                humanize(*budget)
-            ),
+            Outcome::TimedOut { budget, node } => {
+                write!(
+                    f,
+                    "timed_out: still running after {} of wall-clock time",
+                    humanize(*budget)
+                )?;
+                match node {
+                    Some(node) => write!(f, ", in a handler of {node}"),
+                    None => Ok(()),
+                }
+            }
             other => f.write_str(other.as_str()),
         }
     }
@@ -214,16 +231,49 @@ where
     M: Message,
     F: FnOnce() -> WorldBuilder<M> + Send + 'static,
 {
+    run_on_thread(seed, budget, move || run_parts(seed, build))
+}
+
+/// [`run_within`] on a *used* thread: the thread first runs the world that
+/// `build` makes with another seed (`seed + 1`), then this one, whose
+/// result it returns. A seed whose journal differs from [`run()`]'s
+/// depends on what a thread keeps between runs (std's hasher keys, a
+/// thread-local): `check` compares the two. `budget` covers each run: the
+/// thread is abandoned after twice that.
+pub fn run_within_used<M, F>(seed: u64, budget: Option<Duration>, build: F) -> RunResult
+where
+    M: Message,
+    F: Fn() -> WorldBuilder<M> + Send + 'static,
+{
+    run_on_thread(seed, budget.map(|b| b * 2), move || {
+        let _ = run_parts(seed.wrapping_add(1), &build);
+        run_parts(seed, build)
+    })
+}
+
+/// What [`run_parts`] gives: outcome, journal, end time, faults' firings and
+/// undriven waits.
+type Parts = (Outcome, Journal, Duration, Vec<Option<Duration>>, Vec<Wait>);
+
+/// Runs `job` on a thread of its own, waiting at most `budget` for it.
+fn run_on_thread(
+    seed: u64,
+    budget: Option<Duration>,
+    job: impl FnOnce() -> Parts + Send + 'static,
+) -> RunResult {
     install_panic_hook();
     let started = Instant::now();
     let (done, result) = mpsc::sync_channel(1);
+    let (watching, watched) = mpsc::sync_channel(1);
     let handle = std::thread::Builder::new()
         .name(format!("{THREAD_PREFIX}{seed}"))
         .spawn(move || {
+            let _ = watching.send(Watch::install());
             // The waiter may have given up: then nobody reads this.
-            let _ = done.send(run_parts(seed, build));
+            let _ = done.send(job());
         })
         .expect("spawn a thread for the run");
+    let watch = watched.recv().ok();
     let received = match budget {
         Some(budget) => result.recv_timeout(budget).map_err(|e| match e {
             mpsc::RecvTimeoutError::Timeout => Some(budget),
@@ -241,7 +291,10 @@ where
         // Dropping the handle detaches the thread: it cannot be stopped, only
         // no longer waited for.
         Err(Some(budget)) => (
-            Outcome::TimedOut { budget },
+            Outcome::TimedOut {
+                budget,
+                node: watch.and_then(|w| w.running()),
+            },
             Journal::default(),
             Duration::ZERO,
             Vec::new(),
@@ -276,11 +329,53 @@ fn humanize(d: Duration) -> String {
 
 const THREAD_PREFIX: &str = "fencesim-seed-";
 
+/// Runs the world that `build` makes with `seed` on a fresh thread, waits
+/// for it, and returns when the run has ended: [`run()`] for a `build` that
+/// borrows (a thread spawned per run, not kept: its hasher keys and
+/// thread-locals go with it, see the module's docs).
+///
+/// # Panics
+/// If the thread cannot be spawned.
+pub fn run_fresh<M, F>(seed: u64, build: F) -> RunResult
+where
+    M: Message,
+    F: FnOnce() -> WorldBuilder<M> + Send,
+{
+    install_panic_hook();
+    let started = Instant::now();
+    // A watched caller's watch sees this run too.
+    let inherited = watch();
+    let (outcome, journal, sim_time, faults_fired, waits) = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name(format!("{THREAD_PREFIX}{seed}"))
+            .spawn_scoped(scope, move || {
+                if let Some(watch) = inherited {
+                    WATCH.with(|w| *w.borrow_mut() = Some(watch));
+                }
+                run_parts(seed, build)
+            })
+            .expect("spawn a thread for the run")
+            .join()
+            .unwrap_or_else(|payload| panic::resume_unwind(payload))
+    });
+    RunResult {
+        seed,
+        outcome,
+        journal,
+        sim_time,
+        wall_time: started.elapsed(),
+        faults_fired,
+        waits,
+    }
+}
+
 /// Runs the world that `build` makes with `seed` on the calling thread, with
 /// no wall-clock budget, and returns when the run has ended. The thread may
-/// run any number of seeds, one after the other: each gives the journal it
-/// gives on a fresh thread ([`run()`]), whatever ran before it there,
-/// crashed runs included.
+/// run any number of seeds, one after the other, crashed runs included;
+/// each gives the journal it gives on a fresh thread ([`run()`]) unless
+/// code in it depends on what the thread kept from earlier runs (std's
+/// hasher keys, thread-locals: see the module's docs). [`run_fresh`] has
+/// no such caveat.
 ///
 /// # Panics
 /// If called from inside a madsim runtime (a run's own handler, say): runs
@@ -324,10 +419,6 @@ impl Drop for InRun {
         IN_RUN.with(|r| r.set(false));
     }
 }
-
-/// What [`run_parts`] gives: outcome, journal, end time, faults' firings and
-/// undriven waits.
-type Parts = (Outcome, Journal, Duration, Vec<Option<Duration>>, Vec<Wait>);
 
 fn run_parts<M, F>(seed: u64, build: F) -> Parts
 where
@@ -442,7 +533,55 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
+/// What a run's thread shows other threads while it runs: the node whose
+/// handler is running, to name it if the run times out. [`run_within`]
+/// watches the thread it spawns; [`Watch::install`] watches the calling
+/// thread's runs, and those of the threads [`run_fresh`] spawns for it.
+#[derive(Debug, Default)]
+pub struct Watch {
+    /// The running node's id + 1; 0 between handlers.
+    running: AtomicUsize,
+    /// The node names of the world running on the thread.
+    names: Mutex<Vec<String>>,
+}
+
+impl Watch {
+    /// Watches the runs made on the calling thread from now on.
+    pub fn install() -> Arc<Watch> {
+        let watch = Arc::new(Watch::default());
+        WATCH.with(|w| *w.borrow_mut() = Some(watch.clone()));
+        watch
+    }
+
+    /// The node whose handler is running, if one is.
+    pub fn running(&self) -> Option<String> {
+        let id = self.running.load(Ordering::Relaxed).checked_sub(1)?;
+        let names = self.names.lock().ok()?;
+        names.get(id).cloned()
+    }
+
+    /// The world's nodes are `names`.
+    pub(crate) fn names(&self, names: Vec<String>) {
+        if let Ok(mut mine) = self.names.lock() {
+            *mine = names;
+        }
+    }
+
+    /// Node `id`'s handler runs (`None`: none does).
+    pub(crate) fn set_running(&self, id: Option<usize>) {
+        self.running
+            .store(id.map_or(0, |id| id + 1), Ordering::Relaxed);
+    }
+}
+
+/// This thread's watch, when the run on it is waited for with a budget.
+pub(crate) fn watch() -> Option<Arc<Watch>> {
+    WATCH.with(|w| w.borrow().clone())
+}
+
 thread_local! {
+    /// Set by [`run_within`] on the thread it spawns.
+    static WATCH: RefCell<Option<Arc<Watch>>> = const { RefCell::new(None) };
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
     /// Whether this thread is inside [`run_parts`].
     static IN_RUN: Cell<bool> = const { Cell::new(false) };

@@ -15,10 +15,15 @@
 //! `completed_ranges` say which seeds ran; the exit status is then 130
 //! (SIGINT) or 143 (SIGTERM). A second signal ends the process at once.
 //!
+//! Before a failing seed is reported it is run again alone, on a fresh
+//! thread; one whose journal differs is reported as non-determinism (the
+//! first event that differs, in both runs), never as a violation.
+//!
 //! Exit status, by the contract's order (3 > 2 > 1 > 4 > 0):
-//! - 3 when any seed crashed or outlived `--run-timeout` (a panic or a hang
-//!   in a design or the world is a bug the sweep cannot judge), even if
-//!   others violate: the summary still lists both, each with its repro;
+//! - 3 when any seed crashed, outlived `--run-timeout` or `--run-memory`,
+//!   or did not replay (a panic, a hang, a leak or non-determinism in a
+//!   design or the world is a bug the sweep cannot judge), even if others
+//!   violate: the summary still lists both, each with its repro;
 //! - 2 for a bad file or flag;
 //! - 1 when any seed violates;
 //! - 4 when every seed was inconclusive (no write reached the storage in
@@ -655,7 +660,9 @@ fn search_status(summary: &Value, signal: Option<Signal>) -> Status {
     match signal {
         Some(Signal::Interrupt) => Status::Interrupted,
         Some(Signal::Terminate) => Status::Terminated,
-        None if n("crashed") > 0 || n("timed_out") > 0 => Status::Internal,
+        None if n("crashed") > 0 || n("timed_out") > 0 || n("nondeterministic_seeds") > 0 => {
+            Status::Internal
+        }
         None if n("failing_seeds") > 0 => Status::Failed,
         None => Status::Ok,
     }
@@ -691,7 +698,9 @@ fn status(summary: &Value, signal: Option<Signal>) -> Status {
     match signal {
         Some(Signal::Interrupt) => Status::Interrupted,
         Some(Signal::Terminate) => Status::Terminated,
-        None if n("crashed") > 0 || n("timed_out") > 0 => Status::Internal,
+        None if n("crashed") > 0 || n("timed_out") > 0 || n("nondeterministic_seeds") > 0 => {
+            Status::Internal
+        }
         None if n("violations") > 0 || n("failing_seeds") > 0 => Status::Failed,
         // Not one seed judged anything: "no violation" would be vacuous.
         None if n("seeds") > 0 && n("inconclusive") == n("seeds") => Status::Inconclusive,

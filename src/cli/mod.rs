@@ -59,6 +59,20 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status a command exited with, as its code: a code outside the
+    /// contract is an internal error.
+    fn from_code(code: i32) -> Status {
+        match code {
+            0 => Status::Ok,
+            1 => Status::Failed,
+            2 => Status::Invalid,
+            4 => Status::Inconclusive,
+            130 => Status::Interrupted,
+            143 => Status::Terminated,
+            _ => Status::Internal,
+        }
+    }
+
     fn severity(self) -> u8 {
         match self {
             Status::Ok => 0,
@@ -121,6 +135,24 @@ struct Cli {
     #[arg(long, global = true, value_name = "DURATION", default_value = "60s",
           value_parser = parse_run_timeout)]
     run_timeout: RunTimeout,
+    /// Memory budget of each run (`512MiB`, `2GiB`, `none`): a run that
+    /// allocates past it ends as an error with its repro command; a sweep
+    /// goes on with the next seed. Enforced on the worker processes that
+    /// run `explore`'s seeds and on the process that makes `run`'s run.
+    #[arg(long, global = true, value_name = "SIZE", default_value = "2GiB",
+          value_parser = parse_run_memory)]
+    run_memory: RunMemory,
+}
+
+/// `--run-memory`: a size in bytes, or none.
+#[derive(Clone, Copy, Debug)]
+struct RunMemory(Option<u64>);
+
+fn parse_run_memory(text: &str) -> Result<RunMemory, String> {
+    if text == "none" {
+        return Ok(RunMemory(None));
+    }
+    crate::explore::worker::parse_size(text).map(|n| RunMemory(Some(n)))
 }
 
 /// `--run-timeout`: a duration, or none.
@@ -365,6 +397,11 @@ pub fn main() -> ExitCode {
 /// --release --example NAME --` under `cargo run --example NAME`, else the
 /// program's own name.
 pub fn main_with(registry: Registry) -> ExitCode {
+    // Started again by a sweep to run its seeds: no command line to parse.
+    if std::env::var_os(crate::explore::worker::ENV).is_some() {
+        return crate::explore::worker::serve(&registry);
+    }
+    crate::explore::worker::set_this_program();
     end_quietly_on_a_closed_pipe();
     crate::repro::name_program_from_args();
     run_args(&registry, std::env::args_os()).into()
@@ -407,8 +444,17 @@ where
             return Status::Ok;
         }
     };
-    // Every run a command makes has this budget.
-    let runs = &Runs::within(cli.run_timeout.0);
+    // Every run a command makes has this budget. Under `main_with`, the
+    // program can start itself again to run seeds in worker processes.
+    let runs = &Runs {
+        workers: crate::explore::worker::this_program().map(|program| {
+            crate::explore::worker::Workers {
+                program: program.clone(),
+                memory: cli.run_memory.0,
+            }
+        }),
+        ..Runs::within(cli.run_timeout.0)
+    };
     match cli.command {
         Command::Run(args) => run::run(registry, args, runs),
         Command::Explore(args) => explore::explore(registry, args, runs),

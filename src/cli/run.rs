@@ -1,4 +1,9 @@
 //! `fencesim run FILE [--seed N] [--json]`.
+//!
+//! Under [`super::main_with`] the run is made by a child process (the same
+//! program, the same arguments) whose memory is limited to `--run-memory`:
+//! a run that allocates past it ends the child, and the command prints an
+//! `error` verdict saying so, with the repro command (exit 3).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -7,6 +12,7 @@ use super::files::{self, Replace};
 use super::{load, output, repro_command, FaultsArg, FaultsChoice, Replay, Status};
 use crate::design::catalog::Registry;
 use crate::explore::sweep::Runs;
+use crate::explore::worker;
 use crate::report::lanes::LanesOptions;
 
 /// `fencesim run`'s flags.
@@ -78,10 +84,38 @@ pub(super) fn run(registry: &Registry, args: RunArgs, runs: &Runs) -> Status {
     // The seed's random faults may never fire; only the scenario's own must.
     let scripted = scenario.faults.len();
     let scenario = crate::explore::sweep::scenario_for(&scenario, seed, mode.clone());
-    let run = runs.config(seed).scripted(scripted).run(&scenario);
     let repro = repro_command(&scenario.file, seed)
         + &crate::repro::faults_flags(&mode)
         + faults.generic_flag();
+    let config = runs.config(seed).scripted(scripted);
+    let run = match worker::run_child_budget() {
+        // The child of a `run` that watches it: the run, within its budget.
+        Some(memory) => {
+            if let Some(bytes) = memory {
+                if let Err(e) = worker::limit_memory(bytes) {
+                    eprintln!("error: cannot limit the run's memory: {e}");
+                    return Status::Internal;
+                }
+            }
+            config.run(&scenario)
+        }
+        // Under `main_with`: the run is made by a child process, so that
+        // one past its memory budget ends the child, not this command.
+        None => match &runs.workers {
+            Some(workers) => match worker::run_in_child(workers) {
+                Ok(worker::Supervised::Exited(code)) => return Status::from_code(code),
+                Ok(worker::Supervised::Died(why)) => {
+                    let outcome = worker::died_outcome(&why, workers.memory);
+                    config.judge(&scenario, lost(seed, outcome))
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return Status::Internal;
+                }
+            },
+            None => config.run(&scenario),
+        },
+    };
     if let Some(path) = trace {
         let jsonl = run.result.journal.to_jsonl();
         if let Err(e) = files::write(&path, jsonl.as_bytes(), replace, |_| false) {
@@ -101,4 +135,17 @@ pub(super) fn run(registry: &Registry, args: RunArgs, runs: &Runs) -> Status {
         print!("{}", output::run_human(&scenario, &run, &options, &repro));
     }
     run.status.into()
+}
+
+/// A run lost with its process, ending `outcome`: no journal.
+fn lost(seed: u64, outcome: sim::Outcome) -> sim::RunResult {
+    sim::RunResult {
+        seed,
+        outcome,
+        journal: sim::Journal::default(),
+        sim_time: std::time::Duration::ZERO,
+        wall_time: std::time::Duration::ZERO,
+        faults_fired: Vec::new(),
+        waits: Vec::new(),
+    }
 }

@@ -35,6 +35,7 @@ pub mod shrink;
 #[cfg(feature = "proptest")]
 pub mod strategy;
 pub mod sweep;
+pub mod worker;
 
 use crate::scenario::FaultSpec;
 

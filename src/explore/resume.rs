@@ -404,12 +404,12 @@ pub fn add(a: &Value, b: &Value, sessions: Sessions) -> Value {
                     (x, y) => x.or(y).into(),
                 }
             }
-            // The lower seed's, with its reason.
-            ("first_cut_short", Some(va)) => {
+            // The lower seed's, with what came with it.
+            ("first_cut_short" | "first_nondeterministic", Some(va)) => {
                 let seed = |v: &Value| v.get("seed").and_then(Value::as_u64);
                 match (seed(va), seed(vb)) {
-                    (Some(x), Some(y)) if x <= y => va.clone(),
-                    (Some(_), None) => va.clone(),
+                    (Some(x), Some(y)) if y < x => vb.clone(),
+                    (Some(_), _) => va.clone(),
                     _ => vb.clone(),
                 }
             }

@@ -1,13 +1,21 @@
 //! Seed sweeps: every seed of a range (or of one shard of it), over `jobs` OS
 //! threads pulling seed indices from one atomic counter.
 //!
-//! Each worker runs its seeds one after the other on its own thread, a
-//! fresh madsim runtime each ([`RunConfig::here`]): a seed's trace
-//! is the same in a sweep, whatever ran before it on that thread, as alone
-//! (`sim::run` says why). Workers share nothing but the counter. The
+//! Each worker runs its seeds one after the other, each on a fresh thread
+//! it spawns and waits for ([`RunConfig::here`]): a seed's trace is the
+//! same in a sweep as alone, even for user code whose order depends on
+//! std's hasher keys or on a thread-local (`sim::run_fresh` says why).
+//! Workers share nothing but the counter. The
 //! calling thread watches each run's wall-clock budget: a run that outlives
 //! it is reported as timed out, its worker abandoned, and a fresh worker
-//! takes the next seed. Only failing seeds are kept (at most [`MAX_KEPT`]);
+//! takes the next seed. With [`Runs::workers`] (the command line's
+//! `explore`), each worker thread feeds a worker process instead (see
+//! [`worker`]), a fresh thread per seed there too, and watches the budget
+//! itself: a run past it, or past the memory budget, ends its process,
+//! which a fresh one replaces. Before a failing seed is reported it is run
+//! again alone, on a fresh thread; one that gives another journal is
+//! reported as non-determinism ([`SeedReport::nondeterministic`]). Only
+//! failing seeds are kept (at most [`MAX_KEPT`]);
 //! everything else is a counter, so memory stays flat however many seeds a
 //! sweep runs.
 //!
@@ -42,6 +50,7 @@ use super::exhaustive;
 use super::guided::{self, Corpus};
 use super::random;
 use super::shard::Shard;
+use super::worker;
 use crate::oracle::{milestones, Counters, Milestones, Verdict, ViolationKind};
 use crate::runner::{self, Crash, RunConfig, ScenarioRun};
 use crate::scenario::Scenario;
@@ -224,6 +233,49 @@ pub struct SeedReport {
     /// Whether a hosted process client that the scenario does not name in
     /// `[expect] idle_clients` never acquired the lock.
     pub idle_process: bool,
+    /// Where the seed's run parted from its replay, when the sweep ran a
+    /// failing seed again alone on a fresh thread before reporting it and
+    /// got another journal (`None`: it replayed, or was not replayed). Its
+    /// verdict is then `error` and its kinds are dropped: what the sweep's
+    /// run found is not what a repro command shows.
+    pub nondeterministic: Option<Box<Divergence>>,
+}
+
+/// The first journal event in which two runs of one seed differ.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Divergence {
+    /// Its index in the journals, from 0.
+    pub index: u64,
+    /// The event in the sweep's run, as a line of the journal's JSON
+    /// (empty: that journal had ended).
+    pub sweep_event: String,
+    /// The event in the replay, likewise.
+    pub replay_event: String,
+    /// The replay's trace hash (the sweep's is the report's).
+    pub replay_hash: String,
+}
+
+impl Divergence {
+    /// Where `replay` parts from `run`; `None` when the two are the same.
+    pub fn between(run: &sim::Journal, replay: &sim::Journal) -> Option<Divergence> {
+        let line = |journal: &sim::Journal, i: usize| {
+            let mut out = String::new();
+            if let Some(e) = journal.events().get(i) {
+                e.write_json(&mut out);
+            }
+            out
+        };
+        let longest = run.len().max(replay.len());
+        (0..longest)
+            .map(|i| (i, line(run, i), line(replay, i)))
+            .find(|(_, a, b)| a != b)
+            .map(|(i, sweep_event, replay_event)| Divergence {
+                index: i as u64,
+                sweep_event,
+                replay_event,
+                replay_hash: replay.hash(),
+            })
+    }
 }
 
 impl SeedReport {
@@ -280,7 +332,17 @@ impl SeedReport {
             idle_process: run.idle_clients.iter().any(|c| {
                 c.process && !c.acquired && !scenario.expect.idle_clients.contains(&c.name)
             }),
+            nondeterministic: None,
         }
+    }
+
+    /// Marks the seed as one that did not replay, at `divergence`: an
+    /// error, never a violation.
+    pub fn set_nondeterministic(&mut self, divergence: Divergence) {
+        self.verdict = Verdict::Error;
+        self.kinds.clear();
+        self.reproduced = None;
+        self.nondeterministic = Some(Box::new(divergence));
     }
 
     /// The run judged nothing: no write reached the storage.
@@ -332,6 +394,7 @@ impl SeedReport {
             milestones: &self.milestones,
             trace_hash: &self.trace_hash,
             repro,
+            nondeterministic: self.nondeterministic.as_deref(),
         })
         .expect("a seed's line is plain data")
     }
@@ -357,6 +420,9 @@ struct SeedLine<'a> {
     milestones: &'a Milestones,
     trace_hash: &'a str,
     repro: &'a str,
+    /// Only on a seed that did not replay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nondeterministic: Option<&'a Divergence>,
 }
 
 /// What a sweep found.
@@ -370,6 +436,11 @@ pub struct SweepSummary {
     pub crashed: u64,
     /// Seeds whose run outlived its wall-clock budget (`--run-timeout`).
     pub timed_out: u64,
+    /// Failing seeds that gave another journal when replayed alone on a
+    /// fresh thread ([`SeedReport::nondeterministic`]).
+    pub nondeterministic_seeds: u64,
+    /// The lowest of them, with where its replay parted from its run.
+    pub first_nondeterministic: Option<(u64, Divergence)>,
     /// Failing seeds ([`SeedReport::is_failure`]), all of them, kept or not.
     pub failing_seeds: u64,
     /// Seeds per violation kind (a seed counts once per kind it shows).
@@ -448,6 +519,12 @@ impl SweepSummary {
         if report.timed_out() {
             self.timed_out += 1;
         }
+        if let Some(d) = &report.nondeterministic {
+            self.nondeterministic_seeds += 1;
+            if self.first_nondeterministic.is_none() {
+                self.first_nondeterministic = Some((report.seed, (**d).clone()));
+            }
+        }
         if report.is_failure() {
             self.failing_seeds += 1;
             self.first_failing_seed = Some(
@@ -499,6 +576,13 @@ impl SweepSummary {
             violations: self.violations,
             crashed: self.crashed,
             timed_out: self.timed_out,
+            nondeterministic_seeds: self.nondeterministic_seeds,
+            first_nondeterministic: self.first_nondeterministic.as_ref().map(|(seed, d)| {
+                FirstNondeterministic {
+                    seed: *seed,
+                    divergence: d,
+                }
+            }),
             failing_seeds: self.failing_seeds,
             failing_seeds_truncated: self.failures_truncated(),
             first_failing_seed: self.first_failing_seed,
@@ -555,6 +639,8 @@ struct SummaryLine<'a> {
     violations: u64,
     crashed: u64,
     timed_out: u64,
+    nondeterministic_seeds: u64,
+    first_nondeterministic: Option<FirstNondeterministic<'a>>,
     failing_seeds: u64,
     failing_seeds_truncated: bool,
     first_failing_seed: Option<u64>,
@@ -586,6 +672,14 @@ struct SummaryLine<'a> {
     seeds_per_failure: Option<f64>,
     until: Option<u64>,
     time_ms: Option<u64>,
+}
+
+/// The summary's `first_nondeterministic`: the seed and its [`Divergence`].
+#[derive(Serialize)]
+struct FirstNondeterministic<'a> {
+    seed: u64,
+    #[serde(flatten)]
+    divergence: &'a Divergence,
 }
 
 /// Ranges as JSON: `[[a, b], …]`, each half-open.
@@ -648,6 +742,11 @@ pub struct Runs {
     /// only the reported seeds' (a sweep then costs a sixth more): to
     /// compare a sweep's runs with the same seeds run alone.
     pub trace_hashes: bool,
+    /// Run a sweep's seeds in worker processes (see [`worker`]), which
+    /// the sweep kills at the budget; `None`: in-process, each seed on a
+    /// fresh thread, abandoned at the budget. Sweeps of guided,
+    /// depth-bounded and exhaustive searches run in-process either way.
+    pub workers: Option<worker::Workers>,
 }
 
 impl Default for Runs {
@@ -656,6 +755,7 @@ impl Default for Runs {
         Runs {
             budget: None,
             trace_hashes: false,
+            workers: None,
         }
     }
 }
@@ -681,20 +781,60 @@ impl Runs {
         self.config(seed).run(scenario)
     }
 
-    /// A sweep worker's seed: run on the calling thread (the sweep watches
-    /// the budget), summarized.
-    fn report_here(&self, scenario: &Scenario, seed: u64, mode: &FaultMode) -> SeedReport {
+    /// A sweep worker's seed: run on a fresh thread the worker waits for
+    /// (the sweep watches the budget), summarized.
+    pub(crate) fn report_here(
+        &self,
+        scenario: &Scenario,
+        seed: u64,
+        mode: &FaultMode,
+    ) -> SeedReport {
+        self.report(scenario, seed, mode, false)
+    }
+
+    /// [`Runs::report_here`] on the calling thread, which must be fresh:
+    /// a worker process's seed, each on a thread spawned for it.
+    pub(crate) fn report_on_this_thread(
+        &self,
+        scenario: &Scenario,
+        seed: u64,
+        mode: &FaultMode,
+    ) -> SeedReport {
+        self.report(scenario, seed, mode, true)
+    }
+
+    fn report(
+        &self,
+        scenario: &Scenario,
+        seed: u64,
+        mode: &FaultMode,
+        this_thread: bool,
+    ) -> SeedReport {
         let s = match mode {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
             mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode.clone())),
         };
-        let run = RunConfig::new(mode.run_seed(seed))
+        let config = RunConfig::new(mode.run_seed(seed))
             .scripted(scenario.faults.len())
-            .here()
-            .run(&s);
+            .here();
+        let run = if this_thread {
+            let result = sim::run_here(mode.run_seed(seed), || runner::world(&s));
+            config.judge(&s, result)
+        } else {
+            config.run(&s)
+        };
         let mut report = SeedReport::new(&run, &s);
         // Numbered as the sweep took it (an exhaustive search's set).
         report.seed = seed;
+        // A seed the sweep reports must be the one its repro command shows:
+        // replayed alone, on a fresh thread, it must give the same journal.
+        // (A timed-out run has none to compare.)
+        if report.is_failure() && !report.timed_out() {
+            let replay = config.run(&s);
+            if let Some(d) = Divergence::between(&run.result.journal, &replay.result.journal) {
+                report.set_nondeterministic(d);
+            }
+        }
         if self.trace_hashes && report.trace_hash.is_empty() {
             report.trace_hash = run.trace_hash();
         }
@@ -824,6 +964,7 @@ pub fn sweep_with_rules(
         halt: AtomicBool::new(false),
         started,
         time: rules.time,
+        in_process: AtomicBool::new(false),
     });
     let (sender, results) = mpsc::channel::<Done>();
     let mut slots: Vec<Arc<Slot>> = (0..jobs).map(|_| spawn_worker(&shared, &sender)).collect();
@@ -854,8 +995,9 @@ pub fn sweep_with_rules(
         }
         if let Some(budget) = runs.budget {
             for slot in &mut slots {
-                if let Some((i, seed)) = slot.abandon_after(budget, &mut arrived) {
-                    arrived.push((i, shared.timed_out(seed, budget)));
+                if let Some((i, seed, node)) = slot.abandon_after(budget, &mut arrived) {
+                    let timed_out = Outcome::TimedOut { budget, node };
+                    arrived.push((i, shared.lost(seed, timed_out, budget)));
                     *slot = spawn_worker(&shared, &sender);
                 }
             }
@@ -924,26 +1066,39 @@ struct Shared {
     started: Instant,
     /// `--time`.
     time: Option<Duration>,
+    /// A worker process could not start: seeds run in-process.
+    in_process: AtomicBool,
 }
 
 impl Shared {
+    /// The worker processes to run seeds in, unless the sweep runs them
+    /// in-process (see [`Runs::workers`]).
+    fn workers(&self) -> Option<&worker::Workers> {
+        if self.in_process.load(Ordering::Relaxed) || !worker::can_run(&self.mode) {
+            return None;
+        }
+        self.runs.workers.as_ref()
+    }
+
     fn out_of_time(&self) -> bool {
         self.time.is_some_and(|t| self.started.elapsed() >= t)
     }
 
-    /// The report of a seed whose run outlived `budget`: what a run with a
-    /// [budget](RunConfig::budget) gives such a run (no journal, no hash).
-    fn timed_out(&self, seed: u64, budget: Duration) -> SeedReport {
+    /// The report of a seed whose run was lost, ending `outcome` after
+    /// `wall`: it outlived its budget (what a run with a
+    /// [budget](RunConfig::budget) gives such a run), or its worker process
+    /// died. No journal, no hash.
+    fn lost(&self, seed: u64, outcome: Outcome, wall: Duration) -> SeedReport {
         let s = match &self.mode {
             FaultMode::Scenario => std::borrow::Cow::Borrowed(&self.scenario),
             mode => std::borrow::Cow::Owned(scenario_for(&self.scenario, seed, mode.clone())),
         };
         let result = sim::RunResult {
             seed,
-            outcome: Outcome::TimedOut { budget },
+            outcome,
             journal: sim::Journal::default(),
             sim_time: Duration::ZERO,
-            wall_time: budget,
+            wall_time: wall,
             faults_fired: Vec::new(),
             waits: Vec::new(),
         };
@@ -982,6 +1137,8 @@ struct Running {
     seed: Option<(u64, u64, Instant)>,
     /// The sweep gave up on this worker's run and reported it timed out.
     abandoned: bool,
+    /// Which node's handler the worker's run is in.
+    watch: Option<Arc<sim::Watch>>,
     /// Seeds finished (index in the work, report), in the order they ran.
     finished: Vec<(u64, SeedReport)>,
 }
@@ -997,13 +1154,13 @@ impl Slot {
     }
 
     /// Abandons the run in progress if it has been going for `budget`:
-    /// its index and seed. The seeds the worker finished before it go to
-    /// `into`.
+    /// its index and seed, and the node whose handler it is in. The seeds
+    /// the worker finished before it go to `into`.
     fn abandon_after(
         &self,
         budget: Duration,
         into: &mut Vec<(u64, SeedReport)>,
-    ) -> Option<(u64, u64)> {
+    ) -> Option<(u64, u64, Option<String>)> {
         let mut running = self.0.lock().expect("a slot is never poisoned");
         into.append(&mut running.finished);
         let (i, seed, since) = running.seed?;
@@ -1012,7 +1169,8 @@ impl Slot {
         }
         running.seed = None;
         running.abandoned = true;
-        Some((i, seed))
+        let node = running.watch.as_ref().and_then(|w| w.running());
+        Some((i, seed, node))
     }
 }
 
@@ -1034,9 +1192,9 @@ fn watch_wait(slots: &[Arc<Slot>], budget: Option<Duration>) -> Duration {
 /// How often a sweep waiting for slow seeds reads the caller's stop.
 const POLL: Duration = Duration::from_millis(20);
 
-/// Starts a worker: it takes seeds one after the other and runs each on its
-/// own thread ([`RunConfig::here`]: one madsim runtime per seed, one thread
-/// for them all), until the work is done or the sweep halts.
+/// Starts a worker: it takes seeds one after the other and runs each on a
+/// thread of its own ([`RunConfig::here`]: one madsim runtime and one
+/// thread per seed), until the work is done or the sweep halts.
 fn spawn_worker(shared: &Arc<Shared>, sender: &mpsc::Sender<Done>) -> Arc<Slot> {
     let slot = Arc::new(Slot::default());
     let (shared, mine, sender) = (shared.clone(), slot.clone(), sender.clone());
@@ -1055,17 +1213,32 @@ fn spawn_worker(shared: &Arc<Shared>, sender: &mpsc::Sender<Done>) -> Arc<Slot> 
 }
 
 fn work_loop(shared: &Shared, slot: &Slot, sender: &mpsc::Sender<Done>) {
+    // Seeds taken from the work and not run yet: those a worker process
+    // had when none could start any more.
+    let mut taken = std::collections::VecDeque::new();
+    if let Some(workers) = shared.workers() {
+        match process_loop(shared, workers, slot, sender) {
+            Ok(()) => {
+                let _ = sender.send(Done::Exit);
+                return;
+            }
+            Err(left) => taken = left,
+        }
+    }
+    // The runs made for this worker, each on a thread of its own, show the
+    // sweep which node they are in.
+    slot.0.lock().expect("a slot is never poisoned").watch = Some(sim::Watch::install());
     loop {
-        if shared.halt.load(Ordering::Relaxed) || shared.out_of_time() {
-            break;
-        }
-        if shared.next.load(Ordering::Relaxed) >= shared.reported.load(Ordering::Acquire) + WINDOW {
-            std::thread::sleep(Duration::from_millis(1));
-            continue;
-        }
-        let i = shared.next.fetch_add(1, Ordering::Relaxed);
-        let Some(seed) = shared.work.nth(i) else {
-            break;
+        let (i, seed) = match taken.pop_front() {
+            Some(next) => next,
+            None => match take(shared) {
+                Take::Seed(i, seed) => (i, seed),
+                Take::Wait => {
+                    std::thread::sleep(Duration::from_millis(1));
+                    continue;
+                }
+                Take::Done => break,
+            },
         };
         slot.0.lock().expect("a slot is never poisoned").seed = Some((i, seed, Instant::now()));
         let report = shared
@@ -1086,6 +1259,153 @@ fn work_loop(shared: &Shared, slot: &Slot, sender: &mpsc::Sender<Done>) {
         }
     }
     let _ = sender.send(Done::Exit);
+}
+
+/// What a worker gets when it asks for the next seed.
+enum Take {
+    /// The seed of this index in the work.
+    Seed(u64, u64),
+    /// None yet: too far ahead of the oldest unfinished seed.
+    Wait,
+    /// None: the work is done, or the sweep halts.
+    Done,
+}
+
+fn take(shared: &Shared) -> Take {
+    if shared.halt.load(Ordering::Relaxed) || shared.out_of_time() {
+        return Take::Done;
+    }
+    if shared.next.load(Ordering::Relaxed) >= shared.reported.load(Ordering::Acquire) + WINDOW {
+        return Take::Wait;
+    }
+    let i = shared.next.fetch_add(1, Ordering::Relaxed);
+    match shared.work.nth(i) {
+        Some(seed) => Take::Seed(i, seed),
+        None => Take::Done,
+    }
+}
+
+/// Seeds a worker process is sent ahead of the one it runs: it never waits
+/// for the sweep between two seeds.
+const AHEAD: usize = 16;
+
+/// A worker that runs its seeds in a worker process, which it watches
+/// against the run's budget itself: a seed still running at the budget
+/// has its process killed, and a fresh process gets the seeds sent after
+/// it. A process that dies with several seeds in hand has them sent again
+/// one at a time, to a fresh process each time it dies, until one dies
+/// alone with it: that seed is the one that ended it (its run is
+/// deterministic). Returns the seeds taken and not run when no process
+/// could start (the sweep then runs them, and the rest, in-process).
+fn process_loop(
+    shared: &Shared,
+    workers: &worker::Workers,
+    slot: &Slot,
+    sender: &mpsc::Sender<Done>,
+) -> Result<(), std::collections::VecDeque<(u64, u64)>> {
+    let mut process: Option<worker::Worker> = None;
+    // Taken, in order, and not answered yet: the first `sent` of them sent
+    // to the process, whose first is running since `since`.
+    let mut flight = std::collections::VecDeque::new();
+    let mut sent = 0;
+    let mut since = Instant::now();
+    // Seeds to send one at a time, after a process died with several.
+    let mut careful = 0;
+    let mut more = true;
+    loop {
+        if process.is_none() {
+            if !more && flight.is_empty() {
+                return Ok(());
+            }
+            let trace_hashes = shared.runs.trace_hashes;
+            match worker::Worker::start(workers, &shared.scenario, &shared.mode, trace_hashes) {
+                Ok(started) => {
+                    process = Some(started);
+                    sent = 0;
+                }
+                Err(e) => {
+                    if !shared.in_process.swap(true, Ordering::Relaxed) {
+                        eprintln!("warning: {e}; running the seeds in this process instead");
+                    }
+                    return Err(flight);
+                }
+            }
+        }
+        let w = process.as_mut().expect("started above");
+        let limit = if careful > 0 { 1 } else { AHEAD };
+        while sent < flight.len().min(limit) {
+            if sent == 0 {
+                since = Instant::now();
+            }
+            // A worker that is gone says so when asked for the answer.
+            w.send_seed(flight[sent].1);
+            sent += 1;
+        }
+        while careful == 0 && more && flight.len() < AHEAD {
+            match take(shared) {
+                Take::Seed(i, seed) => {
+                    if sent == 0 {
+                        since = Instant::now();
+                    }
+                    flight.push_back((i, seed));
+                    w.send_seed(seed);
+                    sent += 1;
+                }
+                Take::Wait => {
+                    if flight.is_empty() {
+                        std::thread::sleep(Duration::from_millis(1));
+                    }
+                    break;
+                }
+                Take::Done => more = false,
+            }
+        }
+        let Some(&(i, seed)) = flight.front() else {
+            if more {
+                continue;
+            }
+            return Ok(());
+        };
+        let budget = shared.runs.budget;
+        let report = match w.answer(budget.map(|b| b.saturating_sub(since.elapsed()))) {
+            worker::Answer::Report(report) => *report,
+            worker::Answer::Late => {
+                // Killed: nothing of the run is left running. (The worker
+                // sends what it finished within milliseconds: the seed
+                // still unanswered at the budget is the one running.)
+                let node = w.running_node();
+                let _ = w.why_gone();
+                process = None;
+                let budget = budget.expect("an answer is late only past a budget");
+                shared.lost(seed, Outcome::TimedOut { budget, node }, since.elapsed())
+            }
+            worker::Answer::Gone if sent > 1 => {
+                // Which of its seeds ended it? Each again, alone.
+                let _ = w.why_gone();
+                process = None;
+                careful = flight.len();
+                continue;
+            }
+            worker::Answer::Gone => {
+                let why = w.why_gone();
+                process = None;
+                let outcome = worker::died_outcome(&why, workers.memory);
+                shared.lost(seed, outcome, since.elapsed())
+            }
+        };
+        flight.pop_front();
+        sent = sent.saturating_sub(1);
+        careful = careful.saturating_sub(1);
+        since = Instant::now();
+        let ready = {
+            let mut running = slot.0.lock().expect("a slot is never poisoned");
+            running.finished.push((i, report));
+            running.finished.len() == Slot::READY
+        };
+        if ready && sender.send(Done::Ready).is_err() {
+            return Ok(());
+        }
+    }
 }
 
 /// The seeds a sweep runs: the shard's seeds in the parts of the range that

@@ -15,7 +15,7 @@ use super::history::History;
 /// seed of a sweep carry, under the names of the JSON fields and of the
 /// `[expect]` keys. (A report's false rejections and overlapping leases are
 /// its own: a sweep's seeds leave them out.)
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Counters {
     /// Acceptances of a write after one made under a newer grant (in the
     /// lock's order), except acceptances on a precondition.

@@ -46,7 +46,7 @@ use crate::events::{decoded, Decoded, DomainEvent as D, Op, Role};
 const ROUNDING_NS: u64 = 1_000;
 
 /// How many times a run reached each dangerous situation.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Milestones {
     /// A client was paused, or did nothing, across the end of its own grant
     /// at the lock, and acted again still believing it (counted when it does).

@@ -111,7 +111,7 @@ pub struct OracleConfig {
 }
 
 /// The judgement of one run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Writes reached the storage and no violation was found.
@@ -149,7 +149,7 @@ impl fmt::Display for Verdict {
 }
 
 /// What kind of finding a [`Violation`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ViolationKind {
     /// The storage accepted a write after accepting one made under a newer grant.

@@ -7,6 +7,7 @@
 
 mod bundled;
 mod faults;
+mod hashmap;
 mod seeds;
 mod sweeps;
 

@@ -1,8 +1,7 @@
 //! A seed's trace is the same alone and inside a sweep. `fencesim run
 //! --faults random --seed N` runs the seed on a fresh thread; a sweep runs
-//! many seeds one after the other on each worker thread, after whatever
-//! ran there before (other seeds, crashed runs). Every trace hash must
-//! match.
+//! many seeds one after the other on each worker, after whatever ran there
+//! before (other seeds, crashed runs). Every trace hash must match.
 
 use std::collections::BTreeMap;
 
@@ -74,6 +73,7 @@ fn swept(s: &Scenario, seeds: std::ops::Range<u64>, jobs: usize) -> BTreeMap<u64
         // The command line's default budget: the sweep watches every run.
         budget: Some(std::time::Duration::from_secs(60)),
         trace_hashes: true,
+        ..Runs::default()
     };
     let mut out = BTreeMap::new();
     let summary = sweep::sweep_streaming(s, &options, &runs, &[], &|| false, &mut |e| {
@@ -162,8 +162,8 @@ fn a_crashed_run_ends_only_itself_and_leaves_its_thread_as_it_found_it() {
     let normal = scenario("explore-lease-unfenced");
     // One thread: a crash, then a seed of the demo, again and again.
     for seed in 0..40 {
-        let crashed = runner::RunConfig::new(seed).here().run(&crashing);
-        match &crashed.result.outcome {
+        let crashed = sim::run_here(seed, || runner::world(&crashing));
+        match &crashed.outcome {
             sim::Outcome::Crashed { node, message } => {
                 assert_eq!(node.as_deref(), Some("storage"), "seed {seed}");
                 assert!(
@@ -173,7 +173,8 @@ fn a_crashed_run_ends_only_itself_and_leaves_its_thread_as_it_found_it() {
             }
             other => panic!("seed {seed}: the crash storage's run ended {other}"),
         }
-        let here = runner::RunConfig::new(seed).here().run(&normal);
+        let here = sim::run_here(seed, || runner::world(&normal));
+        let here = runner::RunConfig::new(seed).judge(&normal, here);
         let fresh = runner::run(&normal, seed);
         crate::assert_same(
             &format!("seed {seed} after a crash on the same thread"),

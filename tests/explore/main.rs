@@ -12,6 +12,7 @@ mod guided;
 mod interrupt;
 mod margin;
 mod merge;
+mod nondeterminism;
 mod property;
 mod random;
 mod replay;

@@ -286,5 +286,14 @@ fn runs_that_never_end_time_out_and_the_sweep_goes_on() {
         .failures
         .iter()
         .all(|f| f.verdict.as_str() == "error" && f.is_failure() && f.trace_hash.is_empty()));
+    // Each names the node whose handler never returned.
+    for f in &summary.failures {
+        match &f.outcome {
+            sim::Outcome::TimedOut { node, .. } => {
+                assert_eq!(node.as_deref(), Some("storage"), "seed {}", f.seed)
+            }
+            other => panic!("seed {} ended {other}", f.seed),
+        }
+    }
     assert!(summary.is_complete(&o));
 }

@@ -117,6 +117,8 @@ pub struct World<M> {
     pub(crate) current: Option<NodeId>,
     /// An empty buffer, kept between steps, for the next step's events.
     spare_events: Vec<crate::capture::RawEvent>,
+    /// Where the waiter of a run with a budget sees which node runs.
+    pub(crate) watch: Option<std::sync::Arc<crate::run::Watch>>,
 }
 
 impl<M: Message> World<M> {
@@ -191,7 +193,11 @@ impl<M: Message> World<M> {
             end_ns: 0,
             current: None,
             spare_events: Vec::new(),
+            watch: crate::run::watch(),
         };
+        if let Some(watch) = &world.watch {
+            watch.names(world.names.iter().map(|n| n.as_str().to_owned()).collect());
+        }
         crate::capture::share_node_names(&world.names);
         world.queued_inputs = world.nodes.len();
         world.undone = world.nodes.iter().filter(|n| !n.done).count();

@@ -117,6 +117,9 @@ impl<M: Message> World<M> {
             return;
         }
         self.current = Some(id);
+        if let Some(watch) = &self.watch {
+            watch.set_running(Some(id));
+        }
         let mut out = Outputs::default();
         let node = &mut self.nodes[id];
         let mut ctx = Context {
@@ -136,6 +139,9 @@ impl<M: Message> World<M> {
         }
         drop(clocks);
         self.current = None;
+        if let Some(watch) = &self.watch {
+            watch.set_running(None);
+        }
         self.note_done(id);
         let mut events = std::mem::take(&mut self.spare_events);
         capture::drain_into(&mut events);

@@ -182,7 +182,14 @@ fn an_actor_that_never_returns_times_out_and_the_runs_after_it_go_on() {
     // No simulated limit can end this run: the handler of ping 1 never
     // returns. The budget ends it, and the caller goes on.
     let stuck = spinning_world(3, 1, release.clone(), ms(300));
-    assert_eq!(stuck.outcome, Outcome::TimedOut { budget: ms(300) });
+    // It names the node whose handler never returned.
+    assert_eq!(
+        stuck.outcome,
+        Outcome::TimedOut {
+            budget: ms(300),
+            node: Some("spin".to_owned())
+        }
+    );
     assert!(stuck.outcome.is_error());
     assert_eq!(stuck.outcome.as_str(), "timed_out");
     assert!(

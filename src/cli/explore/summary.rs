@@ -119,6 +119,22 @@ pub(super) fn human(
     if s.crashed > 0 {
         writeln!(out, "crashed   {} seeds panicked", s.crashed).unwrap();
     }
+    if let Some((seed, d)) = &s.first_nondeterministic {
+        let said = |line: &str| match line {
+            "" => "(the journal had ended)".to_owned(),
+            line => line.to_owned(),
+        };
+        let what = format!(
+            "{} failing seeds gave another journal when replayed alone on a fresh \
+             thread: not reported as violations. The first, seed {seed}, parts at \
+             event {} (from 0):",
+            s.nondeterministic_seeds, d.index,
+        );
+        crate::cli::output::labelled(&mut out, "nondeterm", &what);
+        // The events whole: JSON lines are not wrapped.
+        writeln!(out, "          in the sweep: {}", said(&d.sweep_event)).unwrap();
+        writeln!(out, "          replayed:     {}", said(&d.replay_event)).unwrap();
+    }
     if let Some(rate) = s.seeds_per_failure() {
         writeln!(
             out,
