@@ -25,9 +25,10 @@
 //!   [`Disk`].
 //! - **Randomness is the seed's.** [`Handle::rng`] draws from the run's
 //!   seeded generator, and so does `rand::rngs::OsRng`. `rand::thread_rng()`
-//!   is seeded from it once per thread: the seed's in a run on a fresh
-//!   thread ([`crate::run()`]), but a thread that runs seed after seed (a
-//!   sweep, [`crate::run_here`]) keeps its first, so draw from the handle.
+//!   is seeded from it once per thread: every seed's run gets a fresh
+//!   thread ([`crate::run()`], [`crate::run_fresh`]), so it is the seed's;
+//!   only a thread that runs seed after seed ([`crate::run_here`], which
+//!   fencesim itself no longer uses for a seed) keeps its first.
 //!
 //! A process that awaits something the world does not drive (a real timer, a
 //! thread, an OS socket, a channel nobody will ever send on) would hang or
