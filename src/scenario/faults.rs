@@ -136,12 +136,22 @@ fn after_event(field: &Field<'_>, nodes: &[String]) -> Result<(String, String, u
         .chain(sim::WORLD_EVENTS)
         .copied()
         .collect();
+    // An event of fencesim's vocabulary, or one a design or process
+    // journals of its own (`emit!`, probes), which the loader cannot list:
+    // any other name is taken as such, unless it is a near miss of a known
+    // one (a typo). One that never comes leaves the fault unfired, and the
+    // run says so (exit 4).
     if !events.contains(&event) {
-        return Err(field.error(format!(
-            "unknown event `{event}` in `after`{}; events: {}",
-            did_you_mean(event, &events),
-            events.join(", ")
-        )));
+        let near = did_you_mean(event, &events);
+        let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '.';
+        if !near.is_empty() || event.is_empty() || !event.chars().all(word) {
+            return Err(field.error(format!(
+                "unknown event `{event}` in `after`{near}; fencesim's events: {} (a design's \
+                 or process's own event is any other name of letters, digits, `_`, `-` and \
+                 `.`)",
+                events.join(", ")
+            )));
+        }
     }
     // The world journals these under its own name, never a node's: an
     // `after` on them would wait for ever.

@@ -416,3 +416,14 @@ fn an_unknown_always_property_names_the_known_ones() {
         "`always` must name at least one property",
     );
 }
+
+#[test]
+fn after_takes_an_event_of_a_design_s_own_and_refuses_near_misses() {
+    // A process's own event: loaded, and left unfired if it never comes.
+    let text = pause("after = \"client1:unlock_retry\"\n");
+    load(&text).expect("a design's own event is a trigger");
+    let text = pause("after = \"client1:relesed\"\n");
+    assert_error(&text, "t.toml:14:9", "(did you mean `released`?)");
+    let text = pause("after = \"client1:un lock\"\n");
+    assert_error(&text, "t.toml:14:9", "unknown event `un lock`");
+}
