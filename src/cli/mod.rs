@@ -407,6 +407,27 @@ pub fn main_with(registry: Registry) -> ExitCode {
     run_args(&registry, std::env::args_os()).into()
 }
 
+/// The commands that a cargo feature brings, by name and feature.
+const COMMANDS_BEHIND_FEATURES: &[(&str, &str)] = &[("report", "report"), ("audit", "audit")];
+
+/// For a subcommand this build lacks because its cargo feature is off: a
+/// note naming the feature.
+fn missing_command(e: &clap::Error) -> Option<String> {
+    if e.kind() != clap::error::ErrorKind::InvalidSubcommand {
+        return None;
+    }
+    let given = match e.get(clap::error::ContextKind::InvalidSubcommand) {
+        Some(clap::error::ContextValue::String(s)) => s.clone(),
+        _ => return None,
+    };
+    let (name, feature) = COMMANDS_BEHIND_FEATURES.iter().find(|(n, _)| *n == given)?;
+    Some(format!(
+        "note: `{name}` is in fencesim's `{feature}` cargo feature, which this build leaves \
+         out: build with it (`features = [\"{feature}\"]` on the fencesim dependency, or \
+         `cargo build --features {feature}`)"
+    ))
+}
+
 /// `fencesim step FILE | head` ends the program when `head` stops reading,
 /// as it ends any Unix filter, instead of a panic in `println!`: Rust
 /// ignores SIGPIPE, so a write to a closed pipe fails with EPIPE, which
@@ -438,6 +459,9 @@ where
             // write to fencesim.
             if e.use_stderr() {
                 eprint!("{}", crate::escape::terminal_lines(&e.render().to_string()));
+                if let Some(note) = missing_command(&e) {
+                    eprintln!("{note}");
+                }
                 return Status::Invalid;
             }
             let _ = e.print();

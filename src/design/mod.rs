@@ -84,6 +84,21 @@ bundled! {
 
 use sim::Actor;
 
+/// The bundled designs that a cargo feature of fencesim's brings, by role,
+/// name and feature: a build without the feature says which one to turn on
+/// rather than that the design is unknown.
+pub(crate) const BEHIND_FEATURES: &[(crate::design::catalog::Role, &str, &str)] =
+    &[(crate::design::catalog::Role::Storage, "sql", "sql")];
+
+/// The cargo feature that brings the bundled `role` design `name`, when
+/// this build leaves it out.
+pub(crate) fn missing_feature(role: crate::design::catalog::Role, name: &str) -> Option<&'static str> {
+    BEHIND_FEATURES
+        .iter()
+        .find(|(r, n, _)| *r == role && *n == name)
+        .map(|(_, _, feature)| *feature)
+}
+
 use crate::design::catalog::DesignInfo;
 pub use crate::design::config::DesignConfig;
 use crate::design::lock_client::AnyLockClient;

@@ -171,6 +171,13 @@ fn design(registry: &Registry, role: Role, field: &Field<'_>) -> Result<DesignSp
     };
     let name = design_field.str()?;
     let Some(resolved) = registry.resolve(role, name) else {
+        if let Some(feature) = crate::design::missing_feature(role, name) {
+            return Err(design_field.error(format!(
+                "the {role} design `{name}` is in fencesim's `{feature}` cargo feature, which \
+                 this build leaves out: build with it (`features = [\"{feature}\"]` on the \
+                 fencesim dependency, or `cargo build --features {feature}`)"
+            )));
+        }
         return Err(design_field.error(format!(
             "unknown {role} design `{name}`{}; known {role} designs: {}",
             did_you_mean(name, &known),
