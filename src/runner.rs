@@ -285,10 +285,13 @@ impl RunConfig {
     }
 
     /// The calling thread waits for the run, with no budget (its caller
-    /// watches it): the run is made on a fresh thread spawned for it (see
-    /// `sim::run_fresh`), borrowing the scenario rather than copying it.
-    /// This is how sweeps run their seeds: never two on one thread, whose
-    /// hasher keys and thread-locals would reach the second.
+    /// watches it). A scenario that hosts user code
+    /// ([`Scenario::hosts_user_code`]) runs on a fresh thread spawned for
+    /// it (see `sim::run_fresh`), borrowing the scenario rather than copying
+    /// it: never two such seeds on one thread, whose hasher keys and
+    /// thread-locals would reach the second. fencesim's own designs keep
+    /// nothing on a thread, and run on the calling thread itself. This is
+    /// how sweeps run their seeds.
     pub fn here(mut self) -> RunConfig {
         self.here = true;
         self
@@ -309,7 +312,11 @@ impl RunConfig {
 
     /// Runs `scenario` and judges it.
     pub fn run(&self, scenario: &Scenario) -> ScenarioRun {
-        let result = if self.here {
+        let result = if self.here && !scenario.hosts_user_code() {
+            // fencesim's own code keeps nothing on a thread: the calling
+            // thread serves seed after seed, at no cost of a thread each.
+            sim::run_here(self.seed, || world(scenario))
+        } else if self.here {
             sim::run_fresh(self.seed, || world(scenario))
         } else if self.used {
             let s = scenario.clone();

@@ -514,8 +514,35 @@ impl Registry {
     /// Built (and its defaults checked) once per process; later calls clone
     /// it, which is cheap: runs build their worlds from it once per seed.
     pub fn builtin() -> Registry {
+        Registry::bundled().clone()
+    }
+
+    /// The bundled registry itself, built once.
+    fn bundled() -> &'static Registry {
         static BUILTIN: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
-        BUILTIN.get_or_init(Registry::build_builtin).clone()
+        BUILTIN.get_or_init(Registry::build_builtin)
+    }
+
+    /// Whether `resolved` is a design fencesim bundles (the very one
+    /// [`Registry::builtin`] holds, which a registry built on it shares),
+    /// not one a user added.
+    pub fn is_bundled(resolved: &Resolved) -> bool {
+        let builtin = Registry::bundled();
+        match resolved {
+            Resolved::Lock(d) => builtin.locks.iter().any(|b| Arc::ptr_eq(b, d)),
+            Resolved::Storage(d) => builtin.storages.iter().any(|b| Arc::ptr_eq(b, d)),
+            Resolved::Unbuilt(_) => false,
+        }
+    }
+
+    /// Whether `process` is one fencesim bundles (`fencesim::process`'s
+    /// clients), not one a user added.
+    pub fn is_bundled_process(process: &ProcessDesign) -> bool {
+        let builtin = Registry::bundled();
+        builtin
+            .processes
+            .iter()
+            .any(|b| Arc::ptr_eq(&b.make, &process.make))
     }
 
     fn build_builtin() -> Registry {

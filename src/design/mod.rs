@@ -92,7 +92,10 @@ pub(crate) const BEHIND_FEATURES: &[(crate::design::catalog::Role, &str, &str)] 
 
 /// The cargo feature that brings the bundled `role` design `name`, when
 /// this build leaves it out.
-pub(crate) fn missing_feature(role: crate::design::catalog::Role, name: &str) -> Option<&'static str> {
+pub(crate) fn missing_feature(
+    role: crate::design::catalog::Role,
+    name: &str,
+) -> Option<&'static str> {
     BEHIND_FEATURES
         .iter()
         .find(|(r, n, _)| *r == role && *n == name)

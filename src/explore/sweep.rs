@@ -1074,7 +1074,12 @@ impl Shared {
     /// The worker processes to run seeds in, unless the sweep runs them
     /// in-process (see [`Runs::workers`]).
     fn workers(&self) -> Option<&worker::Workers> {
-        if self.in_process.load(Ordering::Relaxed) || !worker::can_run(&self.mode) {
+        // fencesim's own designs and processes neither keep state on a
+        // thread nor run away: their seeds run in-process, as fast as ever.
+        if self.in_process.load(Ordering::Relaxed)
+            || !worker::can_run(&self.mode)
+            || !self.scenario.hosts_user_code()
+        {
             return None;
         }
         self.runs.workers.as_ref()

@@ -46,6 +46,24 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Whether a run of this scenario hosts code fencesim did not write: a
+    /// lock or storage design, or a client process, that a user added to
+    /// the registry. Such code may keep state on its thread (std's hasher
+    /// keys, thread-locals) or run away, so each of its seeds runs on a
+    /// fresh thread and, in a sweep under the command line, in a worker
+    /// process; fencesim's own designs and processes keep nothing on a
+    /// thread (the determinism tests prove it), and run many seeds on one.
+    pub fn hosts_user_code(&self) -> bool {
+        use crate::design::catalog::Registry;
+        !Registry::is_bundled(&self.lock.resolved)
+            || !Registry::is_bundled(&self.storage.resolved)
+            || self
+                .clients
+                .iter()
+                .filter_map(|c| c.process.as_ref())
+                .any(|p| !Registry::is_bundled_process(p))
+    }
+
     /// The `[explore]` table as random schedules use it: the file's, or the
     /// defaults scaled to the scenario ([`ExploreSpec::scaled`]).
     pub fn explore_spec(&self) -> ExploreSpec {
