@@ -23,7 +23,9 @@
 //! never returns from a handler (a loop in a user's design, a statement that
 //! never ends): Rust cannot interrupt that thread, so when the budget is
 //! spent the caller stops waiting for it, abandons it, and gets
-//! [`Outcome::TimedOut`]. The budget never changes what a finished run did:
+//! [`Outcome::TimedOut`], with the events the run journaled until then
+//! (each is shown to the waiter as it is journaled,
+//! [`crate::journal::set_sink`]). The budget never changes what a finished run did:
 //! it is only ever looked at by the thread that waits. ([`run_here`] and
 //! [`run_fresh`] have no budget: their caller is, or waits for, the thread
 //! that runs; a sweep watches its own.)
@@ -63,7 +65,7 @@ use std::sync::{mpsc, Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use crate::actor::Message;
-use crate::journal::Journal;
+use crate::journal::{Event, Journal};
 use crate::world::{run_world, take_current, WorldBuilder};
 
 /// Bounds on one run: every run ends.
@@ -103,9 +105,11 @@ pub enum Outcome {
         message: String,
     },
     /// The run was still going when its wall-clock budget ran out; its
-    /// thread was abandoned (it may still be running) and its journal is
-    /// lost. The budget is wall-clock time: replaying the seed without one
-    /// shows where it hangs.
+    /// thread was abandoned (it may still be running). Its journal is the
+    /// events journaled up to then ([`run_within`] keeps them; a sweep's
+    /// worker process replays the seed to stream them). The budget is
+    /// wall-clock time: replaying the seed without one shows where it
+    /// hangs.
     TimedOut {
         /// The budget that ran out.
         budget: Duration,
@@ -225,7 +229,9 @@ where
 
 /// [`run()`] with a wall-clock `budget`: when the run's thread has not
 /// finished after `budget`, it is abandoned and the run ends as
-/// [`Outcome::TimedOut`] with an empty journal. `None` waits for ever.
+/// [`Outcome::TimedOut`] with the journal up to then (the run shows each
+/// event to the waiter as it journals it: a copy of each). `None` waits for
+/// ever.
 pub fn run_within<M, F>(seed: u64, budget: Option<Duration>, build: F) -> RunResult
 where
     M: Message,
@@ -265,9 +271,29 @@ fn run_on_thread(
     let started = Instant::now();
     let (done, result) = mpsc::sync_channel(1);
     let (watching, watched) = mpsc::sync_channel(1);
+    // A run with a budget shows its events as it journals them, so that
+    // one that times out keeps its journal up to there. A single run pays a
+    // copy of each event; sweeps (`run_here`, `run_fresh`) pay nothing.
+    let prefix: Option<Arc<Mutex<Option<Vec<Event>>>>> =
+        budget.map(|_| Arc::new(Mutex::new(Some(Vec::new()))));
+    let shown = prefix.clone();
     let handle = std::thread::Builder::new()
         .name(format!("{THREAD_PREFIX}{seed}"))
         .spawn(move || {
+            if let Some(shown) = shown {
+                crate::journal::set_sink(Some(Box::new(move |event: &Event| {
+                    if let Ok(mut shown) = shown.lock() {
+                        if let Some(events) = shown.as_mut() {
+                            // A new run on the thread (`run_within_used`
+                            // runs two) starts a new journal.
+                            if event.seq == 0 {
+                                events.clear();
+                            }
+                            events.push(event.clone());
+                        }
+                    }
+                })));
+            }
             let _ = watching.send(Watch::install());
             // The waiter may have given up: then nobody reads this.
             let _ = done.send(job());
@@ -290,16 +316,28 @@ fn run_on_thread(
         }
         // Dropping the handle detaches the thread: it cannot be stopped, only
         // no longer waited for.
-        Err(Some(budget)) => (
-            Outcome::TimedOut {
-                budget,
-                node: watch.and_then(|w| w.running()),
-            },
-            Journal::default(),
-            Duration::ZERO,
-            Vec::new(),
-            Vec::new(),
-        ),
+        Err(Some(budget)) => {
+            // The events journaled up to now; the abandoned thread's
+            // later ones go nowhere.
+            let events = prefix
+                .and_then(|p| p.lock().ok().and_then(|mut p| p.take()))
+                .unwrap_or_default();
+            let journal = Journal::from_events(events);
+            let sim_time = journal
+                .events()
+                .last()
+                .map_or(Duration::ZERO, |e| Duration::from_nanos(e.t_ns));
+            (
+                Outcome::TimedOut {
+                    budget,
+                    node: watch.and_then(|w| w.running()),
+                },
+                journal,
+                sim_time,
+                Vec::new(),
+                Vec::new(),
+            )
+        }
         Err(None) => {
             let _ = handle.join();
             panic!("a run's thread panicked outside its simulation")
