@@ -34,7 +34,13 @@
 //!    in-process), and answers its [`SeedReport`] as one line, in the
 //!    order sent. Answers are written together while more seeds wait, but
 //!    within [`FLUSH_EVERY`] of a seed's end: the sweep charges the time
-//!    since the last answer to the oldest seed unanswered.
+//!    since the last answer to the oldest seed unanswered;
+//! 4. `stream SEED` instead of a seed: the worker runs it as a seed, and
+//!    writes each event's JSON line as the run journals it (sent within
+//!    [`FLUSH_EVERY`]). The sweep sends it to a fresh worker for a seed
+//!    that timed out, reads the lines for the same budget and kills the
+//!    worker: the journal of the run up to where it hung
+//!    ([`Worker::prefix`]).
 //!
 //! A worker that dies (a signal, an abort) with one seed in hand ends that
 //! seed as an error, with what it last wrote to stderr; with several, they
