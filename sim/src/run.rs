@@ -23,10 +23,11 @@
 //! never returns from a handler (a loop in a user's design, a statement that
 //! never ends): Rust cannot interrupt that thread, so when the budget is
 //! spent the caller stops waiting for it, abandons it, and gets
-//! [`Outcome::TimedOut`], with the events the run journaled until then
-//! (each is shown to the waiter as it is journaled,
-//! [`crate::journal::set_sink`]). The budget never changes what a finished run did:
-//! it is only ever looked at by the thread that waits. ([`run_here`] and
+//! [`Outcome::TimedOut`], with the events the run journaled up to the hang
+//! (the seed replayed, each event shown to the waiter as it is journaled,
+//! [`crate::journal::set_sink`], within the same budget). The budget never
+//! changes what a finished run did: it is only ever looked at by the thread
+//! that waits. ([`run_here`] and
 //! [`run_fresh`] have no budget: their caller is, or waits for, the thread
 //! that runs; a sweep watches its own.)
 //!
@@ -106,8 +107,9 @@ pub enum Outcome {
     },
     /// The run was still going when its wall-clock budget ran out; its
     /// thread was abandoned (it may still be running). Its journal is the
-    /// events journaled up to then ([`run_within`] keeps them; a sweep's
-    /// worker process replays the seed to stream them). The budget is
+    /// events journaled up to the hang: [`run_within`] and a sweep's worker
+    /// processes replay the seed to stream them (an in-process sweep, and
+    /// [`run_within_used`], keep none). The budget is
     /// wall-clock time: replaying the seed without one shows where it
     /// hangs.
     TimedOut {
@@ -224,20 +226,37 @@ where
     M: Message,
     F: FnOnce() -> WorldBuilder<M> + Send + 'static,
 {
-    run_within(seed, None, build)
+    run_on_thread(seed, None, false, move || run_parts(seed, build))
 }
 
 /// [`run()`] with a wall-clock `budget`: when the run's thread has not
 /// finished after `budget`, it is abandoned and the run ends as
-/// [`Outcome::TimedOut`] with the journal up to then (the run shows each
-/// event to the waiter as it journals it: a copy of each). `None` waits for
-/// ever.
+/// [`Outcome::TimedOut`], with its journal up to the hang: the seed is
+/// replayed on another thread that shows each event to the waiter as it
+/// journals it, for the same budget, and abandoned in turn (a run that
+/// times out takes twice its budget, and leaves two threads; a run that
+/// finishes pays nothing). `None` waits for ever. `build` makes the world
+/// for each.
 pub fn run_within<M, F>(seed: u64, budget: Option<Duration>, build: F) -> RunResult
 where
     M: Message,
-    F: FnOnce() -> WorldBuilder<M> + Send + 'static,
+    F: Fn() -> WorldBuilder<M> + Send + Sync + 'static,
 {
-    run_on_thread(seed, budget, move || run_parts(seed, build))
+    let build = Arc::new(build);
+    let first = build.clone();
+    let mut result = run_on_thread(seed, budget, false, move || run_parts(seed, &*first));
+    if let (Outcome::TimedOut { .. }, Some(budget)) = (&result.outcome, budget) {
+        // Its journal up to the hang: the seed again, each event shown to
+        // this thread as it is journaled, for the same budget. Runs are
+        // deterministic: the replay hangs where the run did.
+        let replay = run_on_thread(seed, Some(budget), true, move || run_parts(seed, &*build));
+        if let Outcome::TimedOut { .. } = replay.outcome {
+            result.journal = replay.journal;
+            result.sim_time = replay.sim_time;
+        }
+        result.wall_time += replay.wall_time;
+    }
+    result
 }
 
 /// [`run_within`] on a *used* thread: the thread first runs the world that
@@ -251,7 +270,7 @@ where
     M: Message,
     F: Fn() -> WorldBuilder<M> + Send + 'static,
 {
-    run_on_thread(seed, budget.map(|b| b * 2), move || {
+    run_on_thread(seed, budget.map(|b| b * 2), false, move || {
         let _ = run_parts(seed.wrapping_add(1), &build);
         run_parts(seed, build)
     })
@@ -262,20 +281,21 @@ where
 type Parts = (Outcome, Journal, Duration, Vec<Option<Duration>>, Vec<Wait>);
 
 /// Runs `job` on a thread of its own, waiting at most `budget` for it.
+/// With `stream`, the thread shows each event to this one as it journals
+/// it, and a run that times out keeps its journal up to then.
 fn run_on_thread(
     seed: u64,
     budget: Option<Duration>,
+    stream: bool,
     job: impl FnOnce() -> Parts + Send + 'static,
 ) -> RunResult {
     install_panic_hook();
     let started = Instant::now();
     let (done, result) = mpsc::sync_channel(1);
     let (watching, watched) = mpsc::sync_channel(1);
-    // A run with a budget shows its events as it journals them, so that
-    // one that times out keeps its journal up to there. A single run pays a
-    // copy of each event; sweeps (`run_here`, `run_fresh`) pay nothing.
+    // A copy of each event: only a replay of a run that timed out pays it.
     let prefix: Option<Arc<Mutex<Option<Vec<Event>>>>> =
-        budget.map(|_| Arc::new(Mutex::new(Some(Vec::new()))));
+        stream.then(|| Arc::new(Mutex::new(Some(Vec::new()))));
     let shown = prefix.clone();
     let handle = std::thread::Builder::new()
         .name(format!("{THREAD_PREFIX}{seed}"))
@@ -284,11 +304,6 @@ fn run_on_thread(
                 crate::journal::set_sink(Some(Box::new(move |event: &Event| {
                     if let Ok(mut shown) = shown.lock() {
                         if let Some(events) = shown.as_mut() {
-                            // A new run on the thread (`run_within_used`
-                            // runs two) starts a new journal.
-                            if event.seq == 0 {
-                                events.clear();
-                            }
                             events.push(event.clone());
                         }
                     }

@@ -170,7 +170,13 @@ fn spinning_world(
     run_within(seed, Some(budget), move || {
         let mut w = WorldBuilder::<Msg>::new(limits(ms(60_000)));
         w.node("p", Pinger::new("spin", &[ms(100), ms(200)]));
-        w.node("spin", Spinner { spin_on, release });
+        w.node(
+            "spin",
+            Spinner {
+                spin_on,
+                release: release.clone(),
+            },
+        );
         w.network(net_fixed(ms(10)));
         w
     })
