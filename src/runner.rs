@@ -277,7 +277,8 @@ impl RunConfig {
     }
 
     /// A run still going after `budget` of wall-clock time (`None`: none)
-    /// ends as `Outcome::TimedOut`, with no journal (see `sim::run_within`).
+    /// ends as `Outcome::TimedOut`, with its journal up to then (see
+    /// `sim::run_within`).
     /// A run on the calling thread has none: its caller watches it.
     pub fn budget(mut self, budget: Option<Duration>) -> RunConfig {
         self.budget = budget;

@@ -23,8 +23,11 @@
 //! never returns from a handler (a loop in a user's design, a statement that
 //! never ends): Rust cannot interrupt that thread, so when the budget is
 //! spent the caller stops waiting for it, abandons it, and gets
-//! [`Outcome::TimedOut`]. The budget never changes what a finished run did:
-//! it is only ever looked at by the thread that waits. ([`run_here`] and
+//! [`Outcome::TimedOut`], with the events the run journaled up to the hang
+//! (the seed replayed, each event shown to the waiter as it is journaled,
+//! [`crate::journal::set_sink`], within the same budget). The budget never
+//! changes what a finished run did: it is only ever looked at by the thread
+//! that waits. ([`run_here`] and
 //! [`run_fresh`] have no budget: their caller is, or waits for, the thread
 //! that runs; a sweep watches its own.)
 //!
@@ -63,7 +66,7 @@ use std::sync::{mpsc, Arc, Mutex, Once};
 use std::time::{Duration, Instant};
 
 use crate::actor::Message;
-use crate::journal::Journal;
+use crate::journal::{Event, Journal};
 use crate::world::{run_world, take_current, WorldBuilder};
 
 /// Bounds on one run: every run ends.
@@ -103,9 +106,12 @@ pub enum Outcome {
         message: String,
     },
     /// The run was still going when its wall-clock budget ran out; its
-    /// thread was abandoned (it may still be running) and its journal is
-    /// lost. The budget is wall-clock time: replaying the seed without one
-    /// shows where it hangs.
+    /// thread was abandoned (it may still be running). Its journal is the
+    /// events journaled up to the hang: [`run_within`] and a sweep's worker
+    /// processes replay the seed to stream them (an in-process sweep, and
+    /// [`run_within_used`], keep none). The budget is
+    /// wall-clock time: replaying the seed without one shows where it
+    /// hangs.
     TimedOut {
         /// The budget that ran out.
         budget: Duration,
@@ -220,18 +226,37 @@ where
     M: Message,
     F: FnOnce() -> WorldBuilder<M> + Send + 'static,
 {
-    run_within(seed, None, build)
+    run_on_thread(seed, None, false, move || run_parts(seed, build))
 }
 
 /// [`run()`] with a wall-clock `budget`: when the run's thread has not
 /// finished after `budget`, it is abandoned and the run ends as
-/// [`Outcome::TimedOut`] with an empty journal. `None` waits for ever.
+/// [`Outcome::TimedOut`], with its journal up to the hang: the seed is
+/// replayed on another thread that shows each event to the waiter as it
+/// journals it, for the same budget, and abandoned in turn (a run that
+/// times out takes twice its budget, and leaves two threads; a run that
+/// finishes pays nothing). `None` waits for ever. `build` makes the world
+/// for each.
 pub fn run_within<M, F>(seed: u64, budget: Option<Duration>, build: F) -> RunResult
 where
     M: Message,
-    F: FnOnce() -> WorldBuilder<M> + Send + 'static,
+    F: Fn() -> WorldBuilder<M> + Send + Sync + 'static,
 {
-    run_on_thread(seed, budget, move || run_parts(seed, build))
+    let build = Arc::new(build);
+    let first = build.clone();
+    let mut result = run_on_thread(seed, budget, false, move || run_parts(seed, &*first));
+    if let (Outcome::TimedOut { .. }, Some(budget)) = (&result.outcome, budget) {
+        // Its journal up to the hang: the seed again, each event shown to
+        // this thread as it is journaled, for the same budget. Runs are
+        // deterministic: the replay hangs where the run did.
+        let replay = run_on_thread(seed, Some(budget), true, move || run_parts(seed, &*build));
+        if let Outcome::TimedOut { .. } = replay.outcome {
+            result.journal = replay.journal;
+            result.sim_time = replay.sim_time;
+        }
+        result.wall_time += replay.wall_time;
+    }
+    result
 }
 
 /// [`run_within`] on a *used* thread: the thread first runs the world that
@@ -245,7 +270,7 @@ where
     M: Message,
     F: Fn() -> WorldBuilder<M> + Send + 'static,
 {
-    run_on_thread(seed, budget.map(|b| b * 2), move || {
+    run_on_thread(seed, budget.map(|b| b * 2), false, move || {
         let _ = run_parts(seed.wrapping_add(1), &build);
         run_parts(seed, build)
     })
@@ -256,18 +281,34 @@ where
 type Parts = (Outcome, Journal, Duration, Vec<Option<Duration>>, Vec<Wait>);
 
 /// Runs `job` on a thread of its own, waiting at most `budget` for it.
+/// With `stream`, the thread shows each event to this one as it journals
+/// it, and a run that times out keeps its journal up to then.
 fn run_on_thread(
     seed: u64,
     budget: Option<Duration>,
+    stream: bool,
     job: impl FnOnce() -> Parts + Send + 'static,
 ) -> RunResult {
     install_panic_hook();
     let started = Instant::now();
     let (done, result) = mpsc::sync_channel(1);
     let (watching, watched) = mpsc::sync_channel(1);
+    // A copy of each event: only a replay of a run that timed out pays it.
+    let prefix: Option<Arc<Mutex<Option<Vec<Event>>>>> =
+        stream.then(|| Arc::new(Mutex::new(Some(Vec::new()))));
+    let shown = prefix.clone();
     let handle = std::thread::Builder::new()
         .name(format!("{THREAD_PREFIX}{seed}"))
         .spawn(move || {
+            if let Some(shown) = shown {
+                crate::journal::set_sink(Some(Box::new(move |event: &Event| {
+                    if let Ok(mut shown) = shown.lock() {
+                        if let Some(events) = shown.as_mut() {
+                            events.push(event.clone());
+                        }
+                    }
+                })));
+            }
             let _ = watching.send(Watch::install());
             // The waiter may have given up: then nobody reads this.
             let _ = done.send(job());
@@ -290,16 +331,28 @@ fn run_on_thread(
         }
         // Dropping the handle detaches the thread: it cannot be stopped, only
         // no longer waited for.
-        Err(Some(budget)) => (
-            Outcome::TimedOut {
-                budget,
-                node: watch.and_then(|w| w.running()),
-            },
-            Journal::default(),
-            Duration::ZERO,
-            Vec::new(),
-            Vec::new(),
-        ),
+        Err(Some(budget)) => {
+            // The events journaled up to now; the abandoned thread's
+            // later ones go nowhere.
+            let events = prefix
+                .and_then(|p| p.lock().ok().and_then(|mut p| p.take()))
+                .unwrap_or_default();
+            let journal = Journal::from_events(events);
+            let sim_time = journal
+                .events()
+                .last()
+                .map_or(Duration::ZERO, |e| Duration::from_nanos(e.t_ns));
+            (
+                Outcome::TimedOut {
+                    budget,
+                    node: watch.and_then(|w| w.running()),
+                },
+                journal,
+                sim_time,
+                Vec::new(),
+                Vec::new(),
+            )
+        }
         Err(None) => {
             let _ = handle.join();
             panic!("a run's thread panicked outside its simulation")

@@ -303,8 +303,13 @@ impl SeedReport {
             kinds,
             events: run.result.journal.len() as u64,
             sim_time: run.result.sim_time,
-            // A timed-out run's journal is lost: no hash to show.
-            trace_hash: if reported && !matches!(run.result.outcome, Outcome::TimedOut { .. }) {
+            // A timed-out run abandoned by an in-process sweep left no
+            // journal: no hash to show. (`run_within` keeps the journal up
+            // to the hang, and a worker's sweep replays it.)
+            trace_hash: if reported
+                && !(matches!(run.result.outcome, Outcome::TimedOut { .. })
+                    && run.result.journal.is_empty())
+            {
                 run.trace_hash()
             } else {
                 String::new()
@@ -1382,7 +1387,18 @@ fn process_loop(
                 let _ = w.why_gone();
                 process = None;
                 let budget = budget.expect("an answer is late only past a budget");
-                shared.lost(seed, Outcome::TimedOut { budget, node }, since.elapsed())
+                let wall = since.elapsed();
+                let mut report = shared.lost(seed, Outcome::TimedOut { budget, node }, wall);
+                // Its journal up to the hang: the seed replayed, streamed,
+                // and killed at the same budget.
+                let s = &shared.scenario;
+                if let Some(prefix) = worker::Worker::prefix(workers, s, &shared.mode, seed, budget)
+                {
+                    report.events = prefix.events;
+                    report.trace_hash = prefix.trace_hash;
+                    report.sim_time = prefix.sim_time;
+                }
+                report
             }
             worker::Answer::Gone if sent > 1 => {
                 // Which of its seeds ended it? Each again, alone.

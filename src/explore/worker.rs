@@ -34,7 +34,13 @@
 //!    in-process), and answers its [`SeedReport`] as one line, in the
 //!    order sent. Answers are written together while more seeds wait, but
 //!    within [`FLUSH_EVERY`] of a seed's end: the sweep charges the time
-//!    since the last answer to the oldest seed unanswered.
+//!    since the last answer to the oldest seed unanswered;
+//! 4. `stream SEED` instead of a seed: the worker runs it as a seed, and
+//!    writes each event's JSON line as the run journals it (sent within
+//!    [`FLUSH_EVERY`]). The sweep sends it to a fresh worker for a seed
+//!    that timed out, reads the lines for the same budget and kills the
+//!    worker: the journal of the run up to where it hung
+//!    ([`Worker::prefix`]).
 //!
 //! A worker that dies (a signal, an abort) with one seed in hand ends that
 //! seed as an error, with what it last wrote to stderr; with several, they
@@ -195,6 +201,18 @@ struct Running {
 /// in (and again whenever that changes).
 pub const SAY_RUNNING_AFTER: Duration = Duration::from_millis(100);
 
+/// The journal of a run that timed out, up to where it hung, as a worker
+/// streamed it ([`Worker::prefix`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prefix {
+    /// Its events.
+    pub events: u64,
+    /// Its hash, as `Journal::hash` gives it.
+    pub trace_hash: String,
+    /// The true time of its last event.
+    pub sim_time: Duration,
+}
+
 /// What a worker answered for a seed.
 pub enum Answer {
     /// Its report.
@@ -326,6 +344,49 @@ impl Worker {
                 Err(_) => Answer::Gone,
             };
         }
+    }
+
+    /// Replays `seed`, which ran past `budget`, in a fresh worker that
+    /// streams each event it journals, for `budget` at most; then kills it.
+    /// The run is deterministic: its events are those of the run that
+    /// timed out, up to where it hung. `None` when no worker could start.
+    pub fn prefix(
+        workers: &Workers,
+        scenario: &Scenario,
+        mode: &FaultMode,
+        seed: u64,
+        budget: Duration,
+    ) -> Option<Prefix> {
+        let deadline = std::time::Instant::now() + budget;
+        let mut w = Worker::start(workers, scenario, mode, false).ok()?;
+        w.send(&format!("stream {seed}")).ok()?;
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if w.from.buffer().is_empty()
+                && !poll_in(w.from.get_ref(), left.as_micros().div_ceil(1000))
+            {
+                break;
+            }
+            let Ok(line) = w.receive() else { break };
+            if line.starts_with("{\"seq\":") {
+                lines.push(line.trim_end().to_owned());
+            } else if serde_json::from_str::<Running>(&line).is_err() {
+                // Its report: the replay ended (it should not).
+                break;
+            }
+        }
+        // Dropped: killed and reaped.
+        drop(w);
+        let t_ns = lines.last().and_then(|l| {
+            let event: serde_json::Value = serde_json::from_str(l).ok()?;
+            event["t_ns"].as_u64()
+        });
+        Some(Prefix {
+            events: lines.len() as u64,
+            trace_hash: sim::journal::hash_lines(lines.iter().map(String::as_str)),
+            sim_time: Duration::from_nanos(t_ns.unwrap_or(0)),
+        })
     }
 
     /// The node whose handler the oldest unanswered seed's run was last
@@ -669,7 +730,13 @@ fn serve_one(serving: Arc<Serving>) {
         let _ = serving.done.send(std::process::ExitCode::SUCCESS);
         return;
     }
-    let Ok(seed) = line.trim().parse::<u64>() else {
+    // `stream SEED`: the seed again, each event's line written as it is
+    // journaled (a run that timed out, replayed for its journal's prefix).
+    let (stream, seed) = match line.trim().strip_prefix("stream ") {
+        Some(seed) => (true, seed),
+        None => (false, line.trim()),
+    };
+    let Ok(seed) = seed.parse::<u64>() else {
         eprintln!("error: a worker was sent `{line}`, not a seed");
         let _ = serving.done.send(std::process::ExitCode::from(3));
         return;
@@ -678,7 +745,23 @@ fn serve_one(serving: Arc<Serving>) {
     if let Ok(mut running) = s.running.lock() {
         *running = Some((sim::Watch::install(), std::time::Instant::now(), None));
     }
+    if stream {
+        let out = serving.clone();
+        let mut line = String::with_capacity(256);
+        sim::journal::set_sink(Some(Box::new(move |event: &sim::Event| {
+            line.clear();
+            event.write_json(&mut line);
+            line.push('\n');
+            // The flusher sends it within FLUSH_EVERY.
+            if let Ok(mut out) = out.out.lock() {
+                let _ = out.0.write_all(line.as_bytes());
+            }
+        })));
+    }
     let report = s.runs.report_on_this_thread(&s.scenario, seed, &s.mode);
+    if stream {
+        sim::journal::set_sink(None);
+    }
     if let Ok(mut running) = s.running.lock() {
         *running = None;
     }

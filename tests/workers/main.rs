@@ -51,8 +51,31 @@ fn registry() -> Registry {
             }
         })
     });
+    registry.add_process(
+        "spin_later",
+        "works for a while, then never returns",
+        |_, _| {
+            fencesim::process::Process::new(|h| async move {
+                for step in 0..3u64 {
+                    fencesim::sim::emit!("working", step = step);
+                    h.sleep(std::time::Duration::from_secs(1)).await;
+                }
+                if std::env::var_os(PANIC_LATER).is_some() {
+                    panic!("stops where spin_later spins");
+                }
+                let mut n = 0u64;
+                loop {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            })
+        },
+    );
     registry
 }
+
+/// Set: `spin_later` panics where it would spin, so that its run crashes
+/// with the journal of the hang's prefix.
+const PANIC_LATER: &str = "FENCESIM_WORKERS_TEST_PANIC_LATER";
 
 /// A third of the seeds, drawn from the run's deterministic randomness.
 fn misbehaves() -> bool {
@@ -64,7 +87,7 @@ fn main() -> ExitCode {
         return fencesim::cli::main_with(registry());
     }
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&str, fn()); 5] = [
         (
             "explore_ends_a_seed_past_its_memory_budget_as_an_error_and_goes_on",
             explore_ends_a_seed_past_its_memory_budget_as_an_error_and_goes_on,
@@ -76,6 +99,14 @@ fn main() -> ExitCode {
         (
             "a_run_past_its_timeout_is_killed_with_its_worker",
             a_run_past_its_timeout_is_killed_with_its_worker,
+        ),
+        (
+            "run_past_its_timeout_keeps_the_journal_up_to_the_hang",
+            run_past_its_timeout_keeps_the_journal_up_to_the_hang,
+        ),
+        (
+            "explore_past_its_timeout_keeps_the_journal_up_to_the_hang",
+            explore_past_its_timeout_keeps_the_journal_up_to_the_hang,
         ),
     ];
     let mut failed = 0;
@@ -114,8 +145,14 @@ fn scenario(tmp: &TempDir, process: &str) -> String {
 
 /// Runs this binary as the command line with `args`, marked `mark`.
 fn command_line(args: &[&str], mark: &str) -> (i32, String, String) {
+    command_line_env(args, mark, &[])
+}
+
+/// [`command_line`] with the environment variables `env` set.
+fn command_line_env(args: &[&str], mark: &str, env: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::new(std::env::current_exe().unwrap())
         .args(args)
+        .envs(env.iter().copied())
         .env(CLI, "1")
         .env(MARK, mark)
         .current_dir(crate_root())
@@ -292,6 +329,103 @@ fn a_run_past_its_timeout_is_killed_with_its_worker() {
         "each spinning seed ends at its budget"
     );
     // The spinning runs' workers were killed, not abandoned.
+    assert!(
+        marked(&mark).is_empty(),
+        "processes left: {:?}",
+        marked(&mark)
+    );
+}
+
+/// The trace hash of the seed's run where `spin_later` panics instead of
+/// spinning: a crashed run keeps its journal up to the panic, which is
+/// where the spinning run hangs. Its trace is checked to end there.
+fn journal_up_to_the_hang(file: &str, seed: &str, mark: &str, tmp: &TempDir) -> (u64, String) {
+    let trace = tmp.path().join(format!("panic-{seed}.jsonl"));
+    let trace = trace.display().to_string();
+    let (code, out, err) = command_line_env(
+        &[
+            "run", file, "--seed", seed, "--json", "--trace", &trace, "--force",
+        ],
+        mark,
+        &[(PANIC_LATER, "1")],
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    let line: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(line["outcome"], "crashed", "{line}");
+    let events: Vec<Value> = json_lines(&std::fs::read_to_string(&trace).unwrap());
+    let last = events.last().expect("events before the panic");
+    assert_eq!(last["node"], "client1", "{last}");
+    assert_eq!(last["kind"], "working", "{last}");
+    assert_eq!(last["fields"]["step"], 2, "{last}");
+    (
+        line["events"].as_u64().unwrap(),
+        line["trace_hash"].as_str().unwrap().to_owned(),
+    )
+}
+
+fn run_past_its_timeout_keeps_the_journal_up_to_the_hang() {
+    let tmp = TempDir::new("spin-later-run");
+    let file = scenario(&tmp, "spin_later");
+    let mark = format!("spin-later-run-{}", std::process::id());
+    let (events, hash) = journal_up_to_the_hang(&file, "5", &mark, &tmp);
+    assert!(events > 0);
+    let (code, out, err) = command_line(
+        &["--run-timeout", "1s", "run", &file, "--seed", "5", "--json"],
+        &mark,
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    let line: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(line["outcome"], "timed_out", "{line}");
+    assert!(
+        line.to_string().contains("client1"),
+        "names its node: {line}"
+    );
+    assert_eq!(line["events"], events, "the journal up to the hang: {line}");
+    assert_eq!(line["trace_hash"], hash.as_str(), "{line}");
+    // The human report shows what happened before the hang.
+    let (code, out, err) =
+        command_line(&["--run-timeout", "1s", "run", &file, "--seed", "5"], &mark);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(out.contains("working"), "{out}");
+    assert!(
+        marked(&mark).is_empty(),
+        "processes left: {:?}",
+        marked(&mark)
+    );
+}
+
+fn explore_past_its_timeout_keeps_the_journal_up_to_the_hang() {
+    let tmp = TempDir::new("spin-later-explore");
+    let file = scenario(&tmp, "spin_later");
+    let mark = format!("spin-later-explore-{}", std::process::id());
+    let (code, out, err) = command_line(
+        &[
+            "--run-timeout",
+            "1s",
+            "explore",
+            &file,
+            "--seeds",
+            "5..7",
+            "--faults",
+            "scenario",
+            "--jobs",
+            "1",
+            "--json",
+        ],
+        &mark,
+    );
+    assert_eq!(code, 3, "{out}{err}");
+    let lines = json_lines(&out);
+    let seeds: Vec<&Value> = lines.iter().filter(|l| l.get("seed").is_some()).collect();
+    assert_eq!(seeds.len(), 2, "every seed hangs: {out}");
+    for line in seeds {
+        assert_eq!(line["outcome"], "timed_out", "{line}");
+        assert_eq!(line["crash"]["node"], "client1", "{line}");
+        let seed = line["seed"].as_u64().unwrap().to_string();
+        let (events, hash) = journal_up_to_the_hang(&file, &seed, &mark, &tmp);
+        assert_eq!(line["events"], events, "the journal up to the hang: {line}");
+        assert_eq!(line["trace_hash"], hash.as_str(), "{line}");
+    }
     assert!(
         marked(&mark).is_empty(),
         "processes left: {:?}",

@@ -30,6 +30,7 @@
 //! );
 //! ```
 
+use std::cell::RefCell;
 use std::fmt::{self, Write as _};
 
 pub mod decode;
@@ -350,6 +351,14 @@ impl Journal {
         if let Some(last) = self.events.last() {
             assert!(event.t_ns >= last.t_ns, "journal time must not go back");
         }
+        // One thread-local look per event when no sink is set.
+        let _ = SINK.try_with(|sink| {
+            if let Ok(mut sink) = sink.try_borrow_mut() {
+                if let Some(sink) = sink.as_mut() {
+                    sink(&event);
+                }
+            }
+        });
         self.events.push(event);
     }
 
@@ -403,6 +412,35 @@ impl Journal {
         }
         format!("{:016x}", h.0)
     }
+}
+
+/// What [`set_sink`] sends each event to.
+pub type Sink = Box<dyn FnMut(&Event)>;
+
+thread_local! {
+    static SINK: RefCell<Option<Sink>> = const { RefCell::new(None) };
+}
+
+/// From now on, every event journaled on the calling thread (by any
+/// [`Journal::push`] there) is also given to `sink` as it is journaled
+/// (`None`: to nobody). Returns the sink set before. A run that never ends
+/// (a handler that loops) keeps its journal on its thread; its sink shows
+/// the events up to the loop to whoever waits for it ([`crate::run_within`]
+/// does so). A sink must not journal events itself (they would not reach it).
+pub fn set_sink(sink: Option<Sink>) -> Option<Sink> {
+    SINK.with(|s| std::mem::replace(&mut *s.borrow_mut(), sink))
+}
+
+/// The hash [`Journal::hash`] gives a journal whose events' JSON forms
+/// ([`Event::write_json`]) are `lines`, in order: a journal's prefix known
+/// only by its lines (streamed from another process) is hashed so.
+pub fn hash_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> String {
+    let mut h = Fnv1a::default();
+    for line in lines {
+        h.write(line.as_bytes());
+        h.write(b"\n");
+    }
+    format!("{:016x}", h.0)
 }
 
 /// 64-bit FNV-1a: tiny, stable across platforms and versions, and good enough
@@ -466,6 +504,33 @@ mod tests {
             Journal::default().hash(),
             format!("{:016x}", 0xcbf2_9ce4_8422_2325u64)
         );
+    }
+
+    #[test]
+    fn lines_hash_as_their_journal() {
+        let journal = Journal::from_events([
+            Event::new(0, 1, "a", 1, "x").with("n", 3u64),
+            Event::new(0, 2, "b", -2, "y\"z"),
+        ]);
+        let jsonl = journal.to_jsonl();
+        assert_eq!(hash_lines(jsonl.lines()), journal.hash());
+        assert_eq!(hash_lines([]), Journal::default().hash());
+    }
+
+    #[test]
+    fn a_sink_sees_every_event_pushed_on_its_thread() {
+        let seen = std::rc::Rc::new(RefCell::new(Vec::new()));
+        let mine = seen.clone();
+        assert!(set_sink(Some(Box::new(move |e: &Event| {
+            mine.borrow_mut().push(e.kind.to_string())
+        })))
+        .is_none());
+        let mut j = Journal::default();
+        j.push(Event::new(0, 0, "a", 0, "x"));
+        j.push(Event::new(1, 0, "a", 0, "y"));
+        assert!(set_sink(None).is_some());
+        j.push(Event::new(2, 0, "a", 0, "z"));
+        assert_eq!(*seen.borrow(), ["x", "y"]);
     }
 
     #[test]

@@ -170,7 +170,13 @@ fn spinning_world(
     run_within(seed, Some(budget), move || {
         let mut w = WorldBuilder::<Msg>::new(limits(ms(60_000)));
         w.node("p", Pinger::new("spin", &[ms(100), ms(200)]));
-        w.node("spin", Spinner { spin_on, release });
+        w.node(
+            "spin",
+            Spinner {
+                spin_on,
+                release: release.clone(),
+            },
+        );
         w.network(net_fixed(ms(10)));
         w
     })
@@ -200,6 +206,16 @@ fn an_actor_that_never_returns_times_out_and_the_runs_after_it_go_on() {
         "{}",
         stuck.outcome
     );
+    // It keeps its journal up to the hang: the same seed's run that does
+    // not spin journals the same events first.
+    let whole = spinning_world(3, 99, release.clone(), ms(600_000));
+    assert!(!stuck.journal.is_empty());
+    assert!(stuck.journal.len() < whole.journal.len());
+    assert_eq!(
+        stuck.journal.events(),
+        &whole.journal.events()[..stuck.journal.len()]
+    );
+    assert_eq!(stuck.journal.events().last().unwrap().kind, "deliver");
     // Runs after it, on other threads, finish as usual while it still spins
     // (with a budget they cannot exhaust on a loaded machine).
     for seed in 0..3 {
