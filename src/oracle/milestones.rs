@@ -39,7 +39,7 @@ use sim::journal::{Event, Journal};
 
 use super::history::History;
 
-use crate::events::{decoded, Decoded, DomainEvent as D, Op, Role};
+use crate::events::{Decoded, DomainEvent as D, Op, Role};
 
 /// How much earlier than promised an end may come and still be on time (a
 /// timer's true wait is rounded to the nanosecond from its clock's rate).
@@ -187,8 +187,9 @@ impl Milestones {
         regressed: u64,
     ) -> (Milestones, BTreeMap<u64, Milestones>) {
         let mut pass = Pass::new(history);
-        for e in journal.events() {
-            pass.event(e);
+        debug_assert_eq!(journal.events().len(), history.decoded.len());
+        for (e, &d) in journal.events().iter().zip(&history.decoded) {
+            pass.event(e, d);
         }
         pass.m.stale_write_accepted = stale;
         pass.m.token_regressed = regressed;
@@ -276,7 +277,7 @@ impl<'a> Pass<'a> {
         }
     }
 
-    fn event(&mut self, e: &'a Event) {
+    fn event(&mut self, e: &'a Event, d: Decoded<'a>) {
         let node = e.node.as_str();
         self.at = e.seq + 1;
         // What the node believed before the event and after it: the only
@@ -285,7 +286,6 @@ impl<'a> Pass<'a> {
         if let Some(g) = was {
             self.believed.remove(&g);
         }
-        let d = decoded(e);
         match d {
             Decoded::Domain(D::Acquired { .. }) => self.acquired(e),
             Decoded::Domain(D::Granted {
