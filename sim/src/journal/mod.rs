@@ -203,6 +203,7 @@ impl Event {
     }
 
     /// The field named `name`, if present.
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&Value> {
         self.fields
             .iter()
