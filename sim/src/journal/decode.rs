@@ -210,14 +210,14 @@ pub trait Fields<'a> {
     }
 
     /// The field `name`, which this kind needs.
-    #[inline]
+    #[inline(always)]
     fn req<T: FromField<'a>>(&self, name: &'static str) -> Result<T, DecodeError> {
         self.opt(name)?
             .ok_or_else(|| self.error(name, Problem::Missing))
     }
 
     /// The field `name`, which this kind may leave out.
-    #[inline]
+    #[inline(always)]
     fn opt<T: FromField<'a>>(&self, name: &'static str) -> Result<Option<T>, DecodeError> {
         match self.field(name) {
             None => Ok(None),
