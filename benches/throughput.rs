@@ -17,6 +17,13 @@
 //! rows also print journal events per second and simulated seconds per
 //! wall second. Every side uses the allocator of the `fencesim` binary.
 //!
+//! fencesim's rows also print the allocations per seed that the bench's
+//! allocator counted (`common/counting.rs`: mimalloc, counting), and the
+//! table ends with the deterministic cost per seed of the sweeps that
+//! `benches/cost.toml` records (allocations and bytes, the same on any
+//! machine: see `common/cost.rs`). `cargo bench --bench throughput --
+//! --cost` prints those figures alone, as `.ci/cost.sh` reads them.
+//!
 //! The five rows run one after the other, and the whole sequence runs
 //! ROUNDS times. Each row shows its median seeds/s over the rounds, with
 //! the slowest and fastest rounds beside it; each ratio is the median of
@@ -27,10 +34,14 @@
 //! medians from different minutes, would each take a different state.
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: counting::Counting = counting::Counting;
 
 #[path = "common/bare.rs"]
 mod bare;
+#[path = "common/cost.rs"]
+mod cost;
+#[path = "common/counting.rs"]
+mod counting;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -48,6 +59,9 @@ struct Row {
     events_per_s: Option<f64>,
     /// Simulated seconds per wall second.
     sim_per_wall: f64,
+    /// Allocations per seed (fencesim only), the sweep's own set-up
+    /// included.
+    allocations_per_seed: Option<f64>,
 }
 
 fn bare_own_runner(seeds: u64) -> Row {
@@ -87,6 +101,7 @@ fn bare_row(name: &str, seeds: u64, started: Instant) -> Row {
         seeds_per_s: seeds as f64 / wall,
         events_per_s: None,
         sim_per_wall: bare::SIM_NS.load(Ordering::Relaxed) as f64 / 1e9 / wall,
+        allocations_per_seed: None,
     }
 }
 
@@ -102,11 +117,13 @@ fn fencesim_sweep(s: &scenario::Scenario, seeds: u64, jobs: usize, what: &str) -
         ..Runs::default()
     };
     let mut events = 0u64;
+    let before = counting::Allocated::now();
     let summary = sweep_streaming(s, &options, &runs, &[], &|| false, &mut |e| {
         if let SweepEvent::Seed(r) = e {
             events += r.events;
         }
     });
+    let allocated = counting::Allocated::since(before);
     assert_eq!((summary.seeds, summary.violations), (seeds, 0));
     assert_eq!(summary.failing_seeds, 0, "figure 9-6 holds for every seed");
     let wall = summary.wall.as_secs_f64();
@@ -115,6 +132,7 @@ fn fencesim_sweep(s: &scenario::Scenario, seeds: u64, jobs: usize, what: &str) -
         seeds_per_s: seeds as f64 / wall,
         events_per_s: Some(events as f64 / wall),
         sim_per_wall: summary.sim_time.as_secs_f64() / wall,
+        allocations_per_seed: Some(allocated.allocations as f64 / seeds as f64),
     }
 }
 
@@ -125,6 +143,16 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--cost") {
+        // The deterministic figures alone, in the form .ci/cost.sh reads.
+        for (case, figures) in cost::measure_all() {
+            println!(
+                "{} allocations={} bytes={}",
+                case.name, figures.allocations, figures.bytes
+            );
+        }
+        return;
+    }
     let mut numbers = std::env::args()
         .skip(1)
         .filter_map(|a| a.parse::<u64>().ok());
@@ -151,8 +179,15 @@ fn main() {
     let over_rounds = |f: &dyn Fn(&[Row; ROWS]) -> f64| median(by_round.iter().map(f).collect());
     println!("figure 9-6, {seeds} seeds a row, {rounds} rounds: medians over the rounds");
     println!(
-        "{:<66} {:>9} {:>15} {:>9} {:>9} {:>11} {:>12}",
-        "", "seeds/s", "slowest–fastest", "÷runner", "÷loop", "events/s", "sim s/wall s"
+        "{:<66} {:>9} {:>15} {:>9} {:>9} {:>11} {:>12} {:>12}",
+        "",
+        "seeds/s",
+        "slowest–fastest",
+        "÷runner",
+        "÷loop",
+        "events/s",
+        "sim s/wall s",
+        "allocs/seed"
     );
     for r in 0..ROWS {
         let speeds: Vec<f64> = by_round.iter().map(|round| round[r].seeds_per_s).collect();
@@ -164,7 +199,7 @@ fn main() {
             .events_per_s
             .map(|_| over_rounds(&|round| round[r].events_per_s.unwrap_or(0.0)));
         println!(
-            "{:<66} {:>9.0} {:>15} {:>8.2}× {:>8.2}× {:>11} {:>12.0}",
+            "{:<66} {:>9.0} {:>15} {:>8.2}× {:>8.2}× {:>11} {:>12.0} {:>12}",
             by_round[0][r].name,
             median(speeds),
             format!("{slowest:.0}–{fastest:.0}"),
@@ -172,6 +207,9 @@ fn main() {
             over_rounds(&|round| round[r].seeds_per_s / round[1].seeds_per_s),
             events.map_or("—".to_owned(), |e| format!("{e:.0}")),
             over_rounds(&|round| round[r].sim_per_wall),
+            by_round[0][r]
+                .allocations_per_seed
+                .map_or("—".to_owned(), |a| format!("{a:.0}")),
         );
     }
     println!(
@@ -182,6 +220,23 @@ fn main() {
         "async clients ÷ the bundled client (--jobs 1): {:.2}×",
         over_rounds(&|round| round[4].seeds_per_s / round[2].seeds_per_s)
     );
+    println!();
+    println!("deterministic cost per seed (benches/cost.toml; .ci/cost.sh checks it):");
+    println!(
+        "{:<40} {:>9} {:>12} {:>12} {:>14}",
+        "", "faults", "allocations", "bytes", "instructions"
+    );
+    for (case, figures) in cost::measure_all() {
+        println!(
+            "{:<40} {:>9} {:>12} {:>12} {:>14}",
+            case.name,
+            case.faults,
+            figures.allocations,
+            figures.bytes,
+            case.instructions
+                .map_or("—".to_owned(), |i| format!("{i} (recorded)")),
+        );
+    }
 }
 
 /// The rows of a round: madsim's runner, madsim in a loop, fencesim with

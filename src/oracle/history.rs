@@ -258,6 +258,9 @@ pub(crate) struct History<'a> {
     /// Who believes, holds and runs what, event by event: the one account
     /// every reader of beliefs, holders and node states queries.
     pub spans: Spans<'a>,
+    /// Each journal event decoded, in journal order: the oracle's later
+    /// passes (the milestones) read these instead of decoding again.
+    pub decoded: Vec<Decoded<'a>>,
 }
 
 impl<'a> History<'a> {
@@ -324,10 +327,14 @@ impl<'a> History<'a> {
     /// roles its events show, [`Roles::from_journal`]).
     pub fn index(journal: &'a Journal, roles: &'a Roles) -> Self {
         let mut indexer = Indexer::default();
+        let mut all = Vec::with_capacity(journal.events().len());
         for event in journal.events() {
-            indexer.event(event);
+            let d = decoded(event);
+            indexer.event(event, d);
+            all.push(d);
         }
         let mut history = indexer.history;
+        history.decoded = all;
         history.spans = indexer.spans.finish();
         history.stops = stops(&history.spans);
         history.roles = if roles.is_empty() {
@@ -499,8 +506,7 @@ impl<'a> Newest<'a> {
 }
 
 impl<'a> Indexer<'a> {
-    fn event(&mut self, e: &'a Event) {
-        let d = decoded(e);
+    fn event(&mut self, e: &'a Event, d: Decoded<'a>) {
         self.spans.event(e, &d);
         match d {
             Decoded::Domain(d) => match d {

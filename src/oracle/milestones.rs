@@ -39,7 +39,7 @@ use sim::journal::{Event, Journal};
 
 use super::history::History;
 
-use crate::events::{decoded, Decoded, DomainEvent as D, Op, Role};
+use crate::events::{Decoded, DomainEvent as D, Op, Role};
 
 /// How much earlier than promised an end may come and still be on time (a
 /// timer's true wait is rounded to the nanosecond from its clock's rate).
@@ -187,8 +187,9 @@ impl Milestones {
         regressed: u64,
     ) -> (Milestones, BTreeMap<u64, Milestones>) {
         let mut pass = Pass::new(history);
-        for e in journal.events() {
-            pass.event(e);
+        debug_assert_eq!(journal.events().len(), history.decoded.len());
+        for (e, &d) in journal.events().iter().zip(&history.decoded) {
+            pass.event(e, d);
         }
         pass.m.stale_write_accepted = stale;
         pass.m.token_regressed = regressed;
@@ -256,9 +257,31 @@ struct Pass<'a> {
     /// The oracle's indexes of the same journal: its grants are this pass's
     /// grants, index for index (one per `acquired`), in the lock's order.
     history: &'a History<'a>,
+    /// Each node's beliefs as the spans list them, looked up once per node
+    /// and found again by the address of the node's name, which every
+    /// event of the node shares.
+    beliefs_of: Vec<(&'a str, &'a [usize])>,
 }
 
 impl<'a> Pass<'a> {
+    /// The beliefs of `node` ([`super::spans::Spans::beliefs_of`]).
+    fn beliefs_of(&mut self, node: &'a str) -> &'a [usize] {
+        let known = self
+            .beliefs_of
+            .iter()
+            .find(|(n, _)| std::ptr::eq(n.as_ptr(), node.as_ptr()) && n.len() == node.len());
+        if let Some(&(_, of)) = known {
+            return of;
+        }
+        let of = self.history.spans.beliefs_of(node);
+        // A journal read back from a file has a copy of each name per
+        // event: the cache stays small, and the look-up answers the rest.
+        if self.beliefs_of.len() < 64 {
+            self.beliefs_of.push((node, of));
+        }
+        of
+    }
+
     fn new(history: &'a History<'a>) -> Self {
         Pass {
             m: Milestones::default(),
@@ -273,19 +296,20 @@ impl<'a> Pass<'a> {
             fences: BTreeSet::new(),
             at: 0,
             history,
+            beliefs_of: Vec::new(),
         }
     }
 
-    fn event(&mut self, e: &'a Event) {
+    fn event(&mut self, e: &'a Event, d: Decoded<'a>) {
         let node = e.node.as_str();
         self.at = e.seq + 1;
         // What the node believed before the event and after it: the only
         // belief an event can change is its own node's.
-        let (was, now) = self.history.spans.belief_around(node, e.seq);
+        let of = self.beliefs_of(node);
+        let (was, now) = self.history.spans.belief_around(of, e.seq);
         if let Some(g) = was {
             self.believed.remove(&g);
         }
-        let d = decoded(e);
         match d {
             Decoded::Domain(D::Acquired { .. }) => self.acquired(e),
             Decoded::Domain(D::Granted {

@@ -236,12 +236,14 @@ impl<'a> Spans<'a> {
         open_at(self.beliefs[i].until.map(|u| u.0), p).then_some(i)
     }
 
-    /// The belief of `client` before event `seq` and after it, with one
-    /// look-up of the client.
-    pub fn belief_around(&self, client: &str, seq: u64) -> (Option<usize>, Option<usize>) {
-        let Some(of) = self.beliefs_of.get(client) else {
-            return (None, None);
-        };
+    /// Every belief of `client` (indexes into `beliefs`, in journal order).
+    pub fn beliefs_of(&self, client: &str) -> &[usize] {
+        self.beliefs_of.get(client).map_or(&[], Vec::as_slice)
+    }
+
+    /// The belief of a client before event `seq` and after it, `of` its
+    /// beliefs ([`Spans::beliefs_of`]).
+    pub fn belief_around(&self, of: &[usize], seq: u64) -> (Option<usize>, Option<usize>) {
         let at = |p: u64| {
             let i = last_before(of, p, |i| self.beliefs[i].from_seq)?;
             open_at(self.beliefs[i].until.map(|u| u.0), p).then_some(i)
@@ -287,7 +289,11 @@ impl<'a> SpanIndexer<'a> {
     pub fn event(&mut self, e: &'a Event, d: &Decoded<'a>) {
         let node = e.node.as_str();
         self.spans.end_t_ns = e.t_ns;
-        if node != WORLD && self.seen.insert(node) {
+        // Every event of a node shares the world's copy of its name: a
+        // node already listed is found by address, without comparing text
+        // (the sets stay the truth for any other copy).
+        let listed = self.spans.nodes.iter().any(|n| same_copy(n, node));
+        if !listed && node != WORLD && self.seen.insert(node) {
             self.spans.nodes.push(node);
         }
         match *d {
@@ -299,8 +305,11 @@ impl<'a> SpanIndexer<'a> {
             }
             Decoded::World(W::Resume | W::Restart) => self.state(e, NodeState::Up),
             Decoded::Domain(ref d) => {
-                if self.seen_as.insert((node, d.role())) {
-                    self.spans.appears.push((node, d.role()));
+                let role = d.role();
+                let listed =
+                    (self.spans.appears.iter()).any(|&(n, r)| r == role && same_copy(n, node));
+                if !listed && self.seen_as.insert((node, role)) {
+                    self.spans.appears.push((node, role));
                 }
                 self.domain(e, d);
             }
@@ -468,6 +477,12 @@ impl<'a> SpanIndexer<'a> {
             .collect();
         self.unlive(e.seq, ended);
     }
+}
+
+/// Whether `a` and `b` are the same copy of a text (same address and
+/// length): a fast path before comparing texts, never a substitute for it.
+fn same_copy(a: &str, b: &str) -> bool {
+    std::ptr::eq(a.as_ptr(), b.as_ptr()) && a.len() == b.len()
 }
 
 #[cfg(test)]

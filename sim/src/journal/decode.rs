@@ -197,6 +197,7 @@ pub trait Fields<'a> {
     fn origin(&self) -> (Option<u64>, &str);
 
     /// An error about field `name` of this event.
+    #[cold]
     fn error(&self, name: &'static str, problem: Problem) -> DecodeError {
         let (seq, node) = self.origin();
         DecodeError(Box::new(Details {
@@ -209,12 +210,14 @@ pub trait Fields<'a> {
     }
 
     /// The field `name`, which this kind needs.
+    #[inline(always)]
     fn req<T: FromField<'a>>(&self, name: &'static str) -> Result<T, DecodeError> {
         self.opt(name)?
             .ok_or_else(|| self.error(name, Problem::Missing))
     }
 
     /// The field `name`, which this kind may leave out.
+    #[inline(always)]
     fn opt<T: FromField<'a>>(&self, name: &'static str) -> Result<Option<T>, DecodeError> {
         match self.field(name) {
             None => Ok(None),
@@ -236,6 +239,7 @@ impl<'a> Fields<'a> for &'a Event {
         self.kind.as_str()
     }
 
+    #[inline]
     fn field(&self, name: &str) -> Option<Field<'a>> {
         self.get(name).map(|v| match v {
             Value::U64(v) => Field::U64(*v),

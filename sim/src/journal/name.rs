@@ -40,6 +40,7 @@ impl Name {
     }
 
     /// The text.
+    #[inline]
     pub fn as_str(&self) -> &str {
         match &self.0 {
             NameRepr::Static(s) => s,
@@ -49,6 +50,7 @@ impl Name {
 
     /// Whether both are the same copy of the text (not only equal text):
     /// the cheap first test of equality.
+    #[inline]
     fn same_copy(&self, other: &str) -> bool {
         let s = self.as_str();
         std::ptr::eq(s.as_ptr(), other.as_ptr()) && s.len() == other.len()
@@ -64,6 +66,7 @@ impl Default for Name {
 impl std::ops::Deref for Name {
     type Target = str;
 
+    #[inline]
     fn deref(&self) -> &str {
         self.as_str()
     }
@@ -144,12 +147,14 @@ impl std::hash::Hash for Name {
 }
 
 impl PartialEq<str> for Name {
+    #[inline]
     fn eq(&self, other: &str) -> bool {
         self.same_copy(other) || self.as_str() == other
     }
 }
 
 impl PartialEq<&str> for Name {
+    #[inline]
     fn eq(&self, other: &&str) -> bool {
         *self == **other
     }
