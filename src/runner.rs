@@ -117,24 +117,27 @@ impl ScenarioRun {
             .unfired_faults()
             .map(|f| format!("the {} never fired: {}", f.name(), f.why_unfired))
             .collect();
-        if self.cut_short() {
-            out.push(format!(
+        out.extend(self.cut_short_sentence());
+        out
+    }
+
+    /// For a run cut short: how, and what its code waited on or the fault
+    /// that explains it, in one sentence. `None` for a run that was not.
+    pub fn cut_short_sentence(&self) -> Option<String> {
+        self.cut_short().then(|| {
+            format!(
                 "the run was cut short ({}): {}{}",
                 self.result.outcome,
                 cut_short_text(&self.result.outcome),
                 cut_short_cause(&self.result, self.cut_short_by.as_deref())
-            ));
-        }
-        out
+            )
+        })
     }
 }
 
 /// Whether an outcome is a run cut short (stalled, time limit, event limit).
 pub fn is_cut_short(outcome: &Outcome) -> bool {
-    matches!(
-        outcome,
-        Outcome::Stalled | Outcome::TimeLimit | Outcome::EventLimit
-    )
+    outcome.is_cut_short()
 }
 
 /// The `crash` field of `run --json` and of explore's per-seed lines: the

@@ -202,6 +202,22 @@ pub struct RunResult {
     pub waits: Vec<Wait>,
 }
 
+impl RunResult {
+    /// The result of the run of `seed` begun at `started`, from its parts.
+    fn of(seed: u64, started: Instant, parts: Parts) -> RunResult {
+        let (outcome, journal, sim_time, faults_fired, waits) = parts;
+        RunResult {
+            seed,
+            outcome,
+            journal,
+            sim_time,
+            wall_time: started.elapsed(),
+            faults_fired,
+            waits,
+        }
+    }
+}
+
 /// A wait that nothing in the world will end, on one node.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Wait {
@@ -322,7 +338,7 @@ fn run_on_thread(
         }),
         None => result.recv().map_err(|_| None),
     };
-    let (outcome, journal, sim_time, faults_fired, waits) = match received {
+    let parts = match received {
         Ok(finished) => {
             handle
                 .join()
@@ -358,15 +374,7 @@ fn run_on_thread(
             panic!("a run's thread panicked outside its simulation")
         }
     };
-    RunResult {
-        seed,
-        outcome,
-        journal,
-        sim_time,
-        wall_time: started.elapsed(),
-        faults_fired,
-        waits,
-    }
+    RunResult::of(seed, started, parts)
 }
 
 /// `60s`, `1.5s`, `250ms`: a budget as a user wrote it.
@@ -398,7 +406,7 @@ where
     let started = Instant::now();
     // A watched caller's watch sees this run too.
     let inherited = watch();
-    let (outcome, journal, sim_time, faults_fired, waits) = std::thread::scope(|scope| {
+    let parts = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name(format!("{THREAD_PREFIX}{seed}"))
             .spawn_scoped(scope, move || {
@@ -411,15 +419,7 @@ where
             .join()
             .unwrap_or_else(|payload| panic::resume_unwind(payload))
     });
-    RunResult {
-        seed,
-        outcome,
-        journal,
-        sim_time,
-        wall_time: started.elapsed(),
-        faults_fired,
-        waits,
-    }
+    RunResult::of(seed, started, parts)
 }
 
 /// Runs the world that `build` makes with `seed` on the calling thread, with
@@ -444,16 +444,7 @@ where
     );
     install_panic_hook();
     let started = Instant::now();
-    let (outcome, journal, sim_time, faults_fired, waits) = run_parts(seed, build);
-    RunResult {
-        seed,
-        outcome,
-        journal,
-        sim_time,
-        wall_time: started.elapsed(),
-        faults_fired,
-        waits,
-    }
+    RunResult::of(seed, started, run_parts(seed, build))
 }
 
 /// Marks this thread as running a simulation while alive: its panics are

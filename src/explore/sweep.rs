@@ -333,7 +333,8 @@ impl SeedReport {
             reproduced: scenario.expect.reproduced_by(r, &run.milestones),
             cut_short_unexplained: (run.cut_short_unexplained()
                 && scenario.expect.outcome.is_none())
-            .then(|| run.untested().pop().unwrap_or_default()),
+            .then(|| run.cut_short_sentence())
+            .flatten(),
             idle_process: run.idle_clients.iter().any(|c| {
                 c.process && !c.acquired && !scenario.expect.idle_clients.contains(&c.name)
             }),
