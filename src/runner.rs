@@ -697,32 +697,18 @@ fn expectations(
             actual: outcome.as_str().to_owned(),
         });
     }
-    let counts = [
-        ("stale_writes", e.stale_writes, report.stale_writes),
-        ("zombie_writes", e.zombie_writes, report.zombie_writes),
-        ("late_writes", e.late_writes, report.late_writes),
-        ("accepted_writes", e.accepted_writes, report.accepted_writes),
-        ("rejected_writes", e.rejected_writes, report.rejected_writes),
-        (
-            "token_regressions",
-            e.token_regressions,
-            report.token_regressions,
-        ),
-        ("lost_updates", e.lost_updates, report.lost_updates),
-        ("double_grants", e.double_grants, report.double_grants),
-        ("early_expiries", e.early_expiries, report.early_expiries),
-        (
-            "minority_acquires",
-            e.minority_acquires,
-            report.minority_acquires,
-        ),
-        (
-            "false_rejections",
-            e.false_rejections,
-            report.false_rejections,
-        ),
-        ("unfired_faults", e.unfired_faults, unfired),
-    ];
+    let counts = e
+        .counts
+        .iter()
+        .map(|(c, n)| (c.name(), *n, *report.counters.get(c)))
+        .chain([
+            (
+                "false_rejections",
+                e.false_rejections,
+                report.false_rejections,
+            ),
+            ("unfired_faults", e.unfired_faults, unfired),
+        ]);
     for (key, expected, actual) in counts {
         if let Some(expected) = expected {
             out.push(Expectation {

@@ -92,14 +92,8 @@ pub(crate) fn run_human(
     .unwrap();
     writeln!(
         out,
-        "found     {} stale, {} zombie, {} late, {} token regressions, {} lost updates, {} double grants{}, {} overlapping leases",
-        rep.stale_writes,
-        rep.zombie_writes,
-        rep.late_writes,
-        rep.token_regressions,
-        rep.lost_updates,
-        rep.double_grants,
-        crate::report::step::lock_contract_text(rep),
+        "found     {}, {} overlapping leases",
+        rep.found_text(),
         rep.overlapping_leases
     )
     .unwrap();

@@ -153,8 +153,10 @@ impl Milestones {
     pub fn count_with_roles(journal: &Journal, roles: &super::Roles) -> Milestones {
         let history = History::index(journal, roles);
         let mut findings = Vec::new();
-        let stale = super::stale::check(&history, &mut findings);
-        let regressed = super::tokens::check(&history, &mut findings);
+        let config = super::OracleConfig::default();
+        let mut count = |kind| super::finding::check(kind, &history, &config, &mut findings);
+        let stale = count(super::ViolationKind::StaleWrite);
+        let regressed = count(super::ViolationKind::TokenRegression);
         Milestones::count_indexed(journal, &history, stale, regressed)
     }
 

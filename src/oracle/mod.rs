@@ -77,20 +77,16 @@ use serde::Serialize;
 use sim::journal::Journal;
 
 mod counts;
-mod double_grant;
+pub mod finding;
 pub(crate) mod history;
-mod lock_contract;
-mod lost_update;
 pub mod milestones;
 pub(crate) mod roles;
 pub mod signature;
 pub(crate) mod spans;
-mod stale;
 pub(crate) mod stops;
-mod tokens;
-mod zombie;
 
 pub use counts::Counters;
+pub use finding::{Counter, Counts, ViolationKind};
 use history::History;
 pub use milestones::Milestones;
 pub use roles::Roles;
@@ -143,84 +139,6 @@ impl Verdict {
 }
 
 impl fmt::Display for Verdict {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What kind of finding a [`Violation`] is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ViolationKind {
-    /// The storage accepted a write after accepting one made under a newer grant.
-    StaleWrite,
-    /// The storage accepted a write whose grant was no longer current, before
-    /// it had accepted any write made under a newer grant.
-    ZombieWrite,
-    /// The lock handed out a token not greater than an earlier grant's.
-    TokenRegression,
-    /// A key's final value is below the number of increments the storage applied.
-    LostUpdate,
-    /// The storage accepted a write after its grant ended, while no newer
-    /// grant to another client was current: late, but never a violation.
-    LateWrite,
-    /// A lock node granted the lock while its grant to another client was
-    /// still live there: a broken lock contract.
-    DoubleGrant,
-    /// A lock node ended a grant before the end its grant or latest renewal
-    /// promised, on its own clock: a broken lock contract.
-    EarlyExpiry,
-    /// A client believed an acquisition that fewer than a majority of the
-    /// lock nodes had granted: a broken lock contract.
-    MinorityAcquire,
-}
-
-impl ViolationKind {
-    /// `"stale_write"`, `"zombie_write"`, `"token_regression"`,
-    /// `"lost_update"`, `"late_write"`, `"double_grant"`, `"early_expiry"`
-    /// or `"minority_acquire"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ViolationKind::EarlyExpiry => "early_expiry",
-            ViolationKind::MinorityAcquire => "minority_acquire",
-            ViolationKind::LateWrite => "late_write",
-            ViolationKind::DoubleGrant => "double_grant",
-            ViolationKind::StaleWrite => "stale_write",
-            ViolationKind::ZombieWrite => "zombie_write",
-            ViolationKind::TokenRegression => "token_regression",
-            ViolationKind::LostUpdate => "lost_update",
-        }
-    }
-}
-
-impl ViolationKind {
-    /// The [`Report`] counter (and `[expect]` key) that counts findings of
-    /// this kind: `"stale_writes"`, `"early_expiries"`, …
-    pub fn counter(self) -> &'static str {
-        match self {
-            ViolationKind::StaleWrite => "stale_writes",
-            ViolationKind::ZombieWrite => "zombie_writes",
-            ViolationKind::TokenRegression => "token_regressions",
-            ViolationKind::LostUpdate => "lost_updates",
-            ViolationKind::LateWrite => "late_writes",
-            ViolationKind::DoubleGrant => "double_grants",
-            ViolationKind::EarlyExpiry => "early_expiries",
-            ViolationKind::MinorityAcquire => "minority_acquires",
-        }
-    }
-
-    /// Whether a finding of this kind makes a run a violation: zombie writes
-    /// only when `strict`, late writes never, the rest always.
-    pub fn counts(self, strict: bool) -> bool {
-        match self {
-            ViolationKind::ZombieWrite => strict,
-            ViolationKind::LateWrite => false,
-            _ => true,
-        }
-    }
-}
-
-impl fmt::Display for ViolationKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -343,25 +261,15 @@ pub fn check_and_count(journal: &Journal, config: &OracleConfig) -> (Report, Mil
 /// Judges the indexes of one journal.
 fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
     let mut violations = Vec::new();
-    let stale_writes = stale::check(history, &mut violations);
-    let untimely = zombie::check(history, &mut violations);
-    let zombie_writes = untimely.zombie_writes;
-    let token_regressions = tokens::check(history, &mut violations);
-    let lost_updates = lost_update::check(history, &mut violations);
-    let double_grants = double_grant::check(history, &mut violations);
-    let early_expiries = lock_contract::early_expiries(history, &mut violations);
-    let minority_acquires =
-        lock_contract::minority_acquires(history, config.lock_nodes, &mut violations);
+    let mut counters = finding::check_all(history, config, &mut violations);
     let counts = counts::count(history);
-    // Stable: findings at the same event keep the order of the checks above.
+    counters.accepted_writes = counts.accepted_writes;
+    counters.rejected_writes = counts.rejected_writes;
+    // Stable: findings at the same event keep the order of the checks.
     violations.sort_by_key(|v| v.seq);
-    let violated = stale_writes > 0
-        || token_regressions > 0
-        || lost_updates > 0
-        || double_grants > 0
-        || early_expiries > 0
-        || minority_acquires > 0
-        || (config.strict && zombie_writes > 0);
+    let violated = ViolationKind::ALL
+        .iter()
+        .any(|&k| k.counts(config.strict) && *counters.finding(k) > 0);
     Report {
         // A journal the oracle cannot trust is judged neither safe nor
         // violated: the run is an error, with what was missing.
@@ -372,18 +280,7 @@ fn judge_indexed(history: &History<'_>, config: &OracleConfig) -> Report {
         } else {
             Verdict::Safe
         },
-        counters: Counters {
-            stale_writes,
-            zombie_writes,
-            late_writes: untimely.late_writes,
-            accepted_writes: counts.accepted_writes,
-            rejected_writes: counts.rejected_writes,
-            token_regressions,
-            lost_updates,
-            double_grants,
-            early_expiries,
-            minority_acquires,
-        },
+        counters,
         false_rejections: counts.false_rejections,
         overlapping_leases: counts.overlapping_leases,
         violations,

@@ -31,7 +31,7 @@ use std::fmt;
 
 use sim::journal::Journal;
 
-use super::history::History;
+use super::history::{History, Outcome};
 use super::{check, OracleConfig, ViolationKind};
 
 /// A grant, named by its client and its place among that client's grants:
@@ -125,7 +125,8 @@ pub fn signatures(journal: &Journal) -> Vec<Signature> {
         .collect()
 }
 
-/// The signature of the finding of `kind` shown at journal position `seq`.
+/// The signature of the finding of `kind` shown at journal position `seq`:
+/// what its kind's file says of it.
 fn of(history: &History<'_>, kind: ViolationKind, seq: u64) -> Signature {
     let mut sig = Signature {
         kind,
@@ -134,86 +135,38 @@ fn of(history: &History<'_>, kind: ViolationKind, seq: u64) -> Signature {
         grants: Vec::new(),
         late_grant: false,
     };
-    match kind {
-        ViolationKind::StaleWrite | ViolationKind::ZombieWrite | ViolationKind::LateWrite => {
-            let Some(outcome) = history.outcomes.iter().find(|o| o.seq == seq && o.accepted) else {
-                return sig;
-            };
-            sig.writer = Some(outcome.client.to_owned());
-            let Some(g) = outcome.grant else { return sig };
-            let mut involved = vec![g];
-            sig.late_grant = history.grants[g]
-                .end
-                .is_some_and(|e| e.seq < history.grants[g].seq);
-            let newer = match kind {
-                ViolationKind::StaleWrite => {
-                    outcome.superseding.and_then(|i| history.outcomes[i].grant)
-                }
-                // The newer grant that was current: the client whose
-                // exclusion the write broke.
-                ViolationKind::ZombieWrite => history.current_newer_grant_of_another(g, seq),
-                _ => history.grants[g]
-                    .superseded
-                    .filter(|(at, _)| *at < seq)
-                    .map(|(_, i)| i),
-            };
-            if let Some(n) = newer {
-                sig.newer_holder = Some(history.grants[n].client.to_owned());
-                involved.push(n);
-            }
-            involved.sort_by_key(|&i| (history.grants[i].lock_seq, i));
-            sig.grants = involved.iter().map(|&i| grant_ref(history, i)).collect();
-        }
-        ViolationKind::TokenRegression => {
-            let Some(at) = history.issued.iter().position(|i| i.seq == seq) else {
-                return sig;
-            };
-            let grant = &history.issued[at];
-            sig.writer = Some(grant.client.to_owned());
-            // The earlier grant of the same node with the largest token
-            // (the first to reach it), as the check compares.
-            let earlier = history.issued[..at]
-                .iter()
-                .filter(|i| i.node == grant.node)
-                .fold(
-                    None,
-                    |best: Option<&super::history::Issued<'_>>, i| match best {
-                        Some(b) if b.token >= i.token => Some(b),
-                        _ => Some(i),
-                    },
-                );
-            sig.newer_holder = earlier.map(|e| e.client.to_owned());
-        }
-        ViolationKind::LostUpdate => {}
-        // The client granted the lock a second time, by the node's account.
-        ViolationKind::DoubleGrant => {
-            if let Some(e) = history
-                .lock_events
-                .iter()
-                .find(|e| e.seq == seq && e.granted())
-            {
-                sig.writer = Some(e.client.to_owned());
-            }
-        }
-        // The client whose grant the lock ended early.
-        ViolationKind::EarlyExpiry => {
-            if let Some(e) = history.lock_events.iter().find(|e| e.seq == seq) {
-                sig.writer = Some(e.client.to_owned());
-            }
-        }
-        // The client that believed a minority's grant.
-        ViolationKind::MinorityAcquire => {
-            if let Some(i) = history.grants.iter().position(|g| g.seq == seq) {
-                sig.writer = Some(history.grants[i].client.to_owned());
-                sig.grants = vec![grant_ref(history, i)];
-            }
-        }
-    }
+    super::finding::signature(kind, history, seq, &mut sig);
     sig
 }
 
+/// The signature of a finding made at the storage's acceptance `seq` (a
+/// stale, zombie or late write): its writer, and the newer grant that
+/// `newer` finds for the writer's grant (by its index), if any.
+pub(super) fn at_write(
+    history: &History<'_>,
+    seq: u64,
+    sig: &mut Signature,
+    newer: impl FnOnce(&Outcome<'_>, usize) -> Option<usize>,
+) {
+    let Some(outcome) = history.outcomes.iter().find(|o| o.seq == seq && o.accepted) else {
+        return;
+    };
+    sig.writer = Some(outcome.client.to_owned());
+    let Some(g) = outcome.grant else { return };
+    let mut involved = vec![g];
+    sig.late_grant = history.grants[g]
+        .end
+        .is_some_and(|e| e.seq < history.grants[g].seq);
+    if let Some(n) = newer(outcome, g) {
+        sig.newer_holder = Some(history.grants[n].client.to_owned());
+        involved.push(n);
+    }
+    involved.sort_by_key(|&i| (history.grants[i].lock_seq, i));
+    sig.grants = involved.iter().map(|&i| grant_ref(history, i)).collect();
+}
+
 /// Grant `index` as `client#n`.
-fn grant_ref(history: &History<'_>, index: usize) -> GrantRef {
+pub(super) fn grant_ref(history: &History<'_>, index: usize) -> GrantRef {
     let grant = &history.grants[index];
     let nth = history.grants[..=index]
         .iter()

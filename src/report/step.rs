@@ -100,30 +100,11 @@ pub fn verdict_text(report: &Report) -> String {
         Verdict::Error => "ERROR: the run crashed; nothing it did is judged safe",
     };
     format!(
-        "{head} ({} accepted, {} rejected; {} stale, {} zombie, {} late, {} token regressions, {} lost updates, {} double grants{})",
+        "{head} ({} accepted, {} rejected; {})",
         report.accepted_writes,
         report.rejected_writes,
-        report.stale_writes,
-        report.zombie_writes,
-        report.late_writes,
-        report.token_regressions,
-        report.lost_updates,
-        report.double_grants,
-        lock_contract_text(report)
+        report.found_text()
     )
-}
-
-/// The rarer broken lock contracts, named only when found (`, 1 early
-/// expiries`), so that a run without them reads as it always has.
-pub fn lock_contract_text(report: &Report) -> String {
-    let mut text = String::new();
-    if report.early_expiries > 0 {
-        text += &format!(", {} early expiries", report.early_expiries);
-    }
-    if report.minority_acquires > 0 {
-        text += &format!(", {} minority acquisitions", report.minority_acquires);
-    }
-    text
 }
 
 /// Everything `fencesim step` shows: the steps, the lanes of the run with one

@@ -11,6 +11,7 @@ use super::reader::{did_you_mean, Field, Result, Source, Table};
 use crate::design::catalog::{show_duration, KeyKind, KeySpec, Registry, Role, CLIENT_KEYS};
 use crate::design::client::{ClientKeys, Precondition};
 use crate::design::DesignConfig as _;
+use crate::oracle::{Counter, Counts};
 
 const TOP_KEYS: &[&str] = &[
     "name",
@@ -29,18 +30,8 @@ const TOP_KEYS: &[&str] = &[
 ];
 const NETWORK_KEYS: &[&str] = &["latency", "loss", "duplicate", "links"];
 const LINK_KEYS: &[&str] = &["from", "to", "latency", "loss", "duplicate"];
+/// `[expect]`'s keys after its counters (see [`expect_keys`]).
 const EXPECT_KEYS: &[&str] = &[
-    "verdict",
-    "stale_writes",
-    "zombie_writes",
-    "late_writes",
-    "accepted_writes",
-    "rejected_writes",
-    "token_regressions",
-    "lost_updates",
-    "double_grants",
-    "early_expiries",
-    "minority_acquires",
     "false_rejections",
     "unfired_faults",
     "outcome",
@@ -59,6 +50,15 @@ pub(crate) const MAX_EVENTS: u64 = 1_000_000;
 /// The default `max_events`.
 pub(crate) const DEFAULT_MAX_EVENTS: u64 = 100_000;
 
+/// `[expect]`'s keys: `verdict`, the counters ([`Counter::all`]'s names),
+/// then the rest.
+fn expect_keys() -> Vec<&'static str> {
+    std::iter::once("verdict")
+        .chain(Counter::all().map(Counter::name))
+        .chain(EXPECT_KEYS.iter().copied())
+        .collect()
+}
+
 /// The keys of the tables read here, for [`super::accepted_keys`].
 pub(crate) fn table_keys() -> Vec<(String, Vec<&'static str>)> {
     let mut client = vec!["name", "process"];
@@ -68,7 +68,7 @@ pub(crate) fn table_keys() -> Vec<(String, Vec<&'static str>)> {
         ("[network]".to_owned(), NETWORK_KEYS.to_vec()),
         ("[[network.links]]".to_owned(), LINK_KEYS.to_vec()),
         ("[[clients]]".to_owned(), client),
-        ("[expect]".to_owned(), EXPECT_KEYS.to_vec()),
+        ("[expect]".to_owned(), expect_keys()),
     ]
 }
 
@@ -535,20 +535,11 @@ pub(crate) fn node_name_problem(name: &str, what: &str) -> Option<String> {
 
 fn expect(field: &Field<'_>) -> Result<Expect> {
     let mut table = field.table("[expect]")?;
-    table.accept(EXPECT_KEYS)?;
+    table.accept(&expect_keys())?;
     let mut count = |key| optional(table.get(key), Field::u64);
     let expect = Expect {
         verdict: None,
-        stale_writes: count("stale_writes")?,
-        zombie_writes: count("zombie_writes")?,
-        late_writes: count("late_writes")?,
-        accepted_writes: count("accepted_writes")?,
-        rejected_writes: count("rejected_writes")?,
-        token_regressions: count("token_regressions")?,
-        lost_updates: count("lost_updates")?,
-        double_grants: count("double_grants")?,
-        early_expiries: count("early_expiries")?,
-        minority_acquires: count("minority_acquires")?,
+        counts: Counts::try_from_fn(|c| count(c.name()))?,
         false_rejections: count("false_rejections")?,
         unfired_faults: count("unfired_faults")?,
         outcome: None,

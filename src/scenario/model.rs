@@ -9,6 +9,8 @@ use crate::design::catalog::Resolved;
 /// A design's parameters live in the design layer; re-exported here, where
 /// a loaded [`DesignSpec`] carries them.
 pub use crate::design::params::{ParamValue, Params};
+use crate::oracle::finding::Judged;
+use crate::oracle::{Counts, ViolationKind};
 
 /// A loaded and validated scenario file.
 #[derive(Clone, Debug, PartialEq)]
@@ -238,29 +240,10 @@ pub use sim::fault::{Fault, Scope, Trigger};
 pub struct Expect {
     /// The verdict.
     pub verdict: Option<Verdict>,
-    /// Number of stale writes.
-    pub stale_writes: Option<u64>,
-    /// Number of zombie writes.
-    pub zombie_writes: Option<u64>,
-    /// Number of late writes (never a violation).
-    pub late_writes: Option<u64>,
-    /// Number of double grants (a lock node granting while its grant to
-    /// another client is live).
-    pub double_grants: Option<u64>,
-    /// Number of early expiries (a lock node ending a grant before the end
-    /// it promised).
-    pub early_expiries: Option<u64>,
-    /// Number of minority acquisitions (a client believing a lock fewer
-    /// than a majority of the lock nodes granted).
-    pub minority_acquires: Option<u64>,
-    /// Number of writes the storage accepted.
-    pub accepted_writes: Option<u64>,
-    /// Number of writes the storage rejected.
-    pub rejected_writes: Option<u64>,
-    /// Number of token regressions.
-    pub token_regressions: Option<u64>,
-    /// Number of lost updates.
-    pub lost_updates: Option<u64>,
+    /// The counters the run must show (`stale_writes = 0`, …): one per
+    /// finding kind (see [`crate::oracle::finding`]) and the accepted and
+    /// rejected writes.
+    pub counts: Counts<Option<u64>>,
     /// Number of rejections of the current holder's writes (a fence too
     /// strict, such as `lock_token < :token`).
     pub false_rejections: Option<u64>,
@@ -295,23 +278,15 @@ pub const ALWAYS: [&str; 2] = ["no_false_rejections", "completes"];
 
 impl Expect {
     /// The violation kinds this `[expect]` counts above zero, by their
-    /// counters' names (`stale_writes`, `zombie_writes`,
-    /// `token_regressions`, `lost_updates`, `double_grants`,
-    /// `early_expiries`, `minority_acquires`).
+    /// counters' names (`stale_writes`, `token_regressions`, …): every kind
+    /// that can make a run a violation, in the order the checks run.
     pub fn violation_kinds(&self) -> Vec<&'static str> {
-        [
-            ("stale_writes", self.stale_writes),
-            ("zombie_writes", self.zombie_writes),
-            ("token_regressions", self.token_regressions),
-            ("lost_updates", self.lost_updates),
-            ("double_grants", self.double_grants),
-            ("early_expiries", self.early_expiries),
-            ("minority_acquires", self.minority_acquires),
-        ]
-        .into_iter()
-        .filter(|(_, n)| n.is_some_and(|n| n > 0))
-        .map(|(name, _)| name)
-        .collect()
+        ViolationKind::ALL
+            .iter()
+            .filter(|k| k.judged() != Judged::Never)
+            .filter(|&&k| self.counts.finding(k).is_some_and(|n| n > 0))
+            .map(|k| k.counter())
+            .collect()
     }
 
     /// Whether a violating run reproduces this scenario's own bug: it found

@@ -4,6 +4,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use fencesim::design::catalog::{DesignInfo, KeyKind, KeySpec, Registry, Role};
+use fencesim::oracle::Counts;
 use fencesim::scenario::*;
 use sim::fault::{ClockChange, Crash, Delay, Drop, Duplicate, Partition, Pause};
 
@@ -95,8 +96,11 @@ fn the_design_example_loads_with_defaults_filled_in() {
         }],
         expect: Expect {
             verdict: Some(Verdict::Safe),
-            stale_writes: Some(0),
-            rejected_writes: Some(1),
+            counts: Counts {
+                stale_writes: Some(0),
+                rejected_writes: Some(1),
+                ..Counts::default()
+            },
             ..Expect::default()
         },
         explore: None,

@@ -18,20 +18,38 @@
 
 use std::fmt::Write as _;
 
-use super::history::{Grant, History};
-use super::stale::{superseding, write_name};
-use super::{Secs, TokenText, Violation, ViolationKind};
+use super::stale_write::{superseding, write_name};
+use crate::oracle::history::{Grant, History};
+use crate::oracle::signature::{at_write, Signature};
+use crate::oracle::{OracleConfig, Secs, TokenText, Violation, ViolationKind};
 
-/// Zombie and late acceptances, counted.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(super) struct Untimely {
-    pub zombie_writes: u64,
-    pub late_writes: u64,
+/// Counts zombie acceptances and appends one finding for each.
+pub(super) fn check(
+    history: &History<'_>,
+    _: &OracleConfig,
+    violations: &mut Vec<Violation>,
+) -> u64 {
+    untimely(history, ViolationKind::ZombieWrite, violations)
 }
 
-/// Counts zombie and late acceptances and appends one finding for each.
-pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> Untimely {
-    let mut counts = Untimely::default();
+/// The writer, and the client whose newer grant was current: whose
+/// exclusion the write broke.
+pub(super) fn signature(history: &History<'_>, seq: u64, sig: &mut Signature) {
+    at_write(history, seq, sig, |_, g| {
+        history.current_newer_grant_of_another(g, seq)
+    });
+}
+
+/// Counts the acceptances of writes whose grant was no longer current that
+/// are of `kind` (a zombie or a late write: which one depends on whether
+/// another client's newer grant was current) and appends one finding for
+/// each.
+pub(super) fn untimely(
+    history: &History<'_>,
+    kind: ViolationKind,
+    violations: &mut Vec<Violation>,
+) -> u64 {
+    let mut count = 0;
     for outcome in history.outcomes.iter().filter(|o| o.accepted) {
         let Some(g) = outcome.grant else { continue };
         if outcome.redelivery || superseding(history, outcome).is_some() {
@@ -42,6 +60,16 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> U
         if newer.is_none() && end.is_none() {
             continue;
         }
+        let holder = history.current_newer_grant_of_another(g, outcome.seq);
+        let found = if holder.is_some() {
+            ViolationKind::ZombieWrite
+        } else {
+            ViolationKind::LateWrite
+        };
+        if found != kind {
+            continue;
+        }
+        count += 1;
         let grant = &history.grants[g];
         let token = history.write(outcome.write_id).and_then(|w| w.token);
         let mut text = format!(
@@ -88,32 +116,22 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> U
             )
             .unwrap();
         }
-        let (kind, tail) = match history.current_newer_grant_of_another(g, outcome.seq) {
+        let tail = match holder {
             Some(holder) => {
                 let holder = &history.grants[holder];
-                counts.zombie_writes += 1;
-                (
-                    ViolationKind::ZombieWrite,
-                    format!(
-                        ", while {}'s newer grant (granted at {}, {}) was current at the lock; \
+                format!(
+                    ", while {}'s newer grant (granted at {}, {}) was current at the lock; \
                          no newer holder had written yet, so fencing cannot stop this: a zombie \
                          write.",
-                        holder.client,
-                        Secs(holder.lock_t_ns),
-                        TokenText(holder.token)
-                    ),
+                    holder.client,
+                    Secs(holder.lock_t_ns),
+                    TokenText(holder.token)
                 )
             }
-            None => {
-                counts.late_writes += 1;
-                (
-                    ViolationKind::LateWrite,
-                    format!(
-                        "; {}: a late write, not a violation.",
-                        nobody_else(history, grant)
-                    ),
-                )
-            }
+            None => format!(
+                "; {}: a late write, not a violation.",
+                nobody_else(history, grant)
+            ),
         };
         text.push_str(&tail);
         violations.push(Violation {
@@ -123,7 +141,7 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> U
             explanation: text,
         });
     }
-    counts
+    count
 }
 
 /// Why a late write broke no one's exclusion.

@@ -1,18 +1,12 @@
-//! The lock's own contract, judged on the lock's own events and clocks, so
-//! that no storage, however well fenced, can mask a broken lock:
-//!
-//! - `early_expiry`: a lock node ends a grant (`expired`, a TTL running out)
-//!   before the end its `granted` or latest `renewed` promised (`ttl_ms`),
-//!   by both of its own clocks: its monotonic clock (`mono_ns`) and its wall
-//!   clock (the event's local time). A lock may run its expiry on either;
-//!   ending early on both is ending early on the clock it chose. A wall
-//!   clock that jumps forward ends a wall-clock lease early by true time:
-//!   that is the clock's fault, shown as such (`lock_clock_forward`), not
-//!   the lock's.
-//! - `minority_acquire`: a client believes it acquired a lease (`acquired`)
-//!   that fewer than a majority of the design's N lock nodes had granted it
-//!   (`granted`), N ≥ 2. A majority of N is ⌊N/2⌋ + 1: two clients can
-//!   never both hold one.
+//! `early_expiry`: a lock node ends a grant (`expired`, a TTL running out)
+//! before the end its `granted` or latest `renewed` promised (`ttl_ms`), by
+//! both of its own clocks: its monotonic clock (`mono_ns`) and its wall
+//! clock (the event's local time). A lock may run its expiry on either;
+//! ending early on both is ending early on the clock it chose. A wall clock
+//! that jumps forward ends a wall-clock lease early by true time: that is
+//! the clock's fault, shown as such (`lock_clock_forward`), not the lock's.
+//! Judged on the lock's own events and clocks, so that no storage, however
+//! well fenced, can mask a broken lock.
 //!
 //! Grants with no `ttl_ms` (a session's lock, kept alive apart from the
 //! grant) and ends with a `reason` (a restart, a closed session) promise
@@ -21,15 +15,20 @@
 
 use std::collections::BTreeMap;
 
-use super::history::{History, LockKind};
-use super::{Secs, Violation, ViolationKind};
+use crate::oracle::history::{History, LockKind};
+use crate::oracle::signature::Signature;
+use crate::oracle::{OracleConfig, Secs, Violation, ViolationKind};
 
 /// How much earlier than promised an end may come and still be on time: a
 /// timer's true wait is rounded to the nanosecond from its clock's rate.
 const ROUNDING_NS: u64 = 1_000;
 
 /// Counts early expiries and appends one violation for each.
-pub(super) fn early_expiries(history: &History<'_>, violations: &mut Vec<Violation>) -> u64 {
+pub(super) fn check(
+    history: &History<'_>,
+    _: &OracleConfig,
+    violations: &mut Vec<Violation>,
+) -> u64 {
     struct Promise {
         t_ns: u64,
         local_ns: i64,
@@ -107,46 +106,9 @@ pub(super) fn early_expiries(history: &History<'_>, violations: &mut Vec<Violati
     count
 }
 
-/// Counts acquisitions not backed by a majority of `lock_nodes` lock nodes
-/// (0: the lock nodes that appear in the journal) and appends one violation
-/// for each.
-pub(super) fn minority_acquires(
-    history: &History<'_>,
-    lock_nodes: usize,
-    violations: &mut Vec<Violation>,
-) -> u64 {
-    let n = if lock_nodes > 0 {
-        lock_nodes
-    } else {
-        let mut seen: Vec<&str> = history.lock_events.iter().map(|e| e.node).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        seen.len()
-    };
-    if n < 2 {
-        return 0;
+/// The client whose grant the lock ended early.
+pub(super) fn signature(history: &History<'_>, seq: u64, sig: &mut Signature) {
+    if let Some(e) = history.lock_events.iter().find(|e| e.seq == seq) {
+        sig.writer = Some(e.client.to_owned());
     }
-    let majority = n / 2 + 1;
-    let mut count = 0;
-    for g in &history.grants {
-        // A design that journals no `granted` for the lease is not judged.
-        if g.granted_by.is_empty() || g.granted_by.len() >= majority {
-            continue;
-        }
-        count += 1;
-        violations.push(Violation {
-            kind: ViolationKind::MinorityAcquire,
-            seq: g.seq,
-            t_ns: g.t_ns,
-            explanation: format!(
-                "{} believed it acquired the lock at {} with {} of the {n} lock nodes' grants \
-                 ({}): a majority is {majority}, so another client can win one at the same time.",
-                g.client,
-                Secs(g.t_ns),
-                g.granted_by.len(),
-                g.granted_by.join(", "),
-            ),
-        });
-    }
-    count
 }

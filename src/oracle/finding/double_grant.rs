@@ -7,11 +7,16 @@
 
 use std::collections::BTreeMap;
 
-use super::history::History;
-use super::{Secs, Violation, ViolationKind};
+use crate::oracle::history::History;
+use crate::oracle::signature::Signature;
+use crate::oracle::{OracleConfig, Secs, Violation, ViolationKind};
 
 /// Counts double grants and appends one violation for each.
-pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u64 {
+pub(super) fn check(
+    history: &History<'_>,
+    _: &OracleConfig,
+    violations: &mut Vec<Violation>,
+) -> u64 {
     let mut count = 0;
     // Per lock node, its live grants: (client, lease) → when it made them.
     let mut live: BTreeMap<&str, BTreeMap<(&str, u64), u64>> = BTreeMap::new();
@@ -48,4 +53,15 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
         grants.insert((e.client, e.lease), e.t_ns);
     }
     count
+}
+
+/// The client granted the lock a second time, by the node's account.
+pub(super) fn signature(history: &History<'_>, seq: u64, sig: &mut Signature) {
+    if let Some(e) = history
+        .lock_events
+        .iter()
+        .find(|e| e.seq == seq && e.granted())
+    {
+        sig.writer = Some(e.client.to_owned());
+    }
 }

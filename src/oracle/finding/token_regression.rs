@@ -8,11 +8,16 @@
 
 use std::collections::BTreeMap;
 
-use super::history::History;
-use super::{Secs, Violation, ViolationKind};
+use crate::oracle::history::{History, Issued};
+use crate::oracle::signature::Signature;
+use crate::oracle::{OracleConfig, Secs, Violation, ViolationKind};
 
 /// Counts regressing grants and appends one violation for each.
-pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u64 {
+pub(super) fn check(
+    history: &History<'_>,
+    _: &OracleConfig,
+    violations: &mut Vec<Violation>,
+) -> u64 {
     let mut count = 0;
     // Per lock node, the earlier grant holding the largest token so far.
     let mut largest: BTreeMap<&str, usize> = BTreeMap::new();
@@ -43,4 +48,24 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
         }
     }
     count
+}
+
+/// The client handed the regressed token, and the client of the larger
+/// earlier token it is compared with.
+pub(super) fn signature(history: &History<'_>, seq: u64, sig: &mut Signature) {
+    let Some(at) = history.issued.iter().position(|i| i.seq == seq) else {
+        return;
+    };
+    let grant = &history.issued[at];
+    sig.writer = Some(grant.client.to_owned());
+    // The earlier grant of the same node with the largest token (the first
+    // to reach it), as the check compares.
+    let earlier = history.issued[..at]
+        .iter()
+        .filter(|i| i.node == grant.node)
+        .fold(None, |best: Option<&Issued<'_>>, i| match best {
+            Some(b) if b.token >= i.token => Some(b),
+            _ => Some(i),
+        });
+    sig.newer_holder = earlier.map(|e| e.client.to_owned());
 }

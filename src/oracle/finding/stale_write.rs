@@ -5,8 +5,9 @@
 //! `precondition` (a compare-and-set on the current version, a token checked
 //! in the row) is judged by that precondition: it cannot be stale.
 
-use super::history::{History, Outcome};
-use super::{Secs, TokenText, Violation, ViolationKind};
+use crate::oracle::history::{History, Outcome};
+use crate::oracle::signature::{at_write, Signature};
+use crate::oracle::{OracleConfig, Secs, TokenText, Violation, ViolationKind};
 
 /// The earlier acceptance, at the same storage node, made under a grant
 /// newer than `outcome`'s, if any (conditional acceptances included).
@@ -22,7 +23,11 @@ pub(super) fn superseding<'h, 'a>(
 /// write delivered twice after a newer holder's is one stale write (and a
 /// duplicate that lands after a newer holder's write is one, however its
 /// first delivery fared).
-pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u64 {
+pub(super) fn check(
+    history: &History<'_>,
+    _: &OracleConfig,
+    violations: &mut Vec<Violation>,
+) -> u64 {
     let mut count = 0;
     let mut judged = std::collections::BTreeSet::new();
     for outcome in history.outcomes.iter().filter(|o| o.accepted) {
@@ -56,6 +61,13 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
         });
     }
     count
+}
+
+/// The writer, and the client whose earlier accepted write makes it stale.
+pub(super) fn signature(history: &History<'_>, seq: u64, sig: &mut Signature) {
+    at_write(history, seq, sig, |outcome, _| {
+        outcome.superseding.and_then(|i| history.outcomes[i].grant)
+    });
 }
 
 /// `client1's write client1/1`.

@@ -8,8 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::history::History;
-use super::{Violation, ViolationKind};
+use crate::oracle::history::History;
+use crate::oracle::signature::Signature;
+use crate::oracle::{OracleConfig, Violation, ViolationKind};
 
 #[derive(Default)]
 struct Key<'a> {
@@ -22,7 +23,11 @@ struct Key<'a> {
 
 /// Counts lost updates over all keys and appends one violation per key
 /// that lost any.
-pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u64 {
+pub(super) fn check(
+    history: &History<'_>,
+    _: &OracleConfig,
+    violations: &mut Vec<Violation>,
+) -> u64 {
     if !history.has_increments {
         return 0;
     }
@@ -82,3 +87,6 @@ pub(super) fn check(history: &History<'_>, violations: &mut Vec<Violation>) -> u
     }
     total
 }
+
+/// A lost update belongs to a key, not to a client's write: nothing to add.
+pub(super) fn signature(_: &History<'_>, _: u64, _: &mut Signature) {}
