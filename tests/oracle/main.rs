@@ -12,6 +12,7 @@ mod reference;
 mod regressions;
 mod stale;
 mod tokens;
+mod unbacked;
 mod vocabulary;
 mod zombie;
 

@@ -1,0 +1,66 @@
+//! `unbacked_acquire`: a client believes a grant the lock never made for
+//! it. A violation whatever the storage does.
+
+use super::*;
+
+/// Client1 holds lease 1 (token 33); a duplicate of the lock's answer makes
+/// it believe lease 1 a second time after it released it, while client2
+/// holds the lock. The fence turns its write away: only the lock's account
+/// shows the bug.
+#[test]
+fn a_duplicated_grant_believed_twice_is_a_violation_a_fence_cannot_mask() {
+    let r = judge(
+        J::new()
+            .granted(0, "lock", "client1", 1, 33)
+            .acquired(1, "client1", 1, Some(33))
+            .wrote(2, "client1", "client1/1", Some(33))
+            .accepted(3, "client1/1", Some(33))
+            .released_by_client(4, "client1", 1)
+            .released_at_lock(5, "client1", 1)
+            .granted(6, "lock", "client2", 2, 34)
+            .acquired(7, "client2", 2, Some(34))
+            .acquired(8, "client1", 1, Some(33))
+            .wrote(9, "client2", "client2/1", Some(34))
+            .accepted(10, "client2/1", Some(34))
+            .wrote(11, "client1", "client1/2", Some(33))
+            .rejected(12, "client1/2", Some(33)),
+    );
+    assert_eq!((r.unbacked_acquires, r.stale_writes), (1, 0));
+    assert_eq!(r.verdict, Verdict::Violation);
+    assert_eq!(kinds(&r), [ViolationKind::UnbackedAcquire]);
+    assert_eq!(
+        r.violations[0].explanation,
+        "client1 believed it acquired the lock at 0.008s (token 33), but the lock's grant it \
+         matches (made at 0.000s) had already been acquired at 0.001s: the lock made one grant \
+         and client1 believed two. A belief the lock never backed."
+    );
+}
+
+#[test]
+fn each_grant_believed_once_is_backed_and_a_lock_without_grants_is_not_judged() {
+    // One belief per grant, the same lease granted again after a release:
+    // backed.
+    let r = judge(
+        J::new()
+            .granted(0, "lock", "client1", 1, 33)
+            .acquired(1, "client1", 1, Some(33))
+            .released_by_client(2, "client1", 1)
+            .released_at_lock(3, "client1", 1)
+            .granted(4, "lock", "client1", 1, 34)
+            .acquired(5, "client1", 1, Some(34))
+            .wrote(6, "client1", "client1/1", Some(34))
+            .accepted(7, "client1/1", Some(34)),
+    );
+    assert_clean(&r);
+    assert_eq!(r.unbacked_acquires, 0);
+    // A design whose lock journals no `granted`, or a grant whose
+    // `granted` a crash kept out of the journal: nothing to judge against.
+    let r = judge(
+        J::new()
+            .acquired(0, "client1", 1, Some(33))
+            .acquired(1, "client1", 1, Some(33))
+            .wrote(2, "client1", "client1/1", Some(33))
+            .accepted(3, "client1/1", Some(33)),
+    );
+    assert_eq!(r.unbacked_acquires, 0);
+}
