@@ -172,9 +172,17 @@ pub(crate) struct BeliefSpan<'a> {
     pub until: Option<(u64, u64, BeliefEnd)>,
 }
 
-/// A believed end, from one event on: (journal position, TTL in ms, end on
-/// the client's clock in ns).
-pub(crate) type Move = (u64, u64, i64);
+/// A believed end, from one client event (`acquired` or `renewed`) on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Move {
+    /// The event's journal position and true time.
+    pub seq: u64,
+    pub t_ns: u64,
+    /// The TTL the client was told, in ms.
+    pub ttl_ms: u64,
+    /// The end it believes from then on, on its own clock.
+    pub until_local_ns: i64,
+}
 
 impl BeliefSpan<'_> {
     /// Every end it believed, the first first.
@@ -343,7 +351,12 @@ impl<'a> SpanIndexer<'a> {
                     from_seq: e.seq,
                     from_t_ns: e.t_ns,
                     from_local_ns: e.local_ns,
-                    first: (e.seq, ttl_ms, until),
+                    first: Move {
+                        seq: e.seq,
+                        t_ns: e.t_ns,
+                        ttl_ms,
+                        until_local_ns: until,
+                    },
                     renewals: Vec::new(),
                     until: None,
                 });
@@ -369,7 +382,12 @@ impl<'a> SpanIndexer<'a> {
                     let until = e.local_ns.saturating_sub(asked_ago).saturating_add(
                         i64::try_from(ttl_ms).unwrap_or(i64::MAX / 1_000_000) * 1_000_000,
                     );
-                    belief.renewals.push((e.seq, ttl_ms, until));
+                    belief.renewals.push(Move {
+                        seq: e.seq,
+                        t_ns: e.t_ns,
+                        ttl_ms,
+                        until_local_ns: until,
+                    });
                 }
             }
             D::Lost => self.stop_believing(e, BeliefEnd::Lost),
@@ -569,7 +587,7 @@ mod tests {
         let spans = &history.spans;
         assert_eq!(spans.belief("client1", 0), None);
         assert_eq!(spans.belief("client1", 1), Some(0));
-        let until: Vec<i64> = spans.beliefs[0].moves().map(|m| m.2).collect();
+        let until: Vec<i64> = spans.beliefs[0].moves().map(|m| m.until_local_ns).collect();
         assert_eq!(until, [11 * s as i64, 15 * s as i64]);
         assert_eq!(spans.belief("client1", 3), Some(0));
         assert_eq!(spans.belief("client1", 4), None);

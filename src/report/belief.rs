@@ -191,13 +191,13 @@ impl<'a> Beliefs<'a> {
             .iter()
             .map(|b| {
                 b.moves()
-                    .map(|&(_, ttl_ms, until_local_ns)| Believed {
+                    .map(|m| Believed {
                         lease: b.lease,
                         token: b.token,
-                        ttl_ms,
+                        ttl_ms: m.ttl_ms,
                         since_t_ns: b.from_t_ns,
                         since_local_ns: b.from_local_ns,
-                        until_local_ns,
+                        until_local_ns: m.until_local_ns,
                     })
                     .collect()
             })
@@ -431,7 +431,7 @@ impl<'a> View<'a> {
         b.place(client).client?;
         let i = b.spans().belief(client, self.at)?;
         let span = &b.spans().beliefs[i];
-        let k = span.renewals.partition_point(|m| m.0 < self.at);
+        let k = span.renewals.partition_point(|m| m.seq < self.at);
         Some(&b.believed[i][k])
     }
 
@@ -644,7 +644,7 @@ impl Beliefs<'_> {
             let mut open: Option<usize> = None;
             for &i in of {
                 let span = &spans.beliefs[i];
-                let until_local_ns = span.moves().last().map(|m| m.2);
+                let until_local_ns = span.moves().last().map(|m| m.until_local_ns);
                 // A new grant of the same lease at the same instant moves the
                 // end of the same belief, as a renewal does: one bar.
                 if let Some(k) = open.filter(|&k| {

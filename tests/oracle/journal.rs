@@ -106,6 +106,26 @@ impl J {
         )
     }
 
+    /// `client` believes the lock extended lease `lease` by 10 s, asked
+    /// for when the answer came.
+    pub fn renewed_by_client(self, t: u64, client: &str, lease: u64) -> Self {
+        self.push(
+            ev(t, client, "renewed")
+                .with("lease", lease)
+                .with("ttl_ms", 10_000u64),
+        )
+    }
+
+    /// The lock node `lock` extends `client`'s lease `lease` by 10 s.
+    pub fn renewed_at_lock(self, t: u64, lock: &str, client: &str, lease: u64) -> Self {
+        self.push(
+            ev(t, lock, "renewed")
+                .with("client", client)
+                .with("lease", lease)
+                .with("ttl_ms", 10_000u64),
+        )
+    }
+
     /// A blind write of `value`.
     pub fn wrote(self, t: u64, client: &str, write: &str, token: Option<u64>) -> Self {
         let e = ev(t, client, "wrote")

@@ -209,6 +209,7 @@ finding_kinds! {
     early_expiry => EarlyExpiry(early_expiries, Always, Lock, Found, "early expiries", "A lock node ended a grant before the end its grant or latest renewal promised, on its own clock: a broken lock contract.");
     minority_acquire => MinorityAcquire(minority_acquires, Always, Lock, Found, "minority acquisitions", "A client believed an acquisition that fewer than a majority of the lock nodes had granted: a broken lock contract.");
     unbacked_acquire => UnbackedAcquire(unbacked_acquires, Always, Lock, Found, "unbacked acquisitions", "A client believed a second time an acquisition the lock granted once: a belief the lock never backed.");
+    unbacked_renewal => UnbackedRenewal(unbacked_renewals, Always, Lock, Found, "unbacked renewals", "A client believed the lock renewed its lease when no lock node had renewed it since the renewals it had already counted: a belief the lock never backed.");
 }
 
 impl ViolationKind {
