@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Planted lock bugs: each patch in tests/planted/ breaks a bundled lock the
-# way real locks break, and a generic sweep of a bundled safe scenario must
-# catch it within 2 000 seeds, by the lock-side finding that no fenced
-# storage can mask. Each patch is applied to a scratch copy of HEAD and
+# Planted lock bugs: each patch in tests/planted/ breaks a bundled lock or
+# lock client the way real ones break, and a sweep of a bundled safe
+# scenario must catch it within 2 000 seeds, by the lock-side finding that
+# no fenced storage can mask: a generic sweep (`--generic`, the scenario's
+# own faults dropped), or one with the scenario's faults and random ones
+# (`random`) where the bug needs the scenario's faults to show. Each patch is applied to a scratch copy of HEAD and
 # built in its own target directory (target/planted), so the tree and its
 # build are untouched.
 #
@@ -12,6 +14,12 @@
 #                     -> double_grant in redis-rounds
 #   redlock-majority  redlock: 2 of 5 nodes counted as a majority
 #                     -> minority_acquire in redlock-contention
+#   duplicate-grant   async lock client: a duplicated grant of the lease it
+#                     holds kept, and handed to its next acquire
+#                     -> unbacked_acquire in leader-elector-async-duplicated
+#   renewal-timeout   async lock client: a renewal that timed out counted
+#                     as a success
+#                     -> unbacked_renewal in leader-elector-async-partitioned
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -20,27 +28,29 @@ scratch=$(mktemp -d)
 trap 'git worktree remove --force "$scratch/tree" >/dev/null 2>&1 || true; rm -rf "$scratch"' EXIT
 git worktree add --quiet --detach "$scratch/tree" HEAD
 status=0
-while read -r patch scenario kind; do
+while read -r patch scenario kind mode; do
     git -C "$scratch/tree" checkout -q -- .
     git -C "$scratch/tree" apply "$root/tests/planted/$patch.patch"
     (cd "$scratch/tree" && CARGO_TARGET_DIR="$root/target/planted" cargo build --release --quiet --bin fencesim </dev/null)
     # explore exits 1 when seeds fail, which is what is looked for here.
     summary=$("$root/target/planted/release/fencesim" explore "$scratch/tree/scenarios/$scenario.toml" \
-        --seeds "$seeds" --generic --json </dev/null | tail -1 || true)
+        --seeds "$seeds" $([ "$mode" = random ] || echo --generic) --json </dev/null | tail -1 || true)
     found=$(printf '%s' "$summary" | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
 print(d['by_kind'].get('$kind', 0), d['failing_seeds'], d.get('first_failing_seed'))")
     read -r caught failing first <<<"$found"
     if [ "$caught" -gt 0 ]; then
-        echo "planted $patch: caught in $scenario, $caught of $failing failing seeds in $seeds show $kind (first failing seed $first)"
+        echo "planted $patch: caught in $scenario ($mode), $caught of $failing failing seeds in $seeds show $kind (first failing seed $first)"
     else
         echo "planted $patch: NOT caught in $scenario ($failing failing seeds in $seeds, none showing $kind)" >&2
         status=1
     fi
 done <<'LIST'
-renewal-timer renewal-check-lease early_expiry
-redis-del redis-rounds double_grant
-redlock-majority redlock-contention minority_acquire
+renewal-timer renewal-check-lease early_expiry generic
+redis-del redis-rounds double_grant generic
+redlock-majority redlock-contention minority_acquire generic
+duplicate-grant leader-elector-async-duplicated unbacked_acquire random
+renewal-timeout leader-elector-async-partitioned unbacked_renewal random
 LIST
 exit $status
