@@ -306,7 +306,8 @@ impl Client {
                     ttl_ms = grant.ttl.as_millis() as u64,
                     ends = (grant.ends > 1).then_some(grant.ends)
                 );
-                self.held_until = Some(ctx.now() + grant.ttl);
+                let from = grant.asked.unwrap_or_else(|| ctx.now());
+                self.held_until = Some(from + grant.ttl);
                 if self.config.renew {
                     self.renew_timer = Some(ctx.set_timer(grant.ttl / 2, TAG_RENEW));
                 }

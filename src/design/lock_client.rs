@@ -201,8 +201,14 @@ pub struct Grant {
     /// The fencing token, when the service hands them out.
     pub token: Option<u64>,
     /// How long the client may believe it holds the lock, on its own clock,
-    /// from the moment it learnt of the grant.
+    /// from `asked` if set, else from the moment it learnt of the grant.
     pub ttl: Duration,
+    /// When, on the client's monotonic clock, it sent the request this
+    /// grant answers, for a `ttl` that is the lock's own and so counts from
+    /// when the lock granted: the client counts it from its request, which
+    /// came before, and not from the answer, which may come late. `None`
+    /// for a `ttl` already cut to what is left (Redlock's validity).
+    pub asked: Option<Duration>,
     /// How many lock-node `expired`/`released` events for this lease end the
     /// grant: 1 for a single server; for a majority held on `k` of N nodes,
     /// `k − majority + 1` (the grant ends when no majority holds it). The
@@ -217,8 +223,14 @@ impl Grant {
             lease,
             token,
             ttl,
+            asked: None,
             ends: 1,
         }
+    }
+
+    /// The same grant, its `ttl` counted from a request sent at `asked`.
+    pub fn asked_at(self, asked: Option<Duration>) -> Self {
+        Grant { asked, ..self }
     }
 }
 
@@ -431,6 +443,8 @@ pub struct SingleServer {
     renewals: u64,
     /// The renewal request awaited: only its answer moves the lease.
     renewing: Option<u64>,
+    /// When the awaited acquire request was first sent (a resend keeps it).
+    asked: Option<Duration>,
 }
 
 impl SingleServer {
@@ -443,6 +457,7 @@ impl SingleServer {
             lease: None,
             renewals: 0,
             renewing: None,
+            asked: None,
         }
     }
 
@@ -475,6 +490,7 @@ impl SingleServer {
         self.req += 1;
         let req = self.req;
         self.waiting = Some(req);
+        self.asked = Some(ctx.now());
         let lock = self.lock(ctx);
         ctx.send(lock, request(req));
         req
@@ -613,7 +629,7 @@ impl LockClient for SingleServer {
                 if self.waiting == Some(req) {
                     self.waiting = None;
                     self.lease = Some(lease);
-                    LockEvent::Acquired(Grant::new(lease, token, ttl))
+                    LockEvent::Acquired(Grant::new(lease, token, ttl).asked_at(self.asked))
                 } else {
                     if self.lease != Some(lease) {
                         // Not the lease it holds: a grant for a request

@@ -253,6 +253,7 @@ impl RedlockClient {
                     token: tokens.iter().flatten().copied().max(),
                     ttl,
                     // The lock is lost once fewer than a majority hold it.
+                    asked: None,
                     ends: (tokens.len() - self.majority() + 1) as u64,
                 })
             }
@@ -519,6 +520,7 @@ mod tests {
                 lease: 1,
                 token: None,
                 ttl: Duration::from_millis(9894),
+                asked: None,
                 ends: 2,
             })
         );

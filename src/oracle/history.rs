@@ -211,6 +211,17 @@ impl<'a> LockEvent<'a> {
     }
 }
 
+/// A client's `checked` event: its own lease check passed, with
+/// `remaining_ms` left on its clock.
+#[derive(Clone, Debug)]
+pub(crate) struct Check<'a> {
+    pub seq: u64,
+    pub t_ns: u64,
+    pub client: &'a str,
+    pub lease: u64,
+    pub remaining_ms: u64,
+}
+
 /// A client's `acked` event.
 #[derive(Clone, Debug)]
 pub(crate) struct Ack<'a> {
@@ -240,6 +251,12 @@ pub(crate) struct History<'a> {
     pub fences: std::collections::BTreeSet<&'a str>,
     /// Every lock node's grants and ends, in journal order.
     pub lock_events: Vec<LockEvent<'a>>,
+    /// Every client's passed lease check (`checked` with its lease and
+    /// the time left), in journal order.
+    pub checks: Vec<Check<'a>>,
+    /// The nodes whose wall clock read true time plus one constant offset
+    /// at every event of theirs: no drift, no rate change, no jump showed.
+    pub steady_clocks: std::collections::BTreeSet<&'a str>,
     /// The journal position of each grant's end at the lock → the grant.
     pub ends: BTreeMap<u64, usize>,
     /// Every grant (index into `grants`) in the lock's order of making:
@@ -335,6 +352,12 @@ impl<'a> History<'a> {
         }
         let mut history = indexer.history;
         history.decoded = all;
+        history.steady_clocks = indexer
+            .offsets
+            .iter()
+            .filter(|(_, _, steady)| *steady)
+            .map(|(node, ..)| *node)
+            .collect();
         history.spans = indexer.spans.finish();
         history.stops = stops(&history.spans);
         history.roles = if roles.is_empty() {
@@ -441,6 +464,9 @@ struct Indexer<'a> {
     applied: std::collections::BTreeSet<(&'a str, &'a str)>,
     /// Beliefs, holders and node states.
     spans: SpanIndexer<'a>,
+    /// Each node's wall clock offset at its first event, and whether every
+    /// later event of it showed the same: a handful of nodes, scanned.
+    offsets: Vec<(&'a str, i64, bool)>,
 }
 
 /// A lock node's `granted` event: (seq, t_ns, node).
@@ -508,6 +534,15 @@ impl<'a> Newest<'a> {
 impl<'a> Indexer<'a> {
     fn event(&mut self, e: &'a Event, d: Decoded<'a>) {
         self.spans.event(e, &d);
+        let offset = e.local_ns.wrapping_sub(e.t_ns as i64);
+        match self
+            .offsets
+            .iter_mut()
+            .find(|(n, ..)| *n == e.node.as_str())
+        {
+            Some((_, first, steady)) => *steady &= *first == offset,
+            None => self.offsets.push((e.node.as_str(), offset, true)),
+        }
         match d {
             Decoded::Domain(d) => match d {
                 D::Acquired { lease, token, .. } => self.acquired(e, lease, token, d.ends_needed()),
@@ -539,6 +574,16 @@ impl<'a> Indexer<'a> {
                     ..
                 } => self.issued(e, &d, client, lease, token),
                 D::LockRenewed { .. } => self.history.lock_events.extend(LockEvent::new(e, &d)),
+                D::Checked {
+                    lease: Some(lease),
+                    remaining_ms: Some(remaining_ms),
+                } => self.history.checks.push(Check {
+                    seq: e.seq,
+                    t_ns: e.t_ns,
+                    client: e.node.as_str(),
+                    lease,
+                    remaining_ms,
+                }),
                 D::Accepted {
                     write,
                     client,

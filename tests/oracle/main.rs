@@ -8,6 +8,7 @@ mod journal;
 mod lock_contract;
 mod lost_update;
 mod one_pass;
+mod reckoning;
 mod reference;
 mod regressions;
 mod stale;

@@ -128,6 +128,7 @@ impl EpochClient {
                     token: votes.iter().flatten().copied().max(),
                     ttl,
                     // Leadership ends when no majority backs it.
+                    asked: None,
                     ends: (votes.len() - self.majority() + 1) as u64,
                 })
             }
@@ -393,6 +394,7 @@ mod tests {
                 lease: 1,
                 token: Some(1),
                 ttl: Duration::from_millis(9896),
+                asked: None,
                 ends: 2,
             })
         );

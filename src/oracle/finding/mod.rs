@@ -210,6 +210,7 @@ finding_kinds! {
     minority_acquire => MinorityAcquire(minority_acquires, Always, Lock, Found, "minority acquisitions", "A client believed an acquisition that fewer than a majority of the lock nodes had granted: a broken lock contract.");
     unbacked_acquire => UnbackedAcquire(unbacked_acquires, Always, Lock, Found, "unbacked acquisitions", "A client believed a second time an acquisition the lock granted once: a belief the lock never backed.");
     unbacked_renewal => UnbackedRenewal(unbacked_renewals, Always, Lock, Found, "unbacked renewals", "A client believed the lock renewed its lease when no lock node had renewed it since the renewals it had already counted: a belief the lock never backed.");
+    overlong_lease => OverlongLease(overlong_leases, Always, Lock, Found, "overlong leases", "A client's lease check passed with time left past the end the lock promised, with no clock fault to explain it: the client's arithmetic is wrong.");
 }
 
 impl ViolationKind {
