@@ -27,6 +27,10 @@ use crate::oracle::history::{History, LockKind};
 use crate::oracle::signature::Signature;
 use crate::oracle::{OracleConfig, Secs, Violation, ViolationKind};
 
+/// Each lock node's latest promise for one (client, lease): the end in
+/// true time, and the true time of the event that made it.
+type Promises<'a> = BTreeMap<&'a str, (u64, u64)>;
+
 /// How much later than the lock's promise a client's end may fall and
 /// still agree with it.
 const ROUNDING_NS: u64 = 1_000;
@@ -41,9 +45,8 @@ pub(super) fn check(
         return 0;
     }
     let steady = |node: &str| history.steady_clocks.contains(node);
-    // (client, lease) → (lock node → its latest promise: the end in true
-    // time, and the event that made it), up to the check at hand.
-    let mut promised: BTreeMap<(&str, u64), BTreeMap<&str, (u64, u64)>> = BTreeMap::new();
+    // (client, lease) → its promises, up to the check at hand.
+    let mut promised: BTreeMap<(&str, u64), Promises<'_>> = BTreeMap::new();
     let mut lock = history.lock_events.iter().peekable();
     let mut count = 0;
     for c in &history.checks {
