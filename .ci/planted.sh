@@ -5,7 +5,8 @@
 # no fenced storage can mask: a generic sweep (`--generic`, the scenario's
 # own faults dropped), or one with the scenario's faults and random ones
 # (`random`) where the bug needs the scenario's faults to show. Each patch is applied to a scratch copy of HEAD and
-# built in its own target directory (target/planted), so the tree and its
+# built in its own target directory (target/planted), incrementally
+# (Cargo.toml's `planted` profile), so the tree and its
 # build are untouched.
 #
 #   renewal-timer     lease: a renewal leaves the old expiry timer armed
@@ -20,6 +21,13 @@
 #   renewal-timeout   async lock client: a renewal that timed out counted
 #                     as a success
 #                     -> unbacked_renewal in leader-elector-async-partitioned
+#   renewal-from-answer  bundled client: a renewal's new end counted from
+#                     when the answer came, not from when it was asked
+#                     -> overlong_lease in renewal-check-lease
+#   dynamodb-first-look  dynamodb client: the lease counted from its first
+#                     look at the item, not started over when a heartbeat
+#                     changed the record version
+#                     -> early_takeover in dynamodb-heartbeating-holder
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -31,9 +39,9 @@ status=0
 while read -r patch scenario kind mode; do
     git -C "$scratch/tree" checkout -q -- .
     git -C "$scratch/tree" apply "$root/tests/planted/$patch.patch"
-    (cd "$scratch/tree" && CARGO_TARGET_DIR="$root/target/planted" cargo build --release --quiet --bin fencesim </dev/null)
+    (cd "$scratch/tree" && CARGO_TARGET_DIR="$root/target/planted" cargo build --profile planted --quiet --bin fencesim </dev/null)
     # explore exits 1 when seeds fail, which is what is looked for here.
-    summary=$("$root/target/planted/release/fencesim" explore "$scratch/tree/scenarios/$scenario.toml" \
+    summary=$("$root/target/planted/planted/fencesim" explore "$scratch/tree/scenarios/$scenario.toml" \
         --seeds "$seeds" $([ "$mode" = random ] || echo --generic) --json </dev/null | tail -1 || true)
     found=$(printf '%s' "$summary" | python3 -c "
 import json, sys
@@ -52,5 +60,7 @@ redis-del redis-rounds double_grant generic
 redlock-majority redlock-contention minority_acquire generic
 duplicate-grant leader-elector-async-duplicated unbacked_acquire random
 renewal-timeout leader-elector-async-partitioned unbacked_renewal random
+renewal-from-answer renewal-check-lease overlong_lease generic
+dynamodb-first-look dynamodb-heartbeating-holder early_takeover generic
 LIST
 exit $status

@@ -60,6 +60,7 @@ const FAILING: &[(&str, u64)] = &[
     ("delayed-write", 0),
     ("duplicated-write", 0),
     ("durable-lock-crash", 0),
+    ("dynamodb-heartbeating-holder", 0),
     ("dynamodb-heartbeats-lost-fenced", 0),
     ("dynamodb-lock-pause-fenced", 0),
     ("epoch-partitioned-leader-fenced", 0),

@@ -12,6 +12,7 @@ mod reckoning;
 mod reference;
 mod regressions;
 mod stale;
+mod takeover;
 mod tokens;
 mod unbacked;
 mod vocabulary;

@@ -211,6 +211,7 @@ finding_kinds! {
     unbacked_acquire => UnbackedAcquire(unbacked_acquires, Always, Lock, Found, "unbacked acquisitions", "A client believed a second time an acquisition the lock granted once: a belief the lock never backed.");
     unbacked_renewal => UnbackedRenewal(unbacked_renewals, Always, Lock, Found, "unbacked renewals", "A client believed the lock renewed its lease when no lock node had renewed it since the renewals it had already counted: a belief the lock never backed.");
     overlong_lease => OverlongLease(overlong_leases, Always, Lock, Found, "overlong leases", "A client's lease check passed with time left past the end the lock promised, with no clock fault to explain it: the client's arithmetic is wrong.");
+    early_takeover => EarlyTakeover(early_takeovers, Always, Lock, Found, "early takeovers", "A lock or table let a client take the lock over while the holder's latest grant or renewal there still promised time, with no clock fault to explain it: a live holder taken over.");
 }
 
 impl ViolationKind {
