@@ -3,7 +3,7 @@
 //! as text (SQL, Redis commands, Lua scripts) found inside string literals
 //! only where something executes them.
 
-use super::rules::{FileFacts, FirstArgSeen, Rules};
+use super::rules::{CallFacts, FileFacts, FirstArgSeen, Rules};
 use super::source::{find_word, Source};
 use super::{Kind, Language};
 
@@ -19,6 +19,9 @@ pub(crate) struct Hit {
     pub end: usize,
     /// The scope ends here (a ShedLock annotation's method).
     pub scope_end: Option<usize>,
+    /// The id of the rule that found it (none for a leader flag or a
+    /// Redis command written as text).
+    pub rule: Option<String>,
 }
 
 /// Callees that execute a command or statement given as text.
@@ -48,6 +51,7 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
     let facts = FileFacts {
         uses: rules.uses(&lower),
         call_names: calls.iter().map(|c| c.name.as_str()).collect(),
+        language: source.language.name(),
     };
     // A name assigned from a call, or a struct or object literal's field
     // set to one (`&Compactor{locker: redislock.New(rdb)}`).
@@ -68,17 +72,34 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
         };
         let nx = || nx_in_args(source, c);
         let keyword = |name: &str| kwarg(source, c, name);
+        let args = || {
+            let end = (c.close + 1).min(source.code.len());
+            source
+                .code
+                .get(c.open..end)
+                .unwrap_or("")
+                .to_ascii_lowercase()
+                .split_whitespace()
+                .collect::<String>()
+        };
+        let seen = CallFacts {
+            first_arg,
+            nx: &nx,
+            keyword: &keyword,
+            args: &args,
+        };
         let found = rules
             .rules()
             .iter()
             .zip(&bound)
-            .find(|(rule, bound)| rule.matches(c, &facts, bound, first_arg, &nx, &keyword));
+            .find(|(rule, bound)| rule.matches(c, &facts, bound, &seen));
         if let Some((rule, _)) = found {
             hits.push(Hit {
                 at: c.at,
                 kind: rule.kind(),
                 end: c.close,
                 scope_end: None,
+                rule: Some(rule.id().to_owned()),
             });
         }
     }
@@ -95,11 +116,12 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
                 kind: rule.kind(),
                 end: i + annotation.len(),
                 scope_end: Some(end),
+                rule: Some(rule.id().to_owned()),
             });
         }
     }
     hits.extend(leader_guards(&lower));
-    hits.extend(text_commands(source));
+    hits.extend(text_commands(source, rules));
     hits.sort_by_key(|h| h.at);
     // One finding per line: the first (the patterns overlap on a line such
     // as `Do(ctx, "SET", k, v, "NX")`).
@@ -226,6 +248,7 @@ fn leader_guards(lower: &str) -> Vec<Hit> {
                 kind: Kind::LeaderGuard,
                 end: line_end,
                 scope_end: None,
+                rule: None,
             });
         }
     }
@@ -235,36 +258,75 @@ fn leader_guards(lower: &str) -> Vec<Hit> {
 /// Locks taken by commands written as text: `Do(ctx, "SET", k, v, "NX",
 /// "PX", ttl)`, `cmd("SETNX")`, a Lua script's `redis.call('SET', …, 'NX')`,
 /// and `SELECT pg_advisory_lock(…)` in a query string.
-fn text_commands(source: &Source) -> Vec<Hit> {
+fn text_commands(source: &Source, rules: &Rules) -> Vec<Hit> {
     let mut hits = Vec::new();
     if source.language == Language::Sql {
+        let lower = source.code.to_ascii_lowercase();
+        let mut from = 0;
+        while let Some(i) = for_update(&lower[from..]).map(|i| from + i) {
+            from = i + 1;
+            hits.push(literal_hit(
+                i,
+                i + "for update".len(),
+                Kind::SelectForUpdate,
+            ));
+        }
+        // A procedure run without parentheses (`EXEC sp_getapplock
+        // @Resource = …`): the calls of the code found the others.
+        let mut from = 0;
+        while let Some(mut hit) = query_call(rules, &lower[from..], from, lower.len()) {
+            from = hit.at + 1;
+            let name_end = lower[hit.at..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(lower.len(), |n| hit.at + n);
+            if lower[name_end..].trim_start().starts_with('@') {
+                // The statement is the lock's: its writes come after it.
+                hit.end = lower[name_end..]
+                    .find(';')
+                    .map_or(name_end, |n| name_end + n);
+                hits.push(hit);
+            }
+        }
         return hits;
     }
     for lit in &source.strings {
         let text = lit.text.to_ascii_lowercase();
         let body = lit.body;
-        // A statement calling pg_advisory_lock (prose has no parenthesis,
-        // and a statement starts with a verb: a log message does not).
+        // A statement calling a lock function of the database (prose has
+        // no parenthesis, and a statement starts with a verb: a log
+        // message does not).
         let verb = text
+            .trim_start()
+            .trim_start_matches(['{', '('])
             .trim_start()
             .split(|c: char| !c.is_ascii_alphabetic())
             .next()
             .unwrap_or("");
         let statement = matches!(
             verb,
-            "select" | "perform" | "with" | "do" | "begin" | "call" | "values" | "if"
+            "select"
+                | "perform"
+                | "with"
+                | "do"
+                | "begin"
+                | "call"
+                | "values"
+                | "if"
+                | "exec"
+                | "execute"
+                | "declare"
+                | "set"
         );
-        for f in [
-            "pg_advisory_lock",
-            "pg_try_advisory_lock",
-            "pg_advisory_xact_lock",
-            "pg_try_advisory_xact_lock",
-        ] {
-            if let (true, Some(i)) = (statement, find_word(&text, f)) {
-                if text[i + f.len()..].trim_start().starts_with('(') {
-                    hits.push(literal_hit(body + i, lit.end, Kind::PgAdvisoryLock));
-                    break;
-                }
+        if let Some(hit) = statement
+            .then(|| query_call(rules, &text, body, lit.end))
+            .flatten()
+        {
+            hits.push(hit);
+        }
+        // `SELECT … FOR UPDATE`: a row lock held by the database.
+        if matches!(verb, "select" | "with") {
+            if let Some(i) = for_update(&text) {
+                hits.push(literal_hit(body + i, lit.end, Kind::SelectForUpdate));
             }
         }
         // A Lua script: redis.call('SET', KEYS[1], ARGV[1], 'NX', …).
@@ -309,6 +371,70 @@ fn text_commands(source: &Source) -> Vec<Hit> {
     hits
 }
 
+/// The first call in `text` (a lowercased statement whose first byte is at
+/// `body`) of a rule that looks in queries: the function's name as a word,
+/// then `(` or, for a procedure run by `EXEC`, a space.
+fn query_call(rules: &Rules, text: &str, body: usize, end: usize) -> Option<Hit> {
+    let called = |i: usize, f: &str| {
+        let rest = &text[i + f.len()..];
+        rest.trim_start().starts_with('(')
+            || rest.starts_with(char::is_whitespace) && rest.trim_start().starts_with('@')
+    };
+    rules
+        .rules()
+        .iter()
+        .filter_map(|rule| {
+            rule.query_calls()
+                .iter()
+                .filter_map(|f| {
+                    let mut from = 0;
+                    while let Some(i) = find_word(&text[from..], f).map(|i| from + i) {
+                        if called(i, f) {
+                            return Some(i);
+                        }
+                        from = i + f.len();
+                    }
+                    None
+                })
+                .min()
+                .map(|i| (i, rule))
+        })
+        // The earliest call; of two at one place, the first rule's.
+        .min_by_key(|(i, _)| *i)
+        .map(|(i, rule)| Hit {
+            at: body + i,
+            kind: rule.kind(),
+            end,
+            scope_end: None,
+            rule: Some(rule.id().to_owned()),
+        })
+}
+
+/// Where `FOR UPDATE` (or `FOR NO KEY UPDATE`) is in lowercased SQL
+/// `text`, as words.
+fn for_update(text: &str) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = find_word(&text[from..], "for").map(|i| from + i) {
+        from = i + 3;
+        let rest = text[from..].trim_start();
+        let rest = rest
+            .strip_prefix("no")
+            .filter(|r| r.starts_with(char::is_whitespace))
+            .map_or(rest, |r| {
+                r.trim_start()
+                    .strip_prefix("key")
+                    .map_or(r, str::trim_start)
+            });
+        if rest.starts_with("update")
+            && !rest[6..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+            && text[from..].starts_with(char::is_whitespace)
+        {
+            return Some(i);
+        }
+    }
+    None
+}
+
 /// redis-rs: `redis::cmd("SET").arg(k).arg(v).arg("NX")`: an `"NX"` in the
 /// calls chained after `cmd(…)` on the statement.
 fn chained_nx(source: &Source, call: &Call) -> bool {
@@ -336,6 +462,7 @@ fn literal_hit(at: usize, end: usize, kind: Kind) -> Hit {
         kind,
         end,
         scope_end: None,
+        rule: None,
     }
 }
 

@@ -149,6 +149,21 @@ pub enum Kind {
     Shedlock,
     /// A branch on a leader flag (`if is_leader`): check, then act.
     LeaderGuard,
+    /// A Spring Integration `LockRegistry` lock (`obtain(key)`).
+    SpringLockRegistry,
+    /// A Quartz job that must not run concurrently
+    /// (`@DisallowConcurrentExecution`).
+    QuartzNonconcurrentJob,
+    /// A sherlock lock (Python).
+    SherlockLock,
+    /// A tooz coordinator's lock (Python).
+    ToozLock,
+    /// MySQL `GET_LOCK`.
+    MysqlGetLock,
+    /// SQL Server `sp_getapplock`.
+    SqlserverApplock,
+    /// `SELECT … FOR UPDATE`: a row lock held by the database.
+    SelectForUpdate,
     /// A kind a rule file given with `--rules` declares.
     Custom(CustomKind),
 }
@@ -203,6 +218,13 @@ impl Kind {
             Kind::ConsulLock => "consul_lock",
             Kind::Shedlock => "shedlock",
             Kind::LeaderGuard => "leader_guard",
+            Kind::SpringLockRegistry => "spring_lock_registry",
+            Kind::QuartzNonconcurrentJob => "quartz_nonconcurrent_job",
+            Kind::SherlockLock => "sherlock_lock",
+            Kind::ToozLock => "tooz_lock",
+            Kind::MysqlGetLock => "mysql_get_lock",
+            Kind::SqlserverApplock => "sqlserver_applock",
+            Kind::SelectForUpdate => "select_for_update",
             Kind::Custom(c) => &c.0.id,
         }
     }
@@ -223,7 +245,7 @@ impl Kind {
 
     /// Every bundled kind, in the order above (a rule file's kinds are
     /// [`Rules::kinds`]).
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 22] = [
         Kind::RedisSetNx,
         Kind::Redlock,
         Kind::RedissonLock,
@@ -239,6 +261,13 @@ impl Kind {
         Kind::ConsulLock,
         Kind::Shedlock,
         Kind::LeaderGuard,
+        Kind::SpringLockRegistry,
+        Kind::QuartzNonconcurrentJob,
+        Kind::SherlockLock,
+        Kind::ToozLock,
+        Kind::MysqlGetLock,
+        Kind::SqlserverApplock,
+        Kind::SelectForUpdate,
     ];
 
     /// What it is, in words.
@@ -306,6 +335,9 @@ pub struct Finding {
     pub unfollowed: Vec<Unfollowed>,
     /// The bundled scenario showing what can go wrong (`scenarios/…`).
     pub scenario: String,
+    /// The id of the catalogue rule that found it (`audit --list`); none
+    /// for a leader flag or a Redis command written as text.
+    pub rule: Option<String>,
 }
 
 /// A call in a lock's scope whose body the audit did not read.
@@ -391,6 +423,7 @@ impl Finding {
             "unfollowed": self.unfollowed.iter().map(Unfollowed::json).collect::<Vec<_>>(),
             "scenario": self.scenario,
             "command": self.command(),
+            "rule": self.rule,
         })
     }
 }
@@ -565,6 +598,7 @@ fn audit_with(
                 write_line,
                 unfollowed,
                 scenario: format!("scenarios/{}", hit.kind.scenario(scenarios)),
+                rule: hit.rule.clone(),
             }
         })
         .collect()

@@ -156,6 +156,47 @@ struct RuleDef {
     keyword: Option<String>,
     #[serde(default)]
     unless_file_calls: Vec<String>,
+    /// The call's arguments, spaces removed, hold one of these.
+    #[serde(default)]
+    args_contain: Vec<String>,
+    /// Only in files of these languages (`sql`, `go`, …).
+    #[serde(default)]
+    languages: Vec<String>,
+    /// The calls are also looked for in query strings: a statement (one
+    /// that starts with a verb) calling one of them.
+    #[serde(default)]
+    in_queries: bool,
+    /// The library, as its users know it (`go-redsync/redsync`).
+    #[serde(default)]
+    library: Option<String>,
+    /// The ecosystems whose code it is in (`go`, `java`, `python`, …).
+    #[serde(default)]
+    ecosystems: Vec<String>,
+    /// The calls that release the lock, as the library spells them.
+    #[serde(default)]
+    releases: Vec<String>,
+    /// Where its token comes from, when the kind hands one out.
+    #[serde(default)]
+    token_from: Option<String>,
+}
+
+/// One entry of the catalogue: a rule, as `audit --list` shows it.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The rule's id.
+    pub id: String,
+    /// The kind it finds (its SARIF rule id).
+    pub kind: Kind,
+    /// The library, as its users know it.
+    pub library: Option<String>,
+    /// The ecosystems whose code it is in.
+    pub ecosystems: Vec<String>,
+    /// The calls that take the lock (lowercased), or the annotation.
+    pub takes: Vec<String>,
+    /// The calls that release it, as the library spells them.
+    pub releases: Vec<String>,
+    /// Where its token comes from, if the kind hands one out.
+    pub token_from: Option<String>,
 }
 
 /// A rule file.
@@ -312,6 +353,17 @@ impl Rules {
         &self.rules
     }
 
+    /// The catalogue: every rule, the user's first, as `audit --list`
+    /// shows it.
+    pub fn catalogue(&self) -> Vec<Entry> {
+        self.rules.iter().map(Rule::entry).collect()
+    }
+
+    /// The libraries a file can use, and the words that show it.
+    pub fn libraries(&self) -> &[(String, Vec<String>)] {
+        &self.libraries
+    }
+
     /// Which libraries a file uses, from its lowercased code.
     pub(crate) fn uses(&self, code_lower: &str) -> Vec<(&str, bool)> {
         self.libraries
@@ -418,8 +470,43 @@ fn resolve(
             ));
         }
     }
+    const LANGUAGES: [&str; 8] = [
+        "rust",
+        "go",
+        "java",
+        "kotlin",
+        "python",
+        "typescript",
+        "javascript",
+        "sql",
+    ];
+    if let Some(bad) = def
+        .languages
+        .iter()
+        .find(|l| !LANGUAGES.contains(&l.to_ascii_lowercase().as_str()))
+    {
+        return Err(format!(
+            "{}: rule `{}`: unknown language `{bad}` (known: {})",
+            at(&def.id, "languages"),
+            def.id,
+            LANGUAGES.join(", ")
+        ));
+    }
+    if def.in_queries && def.calls.is_empty() {
+        return Err(format!(
+            "{}: rule `{}`: `in_queries` needs `calls`",
+            at(&def.id, "in_queries"),
+            def.id
+        ));
+    }
     lower_all(&mut def.calls);
     lower_all(&mut def.unless_file_calls);
+    lower_all(&mut def.args_contain);
+    lower_all(&mut def.languages);
+    lower_all(&mut def.ecosystems);
+    for a in &mut def.args_contain {
+        a.retain(|c| !c.is_whitespace());
+    }
     if let Some(a) = &mut def.annotation {
         *a = format!("@{}", a.trim_start_matches('@').to_ascii_lowercase());
     }
@@ -499,15 +586,59 @@ fn key_value<'a>(line: &'a str, key: &str) -> Option<(&'a str, usize)> {
         .map(|v| (v.trim().trim_matches(['"', '\'']), line.len() - t.len() + 1))
 }
 
-/// What a file gives a rule to test: the libraries it uses, its calls.
+/// What a file gives a rule to test: the libraries it uses, its calls,
+/// its language.
 pub(crate) struct FileFacts<'a> {
     pub uses: Vec<(&'a str, bool)>,
     pub call_names: Vec<&'a str>,
+    pub language: &'a str,
+}
+
+/// What a call gives a rule to test beyond its name and receiver.
+pub(crate) struct CallFacts<'a> {
+    /// Its first argument.
+    pub first_arg: FirstArgSeen<'a>,
+    /// Whether it asks for NX.
+    pub nx: &'a dyn Fn() -> bool,
+    /// Whether it is given a Python keyword argument.
+    pub keyword: &'a dyn Fn(&str) -> bool,
+    /// Its arguments, lowercased, spaces removed.
+    pub args: &'a dyn Fn() -> String,
 }
 
 impl Rule {
     pub(crate) fn kind(&self) -> Kind {
         self.kind
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.def.id
+    }
+
+    /// The calls it also looks for in query strings, if any.
+    pub(crate) fn query_calls(&self) -> &[String] {
+        if self.def.in_queries {
+            &self.def.calls
+        } else {
+            &[]
+        }
+    }
+
+    /// The catalogue entry it is.
+    pub(crate) fn entry(&self) -> Entry {
+        let d = &self.def;
+        Entry {
+            id: d.id.clone(),
+            kind: self.kind,
+            library: d.library.clone(),
+            ecosystems: d.ecosystems.clone(),
+            takes: match &d.annotation {
+                Some(a) => vec![a.clone()],
+                None => d.calls.clone(),
+            },
+            releases: d.releases.clone(),
+            token_from: d.token_from.clone(),
+        }
     }
 
     pub(crate) fn annotation(&self) -> Option<&str> {
@@ -550,12 +681,13 @@ impl Rule {
         call: &super::detect::Call,
         facts: &FileFacts,
         bound: &[String],
-        first_arg: FirstArgSeen,
-        nx: &dyn Fn() -> bool,
-        keyword: &dyn Fn(&str) -> bool,
+        seen: &CallFacts,
     ) -> bool {
         let d = &self.def;
         if !d.calls.contains(&call.name) {
+            return false;
+        }
+        if !d.languages.is_empty() && !d.languages.iter().any(|l| l == facts.language) {
             return false;
         }
         if let Some(r) = &d.receiver {
@@ -570,6 +702,7 @@ impl Rule {
         if !d.uses.iter().all(uses) || d.uses_none.iter().any(uses) {
             return false;
         }
+        let first_arg = seen.first_arg;
         let literal = first_arg.literal;
         let arg_ok = match d.first_arg {
             None => true,
@@ -587,10 +720,16 @@ impl Rule {
         {
             return false;
         }
-        if d.nx && !nx() {
+        if d.nx && !(seen.nx)() {
             return false;
         }
-        d.keyword.as_deref().map_or(true, keyword)
+        if !d.args_contain.is_empty() {
+            let args = (seen.args)();
+            if !d.args_contain.iter().any(|a| args.contains(a.as_str())) {
+                return false;
+            }
+        }
+        d.keyword.as_deref().map_or(true, seen.keyword)
     }
 }
 
