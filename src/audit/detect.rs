@@ -48,8 +48,11 @@ const EXECUTORS: [&str; 14] = [
 pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
     let calls = &source.calls;
     let lower = source.code.to_ascii_lowercase();
+    // The libraries a file uses show in its code and in the paths it
+    // imports, which Go and JavaScript write as strings.
+    let uses_text = format!("{lower}\n{}", imported_paths(source));
     let facts = FileFacts {
-        uses: rules.uses(&lower),
+        uses: rules.uses(&uses_text),
         call_names: calls.iter().map(|c| c.name.as_str()).collect(),
         language: source.language.name(),
     };
@@ -146,6 +149,34 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
         .collect();
     hits.retain(|h| !options.contains(&h.at));
     hits
+}
+
+/// The string literals that name an imported module, lowercased, one a
+/// line: Go's `import "go.etcd.io/…"` (also in an `import ( … )` block,
+/// with an alias), JavaScript's `import … from "redlock"`, `require("…")`
+/// and `import("…")`.
+fn imported_paths(source: &Source) -> String {
+    let code = &source.code;
+    let mut out = String::new();
+    for lit in &source.strings {
+        let line_start = code[..lit.start].rfind('\n').map_or(0, |n| n + 1);
+        let before = code[line_start..lit.start].trim().to_ascii_lowercase();
+        let stated = before.starts_with("import")
+            || before.ends_with("from")
+            || before.ends_with("require(")
+            || before.ends_with("import(");
+        // Inside Go's `import (`: an alias at most before the path.
+        let in_block = source.language == Language::Go
+            && !before.contains(char::is_whitespace)
+            && code[..line_start]
+                .rfind("import (")
+                .is_some_and(|open| !code[open..line_start].contains(')'));
+        if stated || in_block {
+            out.push_str(&lit.text.to_ascii_lowercase());
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The text of the string literal that is the call's first argument (after
@@ -324,8 +355,10 @@ fn text_commands(source: &Source, rules: &Rules) -> Vec<Hit> {
             hits.push(hit);
         }
         // `SELECT … FOR UPDATE`: a row lock held by the database.
+        // (A statement reads rows: it has a FROM before its FOR UPDATE.)
         if matches!(verb, "select" | "with") {
-            if let Some(i) = for_update(&text) {
+            if let Some(i) = for_update(&text).filter(|&i| find_word(&text[..i], "from").is_some())
+            {
                 hits.push(literal_hit(body + i, lit.end, Kind::SelectForUpdate));
             }
         }
