@@ -364,6 +364,59 @@ impl Rules {
         &self.libraries
     }
 
+    /// What `fencesim audit --list` prints: each kind (its id is its SARIF
+    /// rule id) with its token or why it has none, its scenario (as under
+    /// `scenarios`) and what it matches, then the rules that find it, each
+    /// with its library, ecosystems, the calls that take and release the
+    /// lock and where its token comes from; then the libraries' words.
+    pub fn listing(&self, scenarios: &Path) -> String {
+        let mut out = String::new();
+        let entries = self.catalogue();
+        for &kind in &self.kinds {
+            let token = match (kind.token(), kind.no_token()) {
+                (Some(t), _) => format!("token: {t}"),
+                (None, Some(why)) => format!("no token: {why}"),
+                (None, None) => "token: unknown".to_owned(),
+            };
+            out.push_str(&format!(
+                "{} ({}): {token}; see scenarios/{}\n  matches: {}\n",
+                kind.name(),
+                kind.label(),
+                kind.scenario(scenarios),
+                kind.description()
+            ));
+            for e in entries.iter().filter(|e| e.kind == kind) {
+                let mut line = format!("  rule {}", e.id);
+                if !e.ecosystems.is_empty() {
+                    line.push_str(&format!(" [{}]", e.ecosystems.join(", ")));
+                }
+                if let Some(library) = &e.library {
+                    line.push_str(&format!(" {library}"));
+                }
+                line.push_str(&format!(": takes {}", e.takes.join(", ")));
+                if !e.releases.is_empty() {
+                    line.push_str(&format!("; releases {}", e.releases.join(", ")));
+                }
+                if let Some(from) = &e.token_from {
+                    line.push_str(&format!("; token from {from}"));
+                }
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+        out.push_str("libraries (a file uses one when its code or a path it imports holds one of its words):\n");
+        for (name, words) in &self.libraries {
+            out.push_str(&format!("  {name}: {}\n", words.join(", ")));
+        }
+        out.push_str(&format!(
+            "catalogue: {} kinds, {} rules, {} libraries\n",
+            self.kinds.len(),
+            entries.len(),
+            self.libraries.len()
+        ));
+        out
+    }
+
     /// Which libraries a file uses, from its lowercased code.
     pub(crate) fn uses(&self, code_lower: &str) -> Vec<(&str, bool)> {
         self.libraries

@@ -2019,3 +2019,71 @@ fn every_bundled_rule_names_its_library_and_has_a_case() {
         }
     }
 }
+
+#[test]
+fn the_list_names_every_rule_under_its_kind_and_the_kinds_are_the_sarif_rule_ids() {
+    let out = crate::fencesim(&["audit", "--list"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let kinds: Vec<&str> = out
+        .stdout
+        .lines()
+        .take_while(|l| !l.starts_with("libraries "))
+        .filter(|l| !l.starts_with(' '))
+        .filter_map(|l| l.split(" (").next())
+        .collect();
+    let sarif = crate::fencesim(&["audit", crate::FIXTURES, "--sarif"]);
+    let log: serde_json::Value = serde_json::from_str(&sarif.stdout).expect("a SARIF log");
+    let ids: Vec<&str> = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .map(|r| r["id"].as_str().expect("an id"))
+        .collect();
+    assert_eq!(kinds, ids, "{}", out.stdout);
+    let rules = Rules::bundled();
+    let mut kind = "";
+    let mut listed = Vec::new();
+    for line in out.stdout.lines() {
+        if !line.starts_with(' ') {
+            kind = line.split(" (").next().unwrap_or("");
+        } else if let Some(rest) = line.strip_prefix("  rule ") {
+            let id = rest.split([' ', ':']).next().unwrap_or("");
+            listed.push((id.to_owned(), kind.to_owned()));
+        }
+    }
+    let catalogue: Vec<(String, String)> = rules
+        .catalogue()
+        .iter()
+        .map(|e| (e.id.clone(), e.kind.name().to_owned()))
+        .collect();
+    let mut sorted = catalogue.clone();
+    sorted.sort();
+    listed.sort();
+    assert_eq!(listed, sorted, "every rule once, under its kind");
+    for (library, words) in rules.libraries() {
+        assert!(
+            out.stdout
+                .contains(&format!("  {library}: {}\n", words.join(", "))),
+            "{library}"
+        );
+    }
+}
+
+#[test]
+fn the_list_holds_a_rule_files_rules_and_takes_no_path() {
+    let dir = crate::TempDir::new("list-rules");
+    dir.write(
+        "acme.yaml",
+        b"rules:\n  - id: acme-hold\n    kind: redis_set_nx\n    calls: [hold]\n    library: acme locks\n    ecosystems: [python]\n    releases: [drop]\n",
+    );
+    let out = crate::fencesim_in(dir.path(), &["audit", "--list", "--rules", "acme.yaml"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout
+            .contains("  rule acme-hold [python] acme locks: takes hold; releases drop\n"),
+        "{}",
+        out.stdout
+    );
+    let both = crate::fencesim_in(dir.path(), &["audit", "--list", "."]);
+    assert_eq!(both.code, 2, "{}", both.stdout);
+}
