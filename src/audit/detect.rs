@@ -51,10 +51,19 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
     // The libraries a file uses show in its code and in the paths it
     // imports, which Go and JavaScript write as strings.
     let uses_text = format!("{lower}\n{}", imported_paths(source));
+    let types = std::cell::RefCell::new(std::collections::BTreeMap::new());
+    let types_of = |name: &str| -> Vec<String> {
+        types
+            .borrow_mut()
+            .entry(name.to_owned())
+            .or_insert_with(|| declared_types(&lower, name))
+            .clone()
+    };
     let facts = FileFacts {
         uses: rules.uses(&uses_text),
         call_names: calls.iter().map(|c| c.name.as_str()).collect(),
         language: source.language.name(),
+        types_of: &types_of,
     };
     // A name assigned from a call, or a struct or object literal's field
     // set to one (`&Compactor{locker: redislock.New(rdb)}`).
@@ -149,6 +158,58 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
         .collect();
     hits.retain(|h| !options.contains(&h.at));
     hits
+}
+
+/// The types `name` is declared with in `code` (lowercased, comments and
+/// strings blanked), as lowercased paths: after it (`rs *redsync.Redsync`,
+/// `lock: RLock`, `rl: &LockManager`, `private readonly redlock: Redlock`)
+/// or before it (`RLock lock`, `private final FencedLock lock;`).
+fn declared_types(code: &str, name: &str) -> Vec<String> {
+    let path_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':');
+    let mut out = Vec::new();
+    if name.is_empty() {
+        return out;
+    }
+    let mut from = 0;
+    while let Some(i) = find_word(&code[from..], name).map(|i| from + i) {
+        from = i + name.len();
+        // After: `name: T`, `name T` (Go), with `*`, `&`, `&mut`, `?`.
+        let after = &code[from..];
+        let rest = after.trim_start_matches([' ', '\t']);
+        let (rest, colon) = match rest.strip_prefix(':') {
+            Some(r) if !r.starts_with(':') && !r.starts_with('=') => (r, true),
+            _ => (rest, false),
+        };
+        let spaced = after.len() > rest.len();
+        if colon || spaced {
+            let rest = rest
+                .trim_start_matches([' ', '\t'])
+                .trim_start_matches(['*', '&', '?'])
+                .trim_start_matches("mut ")
+                .trim_start();
+            let ty: String = rest.chars().take_while(|&c| path_char(c)).collect();
+            let ty = ty.trim_matches([':', '.']);
+            if !ty.is_empty() {
+                out.push(ty.to_owned());
+            }
+        }
+        // Before: `T name` (not `other: name`, where `name` is a type).
+        let before = code[..i].trim_end_matches([' ', '\t']);
+        if before.len() < i && (!before.ends_with(':') || before.ends_with("::")) {
+            let start = before
+                .char_indices()
+                .rev()
+                .find(|&(_, c)| !path_char(c))
+                .map_or(0, |(n, c)| n + c.len_utf8());
+            let ty = before[start..].trim_matches([':', '.']);
+            if !ty.is_empty() {
+                out.push(ty.to_owned());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// The string literals that name an imported module, lowercased, one a
@@ -559,24 +620,27 @@ pub(crate) fn follow(source: &Source, hits: Vec<Hit>) -> Vec<(Hit, Option<Taken>
         .collect();
     let mut out = Vec::new();
     for (i, hit) in hits.iter().enumerate() {
-        let receiver = source.call_at(hit.at).and_then(|c| c.receiver.as_deref());
+        let call = source.call_at(hit.at);
+        let receiver = call.and_then(|c| c.receiver.as_deref());
+        let via_field = call.is_some_and(|c| c.via_field);
+        // A lock held in a variable and then kept in a field of the same
+        // name (`&Failover{lock: lock}`) is taken through that field.
         let taking_another = receiver.is_some_and(|r| {
             held.iter().enumerate().any(|(j, b)| {
                 j != i
-                    && b.as_ref().is_some_and(|(name, _, from, to)| {
-                        name == r && (*from..*to).contains(&hit.at)
+                    && b.as_ref().is_some_and(|(name, field, from, to)| {
+                        name == r && ((*from..*to).contains(&hit.at) || (via_field && !field))
                     })
             })
         });
         if taking_another {
             continue;
         }
+        let own = hit.at..source.scope_end(hit.at);
         let taken = match &held[i] {
-            Some((name, true, _, _)) => {
-                let own = hit.at..source.scope_end(hit.at);
-                taken(source, name, &own)
-            }
-            _ => None,
+            Some((name, true, _, _)) => taken(source, name, &own, false),
+            Some((name, false, _, _)) => taken(source, name, &own, true),
+            None => None,
         };
         out.push((hit.clone(), taken));
     }
@@ -585,11 +649,20 @@ pub(crate) fn follow(source: &Source, hits: Vec<Hit>) -> Vec<(Hit, Option<Taken>
 
 /// The first place outside `own` that takes the lock held in `name`: a
 /// taking call on it, or a Python `with name:` / `with self.name:`.
-fn taken(source: &Source, name: &str, own: &std::ops::Range<usize>) -> Option<Taken> {
+///
+/// With `through_field` (a lock held in a variable), only a taking call
+/// reached through a field of that name counts: the variable was kept in
+/// a field (`&Failover{lock: lock}`, `this.lock = lock`), and no `with`.
+fn taken(
+    source: &Source,
+    name: &str,
+    own: &std::ops::Range<usize>,
+    through_field: bool,
+) -> Option<Taken> {
     let by_call = source
         .calls
         .iter()
-        .filter(|c| !own.contains(&c.at))
+        .filter(|c| !own.contains(&c.at) && (c.via_field || !through_field))
         .find(|c| c.receiver.as_deref() == Some(name) && TAKE_CALLS.contains(&c.name.as_str()))
         .map(|c| Taken {
             held_in: name.to_owned(),
@@ -600,7 +673,7 @@ fn taken(source: &Source, name: &str, own: &std::ops::Range<usize>) -> Option<Ta
     let by_with = source
         .withs
         .iter()
-        .filter(|w| !own.contains(&w.at))
+        .filter(|w| !own.contains(&w.at) && !through_field)
         .find(|w| w.name == name)
         .map(|w| Taken {
             held_in: name.to_owned(),

@@ -107,6 +107,11 @@ struct Receiver {
     /// Also these names, once one of `assigned_from` is in the file.
     #[serde(default)]
     or_named: Vec<String>,
+    /// A name declared in the file (a parameter, a field, a constructor
+    /// property, a variable) with one of these types: `redsync.Redsync`
+    /// for `rs *redsync.Redsync`, `RLock` for `private final RLock lock`.
+    #[serde(default)]
+    typed: Vec<String>,
 }
 
 /// The first argument's shape.
@@ -501,9 +506,14 @@ fn resolve(
         ));
     }
     if let Some(r) = &def.receiver {
-        if !r.any && r.is.is_empty() && r.contains.is_empty() && r.assigned_from.is_empty() {
+        if !r.any
+            && r.is.is_empty()
+            && r.contains.is_empty()
+            && r.assigned_from.is_empty()
+            && r.typed.is_empty()
+        {
             return Err(format!(
-                "{}: rule `{}`: `receiver` needs `any`, `is`, `contains` or `assigned_from`",
+                "{}: rule `{}`: `receiver` needs `any`, `is`, `contains`, `assigned_from` or `typed`",
                 at(&def.id, "receiver"),
                 def.id
             ));
@@ -570,6 +580,7 @@ fn resolve(
         lower_all(&mut r.is);
         lower_all(&mut r.contains);
         lower_all(&mut r.or_named);
+        lower_all(&mut r.typed);
         for s in &mut r.assigned_from {
             lower_all(&mut s.calls);
             if let Some(n) = &mut s.receiver {
@@ -645,6 +656,8 @@ pub(crate) struct FileFacts<'a> {
     pub uses: Vec<(&'a str, bool)>,
     pub call_names: Vec<&'a str>,
     pub language: &'a str,
+    /// The types a name is declared with in the file, lowercased paths.
+    pub types_of: &'a dyn Fn(&str) -> Vec<String>,
 }
 
 /// What a call gives a rule to test beyond its name and receiver.
@@ -747,7 +760,13 @@ impl Rule {
             let recv = call.receiver.as_deref();
             let named = Names::matches_parts(r.any, &r.is, &r.contains, recv);
             let assigned = recv.is_some_and(|n| bound.iter().any(|b| b == n));
-            if !(named || assigned) {
+            let typed = !r.typed.is_empty()
+                && recv.is_some_and(|n| {
+                    (facts.types_of)(n)
+                        .iter()
+                        .any(|t| r.typed.iter().any(|w| type_is(t, w)))
+                });
+            if !(named || assigned || typed) {
                 return false;
             }
         }
@@ -784,6 +803,16 @@ impl Rule {
         }
         d.keyword.as_deref().map_or(true, seen.keyword)
     }
+}
+
+/// Whether the type path `path` (lowercased: `redsync.redsync`,
+/// `org.redisson.api.rlock`, `rlock`) is `word`, or ends with it after a
+/// `.` or `::`.
+fn type_is(path: &str, word: &str) -> bool {
+    path == word
+        || path
+            .strip_suffix(word)
+            .is_some_and(|head| head.ends_with('.') || head.ends_with("::"))
 }
 
 /// The scenario a kind names, as [`Kind::scenario`] documents.

@@ -1812,6 +1812,395 @@ fn lead() {
 }
 "#,
     },
+    // Clients and locks handed in, held in fields, injected: found by the
+    // type they are declared with.
+    Case {
+        rule: "redlock-client",
+        file: "worker.go",
+        positive: r#"package jobs
+
+import "github.com/go-redsync/redsync/v4"
+
+// Worker is wired in main with the Redsync its pool made.
+type Worker struct {
+	rs *redsync.Redsync
+	db *sql.DB
+}
+
+func (w *Worker) Run() error {
+	m := w.rs.NewMutex("job") // audit: redlock fenced=no
+	if err := m.Lock(); err != nil {
+		return err
+	}
+	defer m.Unlock()
+	_, err := w.db.Exec("UPDATE jobs SET done = true WHERE id = 1")
+	return err
+}
+"#,
+        fenced: None,
+        decoy: r#"package jobs
+
+type Worker struct {
+	locks *Registry
+	db    *sql.DB
+}
+
+func (w *Worker) Run() {
+	m := w.locks.NewMutex("job")
+	m.Lock()
+	w.db.Exec("UPDATE jobs SET done = true WHERE id = 1")
+}
+"#,
+    },
+    Case {
+        rule: "bsm-redislock",
+        file: "worker.go",
+        positive: r#"package jobs
+
+import "github.com/bsm/redislock"
+
+func Run(ctx context.Context, locker *redislock.Client, db *sql.DB) error {
+	lock, err := locker.Obtain(ctx, "job", 10*time.Second, nil) // audit: redis_set_nx fenced=no
+	if err != nil {
+		return err
+	}
+	defer lock.Release(ctx)
+	_, err = db.Exec("UPDATE jobs SET done = true WHERE id = 1")
+	return err
+}
+"#,
+        fenced: None,
+        decoy: r#"package jobs
+
+import "github.com/bsm/redislock"
+
+func Run(ctx context.Context, pool *Pool, db *sql.DB) error {
+	conn, err := pool.Obtain(ctx, "job")
+	if err != nil {
+		return err
+	}
+	_, err = conn.Exec("UPDATE jobs SET done = true WHERE id = 1")
+	return err
+}
+"#,
+    },
+    Case {
+        rule: "etcd-mutex-typed",
+        file: "worker.go",
+        positive: r#"package jobs
+
+import "go.etcd.io/etcd/client/v3/concurrency"
+
+type Worker struct {
+	mu *concurrency.Mutex
+	db *sql.DB
+}
+
+func (w *Worker) Run(ctx context.Context) error {
+	if err := w.mu.Lock(ctx); err != nil { // audit: etcd_lock fenced=no
+		return err
+	}
+	defer w.mu.Unlock(ctx)
+	_, err := w.db.ExecContext(ctx, "UPDATE jobs SET done = true WHERE id = 1")
+	return err
+}
+"#,
+        fenced: Some(
+            r#"package jobs
+
+import (
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+func Run(ctx context.Context, cli *clientv3.Client, m *concurrency.Mutex) error {
+	if err := m.Lock(ctx); err != nil { // audit: etcd_lock fenced=yes
+		return err
+	}
+	_, err := cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(m.Key()), "=", m.Header().Revision)).
+		Then(clientv3.OpPut("/jobs/1", "done")).
+		Commit()
+	return err
+}
+"#,
+        ),
+        decoy: r#"package jobs
+
+import (
+	"sync"
+
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+type Worker struct {
+	mu sync.Mutex
+	s  *concurrency.Session
+	db *sql.DB
+}
+
+func (w *Worker) Run(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.db.ExecContext(ctx, "UPDATE jobs SET done = true WHERE id = 1")
+}
+"#,
+    },
+    Case {
+        rule: "go-zookeeper-lock-typed",
+        file: "worker.go",
+        positive: r#"package jobs
+
+import "github.com/go-zookeeper/zk"
+
+func Run(l *zk.Lock, db *sql.DB) error {
+	if err := l.Lock(); err != nil { // audit: zookeeper_lock fenced=no
+		return err
+	}
+	defer l.Unlock()
+	_, err := db.Exec("UPDATE jobs SET done = true WHERE id = 1")
+	return err
+}
+"#,
+        fenced: None,
+        decoy: r#"package jobs
+
+import (
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
+
+func Run(l *sync.Mutex, conn *zk.Conn, db *sql.DB) {
+	l.Lock()
+	defer l.Unlock()
+	db.Exec("UPDATE jobs SET done = true WHERE id = 1")
+}
+"#,
+    },
+    Case {
+        rule: "consul-lock-typed",
+        file: "worker.go",
+        positive: r#"package jobs
+
+import "github.com/hashicorp/consul/api"
+
+type Leader struct {
+	lock *api.Lock
+	db   *sql.DB
+}
+
+func (l *Leader) Lead(stop <-chan struct{}) error {
+	if _, err := l.lock.Lock(stop); err != nil { // audit: consul_lock fenced=no
+		return err
+	}
+	defer l.lock.Unlock()
+	_, err := l.db.Exec("UPDATE reports SET owner = 'me' WHERE id = 1")
+	return err
+}
+"#,
+        fenced: Some(
+            r#"package jobs
+
+import "github.com/hashicorp/consul/api"
+
+func Lead(lock *api.Lock, db *sql.DB, index uint64, stop <-chan struct{}) error {
+	if _, err := lock.Lock(stop); err != nil { // audit: consul_lock fenced=yes
+		return err
+	}
+	_, err := db.Exec("UPDATE reports SET owner = 'me' WHERE id = 1 AND fence_token < $1", index)
+	return err
+}
+"#,
+        ),
+        decoy: r#"package jobs
+
+import (
+	"sync"
+
+	"github.com/hashicorp/consul/api"
+)
+
+type Leader struct {
+	lock sync.Mutex
+	kv   *api.KV
+	db   *sql.DB
+}
+
+func (l *Leader) Lead() {
+	l.lock.Lock()
+	defer l.lock.Unlock()
+	l.db.Exec("UPDATE reports SET owner = 'me' WHERE id = 1")
+}
+"#,
+    },
+    Case {
+        rule: "redisson-fenced-lock-typed",
+        file: "Job.java",
+        positive: r#"import org.redisson.api.RFencedLock;
+
+@Service
+class Job {
+    private final RFencedLock lock;
+
+    Job(RFencedLock lock) {
+        this.lock = lock;
+    }
+
+    void run() {
+        lock.lock(); // audit: redisson_fenced_lock fenced=no
+        jdbc.update("UPDATE jobs SET done = true WHERE id = 1");
+    }
+}
+"#,
+        fenced: Some(
+            r#"import org.redisson.api.RFencedLock;
+
+class Job {
+    void run(RFencedLock lock) {
+        lock.lock(); // audit: redisson_fenced_lock fenced=yes
+        Long token = lock.getToken();
+        jdbc.update("UPDATE jobs SET done = true WHERE id = 1 AND fence_token < ?", token);
+    }
+}
+"#,
+        ),
+        decoy: r#"import java.util.concurrent.locks.ReentrantLock;
+import org.redisson.api.RedissonClient;
+
+class Job {
+    private final ReentrantLock lock = new ReentrantLock();
+
+    void run() {
+        lock.lock();
+        jdbc.update("UPDATE jobs SET done = true WHERE id = 1");
+    }
+}
+"#,
+    },
+    Case {
+        rule: "redisson-lock-typed",
+        file: "Job.java",
+        positive: r#"import org.redisson.api.RLock;
+
+@Component
+class Job {
+    @Autowired
+    private RLock lock;
+
+    void run() throws InterruptedException {
+        if (lock.tryLock(10, 60, TimeUnit.SECONDS)) { // audit: redisson_lock fenced=no
+            jdbc.update("UPDATE jobs SET done = true WHERE id = 1");
+        }
+    }
+}
+"#,
+        fenced: None,
+        decoy: r#"import java.util.concurrent.locks.Lock;
+import org.redisson.api.RedissonClient;
+
+class Job {
+    private Lock lock;
+
+    void run() {
+        if (lock.tryLock()) {
+            jdbc.update("UPDATE jobs SET done = true WHERE id = 1");
+        }
+    }
+}
+"#,
+    },
+    Case {
+        rule: "hazelcast-fenced-lock-typed",
+        file: "Job.java",
+        positive: r#"import com.hazelcast.cp.lock.FencedLock;
+
+class Job {
+    void run(FencedLock lock) {
+        lock.lock(); // audit: hazelcast_fenced_lock fenced=no
+        jdbc.update("UPDATE jobs SET done = true WHERE id = 1");
+    }
+}
+"#,
+        fenced: Some(
+            r#"import com.hazelcast.cp.lock.FencedLock;
+
+class Job {
+    private final FencedLock lock;
+
+    void run() {
+        lock.lock(); // audit: hazelcast_fenced_lock fenced=yes
+        long fence = lock.getFence();
+        jdbc.update("UPDATE jobs SET done = true WHERE id = 1 AND fence_token < ?", fence);
+    }
+}
+"#,
+        ),
+        decoy: r#"import com.hazelcast.core.HazelcastInstance;
+import java.util.concurrent.locks.ReentrantLock;
+
+class Job {
+    void run(ReentrantLock lock) {
+        lock.lock();
+        jdbc.update("UPDATE jobs SET done = true WHERE id = 1");
+    }
+}
+"#,
+    },
+    Case {
+        rule: "curator-recipe-typed",
+        file: "Job.kt",
+        positive: r#"import org.apache.curator.framework.recipes.locks.InterProcessMutex
+
+class Job(private val mutex: InterProcessMutex, private val jdbc: JdbcTemplate) {
+    fun run() {
+        mutex.acquire() // audit: zookeeper_lock fenced=no
+        try {
+            jdbc.update("UPDATE jobs SET done = true WHERE id = 1")
+        } finally {
+            mutex.release()
+        }
+    }
+}
+"#,
+        fenced: None,
+        decoy: r#"import java.util.concurrent.Semaphore
+
+class Job(private val mutex: Semaphore, private val jdbc: JdbcTemplate) {
+    fun run() {
+        mutex.acquire()
+        jdbc.update("UPDATE jobs SET done = true WHERE id = 1")
+    }
+}
+"#,
+    },
+    Case {
+        rule: "redis-semaphore-typed",
+        file: "job.ts",
+        positive: r#"import { Mutex } from "redis-semaphore";
+
+export class Job {
+  constructor(private readonly mutex: Mutex, private readonly db: Pool) {}
+
+  async run(): Promise<void> {
+    await this.mutex.acquire(); // audit: redis_set_nx fenced=no
+    await this.db.query("UPDATE jobs SET done = true WHERE id = 1");
+  }
+}
+"#,
+        fenced: None,
+        decoy: r#"import { Mutex } from "async-mutex";
+
+export class Job {
+  constructor(private readonly mutex: Mutex, private readonly db: Pool) {}
+
+  async run(): Promise<void> {
+    await this.mutex.acquire();
+    await this.db.query("UPDATE jobs SET done = true WHERE id = 1");
+  }
+}
+"#,
+    },
     // SQL, in SQL code and in query strings.
     Case {
         rule: "pg-advisory-lock",
