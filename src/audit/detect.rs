@@ -22,6 +22,9 @@ pub(crate) struct Hit {
     /// The id of the rule that found it (none for a leader flag or a
     /// Redis command written as text).
     pub rule: Option<String>,
+    /// The database holds the lock for the transaction that took it
+    /// (`pg_advisory_xact_lock`, `FOR UPDATE`).
+    pub in_transaction: bool,
 }
 
 /// Callees that execute a command or statement given as text.
@@ -106,12 +109,17 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
             .zip(&bound)
             .find(|(rule, bound)| rule.matches(c, &facts, bound, &seen));
         if let Some((rule, _)) = found {
+            let statement_end = source.code[c.at..]
+                .find(';')
+                .map_or(source.code.len(), |n| c.at + n);
+            let statement = source.code[c.at..statement_end].to_ascii_lowercase();
             hits.push(Hit {
                 at: c.at,
                 kind: rule.kind(),
                 end: c.close,
                 scope_end: None,
                 rule: Some(rule.id().to_owned()),
+                in_transaction: rule.in_transaction(&c.name, &statement),
             });
         }
     }
@@ -129,6 +137,7 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
                 end: i + annotation.len(),
                 scope_end: Some(end),
                 rule: Some(rule.id().to_owned()),
+                in_transaction: false,
             });
         }
     }
@@ -210,6 +219,87 @@ fn declared_types(code: &str, name: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Calls that begin a transaction and return it, lowercased.
+const BEGIN_CALLS: [&str; 7] = [
+    "begin",
+    "begintx",
+    "beginx",
+    "begin_transaction",
+    "begintransaction",
+    "starttransaction",
+    "transaction",
+];
+
+/// Whether the write at `write_at` runs in the transaction that holds a
+/// lock taken at `lock_at`: in SQL code, a transaction is open at the lock
+/// (a `BEGIN` or `START TRANSACTION` since the last `COMMIT` or
+/// `ROLLBACK`, or a function body); in other code, the lock's statement
+/// and the write's are run by calls on one name (`tx.Exec`, `client.query`)
+/// that is a transaction: declared as one (`tx *sql.Tx`), returned by a call
+/// that begins one (`db.BeginTx`), or given a `BEGIN` before the lock.
+pub(crate) fn same_transaction(source: &Source, lock_at: usize, write_at: usize) -> bool {
+    let code = &source.code;
+    if source.language == Language::Sql {
+        let before = code[..lock_at].to_ascii_lowercase();
+        if before.matches("$$").count() % 2 == 1 {
+            return true;
+        }
+        let last = |w: &str| {
+            let mut at = None;
+            let mut from = 0;
+            while let Some(i) = find_word(&before[from..], w).map(|i| from + i) {
+                at = Some(i);
+                from = i + w.len();
+            }
+            at
+        };
+        let opened = last("begin").max(last("start"));
+        let closed = last("commit").max(last("rollback"));
+        return opened.is_some() && opened > closed;
+    }
+    let on = |at: usize| enclosing_call(&source.calls, at).and_then(|c| c.receiver.clone());
+    let (Some(lock_on), Some(write_on)) = (on(lock_at), on(write_at)) else {
+        return false;
+    };
+    if lock_on != write_on {
+        return false;
+    }
+    let lower = code.to_ascii_lowercase();
+    let declared = declared_types(&lower, &lock_on).iter().any(|t| {
+        let last = t.rsplit(['.', ':']).next().unwrap_or(t);
+        last == "tx" || last.ends_with("transaction")
+    });
+    let function_start = source.function_at(lock_at).map_or(0, |f| f.start);
+    let begun = source
+        .calls
+        .iter()
+        .filter(|c| c.at >= function_start && c.at < lock_at)
+        .any(|c| {
+            // `tx, err := db.BeginTx(…)`, Python's `with db.transaction() as tx:`.
+            let with_as = || {
+                let rest = lower.get(c.close + 1..).unwrap_or("").trim_start();
+                rest.strip_prefix("as ")
+                    .map(str::trim_start)
+                    .is_some_and(|r| find_word(r, &lock_on) == Some(0))
+            };
+            let returned = BEGIN_CALLS.contains(&c.name.as_str())
+                && (c.held_in.as_ref().is_some_and(|(n, _)| *n == lock_on) || with_as());
+            let given_begin = c.receiver.as_deref() == Some(lock_on.as_str())
+                && source
+                    .strings
+                    .iter()
+                    .filter(|l| l.start > c.open && l.start < c.close)
+                    .any(|l| {
+                        let t = l.text.trim().to_ascii_lowercase();
+                        t == "begin"
+                            || t.starts_with("begin ")
+                            || t.starts_with("start transaction")
+                    });
+            returned || given_begin
+        });
+    declared || begun
 }
 
 /// The string literals that name an imported module, lowercased, one a
@@ -341,6 +431,7 @@ fn leader_guards(lower: &str) -> Vec<Hit> {
                 end: line_end,
                 scope_end: None,
                 rule: None,
+                in_transaction: false,
             });
         }
     }
@@ -480,27 +571,28 @@ fn query_call(rules: &Rules, text: &str, body: usize, end: usize) -> Option<Hit>
         .filter_map(|rule| {
             rule.query_calls()
                 .iter()
-                .filter_map(|f| {
+                .filter_map(|f: &String| {
                     let mut from = 0;
                     while let Some(i) = find_word(&text[from..], f).map(|i| from + i) {
                         if called(i, f) {
-                            return Some(i);
+                            return Some((i, f));
                         }
                         from = i + f.len();
                     }
                     None
                 })
                 .min()
-                .map(|i| (i, rule))
+                .map(|(i, f)| (i, rule, f.as_str()))
         })
         // The earliest call; of two at one place, the first rule's.
-        .min_by_key(|(i, _)| *i)
-        .map(|(i, rule)| Hit {
+        .min_by_key(|(i, _, _)| *i)
+        .map(|(i, rule, f)| Hit {
             at: body + i,
             kind: rule.kind(),
             end,
             scope_end: None,
             rule: Some(rule.id().to_owned()),
+            in_transaction: rule.in_transaction(f, text),
         })
 }
 
@@ -557,6 +649,8 @@ fn literal_hit(at: usize, end: usize, kind: Kind) -> Hit {
         end,
         scope_end: None,
         rule: None,
+        // A row lock is the transaction's.
+        in_transaction: kind == Kind::SelectForUpdate,
     }
 }
 

@@ -560,9 +560,25 @@ fn audit_with(
                     .and_then(|(_, n)| n.clone());
                 (Vec::new(), notes.into_iter().collect())
             });
-            let (fenced, mut reason, write_line) = match hit.kind.no_token() {
-                Some(why) => unfenceable(&source, why, &writes),
-                None => judge(&source, &writes),
+            // A lock the database holds for a transaction does not outlive
+            // the writes that transaction makes: those are not judged.
+            let (held, writes): (Vec<fence::Write>, Vec<fence::Write>) =
+                writes.into_iter().partition(|w| {
+                    hit.in_transaction
+                        && fence::is_statement(w)
+                        && detect::same_transaction(&source, hit.at, w.at)
+                });
+            let (fenced, mut reason, write_line) = match (hit.kind.no_token(), held.first()) {
+                (_, Some(w)) if writes.is_empty() => {
+                    let line = source.line(w.at);
+                    let reason = format!(
+                        "held by the storage itself: the `{}` at line {line} runs in the transaction that holds the lock, which ends with it",
+                        w.name
+                    );
+                    (Some(true), reason, Some(line))
+                }
+                (Some(why), _) => unfenceable(&source, why, &writes),
+                (None, _) => judge(&source, &writes),
             };
             let unfollowed = if fenced == Some(false) {
                 Vec::new()

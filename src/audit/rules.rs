@@ -171,6 +171,14 @@ struct RuleDef {
     /// that starts with a verb) calling one of them.
     #[serde(default)]
     in_queries: bool,
+    /// Of `calls`, those whose lock the database holds for the
+    /// transaction that took it (`pg_advisory_xact_lock`).
+    #[serde(default)]
+    transaction_calls: Vec<String>,
+    /// Words (lowercased, spaces removed) in the statement that make such a
+    /// call's lock the session's instead (`@lockowner='session'`).
+    #[serde(default)]
+    session_when: Vec<String>,
     /// The library, as its users know it (`go-redsync/redsync`).
     #[serde(default)]
     library: Option<String>,
@@ -565,6 +573,22 @@ fn resolve(
     lower_all(&mut def.calls);
     lower_all(&mut def.unless_file_calls);
     lower_all(&mut def.args_contain);
+    lower_all(&mut def.transaction_calls);
+    lower_all(&mut def.session_when);
+    for w in &mut def.session_when {
+        w.retain(|c| !c.is_whitespace());
+    }
+    if let Some(bad) = def
+        .transaction_calls
+        .iter()
+        .find(|c| !def.calls.contains(c))
+    {
+        return Err(format!(
+            "{}: rule `{}`: transaction call `{bad}` is not one of its `calls`",
+            at(&def.id, "transaction_calls"),
+            def.id
+        ));
+    }
     lower_all(&mut def.languages);
     lower_all(&mut def.ecosystems);
     for a in &mut def.args_contain {
@@ -679,6 +703,18 @@ impl Rule {
 
     pub(crate) fn id(&self) -> &str {
         &self.def.id
+    }
+
+    /// Whether the lock `call` takes in `statement` (lowercased) is held by
+    /// the database for the transaction that took it.
+    pub(crate) fn in_transaction(&self, call: &str, statement: &str) -> bool {
+        let squeezed: String = statement.split_whitespace().collect();
+        self.def.transaction_calls.iter().any(|c| c == call)
+            && !self
+                .def
+                .session_when
+                .iter()
+                .any(|w| squeezed.contains(w.as_str()))
     }
 
     /// The calls it also looks for in query strings, if any.

@@ -2202,20 +2202,41 @@ export class Job {
 "#,
     },
     // SQL, in SQL code and in query strings.
+    // The transaction's lock guarding a write to another system: no token
+    // reaches it. Its variant writes in the transaction itself: held by
+    // the storage.
     Case {
         rule: "pg-advisory-lock",
         file: "jobs.go",
         positive: r#"package jobs
 
-func Run(ctx context.Context, tx *sql.Tx) error {
+func Run(ctx context.Context, tx *sql.Tx, bucket *storage.BucketHandle) error {
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(42)"); err != nil { // audit: pg_advisory_lock fenced=no
 		return err
 	}
-	_, err := tx.ExecContext(ctx, "UPDATE jobs SET done = true WHERE id = 1")
+	w := bucket.Object("jobs/1").NewWriter(ctx)
+	_, err := w.Write([]byte("done"))
 	return err
 }
 "#,
-        fenced: None,
+        fenced: Some(
+            r#"package jobs
+
+func Run(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(42)"); err != nil { // audit: pg_advisory_lock fenced=yes
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, "UPDATE jobs SET done = true WHERE id = 1"); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+"#,
+        ),
         decoy: r#"package jobs
 
 func Run(ctx context.Context, tx *sql.Tx) error {
@@ -2257,12 +2278,17 @@ def run(cur, coordinator):
     Case {
         rule: "sqlserver-applock",
         file: "jobs.sql",
-        positive: r#"BEGIN TRANSACTION;
-EXEC sp_getapplock @Resource = 'job', @LockMode = 'Exclusive'; -- audit: sqlserver_applock fenced=no
+        positive: r#"EXEC sp_getapplock @Resource = 'job', @LockMode = 'Exclusive', @LockOwner = 'Session'; -- audit: sqlserver_applock fenced=no
+UPDATE jobs SET done = 1 WHERE id = 1;
+EXEC sp_releaseapplock @Resource = 'job', @LockOwner = 'Session';
+"#,
+        fenced: Some(
+            r#"BEGIN TRANSACTION;
+EXEC sp_getapplock @Resource = 'job', @LockMode = 'Exclusive'; -- audit: sqlserver_applock fenced=yes
 UPDATE jobs SET done = 1 WHERE id = 1;
 COMMIT;
 "#,
-        fenced: None,
+        ),
         decoy: r#"-- EXEC sp_getapplock @Resource = 'job' once guarded this.
 UPDATE jobs SET done = 1 WHERE id = 1;
 "#,
@@ -2287,6 +2313,42 @@ UPDATE jobs SET done = 1 WHERE id = 1;
 }
 "#,
     },
+    Case {
+        rule: "pg-advisory-lock",
+        file: "settle.js",
+        positive: r#"const { Pool } = require("pg");
+
+const pool = new Pool();
+
+// A session's lock: a pooled session can end under a paused holder.
+async function settle(id) {
+  await pool.query("SELECT pg_advisory_lock($1)", [id]); // audit: pg_advisory_lock fenced=no
+  await pool.query("UPDATE batches SET settled = true WHERE id = $1", [id]);
+  await pool.query("SELECT pg_advisory_unlock($1)", [id]);
+}
+"#,
+        fenced: Some(
+            r#"const { Pool } = require("pg");
+
+const pool = new Pool();
+
+async function settle(id) {
+  const client = await pool.connect();
+  await client.query("BEGIN");
+  await client.query("SELECT pg_advisory_xact_lock($1)", [id]); // audit: pg_advisory_lock fenced=yes
+  await client.query("UPDATE batches SET settled = true WHERE id = $1", [id]);
+  await client.query("COMMIT");
+  client.release();
+}
+"#,
+        ),
+        decoy: r#"const { Pool } = require("pg");
+
+async function settle(pool, id) {
+  await pool.query("UPDATE batches SET note = 'pg_advisory_lock skipped' WHERE id = $1", [id]);
+}
+"#,
+    },
 ];
 
 /// Built-in shapes that are no rule of the catalogue: `SELECT … FOR
@@ -2300,7 +2362,13 @@ const FOR_UPDATE: Case = Case {
     )
     http.put("https://reports/1", data="claimed")
 "#,
-    fenced: None,
+    fenced: Some(
+        r#"def claim(db):
+    with db.transaction() as tx:
+        tx.execute("SELECT id FROM jobs WHERE id = 1 FOR UPDATE")  # audit: select_for_update fenced=yes
+        tx.execute("UPDATE jobs SET state = 'claimed' WHERE id = 1")
+"#,
+    ),
     decoy: r#"def claim(cur, log):
     log.info("select for update skipped")
     cur.execute("SELECT id FROM jobs WHERE state = 'ready' LIMIT 1")

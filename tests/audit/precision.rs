@@ -56,6 +56,11 @@
 //! shape, not a name: `f.lock.Lock` after `&Failover{lock: lock}`), and
 //! that verdict is right: 36 of 36.
 //!
+//! Two planted verdicts were then changed, in `audit/sql/settle.sql` and
+//! `audit-heldout/sql/nightly.sql`: a `pg_advisory_xact_lock` whose write
+//! is a statement of the same transaction is held by the storage itself
+//! (`fenced=yes`), not unfenced.
+//!
 //! The floors below are what the audit reaches, so a regression fails.
 
 use std::collections::{BTreeMap, BTreeSet};
