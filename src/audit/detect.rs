@@ -143,6 +143,12 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
     }
     hits.extend(leader_guards(&lower));
     hits.extend(text_commands(source, rules));
+    let taken_lines: Vec<usize> = hits.iter().map(|h| source.line(h.at)).collect();
+    hits.extend(
+        possible_locks(source, rules, &lower, &types_of)
+            .into_iter()
+            .filter(|h| !taken_lines.contains(&source.line(h.at))),
+    );
     hits.sort_by_key(|h| h.at);
     // One finding per line: the first (the patterns overlap on a line such
     // as `Do(ctx, "SET", k, v, "NX")`).
@@ -219,6 +225,166 @@ fn declared_types(code: &str, name: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Calls that look like taking a lock, lowercased.
+const POSSIBLE_TAKES: [&str; 12] = [
+    "acquire",
+    "acquire_lock",
+    "tryacquire",
+    "try_acquire",
+    "lock",
+    "trylock",
+    "try_lock",
+    "lockinterruptibly",
+    "lock_async",
+    "obtain",
+    "campaign",
+    "elect",
+];
+
+/// Words of a type or module that name a lock.
+const LOCK_WORDS: [&str; 7] = [
+    "lock",
+    "mutex",
+    "lease",
+    "leader",
+    "election",
+    "semaphore",
+    "latch",
+];
+
+/// Modules whose locks are the process's own (a path segment of an
+/// import): not distributed.
+const LOCAL_MODULES: [&str; 27] = [
+    "sync",
+    "spin",
+    "lock_api",
+    "crossbeam",
+    "threading",
+    "asyncio",
+    "concurrent",
+    "tokio",
+    "parking_lot",
+    "async-mutex",
+    "async-lock",
+    "async_mutex",
+    "async_lock",
+    "multiprocessing",
+    "filelock",
+    "portalocker",
+    "fcntl",
+    "std",
+    "futures",
+    "kotlinx",
+    "trio",
+    "anyio",
+    "gevent",
+    "lockfile",
+    "proper-lockfile",
+    "atomic",
+    "await-lock",
+];
+
+/// The file's imports, lowercased, one an entry: Go's and JavaScript's
+/// import paths, and the import lines of the others (`import a.b.C;`,
+/// `from a import B`, `use a::B;`).
+fn imports(source: &Source, lower: &str) -> Vec<String> {
+    let mut out: Vec<String> = imported_paths(source).lines().map(str::to_owned).collect();
+    let mut start = 0;
+    for line in lower.split_inclusive('\n') {
+        let end = start + line.len();
+        let t = line.trim_start();
+        if t.starts_with("import ") || t.starts_with("from ") || t.starts_with("use ") {
+            // With the path a string of it holds (`import { Mutex } from
+            // "async-mutex"`).
+            let mut entry = t.trim_end().to_owned();
+            for lit in source
+                .strings
+                .iter()
+                .filter(|l| l.start >= start && l.start < end)
+            {
+                entry.push(' ');
+                entry.push_str(&lit.text.to_ascii_lowercase());
+            }
+            out.push(entry);
+        }
+        start = end;
+    }
+    out
+}
+
+/// A possible lock site of a library the catalogue does not know: a
+/// taking call whose receiver is declared with a type (or made by a call
+/// on a module) that an import of the file qualifies, where the type or
+/// the import names a lock, and the import is no process-local lock
+/// module nor a library of the catalogue.
+fn possible_locks(
+    source: &Source,
+    rules: &Rules,
+    lower: &str,
+    types_of: &dyn Fn(&str) -> Vec<String>,
+) -> Vec<Hit> {
+    let imports = imports(source, lower);
+    if imports.is_empty() {
+        return Vec::new();
+    }
+    let catalogued = |entry: &str| {
+        rules
+            .libraries()
+            .iter()
+            .any(|(_, words)| words.iter().any(|w| entry.contains(w.as_str())))
+    };
+    let local = |entry: &str| {
+        entry
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .any(|seg| LOCAL_MODULES.contains(&seg))
+    };
+    let names_lock = |text: &str| LOCK_WORDS.iter().any(|w| text.contains(w));
+    // A type path (`dlock.locker`, `distributedlock`) is an unknown
+    // library's lock when an import names its first segment.
+    let unknown_lock = |path: &str| {
+        let first = path.split(['.', ':']).find(|s| !s.is_empty()).unwrap_or("");
+        if first.len() < 2 {
+            return false;
+        }
+        imports.iter().any(|entry| {
+            find_word(entry, first).is_some()
+                && (names_lock(entry) || names_lock(path))
+                && !local(entry)
+                && !catalogued(entry)
+        })
+    };
+    let mut hits = Vec::new();
+    for c in &source.calls {
+        let Some(receiver) = c.receiver.as_deref() else {
+            continue;
+        };
+        if !POSSIBLE_TAKES.contains(&c.name.as_str()) {
+            continue;
+        }
+        // Declared with the type, or made by a call on a module.
+        let made: Vec<String> = source
+            .calls
+            .iter()
+            .filter(|m| m.at < c.at && m.held_in.as_ref().is_some_and(|(n, _)| n == receiver))
+            // What a taking call returns is a guard, not the client.
+            .filter(|m| !POSSIBLE_TAKES.contains(&m.name.as_str()))
+            .filter_map(|m| m.receiver.as_ref().map(|r| format!("{r}.{}", m.name)))
+            .collect();
+        let typed = types_of(receiver);
+        if typed.iter().chain(&made).any(|t| unknown_lock(t)) {
+            hits.push(Hit {
+                at: c.at,
+                kind: Kind::PossibleLock,
+                end: c.close,
+                scope_end: None,
+                rule: None,
+                in_transaction: false,
+            });
+        }
+    }
+    hits
 }
 
 /// Calls that begin a transaction and return it, lowercased.

@@ -164,6 +164,10 @@ pub enum Kind {
     SqlserverApplock,
     /// `SELECT … FOR UPDATE`: a row lock held by the database.
     SelectForUpdate,
+    /// A call that looks like taking a lock, on an object whose type or
+    /// import names a lock, mutex, lease, leader or election from a library
+    /// the catalogue does not know: a possible lock site, low confidence.
+    PossibleLock,
     /// A kind a rule file given with `--rules` declares.
     Custom(CustomKind),
 }
@@ -225,6 +229,7 @@ impl Kind {
             Kind::MysqlGetLock => "mysql_get_lock",
             Kind::SqlserverApplock => "sqlserver_applock",
             Kind::SelectForUpdate => "select_for_update",
+            Kind::PossibleLock => "possible_lock",
             Kind::Custom(c) => &c.0.id,
         }
     }
@@ -245,7 +250,7 @@ impl Kind {
 
     /// Every bundled kind, in the order above (a rule file's kinds are
     /// [`Rules::kinds`]).
-    pub const ALL: [Kind; 22] = [
+    pub const ALL: [Kind; 23] = [
         Kind::RedisSetNx,
         Kind::Redlock,
         Kind::RedissonLock,
@@ -268,6 +273,7 @@ impl Kind {
         Kind::MysqlGetLock,
         Kind::SqlserverApplock,
         Kind::SelectForUpdate,
+        Kind::PossibleLock,
     ];
 
     /// What it is, in words.

@@ -2375,6 +2375,119 @@ const FOR_UPDATE: Case = Case {
 "#,
 };
 
+/// A lock of a library the catalogue does not know: reported as a possible
+/// lock site, judged by its writes. Decoys: process-local locks.
+const POSSIBLE: &[Case] = &[
+    Case {
+        rule: "",
+        file: "jobs.go",
+        positive: r#"package jobs
+
+import "github.com/acme/dlock"
+
+func Run(ctx context.Context, l *dlock.Locker, db *sql.DB) error {
+	if err := l.Acquire(ctx, "job"); err != nil { // audit: possible_lock fenced=no
+		return err
+	}
+	_, err := db.ExecContext(ctx, "UPDATE jobs SET done = true WHERE id = 1")
+	return err
+}
+"#,
+        fenced: Some(
+            r#"package jobs
+
+import "github.com/acme/dlock"
+
+func Run(ctx context.Context, l *dlock.Locker, db *sql.DB) error {
+	if err := l.Acquire(ctx, "job"); err != nil { // audit: possible_lock fenced=yes
+		return err
+	}
+	_, err := db.ExecContext(ctx, "UPDATE jobs SET done = true WHERE id = 1 AND fence_token < $1", l.Token())
+	return err
+}
+"#,
+        ),
+        decoy: r#"package jobs
+
+import "sync"
+
+func Run(ctx context.Context, l *sync.Mutex, db *sql.DB) {
+	l.Lock()
+	defer l.Unlock()
+	db.ExecContext(ctx, "UPDATE jobs SET done = true WHERE id = 1")
+}
+"#,
+    },
+    Case {
+        rule: "",
+        file: "Job.java",
+        positive: r#"import com.acme.coordination.DistributedLock;
+
+class Job {
+    private final DistributedLock lock;
+
+    void run() {
+        lock.acquire(); // audit: possible_lock fenced=no
+        jdbc.update("UPDATE jobs SET done = true WHERE id = 1");
+    }
+}
+"#,
+        fenced: None,
+        decoy: r#"import java.util.concurrent.locks.ReentrantLock;
+
+class Job {
+    private final ReentrantLock lock = new ReentrantLock();
+
+    void run() {
+        lock.lock();
+        jdbc.update("UPDATE jobs SET done = true WHERE id = 1");
+    }
+}
+"#,
+    },
+    Case {
+        rule: "",
+        file: "jobs.py",
+        positive: r#"import leaderkit
+
+
+def lead(db):
+    election = leaderkit.Election("reports")
+    election.campaign("worker-1")  # audit: possible_lock fenced=no
+    db.execute("UPDATE reports SET owner = 'me' WHERE id = 1")
+"#,
+        fenced: None,
+        decoy: r#"import threading
+
+
+def lead(db):
+    lock = threading.Lock()
+    lock.acquire()
+    db.execute("UPDATE reports SET owner = 'me' WHERE id = 1")
+"#,
+    },
+    Case {
+        rule: "",
+        file: "jobs.rs",
+        positive: r#"use acme_lease::LeaseClient;
+
+async fn run(leases: &LeaseClient, db: &Pool) {
+    let lease = leases.acquire("job").await.unwrap(); // audit: possible_lock fenced=no
+    db.execute("UPDATE jobs SET done = true WHERE id = 1").await.unwrap();
+}
+"#,
+        fenced: None,
+        decoy: r#"use tokio::sync::Mutex;
+use parking_lot::RwLock;
+
+async fn run(m: &Mutex<u32>, r: &RwLock<u32>, db: &Pool) {
+    let _g = m.lock().await;
+    db.execute("UPDATE jobs SET done = true WHERE id = 1").await.unwrap();
+}
+"#,
+    },
+];
+
 /// (line, kind, fenced) as a file's markers plant them.
 fn planted(code: &str) -> BTreeSet<(usize, String, Option<bool>)> {
     code.lines()
@@ -2428,7 +2541,7 @@ fn check(rule: &str, file: &str, code: &str) -> Result<(), String> {
 #[test]
 fn every_case_finds_its_lock_judges_its_fenced_variant_and_ignores_its_decoy() {
     let mut failures = Vec::new();
-    for case in CASES.iter().chain([&FOR_UPDATE]) {
+    for case in CASES.iter().chain([&FOR_UPDATE]).chain(POSSIBLE) {
         let positive = planted(case.positive);
         assert_eq!(positive.len(), 1, "{}: one planted lock", case.rule);
         failures.extend(check(case.rule, case.file, case.positive).err());
