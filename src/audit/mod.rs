@@ -8,9 +8,12 @@
 //! strings. Lock acquisitions are matched by the names client
 //! libraries give them (Redis `SET … NX`, Redlock, Redisson, Curator and
 //! ZooKeeper recipes, etcd, Hazelcast, PostgreSQL advisory locks,
-//! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock;
-//! the table is data, in [`rules`], and a user's rule file adds to it) and
-//! leader flags in an `if`. A lock whose API hands out no token (SET
+//! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock,
+//! Spring Integration, Quartz, MySQL, SQL Server, `FOR UPDATE`, …: the
+//! catalogue is data, in [`rules`], `fencesim audit --list` prints it, and
+//! a user's rule file adds to it), leader flags in an `if`, and, with low
+//! confidence, lock calls on types of libraries the catalogue does not
+//! know. A lock whose API hands out no token (SET
 //! NX, Redlock, a Redisson `RLock`, a ZooKeeper recipe used as is, …)
 //! cannot fence anything: `fenced` is false whatever its writes check.
 //! Any other is judged by the writes after it in the same function:
