@@ -100,6 +100,13 @@ pub(crate) struct Write {
     pub guard: Guard,
 }
 
+/// Whether a write is a SQL statement (`UPDATE`, `INSERT`, …), not a
+/// storage call.
+pub(crate) fn is_statement(w: &Write) -> bool {
+    // A statement's name is its verb in capitals; a call's, as written.
+    ["UPDATE", "INSERT", "DELETE", "MERGE", "UPSERT", "REPLACE"].contains(&w.name.as_str())
+}
+
 /// How a write is protected.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Guard {

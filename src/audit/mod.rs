@@ -8,9 +8,12 @@
 //! strings. Lock acquisitions are matched by the names client
 //! libraries give them (Redis `SET … NX`, Redlock, Redisson, Curator and
 //! ZooKeeper recipes, etcd, Hazelcast, PostgreSQL advisory locks,
-//! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock;
-//! the table is data, in [`rules`], and a user's rule file adds to it) and
-//! leader flags in an `if`. A lock whose API hands out no token (SET
+//! Kubernetes leader election, the DynamoDB lock client, Consul, ShedLock,
+//! Spring Integration, Quartz, MySQL, SQL Server, `FOR UPDATE`, …: the
+//! catalogue is data, in [`rules`], `fencesim audit --list` prints it, and
+//! a user's rule file adds to it), leader flags in an `if`, and, with low
+//! confidence, lock calls on types of libraries the catalogue does not
+//! know. A lock whose API hands out no token (SET
 //! NX, Redlock, a Redisson `RLock`, a ZooKeeper recipe used as is, …)
 //! cannot fence anything: `fenced` is false whatever its writes check.
 //! Any other is judged by the writes after it in the same function:
@@ -149,6 +152,25 @@ pub enum Kind {
     Shedlock,
     /// A branch on a leader flag (`if is_leader`): check, then act.
     LeaderGuard,
+    /// A Spring Integration `LockRegistry` lock (`obtain(key)`).
+    SpringLockRegistry,
+    /// A Quartz job that must not run concurrently
+    /// (`@DisallowConcurrentExecution`).
+    QuartzNonconcurrentJob,
+    /// A sherlock lock (Python).
+    SherlockLock,
+    /// A tooz coordinator's lock (Python).
+    ToozLock,
+    /// MySQL `GET_LOCK`.
+    MysqlGetLock,
+    /// SQL Server `sp_getapplock`.
+    SqlserverApplock,
+    /// `SELECT … FOR UPDATE`: a row lock held by the database.
+    SelectForUpdate,
+    /// A call that looks like taking a lock, on an object whose type or
+    /// import names a lock, mutex, lease, leader or election from a library
+    /// the catalogue does not know: a possible lock site, low confidence.
+    PossibleLock,
     /// A kind a rule file given with `--rules` declares.
     Custom(CustomKind),
 }
@@ -203,6 +225,14 @@ impl Kind {
             Kind::ConsulLock => "consul_lock",
             Kind::Shedlock => "shedlock",
             Kind::LeaderGuard => "leader_guard",
+            Kind::SpringLockRegistry => "spring_lock_registry",
+            Kind::QuartzNonconcurrentJob => "quartz_nonconcurrent_job",
+            Kind::SherlockLock => "sherlock_lock",
+            Kind::ToozLock => "tooz_lock",
+            Kind::MysqlGetLock => "mysql_get_lock",
+            Kind::SqlserverApplock => "sqlserver_applock",
+            Kind::SelectForUpdate => "select_for_update",
+            Kind::PossibleLock => "possible_lock",
             Kind::Custom(c) => &c.0.id,
         }
     }
@@ -223,7 +253,7 @@ impl Kind {
 
     /// Every bundled kind, in the order above (a rule file's kinds are
     /// [`Rules::kinds`]).
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 23] = [
         Kind::RedisSetNx,
         Kind::Redlock,
         Kind::RedissonLock,
@@ -239,6 +269,14 @@ impl Kind {
         Kind::ConsulLock,
         Kind::Shedlock,
         Kind::LeaderGuard,
+        Kind::SpringLockRegistry,
+        Kind::QuartzNonconcurrentJob,
+        Kind::SherlockLock,
+        Kind::ToozLock,
+        Kind::MysqlGetLock,
+        Kind::SqlserverApplock,
+        Kind::SelectForUpdate,
+        Kind::PossibleLock,
     ];
 
     /// What it is, in words.
@@ -306,6 +344,9 @@ pub struct Finding {
     pub unfollowed: Vec<Unfollowed>,
     /// The bundled scenario showing what can go wrong (`scenarios/…`).
     pub scenario: String,
+    /// The id of the catalogue rule that found it (`audit --list`); none
+    /// for a leader flag or a Redis command written as text.
+    pub rule: Option<String>,
 }
 
 /// A call in a lock's scope whose body the audit did not read.
@@ -391,6 +432,7 @@ impl Finding {
             "unfollowed": self.unfollowed.iter().map(Unfollowed::json).collect::<Vec<_>>(),
             "scenario": self.scenario,
             "command": self.command(),
+            "rule": self.rule,
         })
     }
 }
@@ -527,9 +569,25 @@ fn audit_with(
                     .and_then(|(_, n)| n.clone());
                 (Vec::new(), notes.into_iter().collect())
             });
-            let (fenced, mut reason, write_line) = match hit.kind.no_token() {
-                Some(why) => unfenceable(&source, why, &writes),
-                None => judge(&source, &writes),
+            // A lock the database holds for a transaction does not outlive
+            // the writes that transaction makes: those are not judged.
+            let (held, writes): (Vec<fence::Write>, Vec<fence::Write>) =
+                writes.into_iter().partition(|w| {
+                    hit.in_transaction
+                        && fence::is_statement(w)
+                        && detect::same_transaction(&source, hit.at, w.at)
+                });
+            let (fenced, mut reason, write_line) = match (hit.kind.no_token(), held.first()) {
+                (_, Some(w)) if writes.is_empty() => {
+                    let line = source.line(w.at);
+                    let reason = format!(
+                        "held by the storage itself: the `{}` at line {line} runs in the transaction that holds the lock, which ends with it",
+                        w.name
+                    );
+                    (Some(true), reason, Some(line))
+                }
+                (Some(why), _) => unfenceable(&source, why, &writes),
+                (None, _) => judge(&source, &writes),
             };
             let unfollowed = if fenced == Some(false) {
                 Vec::new()
@@ -565,6 +623,7 @@ fn audit_with(
                 write_line,
                 unfollowed,
                 scenario: format!("scenarios/{}", hit.kind.scenario(scenarios)),
+                rule: hit.rule.clone(),
             }
         })
         .collect()

@@ -107,6 +107,11 @@ struct Receiver {
     /// Also these names, once one of `assigned_from` is in the file.
     #[serde(default)]
     or_named: Vec<String>,
+    /// A name declared in the file (a parameter, a field, a constructor
+    /// property, a variable) with one of these types: `redsync.Redsync`
+    /// for `rs *redsync.Redsync`, `RLock` for `private final RLock lock`.
+    #[serde(default)]
+    typed: Vec<String>,
 }
 
 /// The first argument's shape.
@@ -156,6 +161,55 @@ struct RuleDef {
     keyword: Option<String>,
     #[serde(default)]
     unless_file_calls: Vec<String>,
+    /// The call's arguments, spaces removed, hold one of these.
+    #[serde(default)]
+    args_contain: Vec<String>,
+    /// Only in files of these languages (`sql`, `go`, …).
+    #[serde(default)]
+    languages: Vec<String>,
+    /// The calls are also looked for in query strings: a statement (one
+    /// that starts with a verb) calling one of them.
+    #[serde(default)]
+    in_queries: bool,
+    /// Of `calls`, those whose lock the database holds for the
+    /// transaction that took it (`pg_advisory_xact_lock`).
+    #[serde(default)]
+    transaction_calls: Vec<String>,
+    /// Words (lowercased, spaces removed) in the statement that make such a
+    /// call's lock the session's instead (`@lockowner='session'`).
+    #[serde(default)]
+    session_when: Vec<String>,
+    /// The library, as its users know it (`go-redsync/redsync`).
+    #[serde(default)]
+    library: Option<String>,
+    /// The ecosystems whose code it is in (`go`, `java`, `python`, …).
+    #[serde(default)]
+    ecosystems: Vec<String>,
+    /// The calls that release the lock, as the library spells them.
+    #[serde(default)]
+    releases: Vec<String>,
+    /// Where its token comes from, when the kind hands one out.
+    #[serde(default)]
+    token_from: Option<String>,
+}
+
+/// One entry of the catalogue: a rule, as `audit --list` shows it.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// The rule's id.
+    pub id: String,
+    /// The kind it finds (its SARIF rule id).
+    pub kind: Kind,
+    /// The library, as its users know it.
+    pub library: Option<String>,
+    /// The ecosystems whose code it is in.
+    pub ecosystems: Vec<String>,
+    /// The calls that take the lock (lowercased), or the annotation.
+    pub takes: Vec<String>,
+    /// The calls that release it, as the library spells them.
+    pub releases: Vec<String>,
+    /// Where its token comes from, if the kind hands one out.
+    pub token_from: Option<String>,
 }
 
 /// A rule file.
@@ -312,6 +366,70 @@ impl Rules {
         &self.rules
     }
 
+    /// The catalogue: every rule, the user's first, as `audit --list`
+    /// shows it.
+    pub fn catalogue(&self) -> Vec<Entry> {
+        self.rules.iter().map(Rule::entry).collect()
+    }
+
+    /// The libraries a file can use, and the words that show it.
+    pub fn libraries(&self) -> &[(String, Vec<String>)] {
+        &self.libraries
+    }
+
+    /// What `fencesim audit --list` prints: each kind (its id is its SARIF
+    /// rule id) with its token or why it has none, its scenario (as under
+    /// `scenarios`) and what it matches, then the rules that find it, each
+    /// with its library, ecosystems, the calls that take and release the
+    /// lock and where its token comes from; then the libraries' words.
+    pub fn listing(&self, scenarios: &Path) -> String {
+        let mut out = String::new();
+        let entries = self.catalogue();
+        for &kind in &self.kinds {
+            let token = match (kind.token(), kind.no_token()) {
+                (Some(t), _) => format!("token: {t}"),
+                (None, Some(why)) => format!("no token: {why}"),
+                (None, None) => "token: unknown".to_owned(),
+            };
+            out.push_str(&format!(
+                "{} ({}): {token}; see scenarios/{}\n  matches: {}\n",
+                kind.name(),
+                kind.label(),
+                kind.scenario(scenarios),
+                kind.description()
+            ));
+            for e in entries.iter().filter(|e| e.kind == kind) {
+                let mut line = format!("  rule {}", e.id);
+                if !e.ecosystems.is_empty() {
+                    line.push_str(&format!(" [{}]", e.ecosystems.join(", ")));
+                }
+                if let Some(library) = &e.library {
+                    line.push_str(&format!(" {library}"));
+                }
+                line.push_str(&format!(": takes {}", e.takes.join(", ")));
+                if !e.releases.is_empty() {
+                    line.push_str(&format!("; releases {}", e.releases.join(", ")));
+                }
+                if let Some(from) = &e.token_from {
+                    line.push_str(&format!("; token from {from}"));
+                }
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+        out.push_str("libraries (a file uses one when its code or a path it imports holds one of its words):\n");
+        for (name, words) in &self.libraries {
+            out.push_str(&format!("  {name}: {}\n", words.join(", ")));
+        }
+        out.push_str(&format!(
+            "catalogue: {} kinds, {} rules, {} libraries\n",
+            self.kinds.len(),
+            entries.len(),
+            self.libraries.len()
+        ));
+        out
+    }
+
     /// Which libraries a file uses, from its lowercased code.
     pub(crate) fn uses(&self, code_lower: &str) -> Vec<(&str, bool)> {
         self.libraries
@@ -396,9 +514,14 @@ fn resolve(
         ));
     }
     if let Some(r) = &def.receiver {
-        if !r.any && r.is.is_empty() && r.contains.is_empty() && r.assigned_from.is_empty() {
+        if !r.any
+            && r.is.is_empty()
+            && r.contains.is_empty()
+            && r.assigned_from.is_empty()
+            && r.typed.is_empty()
+        {
             return Err(format!(
-                "{}: rule `{}`: `receiver` needs `any`, `is`, `contains` or `assigned_from`",
+                "{}: rule `{}`: `receiver` needs `any`, `is`, `contains`, `assigned_from` or `typed`",
                 at(&def.id, "receiver"),
                 def.id
             ));
@@ -418,8 +541,59 @@ fn resolve(
             ));
         }
     }
+    const LANGUAGES: [&str; 8] = [
+        "rust",
+        "go",
+        "java",
+        "kotlin",
+        "python",
+        "typescript",
+        "javascript",
+        "sql",
+    ];
+    if let Some(bad) = def
+        .languages
+        .iter()
+        .find(|l| !LANGUAGES.contains(&l.to_ascii_lowercase().as_str()))
+    {
+        return Err(format!(
+            "{}: rule `{}`: unknown language `{bad}` (known: {})",
+            at(&def.id, "languages"),
+            def.id,
+            LANGUAGES.join(", ")
+        ));
+    }
+    if def.in_queries && def.calls.is_empty() {
+        return Err(format!(
+            "{}: rule `{}`: `in_queries` needs `calls`",
+            at(&def.id, "in_queries"),
+            def.id
+        ));
+    }
     lower_all(&mut def.calls);
     lower_all(&mut def.unless_file_calls);
+    lower_all(&mut def.args_contain);
+    lower_all(&mut def.transaction_calls);
+    lower_all(&mut def.session_when);
+    for w in &mut def.session_when {
+        w.retain(|c| !c.is_whitespace());
+    }
+    if let Some(bad) = def
+        .transaction_calls
+        .iter()
+        .find(|c| !def.calls.contains(c))
+    {
+        return Err(format!(
+            "{}: rule `{}`: transaction call `{bad}` is not one of its `calls`",
+            at(&def.id, "transaction_calls"),
+            def.id
+        ));
+    }
+    lower_all(&mut def.languages);
+    lower_all(&mut def.ecosystems);
+    for a in &mut def.args_contain {
+        a.retain(|c| !c.is_whitespace());
+    }
     if let Some(a) = &mut def.annotation {
         *a = format!("@{}", a.trim_start_matches('@').to_ascii_lowercase());
     }
@@ -430,6 +604,7 @@ fn resolve(
         lower_all(&mut r.is);
         lower_all(&mut r.contains);
         lower_all(&mut r.or_named);
+        lower_all(&mut r.typed);
         for s in &mut r.assigned_from {
             lower_all(&mut s.calls);
             if let Some(n) = &mut s.receiver {
@@ -499,15 +674,73 @@ fn key_value<'a>(line: &'a str, key: &str) -> Option<(&'a str, usize)> {
         .map(|v| (v.trim().trim_matches(['"', '\'']), line.len() - t.len() + 1))
 }
 
-/// What a file gives a rule to test: the libraries it uses, its calls.
+/// What a file gives a rule to test: the libraries it uses, its calls,
+/// its language.
 pub(crate) struct FileFacts<'a> {
     pub uses: Vec<(&'a str, bool)>,
     pub call_names: Vec<&'a str>,
+    pub language: &'a str,
+    /// The types a name is declared with in the file, lowercased paths.
+    pub types_of: &'a dyn Fn(&str) -> Vec<String>,
+}
+
+/// What a call gives a rule to test beyond its name and receiver.
+pub(crate) struct CallFacts<'a> {
+    /// Its first argument.
+    pub first_arg: FirstArgSeen<'a>,
+    /// Whether it asks for NX.
+    pub nx: &'a dyn Fn() -> bool,
+    /// Whether it is given a Python keyword argument.
+    pub keyword: &'a dyn Fn(&str) -> bool,
+    /// Its arguments, lowercased, spaces removed.
+    pub args: &'a dyn Fn() -> String,
 }
 
 impl Rule {
     pub(crate) fn kind(&self) -> Kind {
         self.kind
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.def.id
+    }
+
+    /// Whether the lock `call` takes in `statement` (lowercased) is held by
+    /// the database for the transaction that took it.
+    pub(crate) fn in_transaction(&self, call: &str, statement: &str) -> bool {
+        let squeezed: String = statement.split_whitespace().collect();
+        self.def.transaction_calls.iter().any(|c| c == call)
+            && !self
+                .def
+                .session_when
+                .iter()
+                .any(|w| squeezed.contains(w.as_str()))
+    }
+
+    /// The calls it also looks for in query strings, if any.
+    pub(crate) fn query_calls(&self) -> &[String] {
+        if self.def.in_queries {
+            &self.def.calls
+        } else {
+            &[]
+        }
+    }
+
+    /// The catalogue entry it is.
+    pub(crate) fn entry(&self) -> Entry {
+        let d = &self.def;
+        Entry {
+            id: d.id.clone(),
+            kind: self.kind,
+            library: d.library.clone(),
+            ecosystems: d.ecosystems.clone(),
+            takes: match &d.annotation {
+                Some(a) => vec![a.clone()],
+                None => d.calls.clone(),
+            },
+            releases: d.releases.clone(),
+            token_from: d.token_from.clone(),
+        }
     }
 
     pub(crate) fn annotation(&self) -> Option<&str> {
@@ -550,19 +783,26 @@ impl Rule {
         call: &super::detect::Call,
         facts: &FileFacts,
         bound: &[String],
-        first_arg: FirstArgSeen,
-        nx: &dyn Fn() -> bool,
-        keyword: &dyn Fn(&str) -> bool,
+        seen: &CallFacts,
     ) -> bool {
         let d = &self.def;
         if !d.calls.contains(&call.name) {
+            return false;
+        }
+        if !d.languages.is_empty() && !d.languages.iter().any(|l| l == facts.language) {
             return false;
         }
         if let Some(r) = &d.receiver {
             let recv = call.receiver.as_deref();
             let named = Names::matches_parts(r.any, &r.is, &r.contains, recv);
             let assigned = recv.is_some_and(|n| bound.iter().any(|b| b == n));
-            if !(named || assigned) {
+            let typed = !r.typed.is_empty()
+                && recv.is_some_and(|n| {
+                    (facts.types_of)(n)
+                        .iter()
+                        .any(|t| r.typed.iter().any(|w| type_is(t, w)))
+                });
+            if !(named || assigned || typed) {
                 return false;
             }
         }
@@ -570,6 +810,7 @@ impl Rule {
         if !d.uses.iter().all(uses) || d.uses_none.iter().any(uses) {
             return false;
         }
+        let first_arg = seen.first_arg;
         let literal = first_arg.literal;
         let arg_ok = match d.first_arg {
             None => true,
@@ -587,11 +828,27 @@ impl Rule {
         {
             return false;
         }
-        if d.nx && !nx() {
+        if d.nx && !(seen.nx)() {
             return false;
         }
-        d.keyword.as_deref().map_or(true, keyword)
+        if !d.args_contain.is_empty() {
+            let args = (seen.args)();
+            if !d.args_contain.iter().any(|a| args.contains(a.as_str())) {
+                return false;
+            }
+        }
+        d.keyword.as_deref().map_or(true, seen.keyword)
     }
+}
+
+/// Whether the type path `path` (lowercased: `redsync.redsync`,
+/// `org.redisson.api.rlock`, `rlock`) is `word`, or ends with it after a
+/// `.` or `::`.
+fn type_is(path: &str, word: &str) -> bool {
+    path == word
+        || path
+            .strip_suffix(word)
+            .is_some_and(|head| head.ends_with('.') || head.ends_with("::"))
 }
 
 /// The scenario a kind names, as [`Kind::scenario`] documents.

@@ -182,11 +182,18 @@ impl Source {
         }
         let lower = code[at..].to_ascii_lowercase();
         let skip = lower.find('(').map_or(0, |i| i + 1);
-        ["commit", "rollback", "pg_advisory_unlock", "$$"]
-            .iter()
-            .filter_map(|w| find_word(&lower[skip..], w).map(|i| at + skip + i))
-            .min()
-            .unwrap_or(code.len())
+        [
+            "commit",
+            "rollback",
+            "pg_advisory_unlock",
+            "release_lock",
+            "sp_releaseapplock",
+            "$$",
+        ]
+        .iter()
+        .filter_map(|w| find_word(&lower[skip..], w).map(|i| at + skip + i))
+        .min()
+        .unwrap_or(code.len())
     }
 }
 

@@ -1,4 +1,5 @@
-//! `fencesim audit PATH… [--json | --sarif] [--rules FILE]…`.
+//! `fencesim audit PATH… [--json | --sarif] [--rules FILE]…` and
+//! `fencesim audit --list [--rules FILE]…`.
 
 use std::path::{Path, PathBuf};
 
@@ -10,8 +11,13 @@ use crate::escape;
 #[derive(clap::Args, Debug)]
 pub(super) struct AuditArgs {
     /// Source files or directories to scan.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "list")]
     paths: Vec<PathBuf>,
+    /// Print the catalogue instead: every kind (its SARIF rule id), the
+    /// rules that find it with their library, calls and token source, and
+    /// the libraries' words.
+    #[arg(long, conflicts_with_all = ["paths", "json", "sarif"])]
+    list: bool,
     /// Print one JSON object per finding (JSON lines).
     #[arg(long)]
     json: bool,
@@ -27,6 +33,7 @@ pub(super) struct AuditArgs {
 pub(super) fn audit(args: AuditArgs) -> Status {
     let AuditArgs {
         paths,
+        list,
         json,
         sarif,
         rules,
@@ -41,6 +48,10 @@ pub(super) fn audit(args: AuditArgs) -> Status {
     };
     // The findings name the scenarios of the checkout the audit runs from.
     let scenarios = Path::new("scenarios");
+    if list {
+        print!("{}", escape::terminal_lines(&rules.listing(scenarios)));
+        return Status::Ok;
+    }
     let report = match audit::audit_with_rules(paths, scenarios, &rules) {
         Ok(report) => report,
         Err(e) => {

@@ -38,7 +38,7 @@ fn the_human_output_is_one_line_per_finding_then_a_summary() {
         .expect("the SQL file's first lock");
     assert!(
         line.contains("PostgreSQL advisory lock")
-            && line.contains("fenced no: a PostgreSQL advisory lock hands out no token that a write could carry: the `UPDATE` at line 7 cannot be fenced")
+            && line.contains("fenced yes: held by the storage itself: the `UPDATE` at line 7 runs in the transaction that holds the lock, which ends with it")
             && line.ends_with("see fencesim run scenarios/postgres-advisory-idle-timeout.toml"),
         "{line}"
     );
@@ -170,7 +170,7 @@ fn postgres_findings_point_at_the_postgres_scenario_when_it_is_there() {
     let dir = TempDir::new("postgres");
     dir.write(
         "src/settle.sql",
-        b"BEGIN;\nSELECT pg_advisory_xact_lock(42);\nUPDATE t SET v = 1 WHERE id = 1;\nCOMMIT;\n",
+        b"SELECT pg_advisory_lock(42);\nUPDATE t SET v = 1 WHERE id = 1;\nSELECT pg_advisory_unlock(42);\n",
     );
     let without = fencesim_in(dir.path(), &["audit", "src", "--json"]);
     let v = &json_lines(&without.stdout)[0];
@@ -185,7 +185,7 @@ fn postgres_findings_point_at_the_postgres_scenario_when_it_is_there() {
         v["scenario"],
         "scenarios/postgres-advisory-idle-timeout.toml"
     );
-    assert_eq!(v["line"], 2);
+    assert_eq!(v["line"], 1);
     assert_eq!(v["fenced"], false);
 }
 

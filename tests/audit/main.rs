@@ -6,6 +6,7 @@
 //! A fixture line that plants a finding says so in a comment:
 //! `audit: KIND fenced=yes|no|unknown`. Every other line must give none.
 
+mod catalogue;
 mod cli;
 mod fixtures;
 mod fuzz;

@@ -187,7 +187,7 @@ fn a_bad_rule_is_exit_2_at_its_file_line_and_column() {
         ),
         (
             rule("    receiver: { or_named: [x] }\n"),
-            "error: bad.yaml:5:5: rule `acme`: `receiver` needs `any`, `is`, `contains` or `assigned_from`",
+            "error: bad.yaml:5:5: rule `acme`: `receiver` needs `any`, `is`, `contains`, `assigned_from` or `typed`",
         ),
         (
             rule("    annotation: Locked\n"),

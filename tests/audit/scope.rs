@@ -104,7 +104,14 @@ fn the_seven_shapes_of_a_polyglot_tree_come_out_right() {
     let sql = heldout("sql/nightly.sql", Language::Sql);
     assert_eq!(
         sql.iter().map(|f| (f.line, f.fenced)).collect::<Vec<_>>(),
-        [(6, Some(false)), (15, Some(false))]
+        // The transaction's lock, then its INSERT in that transaction:
+        // held by the storage itself.
+        [(6, Some(false)), (15, Some(true))]
+    );
+    assert!(
+        sql[1].reason.starts_with("held by the storage itself"),
+        "{}",
+        sql[1].reason
     );
 }
 

@@ -86,7 +86,7 @@ fn case(kind: Kind, write: Option<&str>) -> (Language, String, usize) {
             let write = write.map_or(String::new(), |w| format!("{w};\n"));
             (
                 Language::Sql,
-                format!("BEGIN;\nSELECT pg_advisory_xact_lock(42);\n{write}COMMIT;\n"),
+                format!("BEGIN;\nSELECT pg_advisory_lock(42);\n{write}COMMIT;\n"),
                 2,
             )
         }
@@ -102,12 +102,67 @@ fn case(kind: Kind, write: Option<&str>) -> (Language, String, usize) {
                 4,
             )
         }
+        Kind::SpringLockRegistry => (
+            Language::Java,
+            java(
+                "org.springframework.integration.support.locks.LockRegistry",
+                "registry.obtain(\"k\").lock();",
+            ),
+            5,
+        ),
+        Kind::QuartzNonconcurrentJob => {
+            let write = write.map_or(String::new(), |w| {
+                format!("        jdbc.update(\"{w}\");\n")
+            });
+            (
+                Language::Java,
+                format!(
+                    "import org.quartz.DisallowConcurrentExecution;\n\n@DisallowConcurrentExecution\nclass Job implements org.quartz.Job {{\n    public void execute(JobExecutionContext ctx) {{\n{write}    }}\n}}\n"
+                ),
+                3,
+            )
+        }
+        Kind::SherlockLock => (
+            Language::Python,
+            python("sherlock", "sherlock.Lock('k').acquire()"),
+            4,
+        ),
+        Kind::ToozLock => (
+            Language::Python,
+            python("tooz.coordination", "coordinator.get_lock(b'k').acquire()"),
+            4,
+        ),
+        Kind::MysqlGetLock => {
+            let write = write.map_or(String::new(), |w| format!("{w};\n"));
+            (
+                Language::Sql,
+                format!("SELECT GET_LOCK('k', 10);\n{write}SELECT RELEASE_LOCK('k');\n"),
+                1,
+            )
+        }
+        Kind::SqlserverApplock => {
+            let write = write.map_or(String::new(), |w| format!("{w};\n"));
+            (
+                Language::Sql,
+                format!("EXEC sp_getapplock @Resource = 'k', @LockMode = 'Exclusive', @LockOwner = 'Session';\n{write}EXEC sp_releaseapplock @Resource = 'k';\n"),
+                1,
+            )
+        }
+        // Not in a transaction it is seen to hold: judged as a lock.
+        Kind::SelectForUpdate => (
+            Language::Python,
+            python(
+                "psycopg",
+                "db.execute(\"SELECT id FROM jobs WHERE id = 1 for update\")",
+            ),
+            4,
+        ),
         other => panic!("no case for {}", other.name()),
     }
 }
 
 /// Kinds whose API hands out no token, and some that do (every case above).
-const TOKENLESS: [Kind; 7] = [
+const TOKENLESS: [Kind; 14] = [
     Kind::RedisSetNx,
     Kind::Redlock,
     Kind::RedissonLock,
@@ -115,6 +170,13 @@ const TOKENLESS: [Kind; 7] = [
     Kind::HazelcastLock,
     Kind::PgAdvisoryLock,
     Kind::Shedlock,
+    Kind::SpringLockRegistry,
+    Kind::QuartzNonconcurrentJob,
+    Kind::SherlockLock,
+    Kind::ToozLock,
+    Kind::MysqlGetLock,
+    Kind::SqlserverApplock,
+    Kind::SelectForUpdate,
 ];
 const WITH_TOKEN: [Kind; 3] = [
     Kind::RedissonFencedLock,
