@@ -49,9 +49,13 @@ where
     L: LockService + 'static,
     S: Storage,
 {
-    let lease = loop {
+    let (lease, asked) = loop {
+        // The lock counts the lease from when it granted, after the request
+        // left: so does the client, or a slow answer would have it believe
+        // past the lock's promise.
+        let asked = env.now();
         match lock.acquire().await {
-            Ok(lease) => break lease,
+            Ok(lease) => break (lease, asked),
             Err(LockError::Held | LockError::Lost | LockError::Unavailable) => {
                 env.sleep(config.retry + env.jitter(config.retry)).await
             }
@@ -59,7 +63,7 @@ where
     };
     // The lease holds, by this client's clock, until `until`; the renewal
     // task moves it on, or clears `alive` when the lock refuses.
-    let until = Rc::new(Cell::new(env.now() + lease.ttl));
+    let until = Rc::new(Cell::new(asked + lease.ttl));
     let alive = Rc::new(Cell::new(true));
     let stop = Rc::new(Cell::new(false));
     env.spawn({
