@@ -48,8 +48,10 @@ const ROUNDING_NS: u64 = 1_000;
 /// How many times a run reached each dangerous situation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Milestones {
-    /// A client was paused, or did nothing, across the end of its own grant
-    /// at the lock, and acted again still believing it (counted when it does).
+    /// A client was paused across the end of its own grant at the lock (a
+    /// pause held it when the lock ended the grant), and acted again still
+    /// believing it (counted when it does). A client only silent then is
+    /// not counted.
     pub holder_paused_past_lease: u64,
     /// The lock expired, or granted to another client, a lease its client
     /// still believed in (once per grant).
@@ -371,17 +373,29 @@ impl<'a> Pass<'a> {
     }
 
     /// `node` acts at `t_ns`, believing grant `believed` (after its event):
-    /// if that grant ended at the lock since the node last acted, it was
-    /// paused or silent across that end. Only believers' times matter: a
-    /// client's `acquired` is where its belief starts, and it acts then.
+    /// if that grant ended at the lock since the node last acted, and a
+    /// pause held the node when it ended, it was paused across that end.
+    /// A node that was merely silent (waiting on the network, or on a grant
+    /// that someone else's request ended) was not paused: that is not this
+    /// milestone. Only believers' times matter: a client's `acquired` is
+    /// where its belief starts, and it acts then.
     fn came_back(&mut self, node: &'a str, believed: Option<usize>, t_ns: u64) {
         let Some(g) = believed else {
             return;
         };
         let last = self.last_ns.insert(node, t_ns).unwrap_or(t_ns);
-        let grant = &mut self.grants[g];
+        let grant = &self.grants[g];
         if let Some(end) = grant.ended_ns {
-            if !grant.counted_paused && last <= end && end < t_ns {
+            let paused = || {
+                self.history.stops.iter().any(|s| {
+                    s.node == node
+                        && !s.down
+                        && s.from_t_ns <= end
+                        && s.to.map_or(true, |(_, to)| end <= to)
+                })
+            };
+            if !grant.counted_paused && last <= end && end < t_ns && paused() {
+                let grant = &mut self.grants[g];
                 grant.counted_paused = true;
                 self.m.holder_paused_past_lease += 1;
             }

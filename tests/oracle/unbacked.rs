@@ -32,9 +32,30 @@ fn a_duplicated_grant_believed_twice_is_a_violation_a_fence_cannot_mask() {
     assert_eq!(
         r.violations[0].explanation,
         "client1 believed it acquired the lock at 0.008s (token 33), but the lock's grant it \
-         matches (made at 0.000s) had already been acquired at 0.001s: the lock made one grant \
-         and client1 believed two. A belief the lock never backed."
+         matches (made at 0.000s) had already been acquired at 0.001s and released at the lock \
+         at 0.005s: the lock made one grant and client1 believed two. A belief the lock never \
+         backed."
     );
+}
+
+/// A lock that is reentrant for its holder (a PostgreSQL session's advisory
+/// lock whose unlock was lost) answers a second acquire with the grant it
+/// still holds: believed twice, backed both times.
+#[test]
+fn a_grant_still_held_at_the_lock_believed_again_is_backed() {
+    let r = judge(
+        J::new()
+            .granted(0, "lock", "client1", 1, 33)
+            .acquired(1, "client1", 1, Some(33))
+            .released_by_client(2, "client1", 1)
+            .acquired(3, "client1", 1, Some(33))
+            .wrote(4, "client1", "client1/1", Some(33))
+            .accepted(5, "client1/1", Some(33))
+            .released_by_client(6, "client1", 1)
+            .released_at_lock(7, "client1", 1),
+    );
+    assert_eq!(r.unbacked_acquires, 0);
+    assert_clean(&r);
 }
 
 #[test]

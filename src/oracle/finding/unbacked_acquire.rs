@@ -1,9 +1,12 @@
 //! `unbacked_acquire`: a client believes it acquired the lock (`acquired`)
-//! on a grant the lock made once and the same client had already believed
-//! (a duplicated answer, a retry's answer, counted as a second grant): the
-//! lock made one grant and the client believed two. Judged on the lock's
-//! own account, so a fenced storage that turns the unbacked holder's
-//! writes away does not hide it.
+//! on a grant the lock made once, that the same client had already
+//! believed, and that the lock had ended since (a duplicated answer, a
+//! retry's answer, counted as a second grant): the lock made one grant and
+//! the client believed two. Judged on the lock's own account, so a fenced
+//! storage that turns the unbacked holder's writes away does not hide it.
+//! A grant the lock still holds when the client believes it again is
+//! backed: a lock that is reentrant for its holder (a PostgreSQL session's
+//! advisory lock whose unlock was lost) answers a second acquire with it.
 //!
 //! An `acquired` that matches no `granted` at all is not judged: the lock
 //! may have made the grant in a step that a pause cut and a crash ended
@@ -25,24 +28,30 @@ pub(super) fn check(
 ) -> u64 {
     let mut count = 0;
     // Each `granted` matched so far (by its client and position), and the
-    // time of the `acquired` that matched it first.
-    let mut believed: BTreeMap<(&str, u64), u64> = BTreeMap::new();
-    for g in &history.grants {
+    // grant (index) that matched it first.
+    let mut believed: BTreeMap<(&str, u64), usize> = BTreeMap::new();
+    for (i, g) in history.grants.iter().enumerate() {
         // Only a grant matched to a `granted` can be told apart from the
         // one before it; see the module's docs for the grant that matches
         // none.
         if g.granted_by.is_empty() {
             continue;
         }
-        let Some(&first_t_ns) = believed.get(&(g.client, g.lock_seq)) else {
-            believed.insert((g.client, g.lock_seq), g.t_ns);
+        let Some(&first) = believed.get(&(g.client, g.lock_seq)) else {
+            believed.insert((g.client, g.lock_seq), i);
+            continue;
+        };
+        // Still held at the lock: the lock backs the belief again.
+        let Some(end) = history.grants[first].end.filter(|end| end.seq < g.seq) else {
             continue;
         };
         let why = format!(
-            "the lock's grant it matches (made at {}) had already been acquired at {}: the lock \
-             made one grant and {} believed two",
+            "the lock's grant it matches (made at {}) had already been acquired at {} and \
+             {} at the lock at {}: the lock made one grant and {} believed two",
             Secs(g.lock_t_ns),
-            Secs(first_t_ns),
+            Secs(history.grants[first].t_ns),
+            if end.expired { "expired" } else { "released" },
+            Secs(end.t_ns),
             g.client
         );
         count += 1;
