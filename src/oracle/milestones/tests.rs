@@ -85,8 +85,9 @@ fn a_holder_that_releases_in_time_reaches_nothing() {
 }
 
 #[test]
-fn a_silent_holder_whose_work_outlasts_its_lease_counts_as_paused_past_it() {
-    // No pause: 45 s of work under a 30 s lease (the batch job that ran twice).
+fn a_silent_holder_whose_work_outlasts_its_lease_was_not_paused_past_it() {
+    // No pause: 45 s of work under a 30 s lease (the batch job that ran
+    // twice). Its lease expired while it believed in it; nothing paused it.
     let m = count(vec![
         e(0, "client1", "acquired").with("lease", 1u64),
         e(30, "lock", "expired")
@@ -94,9 +95,24 @@ fn a_silent_holder_whose_work_outlasts_its_lease_counts_as_paused_past_it() {
             .with("lease", 1u64),
         e(45, "client1", "wrote").with("write", "client1/1"),
     ]);
-    assert_eq!(m.holder_paused_past_lease, 1);
+    assert_eq!(m.holder_paused_past_lease, 0);
     assert_eq!(m.lease_expired_while_held, 1);
     assert_eq!(m.zombie_write_sent, 1);
+}
+
+#[test]
+fn a_holder_paused_as_its_grant_ends_counts_as_paused_past_it() {
+    let m = count(vec![
+        e(0, "client1", "acquired").with("lease", 1u64),
+        e(1, "client1", "pause").with("duration_ms", 40_000u64),
+        e(30, "lock", "expired")
+            .with("client", "client1")
+            .with("lease", 1u64),
+        e(41, "client1", "resume"),
+        e(45, "client1", "wrote").with("write", "client1/1"),
+    ]);
+    assert_eq!(m.holder_paused_past_lease, 1);
+    assert_eq!(m.lease_expired_while_held, 1);
 }
 
 #[test]
