@@ -38,6 +38,10 @@ fn error(e: etcd_client::Error) -> EtcdError {
                 EtcdError::Other(format!("{:?}: {}", status.code(), status.message()))
             }
         }
+        // The keep-alive stream's answer for a lease the server has lost.
+        etcd_client::Error::LeaseKeepAliveError(why) if why.contains("lease not found") => {
+            EtcdError::LeaseNotFound
+        }
         e => EtcdError::Other(e.to_string()),
     }
 }
