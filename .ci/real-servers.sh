@@ -5,8 +5,10 @@
 # against each, fenced and unfenced. Leader 1 is stopped (SIGSTOP) past its
 # lease while leader 2 takes over and writes; resumed, its late write must
 # be refused by the server's fence (a Lua compare, an etcd transaction,
-# `AND lock_token <= :token`) and, unfenced, accepted. Every server is
-# stopped at the end, whatever happened.
+# `AND lock_token <= :token`) and, unfenced, accepted. Then the adapters'
+# error cases on each server (`real-servers … errors`): refused conditional
+# writes, a lease not found, a database error, and a timeout while the
+# server is stopped. Every server is stopped at the end, whatever happened.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -83,10 +85,25 @@ story() {
     fi
 }
 
+# The story fenced and unfenced, then the error cases ($3: the server's
+# pid, stopped for the timeout; PostgreSQL's backend is found by the
+# program).
 stories() {
     local service="$1" address="$2"
+    shift 2
     story "$service" "$address" fenced "stale write was refused by the fence"
     story "$service" "$address" unfenced "stale write was accepted after leader 2's"
+    local status=0
+    timeout 60 "$real_servers" "$service" "$address" errors "$@" || status=$?
+    if [ "$status" != 0 ]; then
+        echo "real-servers $service errors exited $status" >&2
+        exit 1
+    fi
+}
+
+# The pid of the server `timeout` (pid $1) runs.
+server_pid() {
+    pgrep -P "$1"
 }
 
 # Redis: no persistence, nothing but localhost.
@@ -96,7 +113,7 @@ timeout 300 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly 
 pids+=($!)
 wait_for "redis-server" redis-cli -p "$port" ping
 echo "== $(redis-server --version | cut -d' ' -f1-3)"
-stories redis "redis://127.0.0.1:$port/"
+stories redis "redis://127.0.0.1:$port/" "$(server_pid "${pids[-1]}")"
 
 # PostgreSQL: a fresh cluster, trusting local connections, its socket in
 # the data directory.
@@ -120,4 +137,4 @@ timeout 300 etcd --name fencesim --data-dir "$scratch/etcd" \
 pids+=($!)
 wait_for "etcd" etcdctl --endpoints "http://127.0.0.1:$port" endpoint health
 echo "== etcd $(etcd --version | head -n 1 | cut -d' ' -f3)"
-stories etcd "http://127.0.0.1:$port"
+stories etcd "http://127.0.0.1:$port" "$(server_pid "${pids[-1]}")"

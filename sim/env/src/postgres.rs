@@ -207,11 +207,10 @@ pub struct PgLock {
     timeout: Duration,
 }
 
-fn lock_error(e: SqlError) -> LockError {
-    match e {
-        SqlError::Timeout => LockError::Unavailable,
-        SqlError::Database(_) => LockError::Unavailable,
-    }
+/// The lock service did not answer as it should: a timeout, a lost
+/// connection or an error from the database all leave the lease unknown.
+fn lock_error(_: SqlError) -> LockError {
+    LockError::Unavailable
 }
 
 impl PgLock {

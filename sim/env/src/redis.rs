@@ -77,6 +77,8 @@ return redis.call('INCR', KEYS[3])
 fn error(e: redis::RedisError) -> RedisError {
     if e.is_timeout() {
         RedisError::Timeout
+    } else if e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() {
+        RedisError::Connection(e.to_string())
     } else {
         RedisError::Other(e.to_string())
     }
@@ -179,9 +181,11 @@ impl RedisStorage {
     }
 }
 
+/// No answer, or no connection, is an unanswered write; an error the
+/// server answered with refused it.
 fn unavailable(e: RedisError) -> StorageError {
     match e {
-        RedisError::Timeout => StorageError::Unavailable,
+        RedisError::Timeout | RedisError::Connection(_) => StorageError::Unavailable,
         RedisError::Other(why) => StorageError::Rejected(why),
     }
 }

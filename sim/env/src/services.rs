@@ -92,8 +92,10 @@ pub trait Etcd {
 pub enum RedisError {
     /// No answer in time.
     Timeout,
-    /// Anything else the client or the server said (a refused connection,
-    /// a script error), in its words.
+    /// The connection was refused or dropped, in the client's words.
+    Connection(String),
+    /// Anything else the server said (a script error, a wrong type), in
+    /// its words.
     Other(String),
 }
 
@@ -101,7 +103,7 @@ impl fmt::Display for RedisError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RedisError::Timeout => f.write_str("response timed out"),
-            RedisError::Other(why) => f.write_str(why),
+            RedisError::Connection(why) | RedisError::Other(why) => f.write_str(why),
         }
     }
 }

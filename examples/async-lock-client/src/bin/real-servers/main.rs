@@ -18,6 +18,11 @@
 //! and x stays 22; unfenced, it is applied and x ends 12, the stale write.
 //! The exit status is 0 when the outcome is the one expected, 1 when it is
 //! not, 2 when the run could not be made.
+//!
+//! `real-servers <service> <address> errors [PID]` checks the adapters'
+//! error cases on the real server instead (see `errors.rs`).
+
+mod errors;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, ExitCode, Stdio};
@@ -87,7 +92,9 @@ fn parse_fence(word: &str) -> Option<Fence> {
     }
 }
 
-const USAGE: &str = "usage: real-servers <etcd|redis|postgres> <address> <fenced|unfenced>";
+const USAGE: &str =
+    "usage: real-servers <etcd|redis|postgres> <address> <fenced|unfenced>\n       \
+                     real-servers <etcd|redis|postgres> <address> errors [SERVER_PID]";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -101,6 +108,29 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             };
             block_on(leader(service, address, fence, first))
+        }
+        [service, address, "errors", pid @ ..] if pid.len() <= 1 => {
+            let (Some(service), Ok(pid)) = (
+                Service::parse(service),
+                pid.first().map(|p| p.parse::<i32>()).transpose(),
+            ) else {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
+            };
+            let address = address.to_string();
+            block_on(async move {
+                match errors::errors(service, &address, pid).await {
+                    Ok(0) => ExitCode::SUCCESS,
+                    Ok(failed) => {
+                        println!("{failed} of the checks failed");
+                        ExitCode::from(1)
+                    }
+                    Err(e) => {
+                        eprintln!("real-servers: {e}");
+                        ExitCode::from(2)
+                    }
+                }
+            })
         }
         [service, address, fence] => {
             let (Some(service), Some(fence)) = (Service::parse(service), parse_fence(fence)) else {
