@@ -24,7 +24,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cargo build -q -p async-lock-client --bin real-servers
+cargo build -q -p async-lock-client --features real-servers --bin real-servers
 real_servers="${CARGO_TARGET_DIR:-$PWD/target}/debug/real-servers"
 
 scratch="$(mktemp -d)"
