@@ -404,8 +404,10 @@ impl Client {
 /// generic over it runs here and against a real etcd
 /// (`fencesim_env::etcd::EtcdClient`). Ids and revisions are this model's
 /// `u64`s as `i64`s; a lock's revision is 0 from a server with `tokens =
-/// false`. `lease_keep_alive` sends one keep-alive and waits for its answer
-/// within the connection's timeout.
+/// false`. `lease_keep_alive` sends one keep-alive and waits, within the
+/// connection's timeout, for the next answer about the lease (a late answer
+/// to an earlier keep-alive counts: a real stream's answers carry no
+/// request id either).
 impl fencesim_env::Etcd for Client {
     async fn lease_grant(&self, ttl: Duration) -> Result<EtcdLease, EtcdError> {
         let ttl = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
