@@ -41,12 +41,14 @@
 //! Beside the lock and the storage, the seam speaks the services a lock
 //! client is built on, as wide as their clients: [`Etcd`] (leases, locks
 //! and their revisions), [`Redis`] (`SET NX PX`, the token counter and the
-//! compare scripts) and [`Sql`] (the application's `UPDATE` with bound
-//! parameters). fencesim's simulated clients implement them, and so do the
-//! production adapters of the features `etcd` (on `etcd-client`), `redis`
-//! (on `redis`) and `postgres` (on `tokio-postgres`), which also give a
-//! [`Storage`] (the fenced write on the real server) and, for PostgreSQL,
-//! a [`LockService`] (a lease row).
+//! compare scripts), [`Sql`] (the application's `UPDATE` with bound
+//! parameters) and [`ObjectStore`] (conditional object writes).
+//! fencesim's simulated clients implement them, and so do the production
+//! adapters of the features `etcd` (on `etcd-client`), `redis` (on
+//! `redis`), `postgres` (on `tokio-postgres`) and `object-store` (on
+//! `object_store`). The etcd and Redis adapters also give a [`Storage`]
+//! (the fenced write on the real server), the PostgreSQL one a
+//! [`LockService`] (a lease in a row).
 
 #![deny(missing_docs)]
 
@@ -61,13 +63,16 @@ mod tokio_env;
 
 #[cfg(feature = "etcd")]
 pub mod etcd;
+#[cfg(feature = "object-store")]
+pub mod object_store;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
 
 pub use services::{
-    Etcd, EtcdError, EtcdLease, EtcdLock, Redis, RedisError, RedisSet, Sql, SqlError, SqlUpdate,
+    Etcd, EtcdError, EtcdLease, EtcdLock, ObjectStore, ObjectStoreError, PutCondition, Redis,
+    RedisError, RedisSet, Sql, SqlError, SqlUpdate, StoredObject,
 };
 pub use sync::{select, Either, Signal};
 

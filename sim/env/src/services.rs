@@ -1,12 +1,13 @@
 //! The services a lock client speaks to, as wide as the clients that speak
 //! them: etcd's leases and locks ([`Etcd`]), a Redis lock's `SET NX PX`,
-//! its token counter and its compare scripts ([`Redis`]), and a SQL
-//! database's update statement with bound parameters ([`Sql`]).
+//! its token counter and its compare scripts ([`Redis`]), a SQL database's
+//! update statement with bound parameters ([`Sql`]), and an object store's
+//! conditional writes ([`ObjectStore`]).
 //!
 //! Each trait is implemented twice: by fencesim's simulated client
-//! (`fencesim::process::{etcd, redis, sql}`) and by a production adapter
-//! on the crate a program already uses (features `etcd`, `redis` and
-//! `postgres` of this crate). A function generic over one of them runs
+//! (`fencesim::process::{etcd, redis, sql, object_store}`) and by a
+//! production adapter on the crate a program already uses (features
+//! `etcd`, `redis`, `postgres` and `object-store` of this crate). A function generic over one of them runs
 //! against a real server and, unchanged, under fencesim's faults. The
 //! errors are the real clients' cases a lock client has to tell apart: a
 //! lease the server no longer knows, a refused conditional write (an
@@ -213,4 +214,76 @@ pub trait Sql {
     /// The row of `key`: its value and how many writes changed it (0 and 0
     /// for a key never written).
     fn fetch_value(&self, key: &str) -> impl Future<Output = Result<(i64, u64), SqlError>>;
+}
+
+/// Why an object-store call failed, named after S3's answers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ObjectStoreError {
+    /// `NoSuchKey`: a GET of a key that has no object.
+    NotFound,
+    /// `412 PreconditionFailed`: a PUT whose `If-Match` names an ETag the
+    /// object no longer has, or whose `If-None-Match: *` finds an object.
+    PreconditionFailed,
+    /// No answer in time.
+    Timeout,
+    /// Anything else the client or the store said, in its words.
+    Other(String),
+}
+
+impl fmt::Display for ObjectStoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ObjectStoreError::NotFound => f.write_str("NoSuchKey: the key has no object"),
+            ObjectStoreError::PreconditionFailed => {
+                f.write_str("412 PreconditionFailed: the PUT's precondition did not hold")
+            }
+            ObjectStoreError::Timeout => f.write_str("the request timed out"),
+            ObjectStoreError::Other(why) => f.write_str(why),
+        }
+    }
+}
+
+impl std::error::Error for ObjectStoreError {}
+
+/// An object as a GET saw it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredObject {
+    /// Its content: an integer.
+    pub body: i64,
+    /// Its ETag, as the store shows it: what [`PutCondition::IfMatch`]
+    /// names.
+    pub e_tag: String,
+}
+
+/// The precondition of a PUT.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PutCondition {
+    /// None: the PUT overwrites whatever is there.
+    Always,
+    /// `If-Match: <ETag>`: applied only if the object still has this ETag
+    /// (one a GET of this store gave).
+    IfMatch(String),
+    /// `If-None-Match: *`: applied only if the key has no object.
+    IfNoneMatch,
+}
+
+/// An object store's conditional writes, as S3, GCS and Azure offer them:
+/// a GET gives the object and its ETag, a PUT may be conditional on it.
+/// The fencing token travels as metadata, which these stores keep and
+/// never compare.
+pub trait ObjectStore {
+    /// `GetObject`: the object under `key`, or
+    /// [`ObjectStoreError::NotFound`].
+    fn get_object(&self, key: &str)
+        -> impl Future<Output = Result<StoredObject, ObjectStoreError>>;
+
+    /// `PutObject` of `body` under `key` if `condition` holds, with `token`
+    /// as its `fencing-token` metadata.
+    fn put_object(
+        &self,
+        key: &str,
+        body: i64,
+        condition: &PutCondition,
+        token: Option<u64>,
+    ) -> impl Future<Output = Result<(), ObjectStoreError>>;
 }
