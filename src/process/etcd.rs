@@ -30,7 +30,7 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
 
-use fencesim_env::{Env, Probe};
+use fencesim_env::{Env, EtcdError, EtcdLease, EtcdLock, Probe};
 use sim::process::Handle;
 use sim::NodeId;
 
@@ -397,5 +397,78 @@ impl Client {
         )
         .await
         .map(|_| ())
+    }
+}
+
+/// The seam's [`fencesim_env::Etcd`]: the same calls, so a function
+/// generic over it runs here and against a real etcd
+/// (`fencesim_env::etcd::EtcdClient`). Ids and revisions are this model's
+/// `u64`s as `i64`s; a lock's revision is 0 from a server with `tokens =
+/// false`. `lease_keep_alive` sends one keep-alive and waits, within the
+/// connection's timeout, for the next answer about the lease (a late answer
+/// to an earlier keep-alive counts: a real stream's answers carry no
+/// request id either).
+impl fencesim_env::Etcd for Client {
+    async fn lease_grant(&self, ttl: Duration) -> Result<EtcdLease, EtcdError> {
+        let ttl = i64::try_from(ttl.as_secs()).unwrap_or(i64::MAX);
+        let granted = Client::lease_grant(self, ttl).await.map_err(seam_error)?;
+        Ok(EtcdLease {
+            id: granted.id() as i64,
+            ttl: granted.ttl,
+        })
+    }
+
+    async fn lease_keep_alive(&self, lease: i64) -> Result<Duration, EtcdError> {
+        let (mut keeper, mut stream) = Client::lease_keep_alive(self, lease as u64)
+            .await
+            .map_err(seam_error)?;
+        keeper.keep_alive().await.map_err(seam_error)?;
+        let answer = match self.timeout {
+            Some(limit) => self
+                .handle
+                .timeout(limit, stream.message())
+                .await
+                .map_err(|_| EtcdError::Timeout)?,
+            None => stream.message().await,
+        };
+        match answer.map_err(seam_error)? {
+            Some(answer) if !answer.ttl.is_zero() => Ok(answer.ttl),
+            _ => Err(EtcdError::LeaseNotFound),
+        }
+    }
+
+    async fn lock(&self, name: &str, lease: i64) -> Result<EtcdLock, EtcdError> {
+        let options = LockOptions::new().with_lease(lease as u64);
+        let locked = Client::lock(self, name, Some(options))
+            .await
+            .map_err(seam_error)?;
+        Ok(EtcdLock {
+            key: locked.key.to_string().into_bytes(),
+            lease,
+            revision: locked.revision.map_or(0, |r| r as i64),
+        })
+    }
+
+    async fn unlock(&self, lock: &EtcdLock) -> Result<(), EtcdError> {
+        let name = String::from_utf8_lossy(&lock.key);
+        let name = name.rsplit_once('/').map_or(&*name, |(name, _)| name);
+        let key = LockKey {
+            name: name.to_owned(),
+            lease: lock.lease as u64,
+        };
+        Client::unlock(self, &key).await.map_err(seam_error)
+    }
+
+    async fn lease_revoke(&self, lease: i64) -> Result<(), EtcdError> {
+        Client::lease_revoke(self, lease as u64)
+            .await
+            .map_err(seam_error)
+    }
+}
+
+fn seam_error(e: Error) -> EtcdError {
+    match e {
+        Error::LeaseNotFound => EtcdError::LeaseNotFound,
+        Error::Timeout => EtcdError::Timeout,
     }
 }

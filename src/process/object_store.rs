@@ -39,10 +39,13 @@
 //! Each request waits for the answer to its own id: a late or duplicated
 //! answer to another request is never taken for it.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
 
+use fencesim_env::{ObjectStoreError, PutCondition, StoredObject};
 use sim::process::Handle;
 
 use crate::design::object_store::ObjectApi;
@@ -129,6 +132,9 @@ impl GetObjectOutput {
 pub struct Client {
     storage: Rc<SimStorage>,
     api: ObjectApi,
+    /// The ETags the seam's `get_object` handed out, as shown, per key:
+    /// the versions `PutCondition::IfMatch` names.
+    shown: Rc<RefCell<BTreeMap<(String, String), u64>>>,
 }
 
 impl Client {
@@ -146,6 +152,7 @@ impl Client {
         Client {
             storage: Rc::new(SimStorage::new(handle, storage, timeout)),
             api,
+            shown: Rc::default(),
         }
     }
 
@@ -240,5 +247,64 @@ impl PutObject {
             (false, Some(_)) => Err(Error::PreconditionFailed),
             (false, None) => Err(Error::Rejected),
         }
+    }
+}
+
+/// The seam's [`fencesim_env::ObjectStore`]: the same GET and conditional
+/// PUT, so a function generic over it runs here and on a real store
+/// (`fencesim_env::object_store::ObjectStoreClient`). The ETag is shown as
+/// the client's API shows it; `PutCondition::IfMatch` names one this client
+/// read, and an ETag it never read from this store fails the precondition
+/// without a request.
+impl fencesim_env::ObjectStore for Client {
+    async fn get_object(&self, key: &str) -> Result<StoredObject, ObjectStoreError> {
+        let got = Client::get_object(self, key).await.map_err(seam_error)?;
+        let e_tag = got.e_tag.to_string();
+        self.shown
+            .borrow_mut()
+            .insert((key.to_owned(), e_tag.clone()), got.e_tag.version);
+        Ok(StoredObject {
+            body: got.body,
+            e_tag,
+        })
+    }
+
+    async fn put_object(
+        &self,
+        key: &str,
+        body: i64,
+        condition: &PutCondition,
+        token: Option<u64>,
+    ) -> Result<(), ObjectStoreError> {
+        let put = Client::put_object(self, key, body).fencing_token(token);
+        let put = match condition {
+            PutCondition::Always => put,
+            PutCondition::IfNoneMatch => put.if_none_match(),
+            PutCondition::IfMatch(shown) => {
+                let version = self
+                    .shown
+                    .borrow()
+                    .get(&(key.to_owned(), shown.clone()))
+                    .copied();
+                match version {
+                    Some(version) => put.if_match(&ETag {
+                        key: key.to_owned(),
+                        version,
+                        api: self.api,
+                    }),
+                    None => return Err(ObjectStoreError::PreconditionFailed),
+                }
+            }
+        };
+        put.send().await.map_err(seam_error)
+    }
+}
+
+fn seam_error(e: Error) -> ObjectStoreError {
+    match e {
+        Error::NoSuchKey => ObjectStoreError::NotFound,
+        Error::PreconditionFailed => ObjectStoreError::PreconditionFailed,
+        Error::Timeout => ObjectStoreError::Timeout,
+        Error::Rejected => ObjectStoreError::Other(Error::Rejected.to_string()),
     }
 }

@@ -27,7 +27,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use fencesim_env::{Env, Probe};
+use fencesim_env::{Env, Probe, RedisError, RedisSet};
 use sim::process::Handle;
 use sim::NodeId;
 
@@ -152,5 +152,36 @@ impl Client {
         self.answer(move |m| matches!(m, Msg::ReleaseAck { lease } if *lease == value))
             .await
             .map(|_| ())
+    }
+}
+
+/// The seam's [`fencesim_env::Redis`]: the same commands, so a function
+/// generic over it runs here and against a real Redis
+/// (`fencesim_env::redis::RedisLock`).
+impl fencesim_env::Redis for Client {
+    fn random_value(&self) -> u64 {
+        Client::random_value(self)
+    }
+
+    async fn set_nx_px(&self, key: &str, value: u64) -> Result<Option<RedisSet>, RedisError> {
+        let set = Client::set_nx_px(self, key, value)
+            .await
+            .map_err(|Error::Timeout| RedisError::Timeout)?;
+        Ok(set.map(|set| RedisSet {
+            token: set.token,
+            ttl: set.ttl,
+        }))
+    }
+
+    async fn pexpire_if_eq(&self, key: &str, value: u64) -> Result<bool, RedisError> {
+        Client::pexpire_if_eq(self, key, value)
+            .await
+            .map_err(|Error::Timeout| RedisError::Timeout)
+    }
+
+    async fn del_if_eq(&self, key: &str, value: u64) -> Result<(), RedisError> {
+        Client::del_if_eq(self, key, value)
+            .await
+            .map_err(|Error::Timeout| RedisError::Timeout)
     }
 }

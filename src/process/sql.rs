@@ -38,6 +38,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use fencesim_env::{SqlError, SqlUpdate};
 use sim::process::Handle;
 
 use crate::process::SimStorage;
@@ -185,5 +186,29 @@ impl Pool {
     pub async fn fetch_value(&self, key: &str) -> Result<Row, Error> {
         let (value, version) = self.storage.read(key).await.map_err(|_| Error::Timeout)?;
         Ok(Row { value, version })
+    }
+}
+
+/// The seam's [`fencesim_env::Sql`]: the scenario's `update` run with the
+/// update's parameters, so a function generic over it runs here and
+/// against a real PostgreSQL (`fencesim_env::postgres::PgSql`, given the
+/// same statement).
+impl fencesim_env::Sql for Pool {
+    async fn execute(&self, sql: &SqlUpdate) -> Result<u64, SqlError> {
+        let mut bound = update(&sql.key).bind_value(sql.value).bind_token(sql.token);
+        if let Some(version) = sql.version {
+            bound = bound.bind_version(version);
+        }
+        let done = Pool::execute(self, bound)
+            .await
+            .map_err(|Error::Timeout| SqlError::Timeout)?;
+        Ok(done.rows_affected())
+    }
+
+    async fn fetch_value(&self, key: &str) -> Result<(i64, u64), SqlError> {
+        let row = Pool::fetch_value(self, key)
+            .await
+            .map_err(|Error::Timeout| SqlError::Timeout)?;
+        Ok((row.value(), row.version()))
     }
 }

@@ -326,3 +326,66 @@ fn cas_writer_is_refused_a_blind_workload_at_load() {
         "{err}"
     );
 }
+
+#[test]
+fn the_seams_object_store_gives_the_same_answers_through_its_own_etags() {
+    use fencesim_env::{ObjectStore as Seam, PutCondition};
+    let out = run_beside(s3, |h, said| async move {
+        let s3 = Client::connect(&h, "storage", ObjectApi::S3, TIMEOUT);
+        let say = |what: String| said.lock().unwrap().push(what);
+        say(format!("{:?}", Seam::get_object(&s3, "x").await));
+        let create = PutCondition::IfNoneMatch;
+        say(format!(
+            "{:?}",
+            Seam::put_object(&s3, "x", 1, &create, Some(7)).await
+        ));
+        say(format!(
+            "{:?}",
+            Seam::put_object(&s3, "x", 2, &create, None).await
+        ));
+        let read = Seam::get_object(&s3, "x").await.unwrap();
+        let stale = PutCondition::IfMatch(read.e_tag.clone());
+        // Another write between the GET and the conditional PUT.
+        let always = PutCondition::Always;
+        say(format!(
+            "{:?}",
+            Seam::put_object(&s3, "x", 5, &always, None).await
+        ));
+        say(format!(
+            "{:?}",
+            Seam::put_object(&s3, "x", read.body + 1, &stale, None).await
+        ));
+        let never = PutCondition::IfMatch("\"not-an-etag-it-read\"".into());
+        say(format!(
+            "{:?}",
+            Seam::put_object(&s3, "x", 9, &never, None).await
+        ));
+        let fresh = Seam::get_object(&s3, "x").await.unwrap();
+        assert_ne!(read.e_tag, fresh.e_tag);
+        let current = PutCondition::IfMatch(fresh.e_tag);
+        say(format!(
+            "{:?}",
+            Seam::put_object(&s3, "x", fresh.body + 1, &current, None).await
+        ));
+        say(format!(
+            "{:?}",
+            Seam::get_object(&s3, "x").await.map(|o| o.body)
+        ));
+    });
+    assert_eq!(
+        out.said,
+        [
+            "Err(NotFound)",
+            "Ok(())",
+            "Err(PreconditionFailed)",
+            "Ok(())",
+            "Err(PreconditionFailed)",
+            "Err(PreconditionFailed)",
+            "Ok(())",
+            "Ok(6)",
+        ]
+    );
+    // The ETag it never read failed without a request: five of its six
+    // PUTs reached the store.
+    assert_eq!(out.events("client1", "wrote").len(), 5);
+}

@@ -37,6 +37,18 @@
 //! The environment is not `Send`: a lock client's tasks run on one thread
 //! (tokio's `LocalSet` in production, the node in fencesim), which is what
 //! makes a simulated run reproducible.
+//!
+//! Beside the lock and the storage, the seam speaks the services a lock
+//! client is built on, as wide as their clients: [`Etcd`] (leases, locks
+//! and their revisions), [`Redis`] (`SET NX PX`, the token counter and the
+//! compare scripts), [`Sql`] (the application's `UPDATE` with bound
+//! parameters) and [`ObjectStore`] (conditional object writes).
+//! fencesim's simulated clients implement them, and so do the production
+//! adapters of the features `etcd` (on `etcd-client`), `redis` (on
+//! `redis`), `postgres` (on `tokio-postgres`) and `object-store` (on
+//! `object_store`). The etcd and Redis adapters also give a [`Storage`]
+//! (the fenced write on the real server), the PostgreSQL one a
+//! [`LockService`] (a lease in a row).
 
 #![deny(missing_docs)]
 
@@ -44,10 +56,24 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+mod services;
 mod sync;
 #[cfg(feature = "tokio")]
 mod tokio_env;
 
+#[cfg(feature = "etcd")]
+pub mod etcd;
+#[cfg(feature = "object-store")]
+pub mod object_store;
+#[cfg(feature = "postgres")]
+pub mod postgres;
+#[cfg(feature = "redis")]
+pub mod redis;
+
+pub use services::{
+    Etcd, EtcdError, EtcdLease, EtcdLock, ObjectStore, ObjectStoreError, PutCondition, Redis,
+    RedisError, RedisSet, Sql, SqlError, SqlUpdate, StoredObject,
+};
 pub use sync::{select, Either, Signal};
 
 #[cfg(feature = "tokio")]
