@@ -7,7 +7,12 @@ use sim::journal::Event;
 /// The lock grants lease 1 at 1 s for 10 s (to 11 s); a renewal asked at 6 s
 /// is made at 6.5 s for 10 s (to 16.5 s).
 fn renewed_late(remaining_ms: u64) -> J {
-    J::new()
+    renewed_late_paused(remaining_ms, false)
+}
+
+/// The same, with client1 paused from 10 s to 11 s if `paused`.
+fn renewed_late_paused(remaining_ms: u64, paused: bool) -> J {
+    let j = J::new()
         .push(
             ev(1_000, "lock", "granted")
                 .with("client", "client1")
@@ -27,14 +32,20 @@ fn renewed_late(remaining_ms: u64) -> J {
                 .with("lease", 1u64)
                 .with("ttl_ms", 10_000u64)
                 .with("asked_ago_ns", 3_000_000_000u64),
-        )
-        .push(
-            ev(12_000, "client1", "checked")
-                .with("lease", 1u64)
-                .with("remaining_ms", remaining_ms),
-        )
-        .wrote(12_001, "client1", "client1/1", Some(33))
-        .accepted(12_002, "client1/1", Some(33))
+        );
+    let j = if paused {
+        j.push(ev(10_000, "client1", "pause").with("duration_ms", 1_000u64))
+            .push(ev(11_000, "client1", "resume"))
+    } else {
+        j
+    };
+    j.push(
+        ev(12_000, "client1", "checked")
+            .with("lease", 1u64)
+            .with("remaining_ms", remaining_ms),
+    )
+    .wrote(12_001, "client1", "client1/1", Some(33))
+    .accepted(12_002, "client1/1", Some(33))
 }
 
 /// A renewal counted from when its (slow) answer came, at 9 s: the client
@@ -66,6 +77,9 @@ fn a_check_within_the_promise_or_with_a_clock_to_blame_is_no_finding() {
         Event::new(0, 13_000_000_000, "client1", 13_500_000_000, "released").with("lease", 1u64),
     ));
     assert_eq!(r.overlong_leases, 0);
+    // A pause of the client before the check: its monotonic clock did not
+    // count the paused time, which explains the difference.
+    assert_eq!(judge(renewed_late_paused(7_000, true)).overlong_leases, 0);
     // A lease the lock promised no end for (no `ttl_ms`): not judged.
     let r = judge(
         J::new()

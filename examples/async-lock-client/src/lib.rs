@@ -190,13 +190,16 @@ where
     L: LockService + 'static,
     S: Storage,
 {
-    let lease = loop {
+    let (lease, asked) = loop {
+        // The lease is counted from the request, as the lock counts it from
+        // its grant, which came later: never from the answer.
+        let asked = env.now();
         match lock.acquire().await {
-            Ok(lease) => break lease,
+            Ok(lease) => break (lease, asked),
             Err(_) => env.sleep(config.retry + env.jitter(config.retry)).await,
         }
     };
-    let until = Rc::new(Cell::new(env.now() + lease.ttl));
+    let until = Rc::new(Cell::new(asked + lease.ttl));
     let alive = Rc::new(Cell::new(true));
     let stop = Rc::new(Cell::new(false));
     env.spawn({

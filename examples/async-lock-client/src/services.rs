@@ -51,14 +51,22 @@ fn etcd_error(e: EtcdError) -> LockError {
 
 impl<E: Env, C: Etcd> LockService for EtcdMutex<E, C> {
     async fn acquire(&self) -> Result<Lease, LockError> {
+        // The seam counts a lease's TTL from when it was asked for; etcd
+        // counts it from the lease's latest refresh, which the wait below
+        // moves on: the TTL handed back is stretched by as much.
+        let asked = self.env.now();
+        let refreshed = std::cell::Cell::new(asked);
         let lease = self.etcd.lease_grant(self.ttl).await.map_err(etcd_error)?;
         // While `Lock` waits, the lease is kept alive; the wait ends if the
         // server says the lease is gone.
         let keep = async {
             loop {
                 self.env.sleep(lease.ttl / 3).await;
-                if let Err(EtcdError::LeaseNotFound) = self.etcd.lease_keep_alive(lease.id).await {
-                    return;
+                let at = self.env.now();
+                match self.etcd.lease_keep_alive(lease.id).await {
+                    Ok(_) => refreshed.set(at),
+                    Err(EtcdError::LeaseNotFound) => return,
+                    Err(_) => {}
                 }
             }
         };
@@ -69,7 +77,7 @@ impl<E: Env, C: Etcd> LockService for EtcdMutex<E, C> {
                 let granted = Lease {
                     id: lease.id as u64,
                     token: (lock.revision > 0).then_some(lock.revision as u64),
-                    ttl: lease.ttl,
+                    ttl: lease.ttl + (refreshed.get() - asked),
                 };
                 *self.held.borrow_mut() = Some(lock);
                 Ok(granted)

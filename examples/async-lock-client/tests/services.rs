@@ -188,8 +188,9 @@ fn fenced_leaders_are_safe(seeds: u64) {
         assert_eq!(
             (summary.failing_seeds, summary.crashed, summary.timed_out),
             (0, 0, 0),
-            "{service}: {:?}",
-            summary.first_failing_seed
+            "{service}: first failing seed {:?}, {:?}",
+            summary.first_failing_seed,
+            summary.by_kind
         );
         // Judged, not vacuous: late writes reached the fence and were
         // turned away.

@@ -9,9 +9,11 @@
 //! Judged only where true time can be read off both clocks: the client's
 //! and every lock node's wall clock read true time plus one constant offset
 //! at every event of theirs (no skew that changes, no drift, no rate
-//! change, no jump), so a duration on either is a duration in true time.
-//! A clock fault or a drifting clock explains a difference, and the check
-//! stands aside for it. With several lock nodes the latest of their
+//! change, no jump), so a duration on either is a duration in true time,
+//! and the client was neither paused nor down from one TTL before the
+//! promise to the check (a paused node's monotonic clock does not count
+//! the paused time). A clock fault, a drifting clock or a pause explains a
+//! difference, and the check stands aside for it. With several lock nodes the latest of their
 //! promises counts, which errs towards no finding. A check of a lease no
 //! lock node promised an end for (a session's lock, a design without
 //! `ttl_ms`) is not judged.
@@ -69,6 +71,16 @@ pub(super) fn check(
         let Some((&node, &(lock_end, made))) = ends.iter().max_by_key(|(_, (end, _))| *end) else {
             continue;
         };
+        // A pause of the client from a TTL before the promise to the check
+        // explains a difference: a paused node's monotonic clock does not
+        // count the paused time, so its durations are not true ones.
+        let from = made.saturating_sub(lock_end - made);
+        let paused = history.stops.iter().any(|s| {
+            s.node == c.client && s.from_t_ns <= c.t_ns && s.to.map_or(true, |(_, to)| to >= from)
+        });
+        if paused {
+            continue;
+        }
         let client_end = c
             .t_ns
             .saturating_add(c.remaining_ms.saturating_mul(1_000_000));
