@@ -1,5 +1,5 @@
 //! The lock client in production: on a tokio runtime, two clients against
-//! the in-process stand-in services (`cargo run -p async-lock-client`).
+//! the in-process stand-in services (`cargo run -p async-lock-client --bin async-lock-client`).
 
 use std::rc::Rc;
 use std::time::Duration;
