@@ -164,6 +164,17 @@ impl<'a> LockEvent<'a> {
         matches!(self.kind, LockKind::Granted)
     }
 
+    /// The end, in true time, a `granted` or `renewed` with a `ttl_ms`
+    /// promised: its true time plus that TTL (`None`: it promised none).
+    pub fn promised_end_t_ns(&self) -> Option<u64> {
+        match (self.kind, self.ttl_ms) {
+            (LockKind::Granted | LockKind::Renewed, Some(ttl_ms)) => {
+                Some(self.t_ns.saturating_add(ttl_ms.saturating_mul(1_000_000)))
+            }
+            _ => None,
+        }
+    }
+
     /// Whether this event ended a grant.
     pub fn ended(&self) -> bool {
         matches!(self.kind, LockKind::Released | LockKind::Expired)

@@ -41,9 +41,7 @@ use super::history::History;
 
 use crate::events::{Decoded, DomainEvent as D, Op, Role};
 
-/// How much earlier than promised an end may come and still be on time (a
-/// timer's true wait is rounded to the nanosecond from its clock's rate).
-const ROUNDING_NS: u64 = 1_000;
+use super::finding::ROUNDING_NS;
 
 /// How many times a run reached each dangerous situation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]

@@ -19,9 +19,7 @@ use crate::oracle::history::{History, LockKind};
 use crate::oracle::signature::Signature;
 use crate::oracle::{OracleConfig, Secs, Violation, ViolationKind};
 
-/// How much earlier than promised an end may come and still be on time: a
-/// timer's true wait is rounded to the nanosecond from its clock's rate.
-const ROUNDING_NS: u64 = 1_000;
+use super::ROUNDING_NS;
 
 /// Counts early expiries and appends one violation for each.
 pub(super) fn check(

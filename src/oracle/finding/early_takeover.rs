@@ -22,9 +22,7 @@ use crate::oracle::history::{History, LockKind};
 use crate::oracle::signature::Signature;
 use crate::oracle::{OracleConfig, Secs, Violation, ViolationKind};
 
-/// How much earlier than promised a takeover may come and still be on
-/// time: a timer's true wait is rounded to the nanosecond.
-const ROUNDING_NS: u64 = 1_000;
+use super::ROUNDING_NS;
 
 /// The reason a lock journals on the `expired` that ends a taken-over
 /// grant.
@@ -46,14 +44,12 @@ pub(super) fn check(
     let mut promised: BTreeMap<(&str, &str, u64), (u64, u64)> = BTreeMap::new();
     let mut count = 0;
     for (i, e) in events.iter().enumerate() {
-        match (e.kind, e.ttl_ms) {
-            (LockKind::Granted | LockKind::Renewed, Some(ttl_ms)) => {
-                let end = e.t_ns.saturating_add(ttl_ms.saturating_mul(1_000_000));
-                promised.insert((e.node, e.client, e.lease), (e.t_ns, end));
-                continue;
-            }
-            (LockKind::Expired, _) if e.reason == Some(TAKEN_OVER) => {}
-            _ => continue,
+        if let Some(end) = e.promised_end_t_ns() {
+            promised.insert((e.node, e.client, e.lease), (e.t_ns, end));
+            continue;
+        }
+        if !(e.kind == LockKind::Expired && e.reason == Some(TAKEN_OVER)) {
+            continue;
         }
         let Some(&(made, end)) = promised.get(&(e.node, e.client, e.lease)) else {
             continue;

@@ -196,6 +196,12 @@ macro_rules! finding_kinds {
     };
 }
 
+/// How far a lock-side end may fall from the end a promise named and still
+/// keep it: a timer's true wait is rounded to the nanosecond from its
+/// clock's rate. The findings that compare ends with promises, and the
+/// milestones, use it.
+pub(crate) const ROUNDING_NS: u64 = 1_000;
+
 // One line per kind: its file => its variant(its counter, when it makes a
 // run a violation, where it is found, whether the verdict line shows it at
 // zero, the verdict line's words, what it is).

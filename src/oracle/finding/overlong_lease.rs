@@ -25,17 +25,15 @@
 
 use std::collections::BTreeMap;
 
-use crate::oracle::history::{History, LockKind};
+use crate::oracle::history::History;
 use crate::oracle::signature::Signature;
 use crate::oracle::{OracleConfig, Secs, Violation, ViolationKind};
+
+use super::ROUNDING_NS;
 
 /// Each lock node's latest promise for one (client, lease): the end in
 /// true time, and the true time of the event that made it.
 type Promises<'a> = BTreeMap<&'a str, (u64, u64)>;
-
-/// How much later than the lock's promise a client's end may fall and
-/// still agree with it.
-const ROUNDING_NS: u64 = 1_000;
 
 /// Counts the overlong leases and appends one finding for each.
 pub(super) fn check(
@@ -53,10 +51,9 @@ pub(super) fn check(
     let mut count = 0;
     for c in &history.checks {
         while let Some(e) = lock.next_if(|e| e.seq < c.seq) {
-            let (LockKind::Granted | LockKind::Renewed, Some(ttl_ms)) = (e.kind, e.ttl_ms) else {
+            let Some(end) = e.promised_end_t_ns() else {
                 continue;
             };
-            let end = e.t_ns.saturating_add(ttl_ms.saturating_mul(1_000_000));
             promised
                 .entry((e.client, e.lease))
                 .or_default()
