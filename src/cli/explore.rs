@@ -139,6 +139,12 @@ pub(super) struct ExploreArgs {
     /// the bug its `[expect]` describes (`mechanism`).
     #[arg(long, conflicts_with_all = ["exhaustive", "resume"])]
     generic: bool,
+    /// Vary each seed's workload as well as its faults (more clients,
+    /// work shorter and longer than the lease, renewals, lease checks,
+    /// rounds, starts, slow and duplicated answers), swarmed as faults
+    /// are; the repro commands carry `--workloads`.
+    #[arg(long, conflicts_with_all = ["exhaustive", "resume"])]
+    workloads: bool,
 }
 
 /// `explore --until`: a number of failing seeds, at least 1.
@@ -179,6 +185,7 @@ impl ExploreArgs {
             until,
             time,
             generic,
+            workloads,
         } = self;
         let defaults = SweepOptions::default();
         let given = Given {
@@ -204,6 +211,7 @@ impl ExploreArgs {
             corpus_entries: None,
             depth,
             generic,
+            workloads,
         };
         let options = Options {
             faults: FaultsChoice::new(faults.unwrap_or(FaultsArg::Random), replay),
@@ -460,6 +468,7 @@ fn sweep_or_search(
             return;
         }
         line["generic"] = options.faults.generic().into();
+        line["workloads"] = options.faults.workloads().into();
         line["mechanism"] = generic::describe(&scenario.expect).into();
         line["mechanism_seeds"] = r.seeds.into();
         line["first_mechanism_seed"] = r.first.into();

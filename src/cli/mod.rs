@@ -248,6 +248,9 @@ pub(super) struct Replay {
     /// `[explore]` table first, as that sweep did.
     #[arg(long)]
     generic: bool,
+    /// A seed of `explore --workloads`: vary its workload as that sweep did.
+    #[arg(long)]
+    workloads: bool,
 }
 
 /// `--faults` with `--corpus` and `--corpus-entries`: the fault mode, once
@@ -259,6 +262,7 @@ pub(super) struct FaultsChoice {
     entries: Option<usize>,
     depth: Option<u32>,
     generic: bool,
+    workloads: bool,
 }
 
 impl FaultsChoice {
@@ -269,14 +273,22 @@ impl FaultsChoice {
             entries: replay.corpus_entries,
             depth: replay.depth,
             generic: replay.generic,
+            workloads: replay.workloads,
         }
     }
 
     /// `--generic`: the scenario without its `[[faults]]` and `[explore]`
     /// table (see [`crate::explore::generic`]), else as loaded.
+    /// With `--workloads`, its seeds' workloads varied too (see
+    /// [`crate::explore::workload`]).
     pub(super) fn scenario(&self, scenario: Scenario) -> Scenario {
-        if self.generic {
+        let scenario = if self.generic {
             crate::explore::generic::scenario(&scenario)
+        } else {
+            scenario
+        };
+        if self.workloads {
+            crate::explore::workload::turned_on(scenario)
         } else {
             scenario
         }
@@ -292,12 +304,24 @@ impl FaultsChoice {
         self.generic = true;
     }
 
-    /// ` --generic` for a repro command when it was given, else nothing.
+    /// Whether `--workloads` was given (or a resumed sweep was one).
+    pub(super) fn workloads(&self) -> bool {
+        self.workloads
+    }
+
+    /// Vary each seed's workload: a resumed `--workloads` sweep.
+    pub(super) fn set_workloads(&mut self) {
+        self.workloads = true;
+    }
+
+    /// ` --generic` and ` --workloads` for a repro command, those that were
+    /// given.
     pub(super) fn generic_flag(&self) -> &'static str {
-        if self.generic {
-            " --generic"
-        } else {
-            ""
+        match (self.generic, self.workloads) {
+            (false, false) => "",
+            (true, false) => " --generic",
+            (false, true) => " --workloads",
+            (true, true) => " --generic --workloads",
         }
     }
 

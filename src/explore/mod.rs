@@ -12,7 +12,9 @@
 //! - [`margin`]: the smallest magnitude of each fault that flips a verdict;
 //! - [`compare`]: one workload swept over every lock design;
 //! - [`generic`]: `explore --generic`, whether the generic table finds the
-//!   bug a scenario's `[expect]` describes.
+//!   bug a scenario's `[expect]` describes;
+//! - [`workload`]: `explore --workloads`, each seed's workload varied as
+//!   its faults are.
 //!
 //! ```no_run
 //! use fencesim::design::catalog::Registry;
@@ -36,6 +38,7 @@ pub mod shrink;
 pub mod strategy;
 pub mod sweep;
 pub mod worker;
+pub mod workload;
 
 use crate::scenario::FaultSpec;
 

@@ -39,6 +39,9 @@ pub struct Resumed {
     /// Whether the sweep explored with the generic table (`--generic`),
     /// when the output recorded it.
     pub generic: Option<bool>,
+    /// Whether each seed varied its workload (`--workloads`), when the
+    /// output recorded it.
+    pub workloads: Option<bool>,
     /// Seed ranges completed, half-open, normalized.
     pub completed: Vec<Range<u64>>,
     /// The failing seeds' lines within `completed`, in seed order, one per
@@ -250,6 +253,7 @@ pub fn read(text: &str, file: &str) -> Result<Resumed, String> {
             .and_then(Value::as_str)
             .map(str::to_owned),
         generic: base.get("generic").and_then(Value::as_bool),
+        workloads: base.get("workloads").and_then(Value::as_bool),
         completed,
         failing,
         base,

@@ -51,6 +51,7 @@ use super::guided::{self, Corpus};
 use super::random;
 use super::shard::Shard;
 use super::worker;
+use super::workload;
 use crate::oracle::{milestones, Counters, Milestones, Verdict, ViolationKind};
 use crate::runner::{self, Crash, RunConfig, ScenarioRun};
 use crate::scenario::Scenario;
@@ -730,11 +731,34 @@ pub fn subtract(range: &Range<u64>, done: &[Range<u64>]) -> Vec<Range<u64>> {
     out
 }
 
-/// The scenario that `seed` runs under `mode`.
+/// The scenario that `seed` runs under `mode`: with its workload varied
+/// first when the scenario asks for it ([`workload`]; not in an exhaustive
+/// search, whose runs share one seed), then the mode's faults, drawn for
+/// that workload.
 pub fn scenario_for(scenario: &Scenario, seed: u64, mode: FaultMode) -> Scenario {
-    match &mode {
-        FaultMode::Scenario => scenario.clone(),
-        mode => random::with_faults(scenario, mode.schedule(scenario, seed)),
+    seed_scenario(scenario, seed, &mode).into_owned()
+}
+
+/// [`scenario_for`], borrowing `scenario` when the seed runs it unchanged.
+fn seed_scenario<'s>(
+    scenario: &'s Scenario,
+    seed: u64,
+    mode: &FaultMode,
+) -> std::borrow::Cow<'s, Scenario> {
+    use std::borrow::Cow;
+    let varied = match mode {
+        FaultMode::Exhaustive(_) => None,
+        _ if workload::enabled(scenario) => Some(workload::vary(scenario, seed)),
+        _ => None,
+    };
+    match (mode, varied) {
+        (FaultMode::Scenario, None) => Cow::Borrowed(scenario),
+        (FaultMode::Scenario, Some(s)) => Cow::Owned(s),
+        (mode, None) => Cow::Owned(random::with_faults(scenario, mode.schedule(scenario, seed))),
+        (mode, Some(s)) => {
+            let faults = mode.schedule(&s, seed);
+            Cow::Owned(random::with_faults(&s, faults))
+        }
     }
 }
 
@@ -816,10 +840,7 @@ impl Runs {
         mode: &FaultMode,
         this_thread: bool,
     ) -> SeedReport {
-        let s = match mode {
-            FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
-            mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode.clone())),
-        };
+        let s = seed_scenario(scenario, seed, mode);
         let config = RunConfig::new(mode.run_seed(seed))
             .scripted(scenario.faults.len())
             .here();
@@ -861,10 +882,7 @@ pub fn run_seed_with(
     mode: FaultMode,
 ) -> (ScenarioRun, SeedReport) {
     let mode_seed = mode.run_seed(seed);
-    let s = match mode {
-        FaultMode::Scenario => std::borrow::Cow::Borrowed(scenario),
-        mode => std::borrow::Cow::Owned(scenario_for(scenario, seed, mode)),
-    };
+    let s = seed_scenario(scenario, seed, &mode);
     let run = runs
         .config(mode_seed)
         .scripted(scenario.faults.len())
@@ -1100,10 +1118,7 @@ impl Shared {
     /// [budget](RunConfig::budget) gives such a run), or its worker process
     /// died. No journal, no hash.
     fn lost(&self, seed: u64, outcome: Outcome, wall: Duration) -> SeedReport {
-        let s = match &self.mode {
-            FaultMode::Scenario => std::borrow::Cow::Borrowed(&self.scenario),
-            mode => std::borrow::Cow::Owned(scenario_for(&self.scenario, seed, mode.clone())),
-        };
+        let s = seed_scenario(&self.scenario, seed, &self.mode);
         let result = sim::RunResult {
             seed,
             outcome,

@@ -11,6 +11,7 @@
 //! max_jump = "30s"
 //! max_partition = "30s"
 //! max_restart = "10s"          # default: the scenario's longest timeout
+//! workloads = true             # vary each seed's workload too (default false)
 //! ```
 
 use super::load::{node, optional};
@@ -27,6 +28,7 @@ pub(crate) const EXPLORE_KEYS: &[&str] = &[
     "max_jump",
     "max_partition",
     "max_restart",
+    "workloads",
 ];
 /// More random faults than this per seed make a story nobody can read.
 const MAX_FAULTS_PER_SEED: u64 = 16;
@@ -47,6 +49,9 @@ pub(crate) fn explore(
     }
     if let Some(swarm) = table.get("swarm") {
         spec.swarm = swarm.bool()?;
+    }
+    if let Some(workloads) = table.get("workloads") {
+        spec.workloads = workloads.bool()?;
     }
     if let Some(faults_field) = table.get("faults") {
         spec.faults = faults(&faults_field)?;

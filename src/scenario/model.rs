@@ -370,6 +370,11 @@ pub struct ExploreSpec {
     pub max_partition: Duration,
     /// `max_restart`: longest downtime of a random crash, > 0.
     pub max_restart: Duration,
+    /// `workloads` (default `false`): each seed also varies the workload
+    /// (clients, work against the lease, renewals, lease checks, rounds,
+    /// starts, slow and duplicated answers: [`crate::explore::workload`]),
+    /// as `explore --workloads` does.
+    pub workloads: bool,
 }
 
 impl Default for ExploreSpec {
@@ -412,6 +417,7 @@ impl ExploreSpec {
             max_jump: 3 * t,
             max_partition: 3 * t,
             max_restart: t,
+            workloads: false,
         }
     }
 }

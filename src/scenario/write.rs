@@ -242,4 +242,7 @@ fn explore(o: &mut String, e: &ExploreSpec) {
     line(o, "max_jump", &duration(e.max_jump));
     line(o, "max_partition", &duration(e.max_partition));
     line(o, "max_restart", &duration(e.max_restart));
+    if e.workloads {
+        line(o, "workloads", "true");
+    }
 }

@@ -8,7 +8,8 @@ use crate::explore::resume::{self, Recorded, Resumed};
 use crate::explore::sweep::FaultMode;
 use crate::scenario::Scenario;
 
-/// Takes the fault settings a resumed file records (`--generic`, the mode,
+/// Takes the fault settings a resumed file records (`--generic`,
+/// `--workloads`, the mode,
 /// a guided sweep's corpus, a depth bound, an exhaustive search) into
 /// `options`; a flag given that says otherwise is an error.
 pub(super) fn recorded_settings(
@@ -30,6 +31,9 @@ pub(super) fn recorded_settings(
             ))
         }
         _ => {}
+    }
+    if r.workloads == Some(true) {
+        options.faults.set_workloads();
     }
     let f = &mut options.faults;
     let recorded = r.faults.as_str();

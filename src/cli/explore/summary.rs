@@ -81,10 +81,14 @@ pub(super) fn human(
         o.seeds.start,
         o.seeds.end,
         o.faults.as_str(),
-        if generic.is_empty() {
-            ""
-        } else {
-            " (generic table)"
+        match (
+            generic.contains("--generic"),
+            generic.contains("--workloads")
+        ) {
+            (false, false) => "",
+            (true, false) => " (generic table)",
+            (false, true) => " (workloads varied)",
+            (true, true) => " (generic table, workloads varied)",
         },
         plural(o.jobs, "job")
     )
