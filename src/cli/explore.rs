@@ -468,7 +468,7 @@ fn sweep_or_search(
             return;
         }
         line["generic"] = options.faults.generic().into();
-        line["workloads"] = options.faults.workloads().into();
+        line["workloads"] = crate::explore::workload::enabled(scenario).into();
         line["mechanism"] = generic::describe(&scenario.expect).into();
         line["mechanism_seeds"] = r.seeds.into();
         line["first_mechanism_seed"] = r.first.into();

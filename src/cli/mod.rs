@@ -304,11 +304,6 @@ impl FaultsChoice {
         self.generic = true;
     }
 
-    /// Whether `--workloads` was given (or a resumed sweep was one).
-    pub(super) fn workloads(&self) -> bool {
-        self.workloads
-    }
-
     /// Vary each seed's workload: a resumed `--workloads` sweep.
     pub(super) fn set_workloads(&mut self) {
         self.workloads = true;

@@ -22,6 +22,7 @@ mod swarm;
 mod sweep;
 mod until;
 mod verdicts;
+mod workload;
 mod write;
 
 #[path = "../support/mod.rs"]
