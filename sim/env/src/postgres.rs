@@ -228,8 +228,7 @@ pub struct PgTransaction<'a> {
 
 impl SqlTransaction for PgTransaction<'_> {
     async fn execute(&self, update: &SqlUpdate) -> Result<u64, SqlError> {
-        match tokio::time::timeout(self.sql.timeout, self.sql.update_in_transaction(update)).await
-        {
+        match tokio::time::timeout(self.sql.timeout, self.sql.update_in_transaction(update)).await {
             Ok(answer) => answer,
             Err(_) => Err(SqlError::Timeout),
         }
