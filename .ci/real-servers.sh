@@ -8,7 +8,11 @@
 # `AND lock_token <= :token`) and, unfenced, accepted. Then the adapters'
 # error cases on each server (`real-servers … errors`): refused conditional
 # writes, a lease not found, a database error, and a timeout while the
-# server is stopped. Every server is stopped at the end, whatever happened.
+# server is stopped. Then the seam's wider operations on each server
+# (`real-servers … operations`, the functions tests/operations.rs runs in
+# fencesim): SQL transactions and advisory locks, Redis counters and the
+# fenced-write script, etcd's keys, leases and transactions with compares.
+# Every server is stopped at the end, whatever happened.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -97,6 +101,11 @@ stories() {
     timeout 60 "$real_servers" "$service" "$address" errors "$@" || status=$?
     if [ "$status" != 0 ]; then
         echo "real-servers $service errors exited $status" >&2
+        exit 1
+    fi
+    timeout 60 "$real_servers" "$service" "$address" operations || status=$?
+    if [ "$status" != 0 ]; then
+        echo "real-servers $service operations exited $status" >&2
         exit 1
     fi
 }

@@ -56,6 +56,10 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use fencesim_env::{
+    EtcdCompare, EtcdCompareOp, EtcdError, EtcdKeyValue, EtcdOp, EtcdOpResponse, EtcdTarget,
+    EtcdTxn, EtcdTxnResponse,
+};
 use sim::{Actor, Context, NodeId, TimerId};
 
 use crate::design::config::key;
@@ -169,6 +173,33 @@ pub enum EtcdCall {
         /// The request answered.
         req: u64,
     },
+    /// Client → server, `Lock` of the lock `name` with `WithLease(lease)`:
+    /// [`EtcdCall::Lock`] whose key, `name/<lease in hex>`, is also a key of
+    /// the key-value store, which transactions compare, read and delete
+    /// (deleting it unlocks).
+    NamedLock {
+        /// Request id, echoed in the answer.
+        req: u64,
+        /// The lease the key lives on.
+        lease: u64,
+        /// The lock's name (the key's prefix).
+        name: String,
+    },
+    /// Client → server, `Txn`: answered by [`EtcdCall::TxnReply`].
+    Txn {
+        /// Request id, echoed in the answer.
+        req: u64,
+        /// The transaction.
+        txn: EtcdTxn,
+    },
+    /// Server → client: the answer to transaction `req` (a copy of the
+    /// request is answered again with the first answer, not run twice).
+    TxnReply {
+        /// The request answered.
+        req: u64,
+        /// What it did, or `LeaseNotFound` for a put on an unknown lease.
+        answer: Result<EtcdTxnResponse, EtcdError>,
+    },
 }
 
 /// [`EtcdCall::LeaseCreated`], as a message.
@@ -191,6 +222,17 @@ impl crate::protocol::Payload for EtcdCall {
             EtcdCall::Lock { req, lease } => format!("Lock {{ req: {req}, lease: {lease} }}"),
             EtcdCall::Unlock { lease } => format!("Unlock {{ lease: {lease} }}"),
             EtcdCall::LeaseNotFound { req } => format!("LeaseNotFound {{ req: {req} }}"),
+            EtcdCall::NamedLock { req, lease, name } => {
+                format!("Lock {{ req: {req}, lease: {lease}, name: {name:?} }}")
+            }
+            EtcdCall::Txn { req, txn } => format!("Txn {{ req: {req}, {txn:?} }}"),
+            EtcdCall::TxnReply { req, answer } => match answer {
+                Ok(a) => format!(
+                    "TxnReply {{ req: {req}, succeeded: {}, revision: {} }}",
+                    a.succeeded, a.revision
+                ),
+                Err(e) => format!("TxnReply {{ req: {req}, error: {e} }}"),
+            },
         }
     }
 }
@@ -210,6 +252,12 @@ pub struct EtcdServer {
     holder: Option<u64>,
     /// The holder's grant, journaled.
     grants: Grants,
+    /// The key-value store: keys put by transactions, and the lock keys of
+    /// [`EtcdCall::NamedLock`].
+    kv: BTreeMap<Vec<u8>, EtcdKeyValue>,
+    /// Transactions answered, by (client, request): a copy gets the same
+    /// answer.
+    txns: BTreeMap<(NodeId, u64), Result<EtcdTxnResponse, EtcdError>>,
 }
 
 impl EtcdServer {
@@ -224,6 +272,8 @@ impl EtcdServer {
             keys: BTreeMap::new(),
             holder: None,
             grants: Grants::held_by_sessions(),
+            kv: BTreeMap::new(),
+            txns: BTreeMap::new(),
         }
     }
 
@@ -231,8 +281,13 @@ impl EtcdServer {
     /// the lock is free if that key held it. Returns the lease's client.
     fn delete_lease(&mut self, lease: u64) -> Option<NodeId> {
         let state = self.leases.remove(&lease)?;
+        let before = self.kv.len();
+        self.kv.retain(|_, kv| kv.lease != lease as i64);
         if let Some(key) = state.key {
             self.delete_key(lease, key);
+        } else if self.kv.len() < before {
+            // Its keys went in one write.
+            self.revision += 1;
         }
         Some(state.client)
     }
@@ -241,6 +296,8 @@ impl EtcdServer {
     /// lock is free if that key held it.
     fn delete_key(&mut self, lease: u64, key: u64) {
         self.keys.remove(&key);
+        self.kv
+            .retain(|_, kv| !(kv.lease == lease as i64 && kv.create_revision == key as i64));
         self.revision += 1;
         self.holder.take_if(|&mut held| held == lease);
     }
@@ -338,10 +395,142 @@ impl EtcdServer {
                 };
                 ctx.send(from, Msg::design(EtcdCall::KeepAliveReply { lease, ttl }));
             }
+            EtcdCall::NamedLock {
+                req,
+                lease,
+                ref name,
+            } => {
+                let fresh = self
+                    .leases
+                    .get(&lease)
+                    .is_some_and(|s| s.client == from && s.key.is_none());
+                self.on_call(ctx, from, &EtcdCall::Lock { req, lease });
+                if fresh {
+                    let revision = self.revision as i64;
+                    let key = format!("{name}/{lease:x}").into_bytes();
+                    let kv = EtcdKeyValue {
+                        key: key.clone(),
+                        value: Vec::new(),
+                        create_revision: revision,
+                        mod_revision: revision,
+                        version: 1,
+                        lease: lease as i64,
+                    };
+                    self.kv.insert(key, kv);
+                }
+            }
+            EtcdCall::Txn { req, ref txn } => {
+                let answer = match self.txns.get(&(from, req)) {
+                    Some(answer) => answer.clone(),
+                    None => {
+                        let answer = self.txn(ctx, txn);
+                        self.txns.insert((from, req), answer.clone());
+                        answer
+                    }
+                };
+                ctx.send(from, Msg::design(EtcdCall::TxnReply { req, answer }));
+            }
             EtcdCall::LeaseCreated { .. }
             | EtcdCall::KeepAliveReply { .. }
-            | EtcdCall::LeaseNotFound { .. } => {}
+            | EtcdCall::LeaseNotFound { .. }
+            | EtcdCall::TxnReply { .. } => {}
         }
+    }
+
+    /// Whether `compare` holds on the store.
+    fn holds(&self, compare: &EtcdCompare) -> bool {
+        fn by<T: Ord + ?Sized>(a: &T, op: EtcdCompareOp, b: &T) -> bool {
+            match op {
+                EtcdCompareOp::Equal => a == b,
+                EtcdCompareOp::NotEqual => a != b,
+                EtcdCompareOp::Greater => a > b,
+                EtcdCompareOp::Less => a < b,
+            }
+        }
+        let kv = self.kv.get(&compare.key);
+        let field = |f: fn(&EtcdKeyValue) -> i64| kv.map_or(0, f);
+        match &compare.target {
+            EtcdTarget::CreateRevision(r) => by(&field(|kv| kv.create_revision), compare.op, r),
+            EtcdTarget::ModRevision(r) => by(&field(|kv| kv.mod_revision), compare.op, r),
+            EtcdTarget::Version(v) => by(&field(|kv| kv.version), compare.op, v),
+            EtcdTarget::Value(v) => kv.is_some_and(|kv| by(&kv.value[..], compare.op, &v[..])),
+        }
+    }
+
+    /// Runs `txn`: its compares, then its branch, all at one revision. A
+    /// deleted lock key unlocks (its holder's grant ends, journaled as
+    /// released) and the next key is granted.
+    fn txn(
+        &mut self,
+        ctx: &mut Context<'_, Msg>,
+        txn: &EtcdTxn,
+    ) -> Result<EtcdTxnResponse, EtcdError> {
+        let succeeded = txn.compares.iter().all(|c| self.holds(c));
+        let ops = if succeeded { &txn.then } else { &txn.otherwise };
+        let unknown_lease = ops.iter().any(|op| {
+            matches!(op, EtcdOp::Put { lease, .. }
+                if *lease != 0 && !self.leases.contains_key(&(*lease as u64)))
+        });
+        if unknown_lease {
+            return Err(EtcdError::LeaseNotFound);
+        }
+        let writes = ops.iter().any(|op| match op {
+            EtcdOp::Put { .. } => true,
+            EtcdOp::Delete { key } => self.kv.contains_key(key),
+            EtcdOp::Get { .. } => false,
+        });
+        if writes {
+            self.revision += 1;
+        }
+        let revision = self.revision as i64;
+        let mut unlocked = Vec::new();
+        let mut responses = Vec::new();
+        for op in ops {
+            responses.push(match op {
+                EtcdOp::Put { key, value, lease } => {
+                    let kv = self.kv.entry(key.clone()).or_insert_with(|| EtcdKeyValue {
+                        key: key.clone(),
+                        value: Vec::new(),
+                        create_revision: revision,
+                        mod_revision: revision,
+                        version: 0,
+                        lease: 0,
+                    });
+                    kv.value.clone_from(value);
+                    kv.mod_revision = revision;
+                    kv.version += 1;
+                    kv.lease = *lease;
+                    EtcdOpResponse::Put
+                }
+                EtcdOp::Delete { key } => match self.kv.remove(key) {
+                    Some(kv) => {
+                        let lease = kv.lease as u64;
+                        let state = self.leases.get_mut(&lease);
+                        if let Some(state) =
+                            state.filter(|s| s.key == Some(kv.create_revision as u64))
+                        {
+                            state.key = None;
+                            self.keys.remove(&(kv.create_revision as u64));
+                            self.holder.take_if(|&mut held| held == lease);
+                            unlocked.push((state.client, lease));
+                        }
+                        EtcdOpResponse::Delete { deleted: 1 }
+                    }
+                    None => EtcdOpResponse::Delete { deleted: 0 },
+                },
+                EtcdOp::Get { key } => EtcdOpResponse::Get(self.kv.get(key).cloned()),
+            });
+        }
+        for (client, lease) in unlocked {
+            // The holder is told by its own call's answer, not by this ack.
+            let _ack = self.grants.release(ctx, client, lease);
+        }
+        self.grant_next(ctx);
+        Ok(EtcdTxnResponse {
+            succeeded,
+            revision,
+            responses,
+        })
     }
 
     /// The lease `client`'s request `req` created, if it was seen already.

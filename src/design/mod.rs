@@ -43,6 +43,7 @@ pub mod redis;
 pub mod redlock;
 #[cfg(feature = "sql")]
 pub mod sql;
+pub mod sql_session;
 pub mod storage;
 pub mod zookeeper;
 

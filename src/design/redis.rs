@@ -35,6 +35,7 @@
 //! `durable = true` (AOF with `fsync always`) key, deadline and counter
 //! survive a crash.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use sim::{Actor, Context, NodeId, TimerId};
@@ -86,11 +87,66 @@ struct Key {
     deadline_wall_ns: i64,
 }
 
+/// Commands on the node's other keys, beside the lock's (carried in
+/// [`Msg::Design`]): counters (`INCRBY`), integer reads (`GET`) and the
+/// fenced-write script, for clients written as async code
+/// ([`crate::process::redis`]). Each request is answered by
+/// [`RedisCall::Reply`] with its id; a duplicate is answered again with the
+/// first answer, as a real server answers each copy of a command that is
+/// not idempotent only if the client resends it (a copy the network made is
+/// run once here). These keys survive a crash only with `durable = true`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RedisCall {
+    /// `INCRBY key by`.
+    IncrBy {
+        /// Request id, echoed in the answer.
+        req: u64,
+        /// The counter.
+        key: String,
+        /// What to add.
+        by: i64,
+    },
+    /// `GET key`, as an integer.
+    Get {
+        /// Request id.
+        req: u64,
+        /// The key.
+        key: String,
+    },
+    /// The fenced-write script: `key` set to `value` and `<key>:token` to
+    /// `token` unless `<key>:token` holds a larger token.
+    SetIfToken {
+        /// Request id.
+        req: u64,
+        /// The key.
+        key: String,
+        /// Its new value.
+        value: i64,
+        /// The writer's token.
+        token: u64,
+    },
+    /// The answer to request `req`: the counter's value (`IncrBy`), the
+    /// key's value (`Get`, `None` for a missing key) or `1`/`0` for a set
+    /// or refused script.
+    Reply {
+        /// The request answered.
+        req: u64,
+        /// Its value.
+        value: Option<i64>,
+    },
+}
+
+impl crate::protocol::Payload for RedisCall {}
+
 /// One Redis node holding one lock key.
 #[derive(Debug)]
 pub struct RedisLock {
     config: RedisConfig,
     key: Option<Key>,
+    /// Its other keys, as integers ([`RedisCall`]).
+    values: BTreeMap<String, i64>,
+    /// The answers given, by (client, request): a copy is answered again.
+    answered: BTreeMap<(NodeId, u64), Option<i64>>,
     /// The next value `INCR` returns.
     next_token: u64,
     /// The pending expire-cycle timer, while a key exists.
@@ -107,6 +163,8 @@ impl RedisLock {
         RedisLock {
             next_token: config.first_token,
             key: None,
+            values: BTreeMap::new(),
+            answered: BTreeMap::new(),
             cycle: None,
             lost: None,
             grants: Grants::new(),
@@ -185,6 +243,49 @@ impl RedisLock {
     }
 }
 
+impl RedisLock {
+    /// A command on the node's other keys.
+    fn on_call(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, call: &RedisCall) {
+        let req = match *call {
+            RedisCall::IncrBy { req, .. }
+            | RedisCall::Get { req, .. }
+            | RedisCall::SetIfToken { req, .. } => req,
+            RedisCall::Reply { .. } => return,
+        };
+        let value = match self.answered.get(&(from, req)) {
+            Some(&value) => value,
+            None => {
+                let value = match call {
+                    RedisCall::IncrBy { key, by, .. } => {
+                        let n = self.values.entry(key.clone()).or_insert(0);
+                        *n = n.saturating_add(*by);
+                        Some(*n)
+                    }
+                    RedisCall::Get { key, .. } => self.values.get(key).copied(),
+                    RedisCall::SetIfToken {
+                        key, value, token, ..
+                    } => {
+                        let token_key = format!("{key}:token");
+                        let token = i64::try_from(*token).unwrap_or(i64::MAX);
+                        let stored = self.values.get(&token_key).copied();
+                        if stored.is_some_and(|stored| stored > token) {
+                            Some(0)
+                        } else {
+                            self.values.insert(key.clone(), *value);
+                            self.values.insert(token_key, token);
+                            Some(1)
+                        }
+                    }
+                    RedisCall::Reply { .. } => unreachable!("answers are not run"),
+                };
+                self.answered.insert((from, req), value);
+                value
+            }
+        };
+        ctx.send(from, Msg::design(RedisCall::Reply { req, value }));
+    }
+}
+
 impl Actor<Msg> for RedisLock {
     fn on_start(&mut self, ctx: &mut Context<'_, Msg>) {
         if let Some(key) = self.lost.take() {
@@ -202,6 +303,11 @@ impl Actor<Msg> for RedisLock {
             Msg::Acquire { req } => self.acquire(ctx, from, req),
             Msg::Release { lease } => self.release(ctx, from, lease),
             Msg::Renew { lease, req } => self.renew(ctx, from, lease, req),
+            Msg::Design(ref call) => {
+                if let Some(call) = call.downcast_ref::<RedisCall>() {
+                    self.on_call(ctx, from, call);
+                }
+            }
             _ => {}
         }
         self.arm_cycle(ctx);
@@ -218,7 +324,9 @@ impl Actor<Msg> for RedisLock {
 
     fn on_crash(&mut self) {
         self.cycle = None;
+        self.answered.clear();
         if !self.config.durable {
+            self.values.clear();
             // No persistence: the keyspace restarts empty.
             self.lost = self.key.take();
             self.next_token = self.config.first_token;

@@ -291,6 +291,13 @@ impl Sql {
         }
     }
 
+    /// One of the storage's own transaction statements.
+    fn transaction(&self, statement: &str) {
+        if let Err(e) = self.own(|db| db.execute_batch(statement)) {
+            panic!("sql storage: {statement}: {e}");
+        }
+    }
+
     fn try_read(&self, key: &str) -> Result<i64, RunError> {
         let value = self.own(|db| {
             let mut read = db.prepare_cached(READ)?;
@@ -328,6 +335,22 @@ impl StoragePolicy for Sql {
                 write.write, write.key
             ),
         }
+    }
+
+    fn transactions(&self) -> bool {
+        true
+    }
+
+    fn begin(&mut self) {
+        self.transaction("SAVEPOINT txn");
+    }
+
+    fn commit(&mut self) {
+        self.transaction("RELEASE txn");
+    }
+
+    fn rollback(&mut self) {
+        self.transaction("ROLLBACK TO txn; RELEASE txn");
     }
 
     fn read(&mut self, key: &str) -> Option<i64> {

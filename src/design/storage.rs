@@ -20,6 +20,9 @@ use sim::{Actor, Context, NodeId, TimerId};
 use crate::design::catalog::DesignInfo;
 use crate::design::config::{key, DesignConfig as _};
 use crate::design::object_store::{ObjectApi, ObjectStore};
+use crate::design::sql_session::{
+    OpenTxn, Sessions, SqlAnswer, SqlCall, Step, IDLE_IN_TRANSACTION,
+};
 use crate::design::StorageDesign;
 use crate::events;
 use crate::protocol::{Msg, Op};
@@ -206,6 +209,19 @@ pub trait StoragePolicy: 'static {
     fn read(&mut self, _key: &str) -> Option<i64> {
         None
     }
+    /// Whether the policy keeps its state transactionally: `begin`,
+    /// `commit` and `rollback` below do what they say (see
+    /// [`crate::design::sql_session`]). Only then does the node open
+    /// transactions.
+    fn transactions(&self) -> bool {
+        false
+    }
+    /// A transaction begins: what follows may be rolled back.
+    fn begin(&mut self) {}
+    /// The transaction commits.
+    fn commit(&mut self) {}
+    /// The transaction rolls back: the policy's state as at `begin`.
+    fn rollback(&mut self) {}
 }
 
 /// `unchecked`: accepts every write, like a plain database or file share.
@@ -310,6 +326,8 @@ pub struct StorageNode<P> {
     policy: P,
     /// Key → (value, version). The data itself is durable.
     data: BTreeMap<String, (i64, u64)>,
+    /// SQL sessions: transactions and advisory locks.
+    sessions: Sessions<BTreeMap<String, (i64, u64)>>,
 }
 
 impl<P: StoragePolicy> StorageNode<P> {
@@ -318,13 +336,124 @@ impl<P: StoragePolicy> StorageNode<P> {
         StorageNode {
             policy,
             data: BTreeMap::new(),
+            sessions: Sessions::default(),
+        }
+    }
+}
+
+impl<P: StoragePolicy> StorageNode<P> {
+    /// A SQL session's call (see [`crate::design::sql_session`]).
+    fn on_sql(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, call: &SqlCall) {
+        if let Step::Done = self.sessions.screen(ctx, from, call) {
+            return;
+        }
+        let Some((c, req)) = call.request() else {
+            return;
+        };
+        let conn = (from, c);
+        let answer = match call {
+            SqlCall::Begin { .. } if !self.policy.transactions() => {
+                Err("0A000: this storage runs no transactions (the `sql` design does)".to_owned())
+            }
+            SqlCall::Begin { .. } => {
+                self.policy.begin();
+                let timer = ctx.set_timer(IDLE_IN_TRANSACTION, c);
+                self.sessions.txn = Some(OpenTxn {
+                    conn,
+                    before: self.data.clone(),
+                    timer,
+                });
+                Ok(SqlAnswer::Done)
+            }
+            SqlCall::Execute {
+                key,
+                value,
+                token,
+                version,
+                ..
+            } => {
+                self.touch(ctx, c);
+                let request = WriteRequest {
+                    write: "transaction",
+                    client: ctx.name_of(from),
+                    token: *token,
+                    key,
+                    value: *value,
+                    op: Op::Put,
+                    expect_version: *version,
+                    stored_version: self.data.get(key).map_or(0, |e| e.1),
+                };
+                match self.policy.decide(&request) {
+                    Decision::Accept | Decision::Matched { .. } => {
+                        let entry = self.data.entry(key.clone()).or_insert((0, 0));
+                        *entry = (*value, entry.1 + 1);
+                        Ok(SqlAnswer::Rows(1))
+                    }
+                    Decision::Reject { reason, .. } => match reason.strip_prefix("sql error: ") {
+                        Some(error) => Err(error.to_owned()),
+                        None => Ok(SqlAnswer::Rows(0)),
+                    },
+                }
+            }
+            SqlCall::Fetch { key, .. } => {
+                self.touch(ctx, c);
+                let (value, version) = self.data.get(key).copied().unwrap_or((0, 0));
+                let value = self.policy.read(key).unwrap_or(value);
+                Ok(SqlAnswer::Row(value, version))
+            }
+            SqlCall::Commit { .. } | SqlCall::Rollback { .. } => {
+                if let Some(txn) = self.sessions.txn.take_if(|t| t.conn == conn) {
+                    ctx.cancel_timer(txn.timer);
+                    if matches!(call, SqlCall::Commit { .. }) {
+                        self.policy.commit();
+                    } else {
+                        self.policy.rollback();
+                        self.data = txn.before;
+                    }
+                    self.sessions.answer(ctx, conn, req, Ok(SqlAnswer::Done));
+                    self.sessions.end_transaction(ctx, conn);
+                    self.drain(ctx);
+                    return;
+                }
+                // A rollback with no transaction: PostgreSQL warns, and
+                // does nothing.
+                Ok(SqlAnswer::Done)
+            }
+            SqlCall::Lock { .. } | SqlCall::Unlock { .. } | SqlCall::Reply { .. } => return,
+        };
+        self.sessions.answer(ctx, conn, req, answer);
+    }
+
+    /// The transaction's connection spoke: its idle timer starts again.
+    fn touch(&mut self, ctx: &mut Context<'_, Msg>, c: u64) {
+        if let Some(txn) = self.sessions.txn.as_mut() {
+            ctx.cancel_timer(txn.timer);
+            txn.timer = ctx.set_timer(IDLE_IN_TRANSACTION, c);
+        }
+    }
+
+    /// Runs the requests that waited for a transaction, in arrival order,
+    /// until one opens another.
+    fn drain(&mut self, ctx: &mut Context<'_, Msg>) {
+        let waiting = std::mem::take(&mut self.sessions.waiting);
+        for (from, msg) in waiting {
+            self.on_message(ctx, from, msg);
         }
     }
 }
 
 impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
     fn on_message(&mut self, ctx: &mut Context<'_, Msg>, from: NodeId, msg: Msg) {
+        if self.sessions.blocks(from, &msg) {
+            self.sessions.waiting.push_back((from, msg));
+            return;
+        }
         match msg {
+            Msg::Design(ref call) => {
+                if let Some(call) = call.downcast_ref::<SqlCall>() {
+                    self.on_sql(ctx, from, call);
+                }
+            }
             Msg::Read { req, key } => {
                 let (value, version) = self.data.get(&key).copied().unwrap_or((0, 0));
                 let value = self.policy.read(&key).unwrap_or(value);
@@ -399,9 +528,23 @@ impl<P: StoragePolicy> Actor<Msg> for StorageNode<P> {
         }
     }
 
-    fn on_timer(&mut self, _ctx: &mut Context<'_, Msg>, _id: TimerId, _tag: u64) {}
+    fn on_timer(&mut self, ctx: &mut Context<'_, Msg>, id: TimerId, _tag: u64) {
+        // The open transaction was idle too long: rolled back.
+        if let Some(txn) = self.sessions.txn.take_if(|t| t.timer == id) {
+            self.policy.rollback();
+            self.data = txn.before;
+            self.sessions.ended_by_server(txn.conn);
+            self.sessions.end_transaction(ctx, txn.conn);
+            self.drain(ctx);
+        }
+    }
 
     fn on_crash(&mut self) {
+        if let Some(txn) = self.sessions.txn.take() {
+            self.policy.rollback();
+            self.data = txn.before;
+        }
+        self.sessions.crash();
         self.policy.on_crash();
     }
 }

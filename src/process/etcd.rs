@@ -30,7 +30,7 @@ use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
 
-use fencesim_env::{Env, EtcdError, EtcdLease, EtcdLock, Probe};
+use fencesim_env::{Env, EtcdError, EtcdLease, EtcdLock, EtcdOp, EtcdTxn, EtcdTxnResponse, Probe};
 use sim::process::Handle;
 use sim::NodeId;
 
@@ -336,8 +336,15 @@ impl Client {
             .and_then(|o| o.lease)
             .expect("lock needs LockOptions::with_lease: a key lives on a lease");
         let req = self.next_req();
-        self.handle
-            .send(self.server, Msg::design(EtcdCall::Lock { req, lease }));
+        let name_sent = name.to_owned();
+        self.handle.send(
+            self.server,
+            Msg::design(EtcdCall::NamedLock {
+                req,
+                lease,
+                name: name_sent,
+            }),
+        );
         let msg = self
             .answer(None, move |m| match m {
                 Msg::Granted { req: r, .. } => *r == req,
@@ -385,6 +392,41 @@ impl Client {
         )
         .await
         .map(|_| ())
+    }
+
+    /// `Txn`: `txn`'s compares, then one of its branches, on the server's
+    /// key-value store (which holds the lock keys too: `name/<lease>`).
+    /// A delete of a lock key this client holds, in the `then` branch
+    /// (etcd's guarded unlock), gives the lock up whatever the compares
+    /// say, as `unlock` does.
+    pub async fn txn(&self, txn: EtcdTxn) -> Result<EtcdTxnResponse, EtcdError> {
+        let held: Vec<u64> = self.held.borrow().iter().copied().collect();
+        for lease in held {
+            let deletes = txn.then.iter().any(|op| match op {
+                EtcdOp::Delete { key } => {
+                    let key = String::from_utf8_lossy(key);
+                    key.rsplit_once('/')
+                        .is_some_and(|(_, hex)| hex == format!("{lease:x}"))
+                }
+                _ => false,
+            });
+            if deletes {
+                self.give_up(lease);
+            }
+        }
+        let req = self.next_req();
+        self.handle
+            .send(self.server, Msg::design(EtcdCall::Txn { req, txn }));
+        let msg = self
+            .answer(self.timeout, move |m| {
+                matches!(m.as_design(), Some(EtcdCall::TxnReply { req: r, .. }) if *r == req)
+            })
+            .await
+            .map_err(seam_error)?;
+        match msg.as_design() {
+            Some(EtcdCall::TxnReply { answer, .. }) => answer.clone(),
+            _ => unreachable!("only the transaction's answer is taken"),
+        }
     }
 
     /// `LeaseRevoke`: ends lease `id` and deletes its keys.
@@ -463,6 +505,10 @@ impl fencesim_env::Etcd for Client {
         Client::lease_revoke(self, lease as u64)
             .await
             .map_err(seam_error)
+    }
+
+    async fn txn(&self, txn: &EtcdTxn) -> Result<EtcdTxnResponse, EtcdError> {
+        Client::txn(self, txn.clone()).await
     }
 }
 

@@ -28,6 +28,8 @@ use std::fmt;
 use std::time::Duration;
 
 use fencesim_env::{Env, Probe, RedisError, RedisSet};
+
+use crate::design::redis::RedisCall;
 use sim::process::Handle;
 use sim::NodeId;
 
@@ -153,6 +155,51 @@ impl Client {
             .await
             .map(|_| ())
     }
+
+    /// Sends `call` (made for a fresh request id) and waits for its answer.
+    async fn command(&self, call: impl FnOnce(u64) -> RedisCall) -> Result<Option<i64>, Error> {
+        let req = self.handle.disk().next_u64(REQUESTS);
+        self.handle.send(self.server, Msg::design(call(req)));
+        let msg = self
+            .answer(move |m| {
+                matches!(m.as_design(), Some(RedisCall::Reply { req: r, .. }) if *r == req)
+            })
+            .await?;
+        match msg.as_design() {
+            Some(&RedisCall::Reply { value, .. }) => Ok(value),
+            _ => unreachable!("only the command's answer is taken"),
+        }
+    }
+
+    /// `INCRBY key by`: the counter's new value.
+    pub async fn incr_by(&self, key: &str, by: i64) -> Result<i64, Error> {
+        let key = key.to_owned();
+        let value = self
+            .command(|req| RedisCall::IncrBy { req, key, by })
+            .await?;
+        Ok(value.unwrap_or(0))
+    }
+
+    /// `GET key` as an integer.
+    pub async fn get_i64(&self, key: &str) -> Result<Option<i64>, Error> {
+        let key = key.to_owned();
+        self.command(|req| RedisCall::Get { req, key }).await
+    }
+
+    /// The fenced-write script: whether it set `key` (`false`: `<key>:token`
+    /// holds a larger token).
+    pub async fn set_if_token(&self, key: &str, value: i64, token: u64) -> Result<bool, Error> {
+        let key = key.to_owned();
+        let set = self
+            .command(|req| RedisCall::SetIfToken {
+                req,
+                key,
+                value,
+                token,
+            })
+            .await?;
+        Ok(set == Some(1))
+    }
 }
 
 /// The seam's [`fencesim_env::Redis`]: the same commands, so a function
@@ -181,6 +228,24 @@ impl fencesim_env::Redis for Client {
 
     async fn del_if_eq(&self, key: &str, value: u64) -> Result<(), RedisError> {
         Client::del_if_eq(self, key, value)
+            .await
+            .map_err(|Error::Timeout| RedisError::Timeout)
+    }
+
+    async fn incr_by(&self, key: &str, delta: i64) -> Result<i64, RedisError> {
+        Client::incr_by(self, key, delta)
+            .await
+            .map_err(|Error::Timeout| RedisError::Timeout)
+    }
+
+    async fn get_i64(&self, key: &str) -> Result<Option<i64>, RedisError> {
+        Client::get_i64(self, key)
+            .await
+            .map_err(|Error::Timeout| RedisError::Timeout)
+    }
+
+    async fn set_if_token(&self, key: &str, value: i64, token: u64) -> Result<bool, RedisError> {
+        Client::set_if_token(self, key, value, token)
             .await
             .map_err(|Error::Timeout| RedisError::Timeout)
     }

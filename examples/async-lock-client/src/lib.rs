@@ -11,6 +11,7 @@
 //! `tests/services.rs` explores them in fencesim.
 
 pub mod memory;
+pub mod operations;
 pub mod services;
 
 use std::cell::Cell;

@@ -23,9 +23,14 @@
 use std::future::Future;
 use std::time::Duration;
 
-use etcd_client::{Client, Compare, CompareOp, LockOptions, Txn, TxnOp, TxnOpResponse};
+use etcd_client::{
+    Client, Compare, CompareOp, KeyValue, LockOptions, PutOptions, Txn, TxnOp, TxnOpResponse,
+};
 
-use crate::{Etcd, EtcdError, EtcdLease, EtcdLock, Storage, StorageError};
+use crate::{
+    Etcd, EtcdCompare, EtcdCompareOp, EtcdError, EtcdKeyValue, EtcdLease, EtcdLock, EtcdOp,
+    EtcdOpResponse, EtcdTarget, EtcdTxn, EtcdTxnResponse, Storage, StorageError,
+};
 
 fn error(e: etcd_client::Error) -> EtcdError {
     match e {
@@ -53,6 +58,44 @@ async fn within<T>(
     match tokio::time::timeout(timeout, call).await {
         Ok(answer) => answer.map_err(error),
         Err(_) => Err(EtcdError::Timeout),
+    }
+}
+
+fn compare(c: &EtcdCompare) -> Compare {
+    let op = match c.op {
+        EtcdCompareOp::Equal => CompareOp::Equal,
+        EtcdCompareOp::NotEqual => CompareOp::NotEqual,
+        EtcdCompareOp::Greater => CompareOp::Greater,
+        EtcdCompareOp::Less => CompareOp::Less,
+    };
+    let key = c.key.clone();
+    match &c.target {
+        EtcdTarget::CreateRevision(r) => Compare::create_revision(key, op, *r),
+        EtcdTarget::ModRevision(r) => Compare::mod_revision(key, op, *r),
+        EtcdTarget::Version(v) => Compare::version(key, op, *v),
+        EtcdTarget::Value(v) => Compare::value(key, op, v.clone()),
+    }
+}
+
+fn operation(op: &EtcdOp) -> TxnOp {
+    match op {
+        EtcdOp::Put { key, value, lease } => {
+            let options = (*lease != 0).then(|| PutOptions::new().with_lease(*lease));
+            TxnOp::put(key.clone(), value.clone(), options)
+        }
+        EtcdOp::Delete { key } => TxnOp::delete(key.clone(), None),
+        EtcdOp::Get { key } => TxnOp::get(key.clone(), None),
+    }
+}
+
+fn key_value(kv: &KeyValue) -> EtcdKeyValue {
+    EtcdKeyValue {
+        key: kv.key().to_vec(),
+        value: kv.value().to_vec(),
+        create_revision: kv.create_revision(),
+        mod_revision: kv.mod_revision(),
+        version: kv.version(),
+        lease: kv.lease(),
     }
 }
 
@@ -129,6 +172,34 @@ impl Etcd for EtcdClient {
         let mut client = self.client.clone();
         within(self.timeout, client.lease_revoke(lease)).await?;
         Ok(())
+    }
+
+    async fn txn(&self, txn: &EtcdTxn) -> Result<EtcdTxnResponse, EtcdError> {
+        let mut client = self.client.clone();
+        let request = Txn::new()
+            .when(txn.compares.iter().map(compare).collect::<Vec<_>>())
+            .and_then(txn.then.iter().map(operation).collect::<Vec<_>>())
+            .or_else(txn.otherwise.iter().map(operation).collect::<Vec<_>>());
+        let answer = within(self.timeout, client.txn(request)).await?;
+        let revision = answer.header().map_or(0, |h| h.revision());
+        let responses = answer
+            .op_responses()
+            .into_iter()
+            .map(|r| match r {
+                TxnOpResponse::Put(_) => EtcdOpResponse::Put,
+                TxnOpResponse::Delete(d) => EtcdOpResponse::Delete {
+                    deleted: d.deleted(),
+                },
+                TxnOpResponse::Get(g) => EtcdOpResponse::Get(g.kvs().first().map(key_value)),
+                // No operation of ours is a nested transaction.
+                TxnOpResponse::Txn(_) => EtcdOpResponse::Delete { deleted: 0 },
+            })
+            .collect();
+        Ok(EtcdTxnResponse {
+            succeeded: answer.succeeded(),
+            revision,
+            responses,
+        })
     }
 }
 

@@ -71,8 +71,10 @@ pub mod postgres;
 pub mod redis;
 
 pub use services::{
-    Etcd, EtcdError, EtcdLease, EtcdLock, ObjectStore, ObjectStoreError, PutCondition, Redis,
-    RedisError, RedisSet, Sql, SqlError, SqlUpdate, StoredObject,
+    Etcd, EtcdCompare, EtcdCompareOp, EtcdError, EtcdKeyValue, EtcdLease, EtcdLock, EtcdOp,
+    EtcdOpResponse, EtcdTarget, EtcdTxn, EtcdTxnResponse, ObjectStore, ObjectStoreError,
+    PutCondition, Redis, RedisError, RedisSet, Sql, SqlError, SqlTransaction, SqlUpdate,
+    StoredObject,
 };
 pub use sync::{select, Either, Signal};
 

@@ -37,7 +37,7 @@ use std::time::Duration;
 use tokio_postgres::types::ToSql;
 use tokio_postgres::Client;
 
-use crate::{Lease, LockError, LockService, Sql, SqlError, SqlUpdate};
+use crate::{Lease, LockError, LockService, Sql, SqlError, SqlTransaction, SqlUpdate};
 
 /// The parameters a statement may name, as fencesim's `sql` storage does.
 const PARAMETERS: [&str; 4] = [":key", ":value", ":token", ":version"];
@@ -141,13 +141,22 @@ impl PgSql {
         .await
     }
 
-    async fn update(&self, update: &SqlUpdate) -> Result<u64, SqlError> {
-        let token = integer("token", update.token)?;
-        let version = integer("version", update.version)?;
+    /// The statement's parameters for `update`, in the order it numbers
+    /// them.
+    fn bound(&self, update: &SqlUpdate) -> Result<(Option<i64>, Option<i64>), SqlError> {
+        Ok((
+            integer("token", update.token)?,
+            integer("version", update.version)?,
+        ))
+    }
+
+    /// The row of `update.key` made if missing, the statement, the version
+    /// counted: inside a transaction the caller opened.
+    async fn update_in_transaction(&self, update: &SqlUpdate) -> Result<u64, SqlError> {
+        let (token, version) = self.bound(update)?;
         let values: [&(dyn ToSql + Sync); 4] = [&update.key, &update.value, &token, &version];
         let params: Vec<&(dyn ToSql + Sync)> = self.order.iter().map(|&p| values[p]).collect();
         let c = &self.client;
-        c.batch_execute("BEGIN").await.map_err(error)?;
         c.execute(
             "INSERT INTO kv (key, value, lock_token) VALUES ($1, 0, 0) ON CONFLICT (key) DO NOTHING",
             &[&update.key],
@@ -163,12 +172,92 @@ impl PgSql {
             .await
             .map_err(error)?;
         }
+        Ok(changed)
+    }
+
+    async fn update(&self, update: &SqlUpdate) -> Result<u64, SqlError> {
+        self.bound(update)?;
+        let c = &self.client;
+        c.batch_execute("BEGIN").await.map_err(error)?;
+        let changed = self.update_in_transaction(update).await?;
         c.batch_execute("COMMIT").await.map_err(error)?;
         Ok(changed)
+    }
+
+    async fn row(&self, key: &str) -> Result<(i64, u64), SqlError> {
+        let row = within(
+            self.timeout,
+            self.client
+                .query_opt("SELECT value, version FROM kv WHERE key = $1", &[&key]),
+        )
+        .await?;
+        Ok(row.map_or((0, 0), |row| {
+            let value: Option<i64> = row.get(0);
+            let version: i64 = row.get(1);
+            (value.unwrap_or(0), version.max(0) as u64)
+        }))
+    }
+
+    /// `SELECT <function>($1)` answering a boolean, within the timeout.
+    async fn boolean(&self, function: &str, key: i64) -> Result<bool, SqlError> {
+        let row = within(
+            self.timeout,
+            self.client
+                .query_one(&format!("SELECT {function}($1)"), &[&key]),
+        )
+        .await?;
+        Ok(row.get(0))
+    }
+
+    /// `SELECT <function>($1)` that waits for a lock: no timeout of ours
+    /// (dropping the call would leave the request running in the session).
+    async fn wait_for(&self, function: &str, key: i64) -> Result<(), SqlError> {
+        self.client
+            .execute(&format!("SELECT {function}($1)"), &[&key])
+            .await
+            .map_err(error)?;
+        Ok(())
+    }
+}
+
+/// A transaction [`PgSql::begin`] opened on the connection: `COMMIT` or
+/// `ROLLBACK` it. Dropped open, it stays open on the connection.
+pub struct PgTransaction<'a> {
+    sql: &'a PgSql,
+}
+
+impl SqlTransaction for PgTransaction<'_> {
+    async fn execute(&self, update: &SqlUpdate) -> Result<u64, SqlError> {
+        match tokio::time::timeout(self.sql.timeout, self.sql.update_in_transaction(update)).await {
+            Ok(answer) => answer,
+            Err(_) => Err(SqlError::Timeout),
+        }
+    }
+
+    async fn fetch_value(&self, key: &str) -> Result<(i64, u64), SqlError> {
+        self.sql.row(key).await
+    }
+
+    async fn advisory_xact_lock(&self, key: i64) -> Result<(), SqlError> {
+        self.sql.wait_for("pg_advisory_xact_lock", key).await
+    }
+
+    async fn try_advisory_xact_lock(&self, key: i64) -> Result<bool, SqlError> {
+        self.sql.boolean("pg_try_advisory_xact_lock", key).await
+    }
+
+    async fn commit(self) -> Result<(), SqlError> {
+        within(self.sql.timeout, self.sql.client.batch_execute("COMMIT")).await
+    }
+
+    async fn rollback(self) -> Result<(), SqlError> {
+        within(self.sql.timeout, self.sql.client.batch_execute("ROLLBACK")).await
     }
 }
 
 impl Sql for PgSql {
+    type Transaction<'a> = PgTransaction<'a>;
+
     async fn execute(&self, update: &SqlUpdate) -> Result<u64, SqlError> {
         match tokio::time::timeout(self.timeout, self.update(update)).await {
             Ok(Ok(changed)) => Ok(changed),
@@ -181,17 +270,24 @@ impl Sql for PgSql {
     }
 
     async fn fetch_value(&self, key: &str) -> Result<(i64, u64), SqlError> {
-        let row = within(
-            self.timeout,
-            self.client
-                .query_opt("SELECT value, version FROM kv WHERE key = $1", &[&key]),
-        )
-        .await?;
-        Ok(row.map_or((0, 0), |row| {
-            let value: Option<i64> = row.get(0);
-            let version: i64 = row.get(1);
-            (value.unwrap_or(0), version.max(0) as u64)
-        }))
+        self.row(key).await
+    }
+
+    async fn begin(&self) -> Result<PgTransaction<'_>, SqlError> {
+        within(self.timeout, self.client.batch_execute("BEGIN")).await?;
+        Ok(PgTransaction { sql: self })
+    }
+
+    async fn advisory_lock(&self, key: i64) -> Result<(), SqlError> {
+        self.wait_for("pg_advisory_lock", key).await
+    }
+
+    async fn try_advisory_lock(&self, key: i64) -> Result<bool, SqlError> {
+        self.boolean("pg_try_advisory_lock", key).await
+    }
+
+    async fn advisory_unlock(&self, key: i64) -> Result<bool, SqlError> {
+        self.boolean("pg_advisory_unlock", key).await
     }
 }
 

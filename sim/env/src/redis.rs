@@ -68,6 +68,18 @@ redis.call('SET', KEYS[2], ARGV[2])
 return {1, redis.call('INCR', KEYS[3])}
 ";
 
+/// The fenced-write script of [`Redis::set_if_token`]: `1` when set, `0`
+/// when `KEYS[2]` holds a larger token.
+const SET_IF_TOKEN: &str = r"
+local stored = redis.call('GET', KEYS[2])
+if stored and tonumber(stored) > tonumber(ARGV[2]) then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', KEYS[2], ARGV[2])
+return 1
+";
+
 /// The unfenced write: the value set, the version counted.
 const PUT: &str = r"
 redis.call('SET', KEYS[1], ARGV[1])
@@ -161,6 +173,32 @@ impl Redis for RedisLock {
         call.key(key).arg(value.to_string());
         let _: i64 = within(self.timeout, call.invoke_async(&mut conn)).await?;
         Ok(())
+    }
+
+    async fn incr_by(&self, key: &str, delta: i64) -> Result<i64, RedisError> {
+        let mut conn = self.conn.clone();
+        let mut cmd = redis::cmd("INCRBY");
+        cmd.arg(key).arg(delta);
+        within(self.timeout, cmd.query_async(&mut conn)).await
+    }
+
+    async fn get_i64(&self, key: &str) -> Result<Option<i64>, RedisError> {
+        let mut conn = self.conn.clone();
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(key);
+        within(self.timeout, cmd.query_async(&mut conn)).await
+    }
+
+    async fn set_if_token(&self, key: &str, value: i64, token: u64) -> Result<bool, RedisError> {
+        let mut conn = self.conn.clone();
+        let script = Script::new(SET_IF_TOKEN);
+        let mut call = script.prepare_invoke();
+        call.key(key)
+            .key(format!("{key}:token"))
+            .arg(value)
+            .arg(token);
+        let set: i64 = within(self.timeout, call.invoke_async(&mut conn)).await?;
+        Ok(set == 1)
     }
 }
 

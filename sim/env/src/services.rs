@@ -65,7 +65,219 @@ pub struct EtcdLock {
     pub revision: i64,
 }
 
-/// etcd's lease and lock API, as `etcd-client` calls it.
+/// A key and its value as etcd keeps them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EtcdKeyValue {
+    /// The key.
+    pub key: Vec<u8>,
+    /// Its value.
+    pub value: Vec<u8>,
+    /// The store's revision when the key was created (since its latest
+    /// deletion): a lock key's is the lock's fencing token.
+    pub create_revision: i64,
+    /// The store's revision of the key's latest change.
+    pub mod_revision: i64,
+    /// How many times the key was put since it was created (1 after the
+    /// first put).
+    pub version: i64,
+    /// The lease the key lives on (0: none).
+    pub lease: i64,
+}
+
+/// What a compare of a transaction compares.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EtcdTarget {
+    /// The key's create revision (0 for a missing key).
+    CreateRevision(i64),
+    /// The key's mod revision (0 for a missing key).
+    ModRevision(i64),
+    /// The key's version (0 for a missing key).
+    Version(i64),
+    /// The key's value (a missing key compares false, whatever the op).
+    Value(Vec<u8>),
+}
+
+/// How a compare compares: the key's field `op` the target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EtcdCompareOp {
+    /// `==`.
+    Equal,
+    /// `!=`.
+    NotEqual,
+    /// `>`.
+    Greater,
+    /// `<`.
+    Less,
+}
+
+/// One compare of a transaction: `key`'s field `op` `target`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EtcdCompare {
+    /// The key compared.
+    pub key: Vec<u8>,
+    /// How.
+    pub op: EtcdCompareOp,
+    /// With what.
+    pub target: EtcdTarget,
+}
+
+impl EtcdCompare {
+    /// `create_revision(key) op revision`: with `Equal` and a lock key's
+    /// revision, "the lock key is still the one I was granted".
+    pub fn create_revision(key: impl Into<Vec<u8>>, op: EtcdCompareOp, revision: i64) -> Self {
+        EtcdCompare {
+            key: key.into(),
+            op,
+            target: EtcdTarget::CreateRevision(revision),
+        }
+    }
+
+    /// `mod_revision(key) op revision`.
+    pub fn mod_revision(key: impl Into<Vec<u8>>, op: EtcdCompareOp, revision: i64) -> Self {
+        EtcdCompare {
+            key: key.into(),
+            op,
+            target: EtcdTarget::ModRevision(revision),
+        }
+    }
+
+    /// `version(key) op version`.
+    pub fn version(key: impl Into<Vec<u8>>, op: EtcdCompareOp, version: i64) -> Self {
+        EtcdCompare {
+            key: key.into(),
+            op,
+            target: EtcdTarget::Version(version),
+        }
+    }
+
+    /// `value(key) op value` (bytes compared as etcd does, lexically).
+    pub fn value(key: impl Into<Vec<u8>>, op: EtcdCompareOp, value: impl Into<Vec<u8>>) -> Self {
+        EtcdCompare {
+            key: key.into(),
+            op,
+            target: EtcdTarget::Value(value.into()),
+        }
+    }
+}
+
+/// One operation of a transaction's branch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EtcdOp {
+    /// `Put`: the key's value, on lease `lease` (0: none).
+    Put {
+        /// The key.
+        key: Vec<u8>,
+        /// Its new value.
+        value: Vec<u8>,
+        /// The lease it lives on (0: none).
+        lease: i64,
+    },
+    /// `DeleteRange` of one key.
+    Delete {
+        /// The key.
+        key: Vec<u8>,
+    },
+    /// `Range` of one key.
+    Get {
+        /// The key.
+        key: Vec<u8>,
+    },
+}
+
+impl EtcdOp {
+    /// A put of `value` under `key`, on no lease.
+    pub fn put(key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>) -> Self {
+        EtcdOp::Put {
+            key: key.into(),
+            value: value.into(),
+            lease: 0,
+        }
+    }
+
+    /// A put of `value` under `key`, which goes with lease `lease`.
+    pub fn put_on_lease(key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, lease: i64) -> Self {
+        EtcdOp::Put {
+            key: key.into(),
+            value: value.into(),
+            lease,
+        }
+    }
+
+    /// A delete of `key`.
+    pub fn delete(key: impl Into<Vec<u8>>) -> Self {
+        EtcdOp::Delete { key: key.into() }
+    }
+
+    /// A get of `key`.
+    pub fn get(key: impl Into<Vec<u8>>) -> Self {
+        EtcdOp::Get { key: key.into() }
+    }
+}
+
+/// A transaction: if every compare holds, the `then` operations, else the
+/// `otherwise` ones, all at one revision.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EtcdTxn {
+    /// The compares (all must hold).
+    pub compares: Vec<EtcdCompare>,
+    /// The operations when they hold.
+    pub then: Vec<EtcdOp>,
+    /// The operations when one does not.
+    pub otherwise: Vec<EtcdOp>,
+}
+
+impl EtcdTxn {
+    /// An empty transaction (no compare holds vacuously: `then` runs).
+    pub fn new() -> Self {
+        EtcdTxn::default()
+    }
+
+    /// Adds compares (etcd-client's `when`).
+    pub fn when(mut self, compares: impl IntoIterator<Item = EtcdCompare>) -> Self {
+        self.compares.extend(compares);
+        self
+    }
+
+    /// Adds operations to run when the compares hold (`and_then`).
+    pub fn and_then(mut self, ops: impl IntoIterator<Item = EtcdOp>) -> Self {
+        self.then.extend(ops);
+        self
+    }
+
+    /// Adds operations to run when one does not (`or_else`).
+    pub fn or_else(mut self, ops: impl IntoIterator<Item = EtcdOp>) -> Self {
+        self.otherwise.extend(ops);
+        self
+    }
+}
+
+/// What one operation of the branch that ran answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EtcdOpResponse {
+    /// A put was applied.
+    Put,
+    /// A delete removed this many keys (0 or 1).
+    Delete {
+        /// How many.
+        deleted: i64,
+    },
+    /// A get found the key, or not.
+    Get(Option<EtcdKeyValue>),
+}
+
+/// A transaction's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EtcdTxnResponse {
+    /// Whether the compares held (the `then` branch ran).
+    pub succeeded: bool,
+    /// The store's revision after it.
+    pub revision: i64,
+    /// One answer per operation of the branch that ran.
+    pub responses: Vec<EtcdOpResponse>,
+}
+
+/// etcd's lease and lock API and its key-value API (puts on leases,
+/// revisions, transactions with compares), as `etcd-client` calls them.
 pub trait Etcd {
     /// `LeaseGrant`: a lease of `ttl`, in whole seconds (0: the server's
     /// own TTL, where it has one).
@@ -86,6 +298,47 @@ pub trait Etcd {
 
     /// `LeaseRevoke`: ends the lease and deletes its keys.
     fn lease_revoke(&self, lease: i64) -> impl Future<Output = Result<(), EtcdError>>;
+
+    /// `Txn`: `txn`'s compares, then one of its branches, at one revision.
+    /// A put on a lease the server does not know is
+    /// [`EtcdError::LeaseNotFound`] (nothing of the transaction applied).
+    fn txn(&self, txn: &EtcdTxn) -> impl Future<Output = Result<EtcdTxnResponse, EtcdError>>;
+
+    /// `Put` of `value` under `key`, on `lease` if given: the store's
+    /// revision after it.
+    fn put(
+        &self,
+        key: &[u8],
+        value: &[u8],
+        lease: Option<i64>,
+    ) -> impl Future<Output = Result<i64, EtcdError>> {
+        let op = EtcdOp::put_on_lease(key, value, lease.unwrap_or(0));
+        async move { Ok(self.txn(&EtcdTxn::new().and_then([op])).await?.revision) }
+    }
+
+    /// `Range` of one key: it, with its revisions, or `None`.
+    fn get(&self, key: &[u8]) -> impl Future<Output = Result<Option<EtcdKeyValue>, EtcdError>> {
+        let op = EtcdOp::get(key);
+        async move {
+            let answer = self.txn(&EtcdTxn::new().and_then([op])).await?;
+            Ok(match answer.responses.into_iter().next() {
+                Some(EtcdOpResponse::Get(kv)) => kv,
+                _ => None,
+            })
+        }
+    }
+
+    /// `DeleteRange` of one key: how many keys it deleted (0 or 1).
+    fn delete(&self, key: &[u8]) -> impl Future<Output = Result<i64, EtcdError>> {
+        let op = EtcdOp::delete(key);
+        async move {
+            let answer = self.txn(&EtcdTxn::new().and_then([op])).await?;
+            Ok(match answer.responses.first() {
+                Some(EtcdOpResponse::Delete { deleted }) => *deleted,
+                _ => 0,
+            })
+        }
+    }
 }
 
 /// Why a Redis command failed.
@@ -150,6 +403,29 @@ pub trait Redis {
     /// The compare-and-`DEL` script: deletes the key if it still holds
     /// `value`.
     fn del_if_eq(&self, key: &str, value: u64) -> impl Future<Output = Result<(), RedisError>>;
+
+    /// `INCRBY key delta`: the counter's value after adding `delta` (a
+    /// missing key counts from 0). A key that holds no integer is the
+    /// server's error ([`RedisError::Other`]).
+    fn incr_by(&self, key: &str, delta: i64) -> impl Future<Output = Result<i64, RedisError>>;
+
+    /// `INCR key`: a fresh fencing token from a counter.
+    fn incr(&self, key: &str) -> impl Future<Output = Result<i64, RedisError>> {
+        self.incr_by(key, 1)
+    }
+
+    /// `GET key` as an integer: `None` for a missing key.
+    fn get_i64(&self, key: &str) -> impl Future<Output = Result<Option<i64>, RedisError>>;
+
+    /// The fenced-write script: sets `key` to `value` and `<key>:token` to
+    /// `token` unless `<key>:token` holds a larger token, in one step.
+    /// Whether it did (`false`: the compare refused a stale token).
+    fn set_if_token(
+        &self,
+        key: &str,
+        value: i64,
+        token: u64,
+    ) -> impl Future<Output = Result<bool, RedisError>>;
 }
 
 /// Why a SQL statement failed.
@@ -206,7 +482,21 @@ impl SqlUpdate {
 /// (`AND lock_token <= :token`) or is not. In fencesim the statement is
 /// the scenario's `[storage] update`, run by SQLite; in production, the
 /// adapter's, run by the real database.
+///
+/// Beside single statements, the connection opens transactions
+/// ([`Sql::begin`]: the same statement and reads inside, then
+/// [`SqlTransaction::commit`] or [`SqlTransaction::rollback`]) and takes
+/// PostgreSQL's advisory locks: session locks ([`Sql::advisory_lock`],
+/// [`Sql::try_advisory_lock`], [`Sql::advisory_unlock`]) and, inside a
+/// transaction, transaction locks
+/// ([`SqlTransaction::advisory_xact_lock`],
+/// [`SqlTransaction::try_advisory_xact_lock`]) that its end releases.
 pub trait Sql {
+    /// An open transaction on this connection.
+    type Transaction<'a>: SqlTransaction
+    where
+        Self: 'a;
+
     /// Runs the update statement with `update`'s parameters bound: the
     /// number of rows it changed (0: its `WHERE` refused the write).
     fn execute(&self, update: &SqlUpdate) -> impl Future<Output = Result<u64, SqlError>>;
@@ -214,6 +504,51 @@ pub trait Sql {
     /// The row of `key`: its value and how many writes changed it (0 and 0
     /// for a key never written).
     fn fetch_value(&self, key: &str) -> impl Future<Output = Result<(i64, u64), SqlError>>;
+
+    /// `BEGIN`: a transaction, whose statements are applied together at
+    /// its commit or not at all. Commit it or roll it back: a transaction
+    /// dropped open stays open on the connection until the server ends it.
+    fn begin(&self) -> impl Future<Output = Result<Self::Transaction<'_>, SqlError>>;
+
+    /// `SELECT pg_advisory_lock(key)`: waits until this session holds the
+    /// lock `key`, however long that takes. Session locks are re-entrant:
+    /// each lock needs its unlock. Bounding the wait with
+    /// [`crate::Env::timeout`] gives the call up, not the request: the
+    /// server may still grant it to the session later.
+    fn advisory_lock(&self, key: i64) -> impl Future<Output = Result<(), SqlError>>;
+
+    /// `SELECT pg_try_advisory_lock(key)`: whether this session now holds
+    /// the lock `key` (`false`: another session does).
+    fn try_advisory_lock(&self, key: i64) -> impl Future<Output = Result<bool, SqlError>>;
+
+    /// `SELECT pg_advisory_unlock(key)`: releases one hold of `key`;
+    /// `false` if this session did not hold it.
+    fn advisory_unlock(&self, key: i64) -> impl Future<Output = Result<bool, SqlError>>;
+}
+
+/// A transaction [`Sql::begin`] opened.
+pub trait SqlTransaction {
+    /// The update statement inside the transaction: the rows it changed.
+    fn execute(&self, update: &SqlUpdate) -> impl Future<Output = Result<u64, SqlError>>;
+
+    /// The row of `key` as the transaction sees it (its own writes
+    /// included).
+    fn fetch_value(&self, key: &str) -> impl Future<Output = Result<(i64, u64), SqlError>>;
+
+    /// `SELECT pg_advisory_xact_lock(key)`: waits until the transaction
+    /// holds the lock `key`; its commit or rollback releases it.
+    fn advisory_xact_lock(&self, key: i64) -> impl Future<Output = Result<(), SqlError>>;
+
+    /// `SELECT pg_try_advisory_xact_lock(key)`: whether the transaction now
+    /// holds the lock `key`.
+    fn try_advisory_xact_lock(&self, key: i64) -> impl Future<Output = Result<bool, SqlError>>;
+
+    /// `COMMIT`: its statements applied. An error (a timeout, a session
+    /// the server ended) leaves them unapplied, or unknown after a timeout.
+    fn commit(self) -> impl Future<Output = Result<(), SqlError>>;
+
+    /// `ROLLBACK`: none of its statements applied.
+    fn rollback(self) -> impl Future<Output = Result<(), SqlError>>;
 }
 
 /// Why an object-store call failed, named after S3's answers.

@@ -94,7 +94,46 @@ fn parse_fence(word: &str) -> Option<Fence> {
 
 const USAGE: &str =
     "usage: real-servers <etcd|redis|postgres> <address> <fenced|unfenced>\n       \
-                     real-servers <etcd|redis|postgres> <address> errors [SERVER_PID]";
+                     real-servers <etcd|redis|postgres> <address> errors [SERVER_PID]\n       \
+                     real-servers <etcd|redis|postgres> <address> operations";
+
+/// `real-servers <service> <address> operations`: the seam's wider
+/// operations (`async_lock_client::operations`) on the real server, the
+/// same functions `tests/operations.rs` runs in fencesim.
+async fn operations(service: Service, address: &str) -> Result<Vec<String>, String> {
+    use async_lock_client::operations::{etcd_operations, redis_operations, sql_operations};
+    reset(service, address).await?;
+    let seen = match service {
+        Service::Redis => {
+            let mut conn = redis_connection(address).await?;
+            redis::cmd("DEL")
+                .arg(&["ops:counter", "ops:none", "ops:x", "ops:x:token"])
+                .query_async::<()>(&mut conn)
+                .await
+                .map_err(|e| format!("redis DEL: {e}"))?;
+            let redis = RedisLock::new(conn, TTL, TIMEOUT);
+            redis_operations(&redis, "ops").await?
+        }
+        Service::Etcd => {
+            let client = etcd_client::Client::connect([address], None)
+                .await
+                .map_err(|e| format!("etcd at {address}: {e}"))?;
+            let mut cleaner = client.clone();
+            let all = etcd_client::DeleteOptions::new().with_prefix();
+            cleaner
+                .delete("ops", Some(all))
+                .await
+                .map_err(|e| format!("etcd delete: {e}"))?;
+            etcd_operations(&EtcdClient::new(client, TIMEOUT), "ops").await?
+        }
+        Service::Postgres => {
+            let a = PgSql::new(postgres(address).await?, FENCED_UPDATE, TIMEOUT);
+            let b = PgSql::new(postgres(address).await?, FENCED_UPDATE, TIMEOUT);
+            sql_operations(&a, &b, KEY, 7).await?
+        }
+    };
+    Ok(seen.lines)
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -128,6 +167,27 @@ fn main() -> ExitCode {
                     Err(e) => {
                         eprintln!("real-servers: {e}");
                         ExitCode::from(2)
+                    }
+                }
+            })
+        }
+        [service, address, "operations"] => {
+            let Some(service) = Service::parse(service) else {
+                eprintln!("{USAGE}");
+                return ExitCode::from(2);
+            };
+            let address = address.to_string();
+            block_on(async move {
+                match operations(service, &address).await {
+                    Ok(lines) => {
+                        for line in lines {
+                            println!("{line}");
+                        }
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        println!("{e}");
+                        ExitCode::from(1)
                     }
                 }
             })
@@ -323,6 +383,23 @@ impl fencesim_env::Redis for Announcing {
     async fn del_if_eq(&self, key: &str, value: u64) -> Result<(), fencesim_env::RedisError> {
         self.0.del_if_eq(key, value).await
     }
+
+    async fn incr_by(&self, key: &str, delta: i64) -> Result<i64, fencesim_env::RedisError> {
+        self.0.incr_by(key, delta).await
+    }
+
+    async fn get_i64(&self, key: &str) -> Result<Option<i64>, fencesim_env::RedisError> {
+        self.0.get_i64(key).await
+    }
+
+    async fn set_if_token(
+        &self,
+        key: &str,
+        value: i64,
+        token: u64,
+    ) -> Result<bool, fencesim_env::RedisError> {
+        self.0.set_if_token(key, value, token).await
+    }
 }
 
 /// The etcd client, saying which lock key it was granted.
@@ -356,6 +433,13 @@ impl Etcd for AnnouncingEtcd {
     async fn lease_revoke(&self, lease: i64) -> Result<(), EtcdError> {
         self.0.lease_revoke(lease).await
     }
+
+    async fn txn(
+        &self,
+        txn: &fencesim_env::EtcdTxn,
+    ) -> Result<fencesim_env::EtcdTxnResponse, EtcdError> {
+        self.0.txn(txn).await
+    }
 }
 
 fn with_token(token: Option<u64>) -> String {
@@ -388,6 +472,11 @@ impl<S: Storage> Storage for Printed<S> {
 struct PrintedSql<D>(D);
 
 impl<D: Sql> Sql for PrintedSql<D> {
+    type Transaction<'a>
+        = D::Transaction<'a>
+    where
+        Self: 'a;
+
     async fn execute(&self, update: &SqlUpdate) -> Result<u64, SqlError> {
         let answer = self.0.execute(update).await;
         let (value, token) = (update.value, with_token(update.token));
@@ -402,6 +491,22 @@ impl<D: Sql> Sql for PrintedSql<D> {
 
     async fn fetch_value(&self, key: &str) -> Result<(i64, u64), SqlError> {
         self.0.fetch_value(key).await
+    }
+
+    async fn begin(&self) -> Result<D::Transaction<'_>, SqlError> {
+        self.0.begin().await
+    }
+
+    async fn advisory_lock(&self, key: i64) -> Result<(), SqlError> {
+        self.0.advisory_lock(key).await
+    }
+
+    async fn try_advisory_lock(&self, key: i64) -> Result<bool, SqlError> {
+        self.0.try_advisory_lock(key).await
+    }
+
+    async fn advisory_unlock(&self, key: i64) -> Result<bool, SqlError> {
+        self.0.advisory_unlock(key).await
     }
 }
 
