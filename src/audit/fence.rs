@@ -171,6 +171,20 @@ pub(crate) fn writes(source: &Source, from: usize, to: usize) -> Vec<Write> {
         {
             continue;
         }
+        // A function of the file that writes (`l.store(…)`) is followed:
+        // its writes stand for the call.
+        let writes_itself = source.defined(&c.name).any(|f| {
+            let (a, b) = f.body;
+            !sql_writes(source, a, b).is_empty()
+                || source.calls_in(a, b).iter().any(|d| {
+                    d.name != c.name
+                        && WRITE_CALLS.contains(&d.name.as_str())
+                        && d.receiver.is_some()
+                })
+        });
+        if writes_itself {
+            continue;
+        }
         // A call that runs a statement found above is that statement.
         if statements.iter().any(|&(a, _)| c.open < a && a < c.close) {
             continue;
@@ -187,7 +201,7 @@ pub(crate) fn writes(source: &Source, from: usize, to: usize) -> Vec<Write> {
     // its request since the previous write; else a token it carries.
     let mut boundary = from;
     for w in &mut out {
-        if w.guard == Guard::None && !w.name.chars().all(|c| c.is_ascii_uppercase()) {
+        if w.guard == Guard::None && !is_statement(w) {
             let line = source.line(w.at);
             // Not past the previous write, nor past this one (a write nested
             // in another's arguments).

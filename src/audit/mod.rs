@@ -544,7 +544,7 @@ fn audit_with(
             // A function of the file named among the lock call's arguments
             // (`election.run(work)`, `executor.submit(this::work)`).
             if let Some(c) = source.call_at(hit.at) {
-                for f in named_functions(&source, c.open, c.close.max(c.open), (0, 0)) {
+                for f in named_functions(&source, c.open, c.close.max(c.open), (usize::MAX, 0)) {
                     let note = "the work is in the function handed to the lock".to_owned();
                     scopes.push((f.body, Some(note)));
                 }
@@ -744,7 +744,8 @@ fn named_functions(
         }
         let word = code[a..b].to_ascii_lowercase();
         for f in source.defined(&word) {
-            let inside = (from..to).contains(&f.start) || (own.0..own.1).contains(&f.start);
+            // Not one defined in the arguments, nor the function around them.
+            let inside = (from..to).contains(&f.start) || f.start == own.0;
             if !inside && !out.iter().any(|g| g.start == f.start) {
                 out.push(f);
             }

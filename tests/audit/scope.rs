@@ -403,3 +403,36 @@ fn async_blocks_nested_functions_and_tsx_are_syntax() {
         [(12, "redlock", Some(14))]
     );
 }
+
+/// A function handed over by name (`election.run(work)`) is followed like
+/// a callback: its write is the one the verdict names.
+#[test]
+fn a_function_handed_over_by_name_is_followed() {
+    let code = "from kazoo.client import KazooClient\n\n\ndef lead(zk: KazooClient, db):\n    def sweep():\n        db.execute(\"DELETE FROM leases WHERE expires_at < now()\")\n\n    election = zk.Election(\"/sweeper\", \"me\")\n    election.run(sweep)\n";
+    let findings = audit::audit_source("lead.py", Language::Python, code);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(
+        (f.kind.name(), f.fenced, f.write_line),
+        ("zookeeper_lock", Some(false), Some(6))
+    );
+}
+
+/// Shapes that are not locks: a function of the file named like a lock
+/// API, an etcd transaction's `If` after a line break, a process-local
+/// lock made on a module a keyword stands before.
+#[test]
+fn a_function_of_the_file_a_wrapped_if_and_a_keyword_are_no_locks() {
+    let go = "package x\n\nfunc lockKey(day string) int64 { return 1 }\n\nfunc Export(ctx context.Context, conn *sql.Conn, day string) {\n\tconn.ExecContext(ctx, \"SELECT pg_advisory_lock($1)\", lockKey(day))\n\tdefer conn.ExecContext(ctx, \"SELECT pg_advisory_unlock($1)\", lockKey(day))\n}\n";
+    let findings = audit::audit_source("export.go", Language::Go, go);
+    let kinds: Vec<(usize, &str)> = findings.iter().map(|f| (f.line, f.kind.name())).collect();
+    assert_eq!(kinds, [(6, "pg_advisory_lock")]);
+
+    let go = "package x\n\nimport clientv3 \"go.etcd.io/etcd/client/v3\"\n\nfunc Lead(ctx context.Context, cli *clientv3.Client, e *concurrency.Election, rev int64) {\n\tcli.Txn(ctx).\n\t\tIf(clientv3.Compare(clientv3.CreateRevision(e.Key()), \"=\", rev)).\n\t\tThen(clientv3.OpPut(\"/leader/state\", \"ok\")).\n\t\tCommit()\n}\n";
+    let findings = audit::audit_source("lead.go", Language::Go, go);
+    assert_eq!(findings, [], "an If method is no leader check");
+
+    let py = "import asyncio\n\nfrom aioredlock import Aioredlock\n\n\nclass Worker:\n    def __init__(self):\n        self.local = asyncio.Lock()\n";
+    let findings = audit::audit_source("worker.py", Language::Python, py);
+    assert_eq!(findings, [], "asyncio's lock is local");
+}
