@@ -26,9 +26,14 @@
 //! within the file, and says where in the finding's reason: in a function
 //! handed to the lock (a callback, a closure); where a lock made in a
 //! constructor or a field is taken (`mutex.acquire()`, `with self.lock:`
-//! in another method); then in a function of the same file that the scope
-//! calls (one level deep). Anything else, a helper in another file or a
-//! function passed in, is out of its sight: a verdict that is not
+//! in another method); and in the functions of the same file that those
+//! reach, however deep (helpers, methods of a nested class, functions
+//! handed over by name, the closures callers hand a function that calls
+//! its parameter). Logging and tracing calls are not writes; a lock that
+//! hands out no token but guards only reads is unknown, and one whose own
+//! metadata holds a token (a ZooKeeper lock node's `czxid`) is judged by
+//! its writes. Anything else, a helper in another file or a function
+//! passed in from there, is out of its sight: a verdict that is not
 //! `Some(false)` names the calls it could not follow
 //! ([`Finding::unfollowed`]).
 //!
@@ -776,7 +781,7 @@ fn reach(source: &Source, scope: (usize, usize)) -> Reach {
         }
         let own = source
             .function_at(from)
-            .map_or((0, 0), |f| (f.start, f.end));
+            .map_or((usize::MAX, 0), |f| (f.start, f.end));
         let mut next: Vec<(String, usize, (usize, usize), usize)> = Vec::new();
         for c in source.calls_in(from, to) {
             if source.is_quiet(c.at) {
