@@ -78,6 +78,11 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
         .collect();
     let mut hits = Vec::new();
     for c in calls {
+        // A function of the file itself (`lockKey(day)`) is not a
+        // library's call, whatever its name.
+        if c.receiver.is_none() && source.defined(&c.name).next().is_some() {
+            continue;
+        }
         let first_arg = FirstArgSeen {
             literal: first_arg_literal(source, c),
             given: source
@@ -172,8 +177,113 @@ pub(crate) fn locks(source: &Source, rules: &Rules) -> Vec<Hit> {
         })
         .collect();
     hits.retain(|h| !options.contains(&h.at));
+    // A lock handed to another lock's call in the same function is a part
+    // of that lock, not one of its own: the Redisson locks a
+    // `RedissonRedLock(l1, l2, l3)` or a `MultiLock(locks)` is made of. (A
+    // lease handed to a lock, `lock(name, with_lease(lease.id()))`, stays
+    // a finding: it expires on its own.)
+    let parts: Vec<usize> = hits
+        .iter()
+        .filter(|h| h.kind != Kind::EtcdLease)
+        .filter_map(|h| {
+            let (name, holder) = held_name(source, h.at)?;
+            let end = source.scope_end(holder);
+            let handed = hits.iter().filter(|o| o.at > h.end && o.at < end).any(|o| {
+                source.call_at(o.at).is_some_and(|oc| {
+                    oc.close > oc.open
+                        && find_word(&source.code[oc.open..oc.close].to_ascii_lowercase(), &name)
+                            .is_some()
+                })
+            });
+            handed.then_some(h.at)
+        })
+        .collect();
+    hits.retain(|h| !parts.contains(&h.at));
+    // A lock got only to be released (`registry.obtain(key).unlock()`).
+    hits.retain(|h| {
+        let Some(c) = source.call_at(h.at) else {
+            return true;
+        };
+        let released = source.calls.iter().any(|d| {
+            d.at > c.close
+                && d.receiver.as_deref() == Some(c.name.as_str())
+                && source.code[c.close + 1..d.at]
+                    .chars()
+                    .all(|ch| ch.is_whitespace() || ch == '.' || ch == '?' || ch == '!')
+                && (d.name.contains("unlock") || d.name.starts_with("release"))
+        });
+        !released
+    });
     hits
 }
+
+/// The name a lock found at `at` is held in (not a field): its call's, or
+/// that of the call whose arguments it is made in (`locks =
+/// keys.map(k -> r.getLock(k))`).
+fn held_name(source: &Source, at: usize) -> Option<(String, usize)> {
+    let own = source.call_at(at)?;
+    let mut around: Vec<&Call> = source
+        .calls
+        .iter()
+        .filter(|c| c.open < at && at < c.close)
+        .collect();
+    around.sort_by_key(|c| std::cmp::Reverse(c.open));
+    std::iter::once(own)
+        .chain(around)
+        .find_map(|c| Some((c.held_in.as_ref()?, c.at)))
+        .filter(|((_, field), _)| !field)
+        .map(|((name, _), at)| (name.clone(), at))
+}
+
+/// Words that stand before a name without being its type.
+const NOT_TYPES: [&str; 46] = [
+    "import",
+    "from",
+    "return",
+    "await",
+    "new",
+    "const",
+    "let",
+    "var",
+    "val",
+    "def",
+    "package",
+    "use",
+    "static",
+    "final",
+    "private",
+    "public",
+    "protected",
+    "readonly",
+    "async",
+    "in",
+    "of",
+    "as",
+    "is",
+    "not",
+    "and",
+    "or",
+    "yield",
+    "throw",
+    "case",
+    "else",
+    "if",
+    "for",
+    "while",
+    "with",
+    "go",
+    "defer",
+    "mut",
+    "ref",
+    "pub",
+    "fn",
+    "func",
+    "class",
+    "struct",
+    "type",
+    "raise",
+    "lateinit",
+];
 
 /// The types `name` is declared with in `code` (lowercased, comments and
 /// strings blanked), as lowercased paths: after it (`rs *redsync.Redsync`,
@@ -217,7 +327,7 @@ fn declared_types(code: &str, name: &str) -> Vec<String> {
                 .find(|&(_, c)| !path_char(c))
                 .map_or(0, |(n, c)| n + c.len_utf8());
             let ty = before[start..].trim_matches([':', '.']);
-            if !ty.is_empty() {
+            if !ty.is_empty() && !NOT_TYPES.contains(&ty) {
                 out.push(ty.to_owned());
             }
         }
@@ -576,7 +686,7 @@ fn leader_guards(lower: &str) -> Vec<Hit> {
     while let Some(i) = find_word(&lower[from..], "if").map(|i| from + i) {
         from = i + 2;
         // `.If(…)` is a method (etcd's `Txn().If`), not a branch.
-        if lower[..i].ends_with('.') {
+        if lower[..i].trim_end().ends_with('.') {
             continue;
         }
         let line_end = lower[i..].find('\n').map_or(lower.len(), |n| i + n);

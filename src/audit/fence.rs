@@ -8,8 +8,10 @@ use super::Language;
 
 /// Storage calls counted as writes, lowercased. Executors of SQL text
 /// (`execute`, `query`, `Exec`) are not here: the statement they run is.
-const WRITE_CALLS: [&str; 30] = [
+const WRITE_CALLS: [&str; 31] = [
     "put",
+    // Consul's check-and-set (`kv.CAS(&api.KVPair{…, ModifyIndex: i})`).
+    "cas",
     "put_object",
     "putobject",
     "opput",
@@ -44,7 +46,7 @@ const WRITE_CALLS: [&str; 30] = [
 /// Markers of a conditional write, lowercased: object-store preconditions,
 /// DynamoDB conditions, compare-and-set, etcd revision compares (and an
 /// etcd mutex's `IsOwner`, which is one).
-const PRECONDITIONS: [&str; 25] = [
+const PRECONDITIONS: [&str; 31] = [
     "ifmatch",
     "if_match",
     "if-match",
@@ -73,11 +75,20 @@ const PRECONDITIONS: [&str; 25] = [
     "transactions.version",
     "transactions.mod",
     "transactions.create",
+    // Consul: a check-and-set on the key's `ModifyIndex` (or its
+    // `LockIndex`), python-consul's `kv.put(…, cas=index)`.
+    "modifyindex",
+    "modify_index",
+    "lockindex",
+    "lock_index",
+    "cas=",
+    // jetcd's `Cmp(key, op, CmpTarget.modRevision(…))` and its kin.
+    "cmptarget.",
 ];
 
 /// Parts of a name that say it holds a token: a fencing token, a version,
 /// an epoch, a revision, a generation, an ETag, a sequencer, a zxid.
-const TOKEN_WORDS: [&str; 10] = [
+const TOKEN_WORDS: [&str; 12] = [
     "token",
     "fence",
     "epoch",
@@ -88,6 +99,8 @@ const TOKEN_WORDS: [&str; 10] = [
     "sequencer",
     "zxid",
     "xmin",
+    "lockindex",
+    "lock_index",
 ];
 
 /// A write in a lock's scope.
@@ -98,6 +111,11 @@ pub(crate) struct Write {
     /// `UPDATE`, `put_object`, …
     pub name: String,
     pub guard: Guard,
+}
+
+/// Whether `c` is a storage call counted as a write.
+pub(crate) fn is_write_call(c: &super::syntax::Call) -> bool {
+    WRITE_CALLS.contains(&c.name.as_str()) && c.receiver.is_some()
 }
 
 /// Whether a write is a SQL statement (`UPDATE`, `INSERT`, …), not a
@@ -134,6 +152,9 @@ pub(crate) fn writes(source: &Source, from: usize, to: usize) -> Vec<Write> {
         while let Some(i) = find_word(&lower[start..], name).map(|i| start + i) {
             start = i + name.len();
             let at = from + i;
+            if source.is_quiet(at) {
+                continue;
+            }
             if let Some((verb, guard)) = sql_statement(lit) {
                 out.push(Write {
                     at,
@@ -146,7 +167,22 @@ pub(crate) fn writes(source: &Source, from: usize, to: usize) -> Vec<Write> {
     }
     let statements: Vec<(usize, usize)> = out.iter().map(|w| (w.at, w.end)).collect();
     for c in source.calls_in(from, to) {
-        if !WRITE_CALLS.contains(&c.name.as_str()) || c.receiver.is_none() {
+        if !WRITE_CALLS.contains(&c.name.as_str()) || c.receiver.is_none() || source.is_quiet(c.at)
+        {
+            continue;
+        }
+        // A function of the file that writes (`l.store(…)`) is followed:
+        // its writes stand for the call.
+        let writes_itself = source.defined(&c.name).any(|f| {
+            let (a, b) = f.body;
+            !sql_writes(source, a, b).is_empty()
+                || source.calls_in(a, b).iter().any(|d| {
+                    d.name != c.name
+                        && WRITE_CALLS.contains(&d.name.as_str())
+                        && d.receiver.is_some()
+                })
+        });
+        if writes_itself {
             continue;
         }
         // A call that runs a statement found above is that statement.
@@ -165,7 +201,7 @@ pub(crate) fn writes(source: &Source, from: usize, to: usize) -> Vec<Write> {
     // its request since the previous write; else a token it carries.
     let mut boundary = from;
     for w in &mut out {
-        if w.guard == Guard::None && !w.name.chars().all(|c| c.is_ascii_uppercase()) {
+        if w.guard == Guard::None && !is_statement(w) {
             let line = source.line(w.at);
             // Not past the previous write, nor past this one (a write nested
             // in another's arguments).
@@ -235,17 +271,44 @@ fn sql_writes(source: &Source, from: usize, to: usize) -> Vec<Write> {
         }
         return out;
     }
-    for lit in source.strings_in(from, to) {
-        if let Some((name, guard)) = sql_statement(&lit.text) {
+    let literals = source.strings_in(from, to);
+    let mut i = 0;
+    while i < literals.len() {
+        let lit = &literals[i];
+        i += 1;
+        // A logged or traced statement is not run.
+        if source.is_quiet(lit.start) {
+            continue;
+        }
+        // A statement written in parts (`"UPDATE … " + "WHERE …"`, Python's
+        // adjacent literals) is judged whole.
+        let mut text = lit.text.clone();
+        let mut end = lit.end;
+        while let Some(next) = literals.get(i).filter(|n| continues(source, end, n.start)) {
+            text.push_str(&next.text);
+            end = next.end;
+            i += 1;
+        }
+        if let Some((name, guard)) = sql_statement(&text) {
             out.push(Write {
                 at: lit.start,
-                end: lit.end,
+                end,
                 name,
                 guard,
             });
         }
     }
     out
+}
+
+/// Whether the literal starting at `next` continues the one ending at
+/// `end`: only quotes, `+`, a line continuation and spaces between them.
+fn continues(source: &Source, end: usize, next: usize) -> bool {
+    next > end
+        && next - end < 200
+        && source.code[end..next]
+            .chars()
+            .all(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '#' | '+' | '\\'))
 }
 
 /// If `text` is a writing SQL statement: its verb and guard. The guard is a

@@ -26,9 +26,14 @@
 //! within the file, and says where in the finding's reason: in a function
 //! handed to the lock (a callback, a closure); where a lock made in a
 //! constructor or a field is taken (`mutex.acquire()`, `with self.lock:`
-//! in another method); then in a function of the same file that the scope
-//! calls (one level deep). Anything else, a helper in another file or a
-//! function passed in, is out of its sight: a verdict that is not
+//! in another method); and in the functions of the same file that those
+//! reach, however deep (helpers, methods of a nested class, functions
+//! handed over by name, the closures callers hand a function that calls
+//! its parameter). Logging and tracing calls are not writes; a lock that
+//! hands out no token but guards only reads is unknown, and one whose own
+//! metadata holds a token (a ZooKeeper lock node's `czxid`) is judged by
+//! its writes. Anything else, a helper in another file or a function
+//! passed in from there, is out of its sight: a verdict that is not
 //! `Some(false)` names the calls it could not follow
 //! ([`Finding::unfollowed`]).
 //!
@@ -59,7 +64,7 @@ use serde_json::json;
 
 use fence::Guard;
 pub use rules::Rules;
-use source::Source;
+use source::{find_word, Literal, Source};
 
 /// A language the audit reads, from a file's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -296,6 +301,12 @@ impl Kind {
     /// it can be read by a holder that already lost the lock).
     pub fn token(self) -> Option<&'static str> {
         self.def().token.as_deref()
+    }
+
+    /// Names that read a token from a lock's own metadata (for a kind
+    /// whose API hands out none): a ZooKeeper lock node's `czxid`.
+    pub fn metadata_tokens(self) -> &'static [String] {
+        &self.def().metadata_tokens
     }
 
     /// Why a lock of this kind cannot fence its writes: `None` for a kind
@@ -535,32 +546,32 @@ fn audit_with(
                 );
                 scopes.push(((from, source.scope_end(t.at).max(from)), Some(note)));
             }
-            // The first scope with writes in sight; else a helper of the
-            // same file that one of them calls. Every scope looked at, and
-            // the helper read, are where calls went unfollowed.
+            // A function of the file named among the lock call's arguments
+            // (`election.run(work)`, `executor.submit(this::work)`).
+            if let Some(c) = source.call_at(hit.at) {
+                for f in named_functions(&source, c.open, c.close.max(c.open), (usize::MAX, 0)) {
+                    let note = "the work is in the function handed to the lock".to_owned();
+                    scopes.push((f.body, Some(note)));
+                }
+            }
+            // The first scope whose writes are in sight, in it or in the
+            // functions of the same file it reaches (helpers calling
+            // helpers, callbacks, any depth). Every scope looked at, and
+            // every function read, are where calls went unfollowed.
             let mut examined: Vec<(usize, usize)> = Vec::new();
-            let mut helper: Option<((usize, usize), usize)> = None;
+            let mut followed: Vec<Followed> = Vec::new();
             let mut found = None;
             for ((a, b), note) in &scopes {
                 examined.push((*a, *b));
-                let writes = fence::writes(&source, *a, *b);
-                if !writes.is_empty() {
-                    found = Some((writes, note.iter().cloned().collect::<Vec<_>>()));
+                let reached = reach(&source, (*a, *b));
+                followed.extend(reached.followed.iter().cloned());
+                if !reached.writes.is_empty() {
+                    let mut notes: Vec<String> = note.iter().cloned().collect();
+                    let first = reached.writes.first().map_or(0, |w| w.at);
+                    notes.extend(reached.whereabouts(&source, first));
+                    found = Some((reached.writes, notes));
                     break;
                 }
-            }
-            if found.is_none() {
-                found = scopes.iter().find_map(|(scope, note)| {
-                    let h = helper_writes(&source, *scope)?;
-                    let mut notes: Vec<String> = note.iter().cloned().collect();
-                    notes.push(format!(
-                        "the write is in `{}`, called at line {}",
-                        h.name,
-                        source.line(h.called_at)
-                    ));
-                    helper = Some((h.body, h.called_at));
-                    Some((h.writes, notes))
-                });
             }
             let (writes, mut whereabouts) = found.unwrap_or_else(|| {
                 let notes = taken
@@ -569,6 +580,26 @@ fn audit_with(
                     .and_then(|(_, n)| n.clone());
                 (Vec::new(), notes.into_iter().collect())
             });
+            // A token read from the lock's own metadata (a ZooKeeper lock
+            // node's `czxid`) makes a lock whose API hands out none one
+            // that can fence its writes.
+            let metadata = hit.kind.no_token().and_then(|_| {
+                metadata_token(
+                    &source,
+                    hit.kind.metadata_tokens(),
+                    examined.iter().chain(followed.iter().map(|f| &f.body)),
+                )
+            });
+            if let Some((word, at)) = &metadata {
+                whereabouts.insert(
+                    0,
+                    format!(
+                        "its token is the lock node's own `{word}`, read at line {}",
+                        source.line(*at)
+                    ),
+                );
+            }
+            let no_token = hit.kind.no_token().filter(|_| metadata.is_none());
             // A lock the database holds for a transaction does not outlive
             // the writes that transaction makes: those are not judged.
             let (held, writes): (Vec<fence::Write>, Vec<fence::Write>) =
@@ -577,7 +608,18 @@ fn audit_with(
                         && fence::is_statement(w)
                         && detect::same_transaction(&source, hit.at, w.at)
                 });
-            let (fenced, mut reason, write_line) = match (hit.kind.no_token(), held.first()) {
+            let seen = Seen {
+                hit: &hit,
+                taken: taken.as_ref(),
+                examined: &examined,
+                followed: &followed,
+            };
+            let mut unfollowed = unfollowed(&source, &seen);
+            // Nothing written in sight, and nothing out of sight but reads:
+            // the lock guards no write.
+            let reads_only =
+                writes.is_empty() && held.is_empty() && only_reads(&source, &seen);
+            let (fenced, mut reason, write_line) = match (no_token, held.first()) {
                 (_, Some(w)) if writes.is_empty() => {
                     let line = source.line(w.at);
                     let reason = format!(
@@ -586,26 +628,25 @@ fn audit_with(
                     );
                     (Some(true), reason, Some(line))
                 }
+                (Some(_), _) if reads_only => (
+                    None,
+                    "it guards no write: nothing after it writes, only reads are in sight"
+                        .to_owned(),
+                    None,
+                ),
                 (Some(why), _) => unfenceable(&source, why, &writes),
                 (None, _) => judge(&source, &writes),
             };
-            let unfollowed = if fenced == Some(false) {
-                Vec::new()
-            } else {
-                let seen = Seen {
-                    hit: &hit,
-                    taken: taken.as_ref(),
-                    examined: &examined,
-                    helper,
-                };
-                unfollowed(&source, &seen)
-            };
+            if fenced == Some(false) {
+                unfollowed.clear();
+            }
             if !unfollowed.is_empty() {
                 whereabouts.push(could_not_follow(&unfollowed));
             }
             if !whereabouts.is_empty() {
                 reason = format!("{reason} ({})", whereabouts.join("; "));
             }
+            let unfollowed: Vec<Unfollowed> = unfollowed.into_iter().map(|u| u.unfollowed).collect();
             let line = source.line(hit.at);
             let mut snippet: String = source.snippet(line).chars().take(80).collect();
             if snippet.chars().count() == 80 {
@@ -637,67 +678,351 @@ fn char_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
-/// A helper of the same file that a lock's scope calls, and its writes.
-struct Helper {
-    /// Its name as called.
+/// How deep the audit follows functions of the same file from a lock's
+/// scope: a chain of helpers longer than this is cut (its next call is
+/// named as not followed).
+const MAX_DEPTH: usize = 12;
+
+/// A function of the same file that a lock's scope reaches.
+#[derive(Clone, Debug)]
+struct Followed {
+    /// Its name as called (`self.apply`, `resetRow`).
     name: String,
-    /// Where it is called.
+    /// Where it is called (or handed over).
     called_at: usize,
     /// The byte range of its body.
     body: (usize, usize),
-    writes: Vec<fence::Write>,
+    /// The function it was reached from, by index, if not the scope.
+    from: Option<usize>,
 }
 
-/// The first function of the same file that `scope` calls and that
-/// writes. One level deep: a helper's own helpers are not followed.
-fn helper_writes(source: &Source, (from, to): (usize, usize)) -> Option<Helper> {
-    source.calls_in(from, to).iter().find_map(|c| {
-        let helper = source
-            .defined(&c.name)
-            .find(|f| !(from..to).contains(&f.start) && !(f.start..f.end).contains(&from))?;
-        let (body_from, body_to) = helper.body;
-        let writes = fence::writes(source, body_from, body_to);
-        (!writes.is_empty()).then(|| Helper {
-            name: source.code[c.at..c.open].trim().to_owned(),
-            called_at: c.at,
-            body: helper.body,
-            writes,
-        })
-    })
+/// What a scope reaches: its writes and those of the functions it reaches,
+/// and those functions.
+struct Reach {
+    writes: Vec<fence::Write>,
+    followed: Vec<Followed>,
+}
+
+impl Reach {
+    /// Where the write at `at` is, when it is not in the scope itself: the
+    /// function that holds it and the chain of calls to it.
+    fn whereabouts(&self, source: &Source, at: usize) -> Option<String> {
+        let mut i = self
+            .followed
+            .iter()
+            .rposition(|f| f.body.0 <= at && at < f.body.1)?;
+        let f = &self.followed[i];
+        let mut out = format!(
+            "the write is in `{}`, called at line {}",
+            f.name,
+            source.line(f.called_at)
+        );
+        let mut chain = Vec::new();
+        while let Some(p) = self.followed[i].from {
+            let g = &self.followed[p];
+            chain.push(format!("`{}` at line {}", g.name, source.line(g.called_at)));
+            i = p;
+        }
+        if !chain.is_empty() {
+            chain.reverse();
+            out.push_str(&format!(", through {}", chain.join(", then ")));
+        }
+        Some(out)
+    }
+}
+
+/// The functions of the file named in `from..to` other than as callees
+/// (`run(work)`, `this::work`, `s.work`), and not defined in `own`.
+fn named_functions(
+    source: &Source,
+    from: usize,
+    to: usize,
+    own: (usize, usize),
+) -> Vec<&syntax::Function> {
+    let code = &source.code[from..to];
+    let bytes = code.as_bytes();
+    let mut out: Vec<&syntax::Function> = Vec::new();
+    for (a, b) in source::words(code) {
+        let called = code[b..].trim_start().starts_with('(');
+        if called || bytes[a].is_ascii_digit() {
+            continue;
+        }
+        let word = code[a..b].to_ascii_lowercase();
+        for f in source.defined(&word) {
+            // Not one defined in the arguments, nor the function around them.
+            let inside = (from..to).contains(&f.start) || f.start == own.0;
+            if !inside && !out.iter().any(|g| g.start == f.start) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// The writes of `scope` and of every function of the same file it
+/// reaches: the ones it calls by name (however deep: helpers calling
+/// helpers, methods of nested classes), the ones it hands over (`run(work)`),
+/// and, when it calls a parameter of its own function (`fn(ctx, rev)`),
+/// the functions that function's callers hand it.
+fn reach(source: &Source, scope: (usize, usize)) -> Reach {
+    let mut bodies: Vec<((usize, usize), Option<usize>, usize)> = vec![(scope, None, 0)];
+    let mut followed: Vec<Followed> = Vec::new();
+    let mut seen: std::collections::BTreeSet<usize> = Default::default();
+    let enclosing = source.function_at(scope.0);
+    if let Some(f) = enclosing {
+        seen.insert(f.start);
+    }
+    let mut k = 0;
+    while k < bodies.len() {
+        let ((from, to), via, depth) = bodies[k];
+        k += 1;
+        if depth >= MAX_DEPTH {
+            continue;
+        }
+        let own = source
+            .function_at(from)
+            .map_or((usize::MAX, 0), |f| (f.start, f.end));
+        let mut next: Vec<(String, usize, (usize, usize), usize)> = Vec::new();
+        for c in source.calls_in(from, to) {
+            if source.is_quiet(c.at) {
+                continue;
+            }
+            let callee = source.code[c.at..c.open].trim().to_owned();
+            let defined: Vec<&syntax::Function> = source
+                .defined(&c.name)
+                .filter(|f| !(from..to).contains(&f.start) && !(f.start..f.end).contains(&from))
+                .collect();
+            for f in &defined {
+                next.push((callee.clone(), c.at, f.body, f.start));
+            }
+            for f in named_functions(source, c.open, c.close.max(c.open), own) {
+                let name = f.name.clone().unwrap_or_default();
+                next.push((name, c.at, f.body, f.start));
+            }
+            // A parameter called: the work is in what the callers hand over.
+            let parameter = c.receiver.is_none()
+                && defined.is_empty()
+                && source.defined(&c.name).next().is_none()
+                && source.function_at(c.at).is_some_and(|f| {
+                    f.name.is_some()
+                        && find_word(
+                            &source.code[f.start..f.body.0.max(f.start)].to_ascii_lowercase(),
+                            &c.name,
+                        )
+                        .is_some()
+                });
+            if parameter {
+                let f = source.function_at(c.at).expect("checked above");
+                let name = f.name.clone().unwrap_or_default();
+                for caller in source
+                    .calls
+                    .iter()
+                    .filter(|d| d.name == name && !(f.start..f.end).contains(&d.at))
+                {
+                    if let Some(range) = caller.functions {
+                        next.push((caller.callee.clone(), caller.at, range, range.0));
+                    }
+                    for g in named_functions(
+                        source,
+                        caller.open,
+                        caller.close.max(caller.open),
+                        (f.start, f.end),
+                    ) {
+                        let name = g.name.clone().unwrap_or_default();
+                        next.push((name, caller.at, g.body, g.start));
+                    }
+                }
+            }
+        }
+        for (name, called_at, body, key) in next {
+            if seen.insert(key) {
+                followed.push(Followed {
+                    name,
+                    called_at,
+                    body,
+                    from: via,
+                });
+                bodies.push((body, Some(followed.len() - 1), depth + 1));
+            }
+        }
+    }
+    let mut writes: Vec<fence::Write> = Vec::new();
+    for ((from, to), _, _) in &bodies {
+        for w in fence::writes(source, *from, *to) {
+            if !writes.iter().any(|v| v.at == w.at) {
+                writes.push(w);
+            }
+        }
+    }
+    Reach { writes, followed }
+}
+
+/// The first of `words` (a kind's tokens read from the lock's own
+/// metadata) read as a name in `ranges`, and where.
+fn metadata_token<'a>(
+    source: &Source,
+    words: &[String],
+    ranges: impl Iterator<Item = &'a (usize, usize)>,
+) -> Option<(String, usize)> {
+    if words.is_empty() {
+        return None;
+    }
+    let mut best: Option<(String, usize)> = None;
+    for &(from, to) in ranges {
+        let code = source.code[from..to.max(from)].to_ascii_lowercase();
+        for w in words {
+            let w = w.to_ascii_lowercase();
+            if let Some(i) = find_word(&code, &w) {
+                let at = from + i;
+                if !best.as_ref().is_some_and(|(_, b)| at >= *b) {
+                    best = Some((source.code[at..at + w.len()].to_owned(), at));
+                }
+            }
+        }
+    }
+    best
 }
 
 /// What a finding's verdict looked at: the lock, where it is taken, the
-/// scopes read and the helper followed (its body, where it is called).
+/// scopes read and the functions followed from them.
 struct Seen<'a> {
     hit: &'a detect::Hit,
     taken: Option<&'a detect::Taken>,
     examined: &'a [(usize, usize)],
-    helper: Option<((usize, usize), usize)>,
+    followed: &'a [Followed],
+}
+
+/// A call not followed.
+struct Unseen {
+    unfollowed: Unfollowed,
+}
+
+/// Names of calls that may write (a Redis command, an HTTP verb, a
+/// publisher), as a whole name or before `_` or a capital: not reads,
+/// whether their value is used or not.
+const WRITE_WORDS: [&str; 33] = [
+    "set", "setex", "setnx", "hset", "hmset", "sadd", "zadd", "lpush", "rpush", "xadd", "incr",
+    "decr", "expire", "del", "append", "put", "post", "patch", "delete", "remove", "insert",
+    "update", "upsert", "write", "save", "store", "persist", "publish", "send", "invoke", "upload",
+    "commit", "enqueue",
+];
+
+/// Whether what a lock's verdict looked at only reads: nothing is done for
+/// its effect but reads, logs and the lock's own calls, no call may write
+/// by its name, and something is read.
+fn only_reads(source: &Source, seen: &Seen) -> bool {
+    let held = source
+        .call_at(seen.hit.at)
+        .and_then(|c| c.held_in.as_ref())
+        .map(|(name, _)| name.as_str());
+    let followed_at: std::collections::BTreeSet<usize> =
+        seen.followed.iter().map(|f| f.called_at).collect();
+    let write_named = |c: &syntax::Call| {
+        WRITE_WORDS.iter().any(|w| {
+            c.name.strip_prefix(w).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with('_') || callee_camel(&c.callee, w.len())
+            })
+        })
+    };
+    let mut read = false;
+    let ranges = seen
+        .examined
+        .iter()
+        .chain(seen.followed.iter().map(|f| &f.body));
+    for &(from, to) in ranges {
+        for c in source.calls_in(from, to) {
+            let own = c.at == seen.hit.at
+                || seen.taken.is_some_and(|t| t.at == c.at)
+                || followed_at.contains(&c.at)
+                || c.name.contains("unlock")
+                || c.name.starts_with("release")
+                || source.is_quiet(c.at)
+                || (held.is_some() && c.receiver.as_deref() == held);
+            if own {
+                continue;
+            }
+            if reads(source, c) {
+                read = true;
+            } else if c.statement || write_named(c) {
+                return false;
+            }
+        }
+    }
+    read
+}
+
+/// Names of calls that read: a lock guarding only these guards no write.
+const READS: [&str; 20] = [
+    "get", "query", "select", "find", "fetch", "read", "load", "list", "scan", "count", "exists",
+    "describe", "head", "search", "lookup", "has", "contains", "peek", "stat", "is",
+];
+
+/// Whether the call `c` only reads: its name says so (`getItem`,
+/// `queryForList`, `fetch_all`), or what it runs does (a `SELECT`, a
+/// `GetItemCommand`).
+fn reads(source: &Source, c: &syntax::Call) -> bool {
+    let named = |d: &syntax::Call| {
+        READS.iter().any(|r| {
+            d.name.strip_prefix(r).is_some_and(|rest| {
+                rest.is_empty() || rest.starts_with('_') || callee_camel(&d.callee, r.len())
+            })
+        })
+    };
+    if named(c) {
+        return true;
+    }
+    let args = (c.open + 1).min(c.close)..c.close;
+    let statements: Vec<&Literal> = source
+        .strings_in(args.start, args.end)
+        .iter()
+        .filter(|l| {
+            let t = l.text.trim_start().to_ascii_lowercase();
+            t.starts_with("select") || t.starts_with("show")
+        })
+        .collect();
+    let inner: Vec<&syntax::Call> = source.calls_in(args.start, args.end).iter().collect();
+    !statements.is_empty()
+        || (!inner.is_empty()
+            && inner.iter().any(|d| named(d))
+            && inner.iter().all(|d| !fence::is_write_call(d)))
+}
+
+/// Whether the callee as written has an upper-case letter right after its
+/// name's first `len` characters (`getItem`: a camel-cased read).
+fn callee_camel(callee: &str, len: usize) -> bool {
+    let name = callee.rsplit(['.', ':']).next().unwrap_or(callee);
+    name.chars()
+        .nth(len)
+        .is_some_and(|c| c.is_ascii_uppercase())
 }
 
 /// The calls done for their effect (a statement of their own) in the
 /// scopes looked at whose bodies the audit did not read: not the lock's
 /// own calls (taking, releasing, calls on the name it is held in), not a
-/// write or a call running one, not the helper it followed.
-fn unfollowed(source: &Source, seen: &Seen) -> Vec<Unfollowed> {
+/// write or a call running one, not a function it followed, not a log.
+fn unfollowed(source: &Source, seen: &Seen) -> Vec<Unseen> {
     let held = source
         .call_at(seen.hit.at)
         .and_then(|c| c.held_in.as_ref())
         .map(|(name, _)| name.as_str());
+    let followed_at: std::collections::BTreeSet<usize> =
+        seen.followed.iter().map(|f| f.called_at).collect();
+    let followed_starts: Vec<usize> = seen.followed.iter().map(|f| f.body.0).collect();
     let ranges = seen
         .examined
         .iter()
         .map(|&r| (r, false))
-        .chain(seen.helper.map(|(body, _)| (body, true)));
-    let mut out: Vec<Unfollowed> = Vec::new();
+        .chain(seen.followed.iter().map(|f| (f.body, true)));
+    let mut out: Vec<Unseen> = Vec::new();
     let mut named: std::collections::BTreeSet<(usize, &str)> = Default::default();
     for ((from, to), in_helper) in ranges {
         for c in source.calls_in(from, to).iter().filter(|c| c.statement) {
             let own = c.at == seen.hit.at
                 || seen.taken.is_some_and(|t| t.at == c.at)
-                || seen.helper.is_some_and(|(_, at)| at == c.at)
+                || followed_at.contains(&c.at)
                 || c.name.contains("unlock")
                 || c.name.starts_with("release")
+                || source.is_quiet(c.at)
                 || (held.is_some() && c.receiver.as_deref() == held);
             if own
                 || fence::writes(source, c.at, c.close.max(c.at))
@@ -706,7 +1031,15 @@ fn unfollowed(source: &Source, seen: &Seen) -> Vec<Unfollowed> {
             {
                 continue;
             }
-            let why = match (source.defined(&c.name).next().is_some(), in_helper) {
+            let defined: Vec<&syntax::Function> = source.defined(&c.name).collect();
+            // A function of the file reached from another call site.
+            if defined
+                .iter()
+                .any(|f| followed_starts.contains(&f.body.0) || (f.start..f.end).contains(&from))
+            {
+                continue;
+            }
+            let why = match (!defined.is_empty(), in_helper) {
                 (false, _) if c.via_field => Unfollowed::THROUGH_FIELD,
                 (false, _) => Unfollowed::ELSEWHERE,
                 (true, false) => Unfollowed::NOT_FOLLOWED,
@@ -714,24 +1047,29 @@ fn unfollowed(source: &Source, seen: &Seen) -> Vec<Unfollowed> {
             };
             let line = source.line(c.at);
             if named.insert((line, c.callee.as_str())) {
-                out.push(Unfollowed {
-                    line,
-                    call: c.callee.clone(),
-                    why,
+                out.push(Unseen {
+                    unfollowed: Unfollowed {
+                        line,
+                        call: c.callee.clone(),
+                        why,
+                    },
                 });
             }
         }
     }
-    out.sort_by(|a, b| (a.line, &a.call).cmp(&(b.line, &b.call)));
+    out.sort_by(|a, b| {
+        (a.unfollowed.line, &a.unfollowed.call).cmp(&(b.unfollowed.line, &b.unfollowed.call))
+    });
     out
 }
 
 /// The reason's words for the calls not followed: the first three, then
 /// how many more.
-fn could_not_follow(unfollowed: &[Unfollowed]) -> String {
+fn could_not_follow(unfollowed: &[Unseen]) -> String {
     let mut named: Vec<String> = unfollowed
         .iter()
         .take(3)
+        .map(|u| &u.unfollowed)
         .map(|u| format!("`{}` at line {} ({})", u.call, u.line, u.why))
         .collect();
     if unfollowed.len() > 3 {

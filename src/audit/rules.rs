@@ -39,6 +39,11 @@ pub struct KindDef {
     pub(crate) scenarios: Vec<String>,
     /// What the audit matches, in a sentence.
     pub(crate) description: String,
+    /// For a kind whose API hands out no token: names (lowercased) that
+    /// read one from the lock's own metadata (a ZooKeeper lock node's
+    /// `czxid`); read in the lock's scope, its writes are judged by it.
+    #[serde(default)]
+    pub(crate) metadata_tokens: Vec<String>,
 }
 
 /// Names a receiver may have.

@@ -35,6 +35,10 @@ pub(crate) struct Source {
     pub calls: Vec<Call>,
     /// Every Python `with` on a name, in order.
     pub withs: Vec<With>,
+    /// The byte ranges of the logging and tracing calls (`log.info(…)`,
+    /// `MDC.put(…)`, `span.set_attribute(…)`, `tracing::info!(…)`), in
+    /// order: they write nothing a lock protects.
+    pub quiet: Vec<(usize, usize)>,
     /// Byte offset of the start of each line.
     line_starts: Vec<usize>,
     /// The original text, for columns.
@@ -66,6 +70,20 @@ impl Source {
                 functions_named.entry(name.clone()).or_default().push(i);
             }
         }
+        let mut quiet: Vec<(usize, usize)> = parsed
+            .calls
+            .iter()
+            .filter(|c| is_logging(c))
+            .map(|c| (c.at, c.close))
+            .chain(
+                parsed
+                    .macros
+                    .iter()
+                    .filter(|(name, _, _)| LOG_MACROS.contains(&name.as_str()))
+                    .map(|&(_, a, b)| (a, b)),
+            )
+            .collect();
+        quiet.sort_unstable();
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Source {
@@ -77,10 +95,16 @@ impl Source {
             functions_named,
             calls: parsed.calls,
             withs: parsed.withs,
+            quiet,
             line_starts,
             text: text.to_owned(),
             sql_constants: OnceCell::new(),
         }
+    }
+
+    /// Whether `at` is inside a logging or tracing call.
+    pub fn is_quiet(&self, at: usize) -> bool {
+        self.quiet.iter().any(|&(a, b)| a <= at && at <= b)
     }
 
     /// 1-based line of byte offset `at`.
@@ -195,6 +219,96 @@ impl Source {
         .min()
         .unwrap_or(code.len())
     }
+}
+
+/// Receivers (the name a call is reached through, or the first name of
+/// its callee) of logging and tracing calls: loggers, the MDC, spans.
+const LOG_RECEIVERS: [&str; 24] = [
+    "log",
+    "_log",
+    "logger",
+    "_logger",
+    "logging",
+    "slog",
+    "zap",
+    "zerolog",
+    "logrus",
+    "klog",
+    "glog",
+    "sugar",
+    "mdc",
+    "threadcontext",
+    "console",
+    "span",
+    "tracer",
+    "tracing",
+    "trace",
+    "otel",
+    "opentelemetry",
+    "baggage",
+    "sentry",
+    "timber",
+];
+
+/// Methods that record on a span or a log, whatever they are called on.
+const LOG_METHODS: [&str; 14] = [
+    "set_attribute",
+    "set_attributes",
+    "setattribute",
+    "setattributes",
+    "add_event",
+    "addevent",
+    "set_tag",
+    "settag",
+    "record_exception",
+    "recordexception",
+    "set_status",
+    "setstatus",
+    "println",
+    "printf",
+];
+
+/// Rust's logging, tracing and printing macros.
+const LOG_MACROS: [&str; 18] = [
+    "trace",
+    "debug",
+    "info",
+    "warn",
+    "error",
+    "event",
+    "span",
+    "trace_span",
+    "debug_span",
+    "info_span",
+    "warn_span",
+    "error_span",
+    "log",
+    "println",
+    "eprintln",
+    "print",
+    "eprint",
+    "dbg",
+];
+
+/// Whether `c` logs, traces or prints: a call on a logger, the MDC, a span
+/// or a tracer (`log.info`, `s.logger.Info`, `MDC.put`, `zap.Int64`,
+/// `Span.current().setAttribute`), a span's or a printer's method, `print`.
+pub(crate) fn is_logging(c: &Call) -> bool {
+    let root: String = c
+        .callee
+        .split(['.', ':', '('])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let logger = |name: &str| {
+        LOG_RECEIVERS.contains(&name) || name.ends_with("logger") || name.ends_with("span")
+    };
+    let printer = root == "fmt" && (c.name.starts_with("print") || c.name.starts_with("fprint"));
+    c.receiver.as_deref().is_some_and(logger)
+        || (root != c.name && logger(&root))
+        || LOG_METHODS.contains(&c.name.as_str())
+        || printer
+        || (c.receiver.is_none() && matches!(c.name.as_str(), "print" | "println" | "printf"))
 }
 
 /// The indexes of the items of `items`, in order of `at`, whose `at` is in

@@ -110,6 +110,9 @@ pub(crate) struct Parsed {
     pub calls: Vec<Call>,
     /// Every Python `with` on a name, in order.
     pub withs: Vec<With>,
+    /// Every Rust macro invocation: its name (the last segment,
+    /// lowercased: `info` for `tracing::info!`) and its byte range.
+    pub macros: Vec<(String, usize, usize)>,
 }
 
 /// The grammars of `language`, the first preferred (TypeScript's, then
@@ -246,6 +249,16 @@ impl<'t> Reader<'t> {
         }
         if let Some(f) = self.function(node) {
             out.functions.push(f);
+        }
+        if kind == "macro_invocation" {
+            if let Some(m) = node.child_by_field_name("macro") {
+                let name = self.text(m).rsplit("::").next().unwrap_or("");
+                out.macros.push((
+                    name.trim().to_ascii_lowercase(),
+                    node.start_byte(),
+                    node.end_byte(),
+                ));
+            }
         }
         if self.language == Language::Rust && kind == "token_tree" {
             self.macro_calls(node, out);

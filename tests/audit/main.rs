@@ -15,6 +15,7 @@ mod rules;
 mod sarif;
 mod scope;
 mod tokens;
+mod unseen;
 mod walk;
 
 #[path = "../support/mod.rs"]

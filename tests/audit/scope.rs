@@ -129,7 +129,7 @@ fn an_etcd_mutex_made_in_a_constructor_is_judged_where_it_is_locked() {
 }
 
 #[test]
-fn a_callback_that_calls_a_helper_of_the_file_is_followed_one_level() {
+fn a_callback_that_calls_a_helper_of_the_file_is_followed_to_any_depth() {
     let go = heldout("go/nightly/leader.go", Language::Go);
     let f = at(&go, 16);
     assert_eq!((f.kind.name(), f.fenced), ("kubernetes_lease", Some(false)));
@@ -139,11 +139,23 @@ fn a_callback_that_calls_a_helper_of_the_file_is_followed_one_level() {
         "{}",
         f.reason
     );
-    // A helper of the helper is out of sight.
+    // A helper of the helper is followed too, and says through what.
     let code = "package x\n\nimport \"k8s.io/client-go/tools/leaderelection\"\n\nfunc Run(ctx context.Context, cfg leaderelection.LeaderElectionConfig) {\n\tleaderelection.RunOrDie(ctx, cfg)\n\tfirst(ctx)\n}\n\nfunc first(ctx context.Context) {\n\tsecond(ctx)\n}\n\nfunc second(ctx context.Context) {\n\tdb.ExecContext(ctx, \"UPDATE t SET v = 1\")\n}\n";
     let findings = audit::audit_source("run.go", Language::Go, code);
     assert_eq!(findings.len(), 1);
-    assert_eq!(findings[0].fenced, None, "{}", findings[0].reason);
+    assert_eq!(
+        (findings[0].fenced, findings[0].write_line),
+        (Some(false), Some(15)),
+        "{}",
+        findings[0].reason
+    );
+    assert!(
+        findings[0]
+            .reason
+            .contains("the write is in `second`, called at line 11, through `first` at line 7"),
+        "{}",
+        findings[0].reason
+    );
 }
 
 #[test]
@@ -270,7 +282,7 @@ fn unfollowed(f: &Finding) -> Vec<(usize, &str, &str)> {
 }
 
 /// A verdict that is not `false` says what it could not follow: a call of
-/// another package, and the helper's own helper (one level is followed).
+/// another package; the helpers of the file are followed, however deep.
 #[test]
 fn a_fenced_verdict_names_the_calls_it_could_not_follow() {
     let go = fixture("go/publish.go", Language::Go);
@@ -278,10 +290,7 @@ fn a_fenced_verdict_names_the_calls_it_could_not_follow() {
     assert_eq!((f.kind.name(), f.fenced), ("etcd_lock", Some(true)));
     assert_eq!(
         unfollowed(f),
-        [
-            (28, "p.feeds.Refresh", Unfollowed::THROUGH_FIELD),
-            (37, "record", Unfollowed::DEEPER)
-        ],
+        [(28, "p.feeds.Refresh", Unfollowed::THROUGH_FIELD)],
         "the deferred Unlock and the mutex's own Lock are the lock's: {f:#?}"
     );
     assert!(
@@ -289,7 +298,7 @@ fn a_fenced_verdict_names_the_calls_it_could_not_follow() {
             .contains("the write is in `commit`, called at line 29")
             && f.reason.contains(
                 "could not follow `p.feeds.Refresh` at line 28 (through a field: its target \
-                 is not in sight), `record` at line 37 (a helper's own helper)"
+                 is not in sight))"
             ),
         "{}",
         f.reason
@@ -308,10 +317,11 @@ fn a_fenced_verdict_names_the_calls_it_could_not_follow() {
         unfollowed(f),
         [(31, "publish_report", Unfollowed::ELSEWHERE)]
     );
-    // A function of the file the verdict did not need.
+    // A function of the file is followed even when the scope writes: the
+    // one it calls here only prints, so nothing is left unseen.
     let f = at(&py, 39);
     assert_eq!((f.kind.name(), f.fenced), ("etcd_lock", Some(true)));
-    assert_eq!(unfollowed(f), [(47, "notify", Unfollowed::NOT_FOLLOWED)]);
+    assert_eq!(unfollowed(f), []);
     assert_eq!(py.len(), 2, "the docstring's SET NX is prose: {py:#?}");
 }
 
@@ -392,4 +402,37 @@ fn async_blocks_nested_functions_and_tsx_are_syntax() {
             .collect::<Vec<_>>(),
         [(12, "redlock", Some(14))]
     );
+}
+
+/// A function handed over by name (`election.run(work)`) is followed like
+/// a callback: its write is the one the verdict names.
+#[test]
+fn a_function_handed_over_by_name_is_followed() {
+    let code = "from kazoo.client import KazooClient\n\n\ndef lead(zk: KazooClient, db):\n    def sweep():\n        db.execute(\"DELETE FROM leases WHERE expires_at < now()\")\n\n    election = zk.Election(\"/sweeper\", \"me\")\n    election.run(sweep)\n";
+    let findings = audit::audit_source("lead.py", Language::Python, code);
+    assert_eq!(findings.len(), 1, "{findings:#?}");
+    let f = &findings[0];
+    assert_eq!(
+        (f.kind.name(), f.fenced, f.write_line),
+        ("zookeeper_lock", Some(false), Some(6))
+    );
+}
+
+/// Shapes that are not locks: a function of the file named like a lock
+/// API, an etcd transaction's `If` after a line break, a process-local
+/// lock made on a module a keyword stands before.
+#[test]
+fn a_function_of_the_file_a_wrapped_if_and_a_keyword_are_no_locks() {
+    let go = "package x\n\nfunc lockKey(day string) int64 { return 1 }\n\nfunc Export(ctx context.Context, conn *sql.Conn, day string) {\n\tconn.ExecContext(ctx, \"SELECT pg_advisory_lock($1)\", lockKey(day))\n\tdefer conn.ExecContext(ctx, \"SELECT pg_advisory_unlock($1)\", lockKey(day))\n}\n";
+    let findings = audit::audit_source("export.go", Language::Go, go);
+    let kinds: Vec<(usize, &str)> = findings.iter().map(|f| (f.line, f.kind.name())).collect();
+    assert_eq!(kinds, [(6, "pg_advisory_lock")]);
+
+    let go = "package x\n\nimport clientv3 \"go.etcd.io/etcd/client/v3\"\n\nfunc Lead(ctx context.Context, cli *clientv3.Client, e *concurrency.Election, rev int64) {\n\tcli.Txn(ctx).\n\t\tIf(clientv3.Compare(clientv3.CreateRevision(e.Key()), \"=\", rev)).\n\t\tThen(clientv3.OpPut(\"/leader/state\", \"ok\")).\n\t\tCommit()\n}\n";
+    let findings = audit::audit_source("lead.go", Language::Go, go);
+    assert_eq!(findings, [], "an If method is no leader check");
+
+    let py = "import asyncio\n\nfrom aioredlock import Aioredlock\n\n\nclass Worker:\n    def __init__(self):\n        self.local = asyncio.Lock()\n";
+    let findings = audit::audit_source("worker.py", Language::Python, py);
+    assert_eq!(findings, [], "asyncio's lock is local");
 }
