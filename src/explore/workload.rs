@@ -36,7 +36,7 @@
 //! ```
 //! use fencesim::design::catalog::Registry;
 //! use fencesim::explore::workload;
-//! let s = fencesim::scenario::load_file(&Registry::builtin(), "scenarios/figure-9-6-fenced.toml".as_ref()).unwrap();
+//! let s = fencesim::scenario::load_file(&Registry::builtin(), "scenarios/figure-9-6.toml".as_ref()).unwrap();
 //! assert_eq!(workload::vary(&s, 7), workload::vary(&s, 7));
 //! let shapes: Vec<_> = (0..50).map(|seed| workload::vary(&s, seed).clients).collect();
 //! assert!(shapes.iter().any(|c| c.len() > s.clients.len()));
