@@ -244,11 +244,20 @@ pub(super) fn sentence(
                     field("lease")
                 )
             } else {
-                format!(
-                    "{node} frees lease {} of {}: the lock is free.",
-                    field("lease"),
-                    field("client")
-                )
+                let (client, lease) = (field("client"), field("lease"));
+                let mut s = format!("{node} frees lease {lease} of {client}: the lock is free");
+                // A release the holder did not send (a stray or retried
+                // request, another client's) leaves it believing.
+                if let Some(b) = after
+                    .believed(&client)
+                    .filter(|b| b.lease.to_string() == lease)
+                {
+                    s.push_str(&format!(
+                        "; but {client} still believes it holds it until {} on its own clock",
+                        local_seconds(b.until_local_ns)
+                    ));
+                }
+                s + "."
             }
         }
         Decoded::Domain(D::Granted { .. }) => {

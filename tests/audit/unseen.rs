@@ -27,14 +27,28 @@ const REACH: usize = 6;
 
 /// The trees scored, each with the floors it must reach (what the audit
 /// reaches, so a regression fails).
-const TREES: &[(&str, Floor)] = &[(
-    "tests/fixtures/audit-libraries",
-    Floor {
-        found: 68,
-        false_positives: 5,
-        fenced_right: 64,
-    },
-)];
+const TREES: &[(&str, Floor)] = &[
+    (
+        "tests/fixtures/audit-libraries",
+        Floor {
+            found: 68,
+            false_positives: 5,
+            fenced_right: 64,
+        },
+    ),
+    // Written before the rules for issue 39's shapes, by an author who had
+    // not seen the audit, and kept from the rules' author until they were
+    // done: before them 63 of 72 found, 13 false positives, 40 of 63
+    // `fenced` right; after, as below.
+    (
+        "tests/fixtures/audit-unseen",
+        Floor {
+            found: 63,
+            false_positives: 10,
+            fenced_right: 51,
+        },
+    ),
+];
 
 /// What a tree's score must reach: at least `found` markers found and
 /// `fenced_right` verdicts right, at most `false_positives`.
