@@ -457,3 +457,44 @@ at = "0s"
         ]
     );
 }
+
+/// A lock that frees a lease its holder did not give back (a stray or
+/// retried release, such as etcd's `Unlock` retried after its delete had
+/// committed) says that the holder still believes it holds it.
+#[test]
+fn a_lease_freed_behind_its_holder_s_back_says_who_still_believes() {
+    use fencesim::oracle::{check, OracleConfig};
+    use sim::journal::{Event, Journal};
+    const MS: u64 = 1_000_000;
+    let ev = |seq: u64, t_ms: u64, node: &str, kind: &str| {
+        Event::new(seq, t_ms * MS, node, (t_ms * MS) as i64, kind)
+    };
+    let lease = |e: Event| e.with("lease", 1u64).with("token", 7u64);
+    let journal = Journal::from_events(vec![
+        lease(ev(0, 0, "lock", "granted").with("client", "client1")),
+        lease(ev(1, 2, "client1", "acquired")).with("ttl_ms", 10_000u64),
+        ev(2, 3_000, "lock", "released")
+            .with("client", "client1")
+            .with("lease", 1u64),
+    ]);
+    let steps = fencesim::report::step::steps(&journal, &check(&journal, &OracleConfig::default()));
+    assert_eq!(
+        steps[2].sentence,
+        "lock frees lease 1 of client1: the lock is free; but client1 still believes it holds \
+         it until 10.002s on its own clock."
+    );
+    // A release the holder sent says nothing more: it stopped believing first.
+    let journal = Journal::from_events(vec![
+        lease(ev(0, 0, "lock", "granted").with("client", "client1")),
+        lease(ev(1, 2, "client1", "acquired")).with("ttl_ms", 10_000u64),
+        ev(2, 1_000, "client1", "released").with("lease", 1u64),
+        ev(3, 1_002, "lock", "released")
+            .with("client", "client1")
+            .with("lease", 1u64),
+    ]);
+    let steps = fencesim::report::step::steps(&journal, &check(&journal, &OracleConfig::default()));
+    assert_eq!(
+        steps[3].sentence,
+        "lock frees lease 1 of client1: the lock is free."
+    );
+}
