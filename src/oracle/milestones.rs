@@ -83,10 +83,16 @@ pub struct Milestones {
     /// its monotonic clock (once per lease so shortened): a lock whose
     /// expiry runs on its monotonic clock is not moved by a wall jump.
     pub lock_clock_forward: u64,
+    /// The lock freed a grant on a release its client had not sent, while
+    /// the client still believed in it (once per grant): a duplicated,
+    /// delayed or retried release (etcd's `Unlock` retried after its delete
+    /// had committed, once the same session had locked again), or another
+    /// client's.
+    pub released_while_held: u64,
 }
 
 /// How many milestones there are.
-pub const COUNT: usize = 12;
+pub const COUNT: usize = 13;
 
 /// Every milestone's name, in the order they are printed.
 pub const NAMES: [&str; COUNT] = [
@@ -102,6 +108,7 @@ pub const NAMES: [&str; COUNT] = [
     "storage_restarted",
     "write_outlived_grant",
     "lock_clock_forward",
+    "released_while_held",
 ];
 
 impl Milestones {
@@ -120,6 +127,7 @@ impl Milestones {
             self.storage_restarted,
             self.write_outlived_grant,
             self.lock_clock_forward,
+            self.released_while_held,
         ];
         let mut out = [("", 0); COUNT];
         for (slot, (name, count)) in out.iter_mut().zip(NAMES.into_iter().zip(counts)) {
@@ -211,6 +219,8 @@ struct Grant<'a> {
     /// Already counted as `lease_expired_while_held` / `holder_paused_past_lease`.
     counted_held: bool,
     counted_paused: bool,
+    /// Already counted as `released_while_held`.
+    counted_released: bool,
     /// It reached its client already ended (`grant_arrived_expired`).
     arrived_ended: bool,
     /// Another client believed in a grant of its own while this one was
@@ -420,6 +430,7 @@ impl<'a> Pass<'a> {
             client,
             ended_ns: arrived_ended.then_some(e.t_ns),
             counted_held: false,
+            counted_released: false,
             // A grant that arrived ended is `grant_arrived_expired`, not a pause.
             counted_paused: arrived_ended,
             arrived_ended,
@@ -509,8 +520,20 @@ impl<'a> Pass<'a> {
             return;
         };
         grant.ended_ns = Some(e.t_ns);
-        if expired.is_some() && self.history.spans.belief(client, self.at) == Some(g) {
-            self.held_lost(g);
+        if self.history.spans.belief(client, self.at) == Some(g) {
+            match expired {
+                Some(_) => self.held_lost(g),
+                // A holder gives a grant back only once it stopped believing
+                // in it (its `released` comes first): this release was not
+                // its own.
+                None => {
+                    let grant = &mut self.grants[g];
+                    if !grant.counted_released {
+                        grant.counted_released = true;
+                        self.m.released_while_held += 1;
+                    }
+                }
+            }
         }
     }
 
@@ -642,6 +665,7 @@ impl<'a> Pass<'a> {
                 lock_restarted: self.m.lock_restarted.min(1),
                 storage_restarted: self.m.storage_restarted.min(1),
                 lock_clock_forward: self.m.lock_clock_forward.min(1),
+                released_while_held: u64::from(grant.counted_released),
                 // Findings of the oracle's own, filled in from the run's.
                 stale_write_accepted: 0,
                 token_regressed: 0,

@@ -306,3 +306,51 @@ fn a_wall_jump_counts_only_when_the_lock_then_ends_a_lease_early_on_its_monotoni
     let m = count(vec![grant, jump, renewed, expired(15)]);
     assert_eq!(m.lock_clock_forward, 0);
 }
+
+/// A lock frees a grant on a release its holder never sent (a retried
+/// release of the same session's earlier lock): `released_while_held`, once,
+/// and a release the holder sent after giving the grant up is not one.
+#[test]
+fn a_release_its_holder_did_not_send_frees_a_grant_still_believed() {
+    let grant = |t: u64, lease: u64| {
+        [
+            e(t, "lock", "granted")
+                .with("client", "client1")
+                .with("lease", lease)
+                .with("token", lease),
+            e(t, "client1", "acquired")
+                .with("lease", lease)
+                .with("token", lease),
+        ]
+    };
+    let freed = |t: u64, lease: u64| {
+        e(t, "lock", "released")
+            .with("client", "client1")
+            .with("lease", lease)
+    };
+    let mut events: Vec<Event> = grant(0, 1).into();
+    events.push(e(1, "client1", "released").with("lease", 1u64));
+    events.push(freed(1, 1));
+    events.extend(grant(2, 2));
+    // The stray release: client1 still believes lease 2.
+    events.push(freed(3, 2));
+    events.push(e(4, "client1", "wrote").with("write", "client1/1"));
+    let m = count(events.clone());
+    assert_eq!(m.released_while_held, 1);
+    assert_eq!(m.lease_expired_while_held, 0);
+    assert_eq!(m.zombie_write_sent, 1);
+    // Given back first, the same release is the holder's own.
+    let own: Vec<Event> = events
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, ev)| {
+            if i == 6 {
+                vec![e(3, "client1", "released").with("lease", 2u64), ev]
+            } else {
+                vec![ev]
+            }
+        })
+        .filter(|ev| ev.kind != "wrote")
+        .collect();
+    assert_eq!(count(own).released_while_held, 0);
+}
