@@ -4,8 +4,10 @@
 //! And the bounds every command checks before spending: `--exhaustive`'s
 //! menu, `margin`'s runs and `report`'s size, on a thousand-client file.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read as _};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 
 use serde_json::Value;
 
@@ -77,11 +79,36 @@ fn essence(out: &str) -> (Vec<String>, Value) {
 
 /// Runs `args` whole, then stopped by `signal` and resumed, and checks that
 /// both give the same; `reset` runs before each (a guided sweep's corpus).
-fn resumes_exactly(args: &[&str], signal: &str, reset: &dyn Fn()) {
-    reset();
+/// The uninterrupted sweep of `args`: run once per test process and kept,
+/// since a sweep's output is a function of its arguments (the determinism
+/// tests hold it to that), and several tests resume the same sweep under
+/// different signals.
+fn whole_sweep(args: &[&str]) -> String {
+    static WHOLE: Mutex<BTreeMap<Vec<String>, String>> = Mutex::new(BTreeMap::new());
+    let key: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    if let Some(out) = WHOLE.lock().unwrap().get(&key) {
+        return out.clone();
+    }
     let (code, whole, err) = fencesim(args).into_parts();
     assert_eq!(code, 1, "{err}");
-    reset();
+    WHOLE.lock().unwrap().insert(key, whole.clone());
+    whole
+}
+
+/// Resumes `args` stopped by `signal` and compares it with the whole sweep.
+/// `reset` (a guided sweep's corpus, which the sweep grows) runs before
+/// each of them; without one, the whole sweep is run once for every test.
+fn resumes_exactly(args: &[&str], signal: &str, reset: Option<&dyn Fn()>) {
+    let whole = match reset {
+        None => whole_sweep(args),
+        Some(reset) => {
+            reset();
+            let (code, whole, err) = fencesim(args).into_parts();
+            assert_eq!(code, 1, "{err}");
+            reset();
+            whole
+        }
+    };
     let (stopped, code) = interrupted(args, signal);
     let expected = match signal {
         "-TERM" => Some(143),
@@ -106,7 +133,7 @@ fn random_and_scenario_sweeps_resume_exactly_after_sigkill() {
     let random = [
         "explore", UNFENCED, "--seeds", "0..4000", "--json", "--jobs", "2",
     ];
-    resumes_exactly(&random, "-KILL", &|| {});
+    resumes_exactly(&random, "-KILL", None);
     let scenario = [
         "explore",
         "scenarios/figure-9-6-unfenced.toml",
@@ -118,7 +145,7 @@ fn random_and_scenario_sweeps_resume_exactly_after_sigkill() {
         "--jobs",
         "2",
     ];
-    resumes_exactly(&scenario, "-INT", &|| {});
+    resumes_exactly(&scenario, "-INT", None);
 }
 
 #[test]
@@ -133,7 +160,7 @@ fn a_generic_sweep_resumes_exactly_after_sigterm() {
         "--jobs",
         "2",
     ];
-    resumes_exactly(&args, "-TERM", &|| {});
+    resumes_exactly(&args, "-TERM", None);
 }
 
 #[test]
@@ -153,7 +180,7 @@ fn a_guided_sweep_resumes_exactly_with_the_same_corpus() {
         let (code, _, err) = fencesim(&args).into_parts();
         assert_eq!(code, 1, "{err}");
         let whole = std::fs::read_to_string(&corpus).unwrap();
-        resumes_exactly(&args, signal, &reset);
+        resumes_exactly(&args, signal, Some(&reset));
         let resumed = std::fs::read_to_string(&corpus).unwrap();
         assert!(whole.matches("[[entries]]").count() > 3, "{whole}");
         assert_eq!(resumed, whole, "{signal}: the grown corpus");
@@ -166,8 +193,8 @@ fn a_depth_bounded_sweep_resumes_exactly() {
     let args = [
         "explore", UNFENCED, "--depth", "3", "--seeds", "0..4000", "--json", "--jobs", "2",
     ];
-    resumes_exactly(&args, "-KILL", &|| {});
-    resumes_exactly(&args, "-INT", &|| {});
+    resumes_exactly(&args, "-KILL", None);
+    resumes_exactly(&args, "-INT", None);
 }
 
 #[test]
@@ -184,8 +211,8 @@ fn an_exhaustive_search_streams_stops_and_resumes_exactly() {
         "--jobs",
         "2",
     ];
-    resumes_exactly(&args, "-TERM", &|| {});
-    resumes_exactly(&args, "-KILL", &|| {});
+    resumes_exactly(&args, "-TERM", None);
+    resumes_exactly(&args, "-KILL", None);
 }
 
 #[test]
@@ -194,7 +221,7 @@ fn a_resumed_summary_counts_time_and_mechanism_exactly() {
     let args = [
         "explore", UNFENCED, "--seeds", "0..4000", "--json", "--jobs", "2",
     ];
-    let (_, whole, _) = fencesim(&args).into_parts();
+    let whole = whole_sweep(&args);
     let (stopped, _) = interrupted(&args, "-KILL");
     let tmp = TempDir::new("interrupt");
     let first = tmp.join("first.jsonl");
@@ -374,7 +401,7 @@ fn every_mode_resumes_exactly_after_the_signals_the_tests_above_leave_out() {
         (sweep(&["--depth", "3", "--seeds", "0..4000"]), "-TERM"),
         (sweep(&["--exhaustive", "2", "--shard", "3/20"]), "-INT"),
     ] {
-        resumes_exactly(&args, signal, &|| {});
+        resumes_exactly(&args, signal, None);
     }
     // Guided, under SIGINT, with its corpus.
     let tmp = TempDir::new("interrupt");
@@ -384,6 +411,6 @@ fn every_mode_resumes_exactly_after_the_signals_the_tests_above_leave_out() {
         let _ = std::fs::remove_file(&corpus);
     };
     let guided = sweep(&["--guided", "--corpus", &path, "--seeds", "0..4000"]);
-    resumes_exactly(&guided, "-INT", &reset);
+    resumes_exactly(&guided, "-INT", Some(&reset));
     reset();
 }

@@ -258,3 +258,39 @@ fn the_file_can_ask_for_varied_workloads() {
     // Written out (as shrink and the sweep's workers do), the key stays.
     assert!(fencesim::scenario::to_toml(&loaded).contains("workloads = true"));
 }
+
+#[test]
+fn a_varied_sweep_counts_the_seeds_that_reproduce_the_mechanism() {
+    let (code, out, err) = fencesim(&[
+        "explore",
+        "scenarios/figure-9-6-unfenced.toml",
+        "--generic",
+        "--workloads",
+        "--seeds",
+        "0..60",
+        "--json",
+    ])
+    .into_parts();
+    assert_eq!(code, 1, "{err}");
+    let lines = json_lines(&out);
+    let (summary, rest) = lines.split_last().unwrap();
+    assert_eq!(
+        summary["mechanism"],
+        "stale_writes + holder_paused_past_lease + zombie_write_sent"
+    );
+    // Each failing seed says whether it is the file's story, and the
+    // summary counts those that are.
+    let shown: Vec<u64> = rest
+        .iter()
+        .filter(|l| l.get("seed").is_some())
+        .inspect(|l| assert!(l["mechanism"].is_boolean(), "{l}"))
+        .filter(|l| l["mechanism"] == true)
+        .map(|l| l["seed"].as_u64().unwrap())
+        .collect();
+    assert!(
+        !shown.is_empty(),
+        "no varied seed of 60 shows the paused holder's story"
+    );
+    assert_eq!(summary["mechanism_seeds"], shown.len() as u64);
+    assert_eq!(summary["first_mechanism_seed"], shown[0]);
+}
