@@ -131,7 +131,7 @@ fn resumes_exactly(args: &[&str], signal: &str, reset: Option<&dyn Fn()>) {
 #[test]
 fn random_and_scenario_sweeps_resume_exactly_after_sigkill() {
     let random = [
-        "explore", UNFENCED, "--seeds", "0..4000", "--json", "--jobs", "2",
+        "explore", UNFENCED, "--seeds", "0..2500", "--json", "--jobs", "2",
     ];
     resumes_exactly(&random, "-KILL", None);
     let scenario = [
@@ -140,7 +140,7 @@ fn random_and_scenario_sweeps_resume_exactly_after_sigkill() {
         "--faults",
         "scenario",
         "--seeds",
-        "0..4000",
+        "0..2500",
         "--json",
         "--jobs",
         "2",
@@ -155,7 +155,7 @@ fn a_generic_sweep_resumes_exactly_after_sigterm() {
         UNFENCED,
         "--generic",
         "--seeds",
-        "0..4000",
+        "0..2500",
         "--json",
         "--jobs",
         "2",
@@ -172,7 +172,7 @@ fn a_guided_sweep_resumes_exactly_with_the_same_corpus() {
         let _ = std::fs::remove_file(&corpus);
     };
     let args = [
-        "explore", UNFENCED, "--guided", "--corpus", &path, "--seeds", "0..4000", "--json",
+        "explore", UNFENCED, "--guided", "--corpus", &path, "--seeds", "0..2500", "--json",
         "--jobs", "2",
     ];
     for signal in ["-TERM", "-KILL"] {
@@ -191,7 +191,7 @@ fn a_guided_sweep_resumes_exactly_with_the_same_corpus() {
 #[test]
 fn a_depth_bounded_sweep_resumes_exactly() {
     let args = [
-        "explore", UNFENCED, "--depth", "3", "--seeds", "0..4000", "--json", "--jobs", "2",
+        "explore", UNFENCED, "--depth", "3", "--seeds", "0..2500", "--json", "--jobs", "2",
     ];
     resumes_exactly(&args, "-KILL", None);
     resumes_exactly(&args, "-INT", None);
@@ -219,7 +219,7 @@ fn an_exhaustive_search_streams_stops_and_resumes_exactly() {
 fn a_resumed_summary_counts_time_and_mechanism_exactly() {
     // Two resumptions in a row: milliseconds rounded each time would drift.
     let args = [
-        "explore", UNFENCED, "--seeds", "0..4000", "--json", "--jobs", "2",
+        "explore", UNFENCED, "--seeds", "0..2500", "--json", "--jobs", "2",
     ];
     let whole = whole_sweep(&args);
     let (stopped, _) = interrupted(&args, "-KILL");
@@ -386,19 +386,19 @@ fn every_mode_resumes_exactly_after_the_signals_the_tests_above_leave_out() {
         "--faults",
         "scenario",
         "--seeds",
-        "0..4000",
+        "0..2500",
         "--json",
         "--jobs",
         "2",
     ];
     for (args, signal) in [
-        (sweep(&["--seeds", "0..4000"]), "-TERM"),
-        (sweep(&["--seeds", "0..4000"]), "-INT"),
+        (sweep(&["--seeds", "0..2500"]), "-TERM"),
+        (sweep(&["--seeds", "0..2500"]), "-INT"),
         (figure.to_vec(), "-TERM"),
         (figure.to_vec(), "-KILL"),
-        (sweep(&["--generic", "--seeds", "0..4000"]), "-INT"),
-        (sweep(&["--generic", "--seeds", "0..4000"]), "-KILL"),
-        (sweep(&["--depth", "3", "--seeds", "0..4000"]), "-TERM"),
+        (sweep(&["--generic", "--seeds", "0..2500"]), "-INT"),
+        (sweep(&["--generic", "--seeds", "0..2500"]), "-KILL"),
+        (sweep(&["--depth", "3", "--seeds", "0..2500"]), "-TERM"),
         (sweep(&["--exhaustive", "2", "--shard", "3/20"]), "-INT"),
     ] {
         resumes_exactly(&args, signal, None);
@@ -410,7 +410,7 @@ fn every_mode_resumes_exactly_after_the_signals_the_tests_above_leave_out() {
     let reset = || {
         let _ = std::fs::remove_file(&corpus);
     };
-    let guided = sweep(&["--guided", "--corpus", &path, "--seeds", "0..4000"]);
+    let guided = sweep(&["--guided", "--corpus", &path, "--seeds", "0..2500"]);
     resumes_exactly(&guided, "-INT", Some(&reset));
     reset();
 }
