@@ -907,16 +907,32 @@ const WRITE_WORDS: [&str; 33] = [
     "commit", "enqueue",
 ];
 
-/// Whether what a lock's verdict looked at only reads: nothing is done for
-/// its effect but reads, logs and the lock's own calls, no call may write
-/// by its name, and something is read.
-fn only_reads(source: &Source, seen: &Seen) -> bool {
+/// Whether a call in the scopes a lock's verdict looked at is the lock's
+/// own or none of its effect: the taking call, a release, a function the
+/// audit followed, a log, or a call on the name the lock is held in.
+fn lock_own_calls<'s>(source: &'s Source, seen: &'s Seen) -> impl Fn(&syntax::Call) -> bool + 's {
     let held = source
         .call_at(seen.hit.at)
         .and_then(|c| c.held_in.as_ref())
         .map(|(name, _)| name.as_str());
     let followed_at: std::collections::BTreeSet<usize> =
         seen.followed.iter().map(|f| f.called_at).collect();
+    move |c| {
+        c.at == seen.hit.at
+            || seen.taken.is_some_and(|t| t.at == c.at)
+            || followed_at.contains(&c.at)
+            || c.name.contains("unlock")
+            || c.name.starts_with("release")
+            || source.is_quiet(c.at)
+            || (held.is_some() && c.receiver.as_deref() == held)
+    }
+}
+
+/// Whether what a lock's verdict looked at only reads: nothing is done for
+/// its effect but reads, logs and the lock's own calls, no call may write
+/// by its name, and something is read.
+fn only_reads(source: &Source, seen: &Seen) -> bool {
+    let own_call = lock_own_calls(source, seen);
     let write_named = |c: &syntax::Call| {
         WRITE_WORDS.iter().any(|w| {
             c.name.strip_prefix(w).is_some_and(|rest| {
@@ -931,13 +947,7 @@ fn only_reads(source: &Source, seen: &Seen) -> bool {
         .chain(seen.followed.iter().map(|f| &f.body));
     for &(from, to) in ranges {
         for c in source.calls_in(from, to) {
-            let own = c.at == seen.hit.at
-                || seen.taken.is_some_and(|t| t.at == c.at)
-                || followed_at.contains(&c.at)
-                || c.name.contains("unlock")
-                || c.name.starts_with("release")
-                || source.is_quiet(c.at)
-                || (held.is_some() && c.receiver.as_deref() == held);
+            let own = own_call(c);
             if own {
                 continue;
             }
@@ -1001,12 +1011,7 @@ fn callee_camel(callee: &str, len: usize) -> bool {
 /// own calls (taking, releasing, calls on the name it is held in), not a
 /// write or a call running one, not a function it followed, not a log.
 fn unfollowed(source: &Source, seen: &Seen) -> Vec<Unseen> {
-    let held = source
-        .call_at(seen.hit.at)
-        .and_then(|c| c.held_in.as_ref())
-        .map(|(name, _)| name.as_str());
-    let followed_at: std::collections::BTreeSet<usize> =
-        seen.followed.iter().map(|f| f.called_at).collect();
+    let own_call = lock_own_calls(source, seen);
     let followed_starts: Vec<usize> = seen.followed.iter().map(|f| f.body.0).collect();
     let ranges = seen
         .examined
@@ -1017,13 +1022,7 @@ fn unfollowed(source: &Source, seen: &Seen) -> Vec<Unseen> {
     let mut named: std::collections::BTreeSet<(usize, &str)> = Default::default();
     for ((from, to), in_helper) in ranges {
         for c in source.calls_in(from, to).iter().filter(|c| c.statement) {
-            let own = c.at == seen.hit.at
-                || seen.taken.is_some_and(|t| t.at == c.at)
-                || followed_at.contains(&c.at)
-                || c.name.contains("unlock")
-                || c.name.starts_with("release")
-                || source.is_quiet(c.at)
-                || (held.is_some() && c.receiver.as_deref() == held);
+            let own = own_call(c);
             if own
                 || fence::writes(source, c.at, c.close.max(c.at))
                     .iter()

@@ -751,15 +751,11 @@ fn seed_scenario<'s>(
         _ if workload::enabled(scenario) => Some(workload::vary(scenario, seed)),
         _ => None,
     };
-    match (mode, varied) {
-        (FaultMode::Scenario, None) => Cow::Borrowed(scenario),
-        (FaultMode::Scenario, Some(s)) => Cow::Owned(s),
-        (mode, None) => Cow::Owned(random::with_faults(scenario, mode.schedule(scenario, seed))),
-        (mode, Some(s)) => {
-            let faults = mode.schedule(&s, seed);
-            Cow::Owned(random::with_faults(&s, faults))
-        }
+    if let FaultMode::Scenario = mode {
+        return varied.map_or(Cow::Borrowed(scenario), Cow::Owned);
     }
+    let base = varied.as_ref().unwrap_or(scenario);
+    Cow::Owned(random::with_faults(base, mode.schedule(base, seed)))
 }
 
 /// How a sweep makes each run: the wall-clock budget of each. The designs

@@ -250,7 +250,7 @@ pub(super) fn sentence(
                 // request, another client's) leaves it believing.
                 if let Some(b) = after
                     .believed(&client)
-                    .filter(|b| b.lease.to_string() == lease)
+                    .filter(|b| Some(b.lease) == e.u64("lease"))
                 {
                     s.push_str(&format!(
                         "; but {client} still believes it holds it until {} on its own clock",
